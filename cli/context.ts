@@ -1,0 +1,52 @@
+/**
+ * What a subcommand may touch: its output streams, environment and working
+ * directory. Passed in (never read from globals) so commands are testable in-process.
+ */
+export interface CliContext {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** True when stdout is a terminal (progress bars, colour). */
+  isTerminal: boolean;
+  env(name: string): string | undefined;
+  cwd: string;
+}
+
+/** A subcommand module: help text as data, and a run that returns the exit status. */
+export interface Command {
+  HELP: string;
+  run(args: string[], ctx: CliContext): Promise<number>;
+}
+
+/** A context on the real process streams. */
+export function processContext(): CliContext {
+  const enc = new TextEncoder();
+  return {
+    stdout: (t) => writeAll(Deno.stdout, enc.encode(t)),
+    stderr: (t) => writeAll(Deno.stderr, enc.encode(t)),
+    isTerminal: Deno.stdout.isTerminal(),
+    env: (name) => Deno.env.get(name),
+    cwd: Deno.cwd(),
+  };
+}
+
+function writeAll(w: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {
+  let off = 0;
+  while (off < bytes.length) off += w.writeSync(bytes.subarray(off));
+}
+
+/** A context that collects output in memory, for tests. */
+export function memoryContext(
+  opts: { env?: Record<string, string>; cwd?: string } = {},
+): CliContext & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    out,
+    err,
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    isTerminal: false,
+    env: (name) => opts.env?.[name],
+    cwd: opts.cwd ?? Deno.cwd(),
+  };
+}

@@ -1,0 +1,34 @@
+import { DvergrError } from "../core/errors.ts";
+import type { CliContext } from "./context.ts";
+
+/**
+ * Renders a failure at the CLI boundary and returns the exit status. A DvergrError is
+ * a user's mistake: message and hint, no stack. Anything else is a bug: its stack and
+ * a request to report it.
+ */
+export function renderError(e: unknown, ctx: CliContext, json: boolean): number {
+  if (e instanceof DvergrError) {
+    if (json) ctx.stdout(JSON.stringify(e.toJSON(), null, 2) + "\n");
+    else {
+      ctx.stderr(`error[${e.code}]: ${e.message}\n`);
+      if (e.hint) ctx.stderr(`hint: ${e.hint}\n`);
+    }
+    return e.exit;
+  }
+  const err = e instanceof Error ? e : new Error(String(e));
+  if (json) {
+    ctx.stdout(
+      JSON.stringify({ error: { code: "INTERNAL", message: err.message, stack: err.stack } }, null, 2) +
+        "\n",
+    );
+  } else {
+    ctx.stderr(`internal error: ${err.stack ?? err.message}\n`);
+    ctx.stderr("This is a bug in dvergr; please report it with the command you ran.\n");
+  }
+  return 3;
+}
+
+/** Writes a value as pretty JSON on stdout. */
+export function printJson(ctx: CliContext, value: unknown): void {
+  ctx.stdout(JSON.stringify(value, null, 2) + "\n");
+}

@@ -1,0 +1,80 @@
+/**
+ * The candidate contract: something that works on a task inside an attempt's world.
+ * Built-ins, command candidates (external agent processes) and model candidates
+ * (dvergr's own agent loop over an LLM API) all implement it.
+ */
+
+/** An attempt's world as seen through world paths ("/docs/a.md", "/out/answer.edn"). */
+export interface WorldFiles {
+  /** World paths of every file under `dir` (recursive), sorted. */
+  list(dir: string): Promise<string[]>;
+  /** Text of a file; a DvergrError NOT_FOUND when absent. */
+  read(path: string): Promise<string>;
+  /** Writes a file, creating parents; refuses paths outside the world. */
+  write(path: string, text: string): Promise<void>;
+}
+
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export const NO_USAGE: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
+export interface AttemptContext {
+  /** The filled task text. */
+  task: string;
+  caseId: string | null;
+  /** Repetition index, 0-based. */
+  repetition: number;
+  world: WorldFiles;
+  /** The world's directory on the host (for command candidates). */
+  worldDir: string;
+  /** The calibration reference files (for builtin:reference), by world path. */
+  reference: Record<string, string> | null;
+  timeoutMs: number;
+  /** Per-attempt budget in microdollars (1e-6 $). */
+  budgetMicros: number;
+  /** The bundle's :profile: "developer" writes files; anything else is read-only. */
+  profile: string;
+  /** World directories the candidate may write (the bundle's :capture). */
+  writable: string[];
+  /** Aborted when the attempt's time is up or the run is cancelled. */
+  signal: AbortSignal;
+}
+
+/**
+ * How the candidate's work ended.
+ * - completed: it finished on its own (the checker grades the world).
+ * - timeout / budget / crashed: it did not complete; still graded, reward forced to 0
+ *   for timeout and crashed (budget: scored as it stands, marked as stopped by budget).
+ * - fault: no verdict should be given (could not start, provider failure); the cell
+ *   runs again on resume.
+ */
+export type CandidateStatus = "completed" | "timeout" | "budget" | "crashed" | "fault";
+
+export interface CandidateOutcome {
+  status: CandidateStatus;
+  message?: string;
+  usage: Usage;
+  /** What the run was charged, in microdollars. */
+  billedMicros: number;
+  /** The same tokens at list price (subscriptions); null = equals the bill. */
+  listMicros: number | null;
+  /** False when a command candidate ran without bubblewrap. */
+  isolated: boolean;
+  /** Bounded evidence: transcript, exit status, output tail… (plain JSON). */
+  evidence: Record<string, unknown>;
+}
+
+export interface Candidate {
+  /** Display name, unique within an experiment. */
+  name: string;
+  /** Everything that decides its behaviour (part of the experiment id). Plain JSON. */
+  identity: Record<string, unknown>;
+  /** Checks before any cell starts (API keys present…); throws a DvergrError. */
+  preflight?(): Promise<void>;
+  run(ctx: AttemptContext): Promise<CandidateOutcome>;
+}

@@ -1,0 +1,59 @@
+/**
+ * The checker contract: what a bundle's checker.js receives and must return.
+ * All values are plain JSON (EDN keywords become strings without the colon).
+ */
+export interface CheckerInput {
+  /** Captured files by absolute world path, e.g. "/out/answer.edn". */
+  files: Record<string, string>;
+  params: Record<string, unknown>;
+  /** The case's gold, else the bundle's; null when neither exists. */
+  gold: unknown;
+  fetched: Record<string, string>;
+  judgements: Record<string, string>;
+}
+
+export interface Verdict {
+  checks: Record<string, boolean>;
+  /** In [0, 1]. */
+  reward: number;
+}
+
+export type CheckerFault =
+  | "timeout"
+  | "memory"
+  | "threw"
+  | "invalid-verdict"
+  | "no-check"
+  | "syntax"
+  | "crashed";
+
+/** A checker run is a value, never an exception: a verdict or a fault with its reason. */
+export type CheckerRun =
+  | { ok: true; verdict: Verdict; ms: number }
+  | { ok: false; fault: CheckerFault; message: string; ms: number };
+
+export interface JudgeRequest {
+  id: string;
+  prompt: string;
+}
+
+export type JudgeRequestsRun =
+  | { ok: true; requests: JudgeRequest[]; ms: number }
+  | { ok: false; fault: CheckerFault; message: string; ms: number };
+
+export interface CheckerCallOptions {
+  /** Time limit for this call; default 20,000 ms. */
+  timeoutMs?: number;
+}
+
+/** Runs checker source in the sandbox. Implementations: a QuickJS worker pool. */
+export interface CheckerRunner {
+  check(source: string, input: CheckerInput, opts?: CheckerCallOptions): Promise<CheckerRun>;
+  judgeRequests(
+    source: string,
+    input: Omit<CheckerInput, "judgements">,
+    opts?: CheckerCallOptions,
+  ): Promise<JudgeRequestsRun>;
+  /** Terminates the workers; the runner is unusable afterwards. */
+  close(): void;
+}
