@@ -1,0 +1,81 @@
+/**
+ * A parsed, shape-checked bundle: the file map plus everything read out of it.
+ * Values read from EDN are in their plain JS form (core/edn/plain.ts), as checkers see them.
+ */
+import type { FileMap } from "./file_map.ts";
+
+export interface WorkflowDefinition {
+  title: string;
+  doc?: string;
+  /** Default parameter values (plain JS). */
+  params: Record<string, unknown>;
+  /** Template with {param} placeholders. */
+  task: string;
+  /** "developer" (the default) writes files; anything else is read-only. */
+  profile: string;
+  /** World directories the checker sees; default ["/out"]. */
+  capture: string[];
+  timeoutMs?: number;
+  fetched: boolean;
+  judge?: { model: string; maxRequests: number };
+  allowedSources?: string[];
+  blockedSources?: string[];
+  web?: "live" | "frozen";
+  review?: Record<string, unknown>;
+}
+
+export interface DamagedVariant {
+  files: Record<string, string>;
+  fetched?: Record<string, string>;
+  judgements?: Record<string, string>;
+  /** Check names (keywords without colon) this damage must fail. */
+  loses: string[];
+}
+
+export interface Calibration {
+  /** Whose gold to score against. */
+  case?: string;
+  /** Files of a correct answer, by world path; null when calibration.edn has no :reference. */
+  reference: Record<string, string> | null;
+  fetched: Record<string, string>;
+  judgements: Record<string, string>;
+  damaged: Record<string, DamagedVariant>;
+}
+
+export interface BundleCase {
+  id: string;
+  /** The case's gold.edn (plain), or null. */
+  gold: unknown;
+  /** Case fixtures by world path ("/docs/case.edn"). */
+  fixtures: Record<string, string>;
+}
+
+export interface Bundle {
+  name: string;
+  /** Content id (REFERENCE §3.2). */
+  id: string;
+  files: FileMap;
+  definition: WorkflowDefinition;
+  /** checker.js source. */
+  checker: string;
+  /** The bundle's gold.edn (plain), or null. */
+  gold: unknown;
+  calibration: Calibration | null;
+  certification: Record<string, unknown> | null;
+  /** web.edn pages (plain) when :web :frozen. */
+  web: Record<string, { title: string; body: string }> | null;
+  /** Shared fixtures by world path. */
+  fixtures: Record<string, string>;
+  /** Cases sorted by id (string order); empty for a single-environment bundle. */
+  cases: BundleCase[];
+}
+
+/** One problem of a bundle's shape, located as precisely as known. */
+export interface BundleProblem {
+  file: string;
+  line?: number;
+  column?: number;
+  /** The field at fault, e.g. ":capture" or ":damaged :nothing :loses". */
+  field?: string;
+  message: string;
+}
