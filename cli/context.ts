@@ -11,9 +11,13 @@ export interface CliContext {
   cwd: string;
 }
 
-/** A subcommand module: help text as data, and a run that returns the exit status. */
+/**
+ * A subcommand module: help text as data, its flags (the parseArgs spec, so a test can
+ * prove the help lists every flag), and a run that returns the exit status.
+ */
 export interface Command {
   HELP: string;
+  OPTIONS: Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
   run(args: string[], ctx: CliContext): Promise<number>;
 }
 

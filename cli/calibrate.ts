@@ -1,0 +1,78 @@
+import { parseCommandArgs } from "./args.ts";
+import { readBundleArg } from "./bundle_arg.ts";
+import type { CliContext } from "./context.ts";
+import { printJson } from "./render.ts";
+import { checkLines, runLine } from "./verdict_text.ts";
+import { usageError } from "../core/errors.ts";
+import { parseBundle } from "../core/bundle/parse.ts";
+import { calibrate } from "../core/calibrate/calibrate.ts";
+import { createCheckerPool } from "../sandbox/checker_pool.ts";
+
+export const HELP = `dvergr calibrate <bundle> [--verbose] [--json]
+
+Proves that a bundle's checker grades right: the reference answer in calibration.edn
+must pass every check, and each damaged variant must fail every check it names and
+score below the reference.
+
+Exit status: 0 calibrated; 1 not calibrated (CI fails the job); 2 bad input.
+
+Options:
+  --verbose   list every check of every variant
+  --json      print the calibration result as JSON
+  -h, --help  show this help
+`;
+
+export const OPTIONS = {
+  verbose: { type: "boolean" },
+  json: { type: "boolean" },
+} as const;
+
+export async function run(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs("calibrate", args, OPTIONS);
+  if (positionals.length > 1) {
+    throw usageError(`"dvergr calibrate" takes one bundle, got ${positionals.length}`);
+  }
+  const bundle = parseBundle(await readBundleArg("calibrate", positionals[0]));
+  const pool = createCheckerPool({ workers: 2 });
+  let result;
+  try {
+    result = await calibrate(bundle, pool);
+  } finally {
+    pool.close();
+  }
+  if (values.json) {
+    printJson(ctx, { name: bundle.name, ...result });
+    return result.ok ? 0 : 1;
+  }
+  const out = (s: string) => ctx.stdout(s + "\n");
+  out(`Calibrating ${bundle.name}  ${bundle.id}`);
+  if (result.reference) {
+    out(`  reference                 ${runLine(result.reference)}`);
+    if (values.verbose || !result.ok) checkLines(result.reference, "      ").forEach(out);
+  }
+  const width = Math.max(24, ...Object.keys(result.damaged).map((n) => n.length + 2));
+  for (const [name, v] of Object.entries(result.damaged)) {
+    const loses = bundle.calibration!.damaged[name].loses;
+    const mark = v.ok ? "ok  " : "BAD ";
+    out(
+      `  ${mark}${name.padEnd(width - 2)}${runLine(v.run)}  loses [${
+        loses.map((l) => ":" + l).join(" ")
+      }]`,
+    );
+    if (values.verbose) checkLines(v.run, "      ").forEach(out);
+  }
+  if (result.ok) {
+    const n = Object.keys(result.damaged).length;
+    out(
+      `calibrated: the reference passes every check; ${n} damaged variant${
+        n === 1 ? "" : "s"
+      } lose what they damage`,
+    );
+    return 0;
+  }
+  out(
+    `NOT CALIBRATED: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`,
+  );
+  for (const p of result.problems) out(`  - ${p}`);
+  return 1;
+}

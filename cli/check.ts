@@ -1,0 +1,140 @@
+import { join } from "node:path";
+import { parseCommandArgs } from "./args.ts";
+import { readBundleArg } from "./bundle_arg.ts";
+import type { CliContext } from "./context.ts";
+import { printJson } from "./render.ts";
+import { checkLines, runLine } from "./verdict_text.ts";
+import { usageError } from "../core/errors.ts";
+import { contentId } from "../core/bundle/content_id.ts";
+import { bundleProblems, formatProblem, parseBundle } from "../core/bundle/parse.ts";
+import { checkerInputFor } from "../core/bundle/checker_input.ts";
+import { readBundleDir } from "../core/io/bundle_dir.ts";
+import { parseParams } from "./params.ts";
+import { createCheckerPool } from "../sandbox/checker_pool.ts";
+import type { CheckerRun } from "../sandbox/types.ts";
+
+export const HELP = `dvergr check <bundle> [--answer DIR] [--case ID] [--param k=v]... [--json]
+
+Shape-checks a workflow bundle: prints its name, content id, title and cases, and
+every problem with its file and line (exit 2 when there are any).
+
+With --answer DIR (a directory laid out like an attempt's world, e.g. DIR/out/answer.edn)
+the bundle's checker also grades the files under the bundle's :capture directories and
+the verdict is printed (exit 1 when the checker faults).
+
+Options:
+  --answer DIR     grade the answer in DIR (world layout: out/answer.edn → /out/answer.edn)
+  --case ID        the case whose gold grades the answer (default: calibration's case,
+                   else the first case)
+  --param k=v      override a parameter (repeatable; the value is read as EDN, else text)
+  --json           print the result as JSON
+  -h, --help       show this help
+`;
+
+export const OPTIONS = {
+  answer: { type: "string" },
+  case: { type: "string" },
+  param: { type: "string", multiple: true },
+  json: { type: "boolean" },
+} as const;
+
+export async function run(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs("check", args, OPTIONS);
+  if (positionals.length > 1) {
+    throw usageError(`"dvergr check" takes one bundle, got ${positionals.length}`);
+  }
+  const fb = await readBundleArg("check", positionals[0]);
+  const problems = bundleProblems(fb.files);
+  const id = contentId(fb.files);
+  if (problems.length > 0) {
+    if (values.json) printJson(ctx, { name: fb.name, id, ok: false, problems });
+    else {
+      ctx.stdout(`Bundle ${fb.name}  ${id}\n`);
+      ctx.stdout(`${problems.length} problem${problems.length === 1 ? "" : "s"}:\n`);
+      for (const p of problems) ctx.stdout(`  - ${formatProblem(p)}\n`);
+    }
+    return 2;
+  }
+  const bundle = parseBundle(fb);
+  const summary = {
+    name: bundle.name,
+    id: bundle.id,
+    title: bundle.definition.title,
+    cases: bundle.cases.map((c) => c.id),
+    files: bundle.files.size,
+    ok: true,
+    problems: [],
+  };
+
+  let verdict: { case: string | null; files: string[]; run: CheckerRun } | undefined;
+  if (values.answer !== undefined) {
+    const caseId = values.case ?? bundle.calibration?.case ?? bundle.cases[0]?.id ?? null;
+    if (values.case !== undefined && !bundle.cases.some((c) => c.id === values.case)) {
+      throw usageError(
+        `Bundle "${bundle.name}" has no case "${values.case}"`,
+        bundle.cases.length
+          ? `Its cases: ${bundle.cases.slice(0, 10).map((c) => c.id).join(", ")}`
+          : "It is a single-environment bundle: leave out --case",
+      );
+    }
+    const answer = await readAnswerDir(values.answer, bundle.definition.capture);
+    const pool = createCheckerPool({ workers: 1 });
+    try {
+      const run = await pool.check(
+        bundle.checker,
+        checkerInputFor(bundle, {
+          files: answer,
+          caseId,
+          params: parseParams("check", values.param ?? []),
+        }),
+      );
+      verdict = { case: caseId, files: Object.keys(answer), run };
+    } finally {
+      pool.close();
+    }
+  }
+
+  if (values.json) printJson(ctx, verdict ? { ...summary, verdict } : summary);
+  else {
+    ctx.stdout(`Bundle ${bundle.name}  ${bundle.id}\n`);
+    ctx.stdout(`Title  ${bundle.definition.title}\n`);
+    ctx.stdout(
+      bundle.cases.length === 0
+        ? "Cases  none (a single environment)\n"
+        : `Cases  ${bundle.cases.length}: ${bundle.cases.slice(0, 8).map((c) => c.id).join(", ")}${
+          bundle.cases.length > 8 ? ", …" : ""
+        }\n`,
+    );
+    ctx.stdout("Problems  none\n");
+    if (verdict) {
+      ctx.stdout(
+        `Answer ${values.answer} (${verdict.files.length} captured file${
+          verdict.files.length === 1 ? "" : "s"
+        }${verdict.case ? `, case ${verdict.case}` : ""})\n`,
+      );
+      ctx.stdout(`  ${runLine(verdict.run)}\n`);
+      for (const l of checkLines(verdict.run)) ctx.stdout(l + "\n");
+    }
+  }
+  return verdict && !verdict.run.ok ? 1 : 0;
+}
+
+/** The files of an answer directory under the capture dirs, by world path. */
+async function readAnswerDir(dir: string, capture: string[]): Promise<Record<string, string>> {
+  const { files } = await readBundleDir(dir);
+  const out: Record<string, string> = {};
+  for (const [rel, text] of files) {
+    const worldPath = "/" + rel;
+    if (capture.some((c) => worldPath.startsWith(c.endsWith("/") ? c : c + "/"))) {
+      out[worldPath] = text;
+    }
+  }
+  if (Object.keys(out).length === 0 && files.size > 0) {
+    // Nothing under :capture: say so rather than grading an empty answer silently.
+    throw usageError(
+      `Answer directory "${dir}" has no files under ${capture.join(", ")}`,
+      `Lay it out like a world: ${join(dir, capture[0].slice(1), "answer.edn")}`,
+    );
+  }
+  return out;
+}

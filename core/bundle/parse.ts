@@ -1,0 +1,449 @@
+/**
+ * The shape check and construction of a bundle from its file map. Pure: no I/O.
+ *
+ * Unlike the earlier system (REFERENCE §2), every EDN file is parsed and
+ * shape-checked, a non-map workflow.edn is a problem, calibration names only cases
+ * that exist, and every problem is reported at once with its file and line.
+ */
+import type { z } from "zod";
+import { DvergrError } from "../errors.ts";
+import { readEdn } from "../edn/read.ts";
+import { toPlain } from "../edn/plain.ts";
+import { Keyword } from "../edn/values.ts";
+import type { EdnValue } from "../edn/values.ts";
+import { contentId } from "./content_id.ts";
+import { type FileBundle, type FileMap, relativePathProblem } from "./file_map.ts";
+import {
+  calibrationSchema,
+  certificationSchema,
+  webSchema,
+  type WorkflowEdn,
+  workflowSchema,
+} from "./schemas.ts";
+import type {
+  Bundle,
+  BundleCase,
+  BundleProblem,
+  Calibration,
+  WorkflowDefinition,
+} from "./types.ts";
+
+/** Every problem of a bundle's shape, in a stable order (file, then position). */
+export function bundleProblems(files: FileMap): BundleProblem[] {
+  return analyse(files).problems;
+}
+
+/**
+ * Shape-checks a bundle and reads it into a Bundle value. Throws a BUNDLE_INVALID
+ * DvergrError listing every problem (also as `details.problems`).
+ */
+export function parseBundle(fb: FileBundle): Bundle {
+  const { problems, parsed } = analyse(fb.files);
+  if (problems.length > 0 || !parsed.workflow) {
+    throw new DvergrError(
+      "BUNDLE_INVALID",
+      `Bundle "${fb.name}" is not well formed: ${problems.map(formatProblem).join("; ")}`,
+      {
+        hint: `Run \`dvergr check\` on it to list every problem`,
+        details: { bundle: fb.name, problems },
+      },
+    );
+  }
+  const files = fb.files;
+  const w = parsed.workflow;
+  const definition: WorkflowDefinition = {
+    title: w.title,
+    ...(w.doc !== undefined ? { doc: w.doc } : {}),
+    params: w.params ?? {},
+    task: w.task,
+    profile: w.profile ?? "developer",
+    capture: w.capture ?? ["/out"],
+    ...(w["timeout-ms"] !== undefined ? { timeoutMs: w["timeout-ms"] } : {}),
+    fetched: w.fetched ?? false,
+    ...(w.judge
+      ? { judge: { model: w.judge.model, maxRequests: w.judge["max-requests"] ?? 20 } }
+      : {}),
+    ...(w["allowed-sources"] ? { allowedSources: w["allowed-sources"] } : {}),
+    ...(w["blocked-sources"] ? { blockedSources: w["blocked-sources"] } : {}),
+    ...(w.web ? { web: w.web } : {}),
+    ...(w.review ? { review: w.review } : {}),
+  };
+  const c = parsed.calibration;
+  const calibration: Calibration | null = c
+    ? {
+      ...(c.case !== undefined ? { case: c.case } : {}),
+      reference: c.reference ?? null,
+      fetched: c.fetched ?? {},
+      judgements: c.judgements ?? {},
+      damaged: c.damaged ?? {},
+    }
+    : null;
+  return {
+    name: fb.name,
+    id: contentId(files),
+    files,
+    definition,
+    checker: files.get("checker.js") ?? "",
+    gold: parsed.gold,
+    calibration,
+    certification: (parsed.certification as Record<string, unknown> | null) ?? null,
+    web: w.web === "frozen"
+      ? (parsed.web as Record<string, { title: string; body: string }> | null)
+      : null,
+    fixtures: fixturesOf(files, "fixtures/"),
+    cases: parsed.cases,
+  };
+}
+
+/** A problem as one line: `file line L, column C: field: message`. */
+export function formatProblem(p: BundleProblem): string {
+  const at = p.line !== undefined
+    ? ` line ${p.line}${p.column !== undefined ? `, column ${p.column}` : ""}`
+    : "";
+  return `${p.file}${at}: ${p.field ? `${p.field}: ` : ""}${p.message}`;
+}
+
+interface Parsed {
+  workflow: WorkflowEdn | null;
+  calibration: z.infer<typeof calibrationSchema> | null;
+  certification: unknown;
+  web: unknown;
+  gold: unknown;
+  cases: BundleCase[];
+}
+
+function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } {
+  const problems: BundleProblem[] = [];
+  const parsed: Parsed = {
+    workflow: null,
+    calibration: null,
+    certification: null,
+    web: null,
+    gold: null,
+    cases: [],
+  };
+
+  for (const path of files.keys()) {
+    const why = relativePathProblem(path);
+    if (why) problems.push({ file: path, message: `path ${why}` });
+  }
+
+  // workflow.edn
+  const wfText = files.get("workflow.edn");
+  if (wfText === undefined) {
+    problems.push({
+      file: "workflow.edn",
+      message: "workflow.edn is missing: every bundle needs one with at least :title and :task",
+    });
+  } else {
+    const raw = readEdnProblem("workflow.edn", wfText, problems);
+    if (raw !== undefined) {
+      if (!(raw instanceof Map)) {
+        problems.push({
+          file: "workflow.edn",
+          message: `expected a map such as {:title "…" :task "…"}, found ${describeEdn(raw)}`,
+        });
+      } else if (keywordKeysOnly("workflow.edn", wfText, raw, problems)) {
+        parsed.workflow = checkSchema(
+          "workflow.edn",
+          wfText,
+          toPlain(raw),
+          workflowSchema,
+          problems,
+        );
+      }
+    }
+  }
+
+  // the checker
+  if (!files.has("checker.js")) {
+    problems.push(
+      files.has("checker.clj")
+        ? {
+          file: "checker.clj",
+          message:
+            "this bundle has only a Clojure checker (checker.clj, the earlier system's format); dvergr runs checker.js and does not support Clojure checkers yet",
+        }
+        : {
+          file: "checker.js",
+          message: "checker.js is missing: an ES module exporting check(input) grades each attempt",
+        },
+    );
+  }
+
+  // fixtures or cases
+  const paths = [...files.keys()];
+  if (!paths.some((p) => p.startsWith("fixtures/") || p.startsWith("cases/"))) {
+    problems.push({
+      file: "fixtures/",
+      message:
+        "fixtures/ is empty and there are no cases/: every attempt's world would start with nothing",
+    });
+  }
+
+  // other EDN files
+  const gold = files.get("gold.edn");
+  if (gold !== undefined) {
+    const v = readEdnProblem("gold.edn", gold, problems);
+    if (v !== undefined) parsed.gold = toPlain(v);
+  }
+  const cal = files.get("calibration.edn");
+  if (cal !== undefined) {
+    const v = readEdnProblem("calibration.edn", cal, problems);
+    if (v !== undefined) {
+      if (!(v instanceof Map)) {
+        problems.push({
+          file: "calibration.edn",
+          message: `expected a map {:reference {…} :damaged {…}}, found ${describeEdn(v)}`,
+        });
+      } else {
+        parsed.calibration = checkSchema(
+          "calibration.edn",
+          cal,
+          toPlain(v),
+          calibrationSchema,
+          problems,
+        );
+      }
+    }
+  }
+  const cert = files.get("certification.edn");
+  if (cert !== undefined) {
+    const v = readEdnProblem("certification.edn", cert, problems);
+    if (v !== undefined) {
+      parsed.certification = checkSchema(
+        "certification.edn",
+        cert,
+        toPlain(v),
+        certificationSchema,
+        problems,
+      );
+    }
+  }
+  const web = files.get("web.edn");
+  if (web !== undefined) {
+    const v = readEdnProblem("web.edn", web, problems);
+    if (v !== undefined) parsed.web = checkSchema("web.edn", web, toPlain(v), webSchema, problems);
+  }
+  if (parsed.workflow?.web === "frozen" && web === undefined) {
+    problems.push({
+      file: "workflow.edn",
+      field: ":web",
+      message: "workflow.edn says :web :frozen but web.edn is missing",
+    });
+  }
+
+  parsed.cases = readCases(files, problems);
+  checkCalibrationRefs(files, parsed, problems);
+
+  problems.sort((a, b) =>
+    a.file === b.file ? (a.line ?? 0) - (b.line ?? 0) : a.file < b.file ? -1 : 1
+  );
+  return { problems, parsed };
+}
+
+function readCases(files: FileMap, problems: BundleProblem[]): BundleCase[] {
+  const byId = new Map<string, BundleCase>();
+  for (const [path, text] of files) {
+    if (!path.startsWith("cases/")) continue;
+    const rest = path.slice("cases/".length);
+    const slash = rest.indexOf("/");
+    if (slash <= 0) {
+      problems.push({
+        file: path,
+        message: "files under cases/ belong in a case directory: cases/<id>/…",
+      });
+      continue;
+    }
+    const id = rest.slice(0, slash);
+    const inner = rest.slice(slash + 1);
+    const c = byId.get(id) ?? { id, gold: null, fixtures: {} };
+    byId.set(id, c);
+    if (inner === "gold.edn") {
+      const v = readEdnProblem(path, text, problems);
+      if (v !== undefined) c.gold = toPlain(v);
+    } else if (inner.startsWith("fixtures/")) {
+      c.fixtures["/" + inner.slice("fixtures/".length)] = text;
+    }
+  }
+  return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+function checkCalibrationRefs(files: FileMap, parsed: Parsed, problems: BundleProblem[]): void {
+  const c = parsed.calibration;
+  const text = files.get("calibration.edn") ?? "";
+  if (!c) return;
+  if (c.case !== undefined && !parsed.cases.some((k) => k.id === c.case)) {
+    problems.push({
+      file: "calibration.edn",
+      field: ":case",
+      line: lineOf(text, [":case"]),
+      message: `names case "${c.case}", which the bundle does not have (no cases/${c.case}/)`,
+    });
+  }
+  const worldPaths = (where: string[], m: Record<string, string> | undefined) => {
+    for (const p of Object.keys(m ?? {})) {
+      if (!p.startsWith("/") || relativePathProblem(p.slice(1)) !== null) {
+        problems.push({
+          file: "calibration.edn",
+          field: where.join(" "),
+          line: lineOf(text, where),
+          message: `"${p}" is not an absolute world path such as "/out/answer.edn"`,
+        });
+      }
+    }
+  };
+  worldPaths([":reference"], c.reference);
+  for (const [name, v] of Object.entries(c.damaged ?? {})) {
+    worldPaths([":damaged", `:${name}`, ":files"], v.files);
+  }
+}
+
+function fixturesOf(files: FileMap, prefix: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [p, t] of files) if (p.startsWith(prefix)) out["/" + p.slice(prefix.length)] = t;
+  return out;
+}
+
+/** Reads one EDN file, turning a syntax error into a located problem. */
+function readEdnProblem(
+  file: string,
+  text: string,
+  problems: BundleProblem[],
+): EdnValue | undefined {
+  try {
+    return readEdn(text, { file });
+  } catch (e) {
+    if (e instanceof DvergrError && e.code === "EDN_SYNTAX") {
+      const d = e.details ?? {};
+      const line = typeof d.line === "number" ? d.line : undefined;
+      const column = typeof d.column === "number" ? d.column : undefined;
+      const reason = typeof d.reason === "string"
+        ? d.reason
+        : e.message.replace(/^.*?line \d+, column \d+: /, "");
+      problems.push({ file, line, column, message: `not EDN: ${reason}` });
+      return undefined;
+    }
+    throw e;
+  }
+}
+
+function keywordKeysOnly(
+  file: string,
+  text: string,
+  m: Map<EdnValue, EdnValue>,
+  problems: BundleProblem[],
+): boolean {
+  let ok = true;
+  for (const k of m.keys()) {
+    if (!(k instanceof Keyword)) {
+      ok = false;
+      const printed = typeof k === "string" ? `"${k}"` : String(k);
+      problems.push({
+        file,
+        line: lineOf(text, [printed]),
+        message: `key ${printed} should be a keyword such as :${
+          typeof k === "string" ? k : "title"
+        }`,
+      });
+    }
+  }
+  return ok;
+}
+
+function checkSchema<S extends z.ZodType>(
+  file: string,
+  text: string,
+  value: unknown,
+  schema: S,
+  problems: BundleProblem[],
+): z.infer<S> | null {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  for (const issue of r.error.issues) {
+    const path = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        const field = [...path, key].map((s) => `:${s}`);
+        const known = knownKeys(schema, path);
+        problems.push({
+          file,
+          field: field.join(" "),
+          line: lineOf(text, field),
+          message: `unknown key${known ? ` (known: ${known})` : ""}`,
+        });
+      }
+      continue;
+    }
+    const field = issue.path.filter((s) => typeof s === "string").map((s) => `:${String(s)}`);
+    const found = valueAt(value, issue.path);
+    const message = issue.code === "invalid_type" && found === undefined
+      ? "missing required key"
+      : `${issue.message.replace(/^Invalid input: /, "")}${
+        found === undefined ? "" : `, found ${describePlain(found)}`
+      }`;
+    problems.push({
+      file,
+      field: issue.path.map((s) => typeof s === "number" ? `[${s}]` : `:${String(s)}`).join(" "),
+      line: lineOf(text, field),
+      message,
+    });
+  }
+  return null;
+}
+
+function knownKeys(schema: z.ZodType, path: string[]): string | null {
+  if (path.length > 0) return null;
+  const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
+  return shape ? Object.keys(shape).map((k) => `:${k}`).join(" ") : null;
+}
+
+function valueAt(value: unknown, path: PropertyKey[]): unknown {
+  let v = value;
+  for (const k of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
+}
+
+/**
+ * The 1-based line where a field's keys appear in order in the text, found by
+ * searching each token after the previous one: good enough to point a person at it.
+ */
+function lineOf(text: string, tokens: string[]): number | undefined {
+  let at = 0;
+  let found = -1;
+  for (const t of tokens) {
+    const re = new RegExp(`${escapeRe(t)}(?![A-Za-z0-9*+!_?<>=/.-])`, "g");
+    re.lastIndex = at;
+    const m = re.exec(text);
+    if (!m) break;
+    found = m.index;
+    at = m.index + t.length;
+  }
+  return found < 0 ? undefined : text.slice(0, found).split("\n").length;
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+function describeEdn(v: EdnValue): string {
+  if (v === null) return "nil (an empty file?)";
+  if (Array.isArray(v)) return "a vector";
+  if (v instanceof Map) return "a map";
+  if (typeof v === "string") return "a string";
+  if (typeof v === "number" || typeof v === "bigint") return "a number";
+  if (typeof v === "boolean") return "a boolean";
+  if (v instanceof Keyword) return `the keyword ${v}`;
+  return "a " + (v as object).constructor.name.replace(/^Edn/, "").toLowerCase();
+}
+
+function describePlain(v: unknown): string {
+  if (v === null) return "nil";
+  if (Array.isArray(v)) return "a vector";
+  if (typeof v === "string") return JSON.stringify(v.length > 40 ? v.slice(0, 40) + "…" : v);
+  if (typeof v === "object") return "a map";
+  return String(v);
+}

@@ -1,0 +1,62 @@
+/**
+ * The closed schemas of a bundle's EDN files, over their plain JS form
+ * (core/edn/plain.ts: keyword keys become names without the colon).
+ */
+import { z } from "zod";
+
+const stringMap = z.record(z.string(), z.string());
+
+/** `:capture` entries: absolute world directories without any "." (REFERENCE §1.3). */
+const capturePath = z.string().regex(/^\/[^.]*$/, {
+  message: 'expected an absolute world directory without "." such as "/out"',
+});
+
+export const workflowSchema = z.strictObject({
+  title: z.string().min(1),
+  doc: z.string().optional(),
+  params: z.record(z.string(), z.unknown()).optional(),
+  task: z.string().min(1),
+  profile: z.string().optional(),
+  capture: z.array(capturePath).min(1).optional(),
+  "timeout-ms": z.number().int().min(1000).optional(),
+  fetched: z.boolean().optional(),
+  judge: z.strictObject({
+    model: z.string().min(1),
+    "max-requests": z.number().int().min(1).max(50).optional(),
+  }).optional(),
+  "allowed-sources": z.array(z.string().min(1)).optional(),
+  "blocked-sources": z.array(z.string().min(1)).optional(),
+  web: z.enum(["live", "frozen"]).optional(),
+  review: z.record(z.string(), z.unknown()).optional(),
+});
+
+export type WorkflowEdn = z.infer<typeof workflowSchema>;
+
+const variantSchema = z.strictObject({
+  files: stringMap,
+  fetched: stringMap.optional(),
+  judgements: stringMap.optional(),
+  loses: z.array(z.string()),
+});
+
+export const calibrationSchema = z.strictObject({
+  case: z.string().optional(),
+  reference: stringMap.optional(),
+  fetched: stringMap.optional(),
+  judgements: stringMap.optional(),
+  damaged: z.record(z.string(), variantSchema).optional(),
+});
+
+export type CalibrationEdn = z.infer<typeof calibrationSchema>;
+
+export const certificationSchema = z.object({
+  cases: z.number().int().min(0),
+  certified: z.number().int().min(0),
+  "by-reason": z.record(z.string(), z.number().int().min(0)),
+  excluded: z.array(z.object({ id: z.string(), reasons: z.array(z.unknown()) }).loose()),
+}).loose();
+
+export const webSchema = z.record(
+  z.string().regex(/^https:\/\/[^\s?#]+$/, { message: "expected an https URL without query" }),
+  z.strictObject({ title: z.string(), body: z.string() }),
+);

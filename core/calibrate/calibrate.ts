@@ -1,0 +1,118 @@
+/**
+ * Calibration: proof that a bundle's checker grades right. The reference answer must
+ * pass every check; each damaged variant must fail every check it names and score
+ * strictly below the reference (REFERENCE §4.1). Stricter than the earlier system:
+ * a checker fault is a problem (not a crash), a variant naming no checks or a check
+ * the checker never reports is a problem of its own.
+ */
+import { checkerInputFor } from "../bundle/checker_input.ts";
+import type { Bundle, DamagedVariant } from "../bundle/types.ts";
+import type { CheckerRun, CheckerRunner } from "../../sandbox/types.ts";
+
+export interface VariantResult {
+  run: CheckerRun;
+  /** Checks the variant should lose but still passes. */
+  kept: string[];
+  ok: boolean;
+}
+
+export interface CalibrationResult {
+  ok: boolean;
+  /** The bundle's content id. */
+  bundle: string;
+  reference: CheckerRun | null;
+  damaged: Record<string, VariantResult>;
+  problems: string[];
+}
+
+/** Runs the bundle's checker on its calibration and judges the result. */
+export async function calibrate(
+  bundle: Bundle,
+  runner: CheckerRunner,
+  opts: { timeoutMs?: number } = {},
+): Promise<CalibrationResult> {
+  const cal = bundle.calibration;
+  if (!cal || !cal.reference) {
+    return {
+      ok: false,
+      bundle: bundle.id,
+      reference: null,
+      damaged: {},
+      problems: [
+        cal
+          ? "calibration.edn has no :reference answer"
+          : "no calibration.edn: nothing shows the checker grades right",
+      ],
+    };
+  }
+  const run = (files: Record<string, string>, v?: DamagedVariant) =>
+    runner.check(
+      bundle.checker,
+      checkerInputFor(bundle, {
+        files,
+        caseId: cal.case ?? null,
+        fetched: v?.fetched ?? cal.fetched,
+        judgements: v?.judgements ?? cal.judgements,
+      }),
+      { timeoutMs: opts.timeoutMs },
+    );
+
+  const names = Object.keys(cal.damaged).sort();
+  const [reference, ...runs] = await Promise.all([
+    run(cal.reference),
+    ...names.map((n) => run(cal.damaged[n].files, cal.damaged[n])),
+  ]);
+
+  const problems: string[] = [];
+  if (!reference.ok) {
+    problems.push(`the reference: the checker faulted (${reference.fault}): ${reference.message}`);
+  } else {
+    const failed = Object.entries(reference.verdict.checks).filter(([, v]) => !v).map(([k]) => k);
+    if (failed.length > 0) problems.push(`the reference fails ${checkList(failed)}`);
+  }
+  if (names.length === 0) {
+    problems.push(
+      "calibration.edn has no :damaged variants: nothing shows the checker notices damage",
+    );
+  }
+
+  const damaged: Record<string, VariantResult> = {};
+  names.forEach((name, i) => {
+    const r = runs[i];
+    const loses = cal.damaged[name].loses;
+    if (!r.ok) {
+      damaged[name] = { run: r, kept: [], ok: false };
+      problems.push(`${name}: the checker faulted (${r.fault}): ${r.message}`);
+      return;
+    }
+    const checks = r.verdict.checks;
+    const kept = loses.filter((k) => checks[k] === true);
+    const unknown = loses.filter((k) => !(k in checks));
+    const below = reference.ok && r.verdict.reward < reference.verdict.reward;
+    const ok = loses.length > 0 && kept.length === 0 && unknown.length === 0 && below;
+    damaged[name] = { run: r, kept, ok };
+    if (loses.length === 0) {
+      problems.push(`${name} names no checks in :loses: say which checks this damage must fail`);
+    } else if (unknown.length > 0) {
+      problems.push(`${name} loses ${checkList(unknown)}, which the checker does not report`);
+    } else if (kept.length > 0) {
+      problems.push(`${name} still passes ${checkList(kept)}`);
+    } else if (reference.ok && !below) {
+      problems.push(
+        `${name} does not score below the reference (${fmt(r.verdict.reward)} vs ${
+          fmt(reference.verdict.reward)
+        })`,
+      );
+    }
+  });
+
+  return { ok: problems.length === 0, bundle: bundle.id, reference, damaged, problems };
+}
+
+function checkList(names: string[]): string {
+  return `[${names.map((n) => `:${n}`).join(" ")}]`;
+}
+
+function fmt(x: number): string {
+  return x.toFixed(3);
+}

@@ -1,0 +1,193 @@
+/**
+ * Bundles on disk: read a directory into a file map, write a file map into a
+ * directory atomically. Needs --allow-read (and --allow-write to write).
+ */
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { DvergrError } from "../errors.ts";
+import type { FileBundle, FileMap } from "../bundle/file_map.ts";
+import { relativePathProblem, sortedFiles } from "../bundle/file_map.ts";
+
+const READ_BATCH = 64;
+
+/**
+ * Reads every regular file below `dir` (hidden files included) as UTF-8 text. The
+ * bundle's name is the directory's last segment. A symlink may point only inside
+ * the bundle; a non-UTF-8 file, a special file or a path dvergr refuses is an error
+ * naming the file.
+ */
+export async function readBundleDir(dir: string): Promise<FileBundle> {
+  const root = resolve(dir);
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(root);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new DvergrError("NOT_FOUND", `Cannot read bundle "${dir}": no such directory`, {
+        hint: "Give the path of a bundle directory (it holds workflow.edn)",
+      });
+    }
+    throw e;
+  }
+  if (!info.isDirectory) {
+    throw new DvergrError("NOT_FOUND", `Cannot read bundle "${dir}": not a directory`, {
+      hint: "Give the path of a bundle directory (it holds workflow.edn)",
+    });
+  }
+  const realRoot = await Deno.realPath(root);
+  const paths: string[] = [];
+  await walk(realRoot, realRoot, dir, paths);
+  const files: FileMap = new Map();
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  for (let i = 0; i < paths.length; i += READ_BATCH) {
+    const batch = paths.slice(i, i + READ_BATCH);
+    const texts = await Promise.all(batch.map(async (rel) => {
+      const bytes = await Deno.readFile(join(realRoot, rel));
+      try {
+        return decoder.decode(bytes);
+      } catch {
+        throw new DvergrError(
+          "BUNDLE_INVALID",
+          `Cannot read bundle "${dir}": ${rel} is not UTF-8 text`,
+          {
+            hint: "Bundle files are text; convert it (iconv -f WINDOWS-1252 -t UTF-8) or remove it",
+            details: { file: rel },
+          },
+        );
+      }
+    }));
+    batch.forEach((rel, j) => files.set(rel, texts[j]));
+  }
+  return { name: basename(root), files: sortedFiles(files) };
+}
+
+async function walk(realRoot: string, at: string, shown: string, out: string[]): Promise<void> {
+  const entries: Deno.DirEntry[] = [];
+  for await (const e of Deno.readDir(at)) entries.push(e);
+  for (const e of entries) {
+    const full = join(at, e.name);
+    const rel = relative(realRoot, full).split(sep).join("/");
+    const why = relativePathProblem(rel);
+    if (why) {
+      throw new DvergrError("PATH_INVALID", `Cannot read bundle "${shown}": path "${rel}" ${why}`, {
+        hint: "Rename the file",
+      });
+    }
+    if (e.isSymlink) {
+      let target: string;
+      try {
+        target = await Deno.realPath(full);
+      } catch {
+        throw new DvergrError(
+          "PATH_INVALID",
+          `Cannot read bundle "${shown}": ${rel} is a broken symbolic link`,
+          { hint: "Remove the link or restore its target" },
+        );
+      }
+      if (target !== realRoot && !target.startsWith(realRoot + sep)) {
+        throw new DvergrError(
+          "PATH_INVALID",
+          `Cannot read bundle "${shown}": ${rel} is a symbolic link leaving the bundle (to ${target})`,
+          { hint: "Copy the file into the bundle instead of linking to it" },
+        );
+      }
+      const st = await Deno.stat(target);
+      if (st.isDirectory) await walk(realRoot, full, shown, out);
+      else if (st.isFile) out.push(rel);
+      continue;
+    }
+    if (e.isDirectory) await walk(realRoot, full, shown, out);
+    else if (e.isFile) out.push(rel);
+    else {
+      throw new DvergrError(
+        "PATH_INVALID",
+        `Cannot read bundle "${shown}": ${rel} is not a regular file`,
+        { hint: "Bundles hold only regular text files" },
+      );
+    }
+  }
+}
+
+/**
+ * Writes a file map as the directory `dir`, atomically: the files go to a temporary
+ * sibling which is then renamed into place, so a crash leaves either the old
+ * directory or the new one. An existing non-empty `dir` is refused unless `force`,
+ * in which case it is replaced whole.
+ */
+export async function writeBundleDir(
+  dir: string,
+  files: FileMap,
+  opts: { force?: boolean } = {},
+): Promise<void> {
+  const target = resolve(dir);
+  for (const p of files.keys()) {
+    const why = relativePathProblem(p);
+    if (why) {
+      throw new DvergrError("PATH_INVALID", `Cannot write "${dir}": path "${p}" ${why}`, {
+        hint: "This is a bug in whatever produced the file map; please report it",
+      });
+    }
+  }
+  const existing = await dirState(target);
+  if (existing === "file") {
+    throw new DvergrError("TARGET_EXISTS", `Cannot write "${dir}": a file of that name exists`, {
+      hint: "Choose another output directory",
+    });
+  }
+  if (existing === "non-empty" && !opts.force) {
+    throw new DvergrError(
+      "TARGET_EXISTS",
+      `Cannot write "${dir}": the directory exists and is not empty`,
+      { hint: "Choose another directory, or pass --force to replace it" },
+    );
+  }
+  await Deno.mkdir(dirname(target), { recursive: true });
+  const tag = `${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`;
+  const tmp = `${target}.tmp-${tag}`;
+  try {
+    await writeTree(tmp, files);
+    if (existing === "missing") {
+      await Deno.rename(tmp, target);
+    } else {
+      const old = `${target}.old-${tag}`;
+      await Deno.rename(target, old);
+      await Deno.rename(tmp, target);
+      await Deno.remove(old, { recursive: true });
+    }
+  } catch (e) {
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    throw e;
+  }
+}
+
+/** Writes files under `root` (which must not exist), creating each directory once. */
+export async function writeTree(root: string, files: FileMap): Promise<void> {
+  await Deno.mkdir(root, { recursive: true });
+  const dirs = new Set<string>();
+  for (const p of files.keys()) {
+    const d = dirname(p);
+    if (d !== ".") dirs.add(d);
+  }
+  // Parents before children: sorted paths put "a" before "a/b".
+  for (const d of [...dirs].sort()) await Deno.mkdir(join(root, d), { recursive: true });
+  const entries = [...files.entries()];
+  const enc = new TextEncoder();
+  for (let i = 0; i < entries.length; i += READ_BATCH) {
+    await Promise.all(
+      entries.slice(i, i + READ_BATCH).map(([p, t]) =>
+        Deno.writeFile(join(root, p), enc.encode(t))
+      ),
+    );
+  }
+}
+
+async function dirState(path: string): Promise<"missing" | "empty" | "non-empty" | "file"> {
+  try {
+    const st = await Deno.stat(path);
+    if (!st.isDirectory) return "file";
+    for await (const _ of Deno.readDir(path)) return "non-empty";
+    return "empty";
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return "missing";
+    throw e;
+  }
+}
