@@ -1,0 +1,436 @@
+/**
+ * The scorecard of an experiment: per candidate what it achieved (pass rate, reward, checks),
+ * what it cost (billed and list price, tokens, time), the leaderboard, and the paired
+ * comparison of every candidate against a baseline (REFERENCE.md §8.4–§8.6). Built from the
+ * attempt records alone; plain JSON, so it is stored in KV and printed by `--json`.
+ */
+import type { AttemptRecord, TrustTier } from "./records.ts";
+import { cellKey } from "./records.ts";
+import {
+  type Interval,
+  jeffreysInterval,
+  mcnemarExact,
+  mean,
+  meanInterval,
+  median,
+  pairedDifference,
+  percentile,
+  pHigher,
+} from "./stats.ts";
+import { DvergrError } from "../errors.ts";
+
+/** The margin of "no worse": a pass rate at most 5 points below the baseline's. */
+export const NO_WORSE_MARGIN = 0.05;
+
+export interface ScorecardOptions {
+  /** The experiment's candidates, in declared order. */
+  candidates: string[];
+  /** Cells the experiment has (candidates × cases × repetitions). */
+  expectedCells: number;
+  /** The candidate to compare the others against; default: the leaderboard's top. */
+  baseline?: string;
+  /** Trust tier of the verifier (the bundle's checker) on this host. */
+  trust: TrustTier;
+  bundleId: string;
+  experimentId: string;
+  /** The run's own wall clock; default: first record's start to last record's end. */
+  wallClockMs?: number;
+}
+
+/** Money in microdollars (1e-6 $). Per-attempt figures divide by every recorded attempt. */
+export interface CostSummary {
+  billedMicros: number;
+  /** List price (falls back to the bill for each record without one). */
+  listMicros: number;
+  billedPerAttempt: number | null;
+  listPerAttempt: number | null;
+  billedPerPass: number | null;
+  listPerPass: number | null;
+}
+
+export interface TokenSummary {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** Integer division of the totals by the recorded attempts (null without any). */
+  inputPerAttempt: number | null;
+  outputPerAttempt: number | null;
+  cacheReadPerAttempt: number | null;
+  cacheWritePerAttempt: number | null;
+  /** input + output per attempt. */
+  perAttempt: number | null;
+  /** cacheRead / input; null when no attempt recorded cache use (unknown, not 0). */
+  cacheShare: number | null;
+}
+
+export interface TimeSummary {
+  medianMs: number | null;
+  /** Element ⌊0.9·(n − 1)⌋ of the sorted times. */
+  p90Ms: number | null;
+  summedMs: number;
+  /** First start to last end of this candidate's attempts (shorter than the sum in parallel). */
+  wallClockMs: number | null;
+}
+
+export interface CandidateSummary {
+  candidate: string;
+  /** Attempts with a verdict (the latest try of each cell). */
+  attempts: number;
+  passes: number;
+  passRate: number | null;
+  /** 95% Jeffreys interval of the pass rate. */
+  passInterval: Interval | null;
+  /** Mean reward over attempts with a verdict (a missing reward counts 0). */
+  meanReward: number | null;
+  /** 95% Student-t interval of the mean reward, clipped to [0, 1]. */
+  rewardInterval: Interval | null;
+  /** Per check: the share of attempts whose verdict passed it. */
+  checkRates: Record<string, number>;
+  /** Per check: how many attempts' verdicts have it exactly false (only checks that failed). */
+  failedChecks: Record<string, number>;
+  /** Cells whose latest try has no verdict (they run again on resume). */
+  faults: number;
+  cost: CostSummary;
+  tokens: TokenSummary;
+  time: TimeSummary;
+  /** Every recorded attempt ran isolated (bubblewrap). */
+  isolated: boolean;
+  /** Recorded attempts that ran without isolation. */
+  notIsolated: number;
+  /** The lowest trust tier among this candidate's records (the scorecard's when none). */
+  trust: TrustTier;
+}
+
+/** A candidate against the baseline, on the same case × repetition. */
+export interface Comparison {
+  candidate: string;
+  baseline: string;
+  /** Candidate − baseline reward, per case mean over repetitions, over the cases both ran. */
+  rewardDifference: number | null;
+  /** 95% t interval of that difference, clipped to [−1, 1]. */
+  rewardDifferenceInterval: Interval | null;
+  pairedCases: number;
+  /** P(candidate's pass rate > baseline's), Jeffreys posteriors. */
+  pPassRateHigher: number | null;
+  /** P(candidate's pass rate > baseline's − 0.05). */
+  pPassRateNoWorse: number | null;
+  /** Exact McNemar test on case × repetition pairs both graded. */
+  mcnemar: {
+    /** Pairs graded for both. */
+    pairs: number;
+    /** Candidate passed, baseline failed. */
+    b: number;
+    /** Baseline passed, candidate failed. */
+    c: number;
+    p: number;
+  };
+  /** Candidate's list price per pass ÷ the baseline's. */
+  costPerPassRatio: number | null;
+  /** Baseline's list price per pass − the candidate's, in microdollars. */
+  microsPerPassSaved: number | null;
+}
+
+export interface Scorecard {
+  format: "dvergr-scorecard/1";
+  experimentId: string;
+  bundleId: string;
+  trust: TrustTier;
+  /** Every expected cell has a verdict. */
+  complete: boolean;
+  /** Null when complete: cells without a verdict, and how many of them faulted. */
+  incomplete: { cells: number; faults: number } | null;
+  expectedCells: number;
+  /** Cells with a verdict. */
+  gradedCells: number;
+  /** Every recorded attempt ran isolated. */
+  isolated: boolean;
+  wallClockMs: number | null;
+  /** Per candidate, in declared order. */
+  candidates: CandidateSummary[];
+  /** Candidate names by mean reward (desc), then list price per pass (asc, none last). */
+  leaderboard: string[];
+  /** Null when there are no candidates. */
+  baseline: string | null;
+  /** Every other candidate against the baseline, in leaderboard order. */
+  comparisons: Comparison[];
+}
+
+const TRUST_RANK: Record<TrustTier, number> = { "ad-hoc": 0, room: 1, trusted: 2 };
+
+/** The latest try of each cell (highest tryNo, then latest start). */
+function latestTries(records: readonly AttemptRecord[]): AttemptRecord[] {
+  const byCell = new Map<string, AttemptRecord>();
+  for (const r of records) {
+    const key = cellKey(r.candidate, r.caseId, r.repetition);
+    const seen = byCell.get(key);
+    if (
+      seen === undefined || r.tryNo > seen.tryNo ||
+      (r.tryNo === seen.tryNo && r.startedAt > seen.startedAt)
+    ) {
+      byCell.set(key, r);
+    }
+  }
+  return [...byCell.values()];
+}
+
+function rewardOf(r: AttemptRecord): number {
+  const x = r.verdict?.reward;
+  return typeof x === "number" && Number.isFinite(x) ? x : 0;
+}
+
+function listOf(r: AttemptRecord): number {
+  return r.listMicros ?? r.billedMicros;
+}
+
+function perOrNull(total: number, n: number): number | null {
+  return n > 0 ? total / n : null;
+}
+
+function spanMs(records: readonly AttemptRecord[]): number | null {
+  let first = Infinity;
+  let last = -Infinity;
+  for (const r of records) {
+    const t0 = Date.parse(r.startedAt);
+    if (!Number.isFinite(t0)) continue;
+    first = Math.min(first, t0);
+    last = Math.max(last, t0 + r.elapsedMs);
+  }
+  return Number.isFinite(first) ? last - first : null;
+}
+
+function summarise(
+  candidate: string,
+  records: readonly AttemptRecord[],
+  trust: TrustTier,
+): CandidateSummary {
+  const graded = records.filter((r) => r.verdict !== null);
+  const attempts = graded.length;
+  const passes = graded.filter((r) => r.passed).length;
+  const rewards = graded.map(rewardOf);
+
+  const passCounts = new Map<string, number>();
+  const failed: Record<string, number> = {};
+  for (const r of graded) {
+    for (const [check, ok] of Object.entries(r.verdict!.checks)) {
+      passCounts.set(check, (passCounts.get(check) ?? 0) + (ok === true ? 1 : 0));
+      if (ok === false) failed[check] = (failed[check] ?? 0) + 1;
+    }
+  }
+  const checkRates: Record<string, number> = {};
+  for (const check of [...passCounts.keys()].sort()) {
+    checkRates[check] = passCounts.get(check)! / attempts;
+  }
+  const failedChecks: Record<string, number> = {};
+  for (const check of Object.keys(failed).sort()) failedChecks[check] = failed[check];
+
+  const tried = records.length;
+  let billed = 0;
+  let list = 0;
+  const tok = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  let cacheRecorded = false;
+  for (const r of records) {
+    billed += r.billedMicros;
+    list += listOf(r);
+    tok.input += r.usage.input;
+    tok.output += r.usage.output;
+    tok.cacheRead += r.usage.cacheRead;
+    tok.cacheWrite += r.usage.cacheWrite;
+    if (r.usage.cacheRead > 0 || r.usage.cacheWrite > 0) cacheRecorded = true;
+  }
+  const perTry = (x: number) => (tried > 0 ? Math.floor(x / tried) : null);
+  const times = records.map((r) => r.elapsedMs);
+  const notIsolated = records.filter((r) => !r.isolated).length;
+  const lowest = records.reduce<TrustTier>(
+    (t, r) => (TRUST_RANK[r.trust] < TRUST_RANK[t] ? r.trust : t),
+    "trusted",
+  );
+
+  return {
+    candidate,
+    attempts,
+    passes,
+    passRate: perOrNull(passes, attempts),
+    passInterval: jeffreysInterval(passes, attempts),
+    meanReward: mean(rewards),
+    rewardInterval: meanInterval(rewards),
+    checkRates,
+    failedChecks,
+    faults: records.length - attempts,
+    cost: {
+      billedMicros: billed,
+      listMicros: list,
+      billedPerAttempt: perOrNull(billed, tried),
+      listPerAttempt: perOrNull(list, tried),
+      billedPerPass: perOrNull(billed, passes),
+      listPerPass: perOrNull(list, passes),
+    },
+    tokens: {
+      ...tok,
+      inputPerAttempt: perTry(tok.input),
+      outputPerAttempt: perTry(tok.output),
+      cacheReadPerAttempt: perTry(tok.cacheRead),
+      cacheWritePerAttempt: perTry(tok.cacheWrite),
+      perAttempt: perTry(tok.input + tok.output),
+      cacheShare: cacheRecorded && tok.input > 0 ? tok.cacheRead / tok.input : null,
+    },
+    time: {
+      medianMs: median(times),
+      p90Ms: percentile(times, 0.9),
+      summedMs: times.reduce((a, b) => a + b, 0),
+      wallClockMs: spanMs(records),
+    },
+    isolated: notIsolated === 0,
+    notIsolated,
+    trust: records.length > 0 ? lowest : trust,
+  };
+}
+
+/** Mean reward desc, then list price per pass asc (no passes last), then declared order. */
+function leaderboardOrder(summaries: readonly CandidateSummary[]): string[] {
+  const key = (s: CandidateSummary) => ({
+    reward: s.meanReward ?? -Infinity,
+    perPass: s.cost.listPerPass ?? Infinity,
+  });
+  return summaries
+    .map((s, i) => ({ s, i, k: key(s) }))
+    .sort((x, y) =>
+      // Infinity − Infinity is NaN, which is falsy: ties fall through to the next key.
+      y.k.reward - x.k.reward || x.k.perPass - y.k.perPass || x.i - y.i
+    )
+    .map((x) => x.s.candidate);
+}
+
+function rewardsByCase(records: readonly AttemptRecord[]): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const r of records) {
+    if (r.verdict === null) continue;
+    const world = JSON.stringify(r.caseId);
+    const list = out.get(world) ?? [];
+    list.push(rewardOf(r));
+    out.set(world, list);
+  }
+  return out;
+}
+
+function compare(
+  cand: CandidateSummary,
+  base: CandidateSummary,
+  candRecords: readonly AttemptRecord[],
+  baseRecords: readonly AttemptRecord[],
+): Comparison {
+  const paired = pairedDifference(rewardsByCase(candRecords), rewardsByCase(baseRecords));
+  const basePassed = new Map<string, boolean>();
+  for (const r of baseRecords) {
+    if (r.verdict !== null) basePassed.set(JSON.stringify([r.caseId, r.repetition]), r.passed);
+  }
+  let pairs = 0;
+  let b = 0;
+  let c = 0;
+  for (const r of candRecords) {
+    if (r.verdict === null) continue;
+    const other = basePassed.get(JSON.stringify([r.caseId, r.repetition]));
+    if (other === undefined) continue;
+    pairs++;
+    if (r.passed && !other) b++;
+    if (!r.passed && other) c++;
+  }
+  const cpp = cand.cost.listPerPass;
+  const bpp = base.cost.listPerPass;
+  return {
+    candidate: cand.candidate,
+    baseline: base.candidate,
+    rewardDifference: paired.mean,
+    rewardDifferenceInterval: paired.interval,
+    pairedCases: paired.worlds,
+    pPassRateHigher: pHigher(cand.passes, cand.attempts, base.passes, base.attempts, 0),
+    pPassRateNoWorse: pHigher(
+      cand.passes,
+      cand.attempts,
+      base.passes,
+      base.attempts,
+      NO_WORSE_MARGIN,
+    ),
+    mcnemar: { pairs, b, c, p: mcnemarExact(b, c) },
+    costPerPassRatio: cpp !== null && bpp !== null && bpp > 0 ? cpp / bpp : null,
+    microsPerPassSaved: cpp !== null && bpp !== null ? bpp - cpp : null,
+  };
+}
+
+/**
+ * The scorecard of an experiment from its attempt records (one per cell: the latest try;
+ * older tries of a cell are ignored). Throws a DvergrError when `baseline` is not one of
+ * the candidates; a record of another experiment or candidate is a bug and throws an Error.
+ */
+export function buildScorecard(
+  records: readonly AttemptRecord[],
+  opts: ScorecardOptions,
+): Scorecard {
+  if (opts.baseline !== undefined && !opts.candidates.includes(opts.baseline)) {
+    throw new DvergrError(
+      "USAGE",
+      `Cannot compare against baseline "${opts.baseline}": it is not a candidate of this experiment`,
+      { hint: `Name one of: ${opts.candidates.map((c) => `"${c}"`).join(", ")}` },
+    );
+  }
+  const known = new Set(opts.candidates);
+  for (const r of records) {
+    if (r.experimentId !== opts.experimentId) {
+      throw new Error(
+        `buildScorecard: record of experiment "${r.experimentId}" given for "${opts.experimentId}"`,
+      );
+    }
+    if (!known.has(r.candidate)) {
+      throw new Error(`buildScorecard: record of unknown candidate "${r.candidate}"`);
+    }
+  }
+
+  const latest = latestTries(records);
+  const byCandidate = new Map<string, AttemptRecord[]>(opts.candidates.map((c) => [c, []]));
+  for (const r of latest) byCandidate.get(r.candidate)!.push(r);
+  // Canonical record order (case, repetition) so every figure is independent of input order.
+  for (const list of byCandidate.values()) {
+    list.sort((x, y) =>
+      (x.caseId ?? "") < (y.caseId ?? "")
+        ? -1
+        : (x.caseId ?? "") > (y.caseId ?? "")
+        ? 1
+        : x.repetition - y.repetition
+    );
+  }
+
+  const summaries = opts.candidates.map((c) => summarise(c, byCandidate.get(c)!, opts.trust));
+  const leaderboard = leaderboardOrder(summaries);
+  const baseline = opts.baseline ?? leaderboard[0] ?? null;
+  const summaryOf = new Map(summaries.map((s) => [s.candidate, s]));
+  const comparisons = baseline === null ? [] : leaderboard
+    .filter((c) => c !== baseline)
+    .map((c) =>
+      compare(
+        summaryOf.get(c)!,
+        summaryOf.get(baseline)!,
+        byCandidate.get(c)!,
+        byCandidate.get(baseline)!,
+      )
+    );
+
+  const gradedCells = latest.filter((r) => r.verdict !== null).length;
+  const faults = latest.length - gradedCells;
+  const complete = gradedCells >= opts.expectedCells;
+  return {
+    format: "dvergr-scorecard/1",
+    experimentId: opts.experimentId,
+    bundleId: opts.bundleId,
+    trust: opts.trust,
+    complete,
+    incomplete: complete ? null : { cells: opts.expectedCells - gradedCells, faults },
+    expectedCells: opts.expectedCells,
+    gradedCells,
+    isolated: latest.every((r) => r.isolated),
+    wallClockMs: opts.wallClockMs ?? spanMs(latest),
+    candidates: summaries,
+    leaderboard,
+    baseline,
+    comparisons,
+  };
+}
