@@ -1,0 +1,496 @@
+/**
+ * The model registry: which models dvergr can run as candidates, who serves them and
+ * what their tokens cost. The shipped `models.edn` beside this file is embedded in the
+ * program; `<home>/models.edn` merges over it (entry by entry, key by key, :prices price
+ * by price) and may add models. See models.edn for the fields.
+ */
+import SHIPPED_MODELS_EDN from "./models.edn" with { type: "text" };
+import { DvergrError } from "../errors.ts";
+import { readEdn } from "../edn/read.ts";
+import { toPlain } from "../edn/plain.ts";
+import { FREE, type ModelPrices } from "./cost.ts";
+
+export { SHIPPED_MODELS_EDN };
+
+export type ProviderKind = "anthropic" | "openai" | "openai-compatible";
+
+export const PROVIDERS: readonly ProviderKind[] = ["anthropic", "openai", "openai-compatible"];
+
+/** Output tokens per call when an entry does not say. */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+export interface ModelEntry {
+  id: string;
+  provider: ProviderKind;
+  /** The model name sent to the API. */
+  apiModel: string;
+  aliases: string[];
+  /** What a call is billed at, dollars per million tokens. */
+  prices: ModelPrices;
+  /** Registry id of the API model whose prices give the list price; null = the bill. */
+  listPriceOf: string | null;
+  maxTokens: number;
+  baseUrl: string | null;
+  apiKeyEnv: string | null;
+  doc: string | null;
+  /** The files that defined it, shipped first. */
+  sources: string[];
+}
+
+export interface ModelRegistry {
+  entries: Map<string, ModelEntry>;
+  /** Alias → id. */
+  aliases: Map<string, string>;
+  /** The files read, in merge order. */
+  files: string[];
+}
+
+/** One file's entries as written: every field optional until the layers are merged. */
+interface RawEntry {
+  provider?: ProviderKind;
+  aliases?: string[];
+  apiModel?: string;
+  prices?: Partial<ModelPrices>;
+  listPriceOf?: string;
+  maxTokens?: number;
+  baseUrl?: string;
+  apiKeyEnv?: string;
+  doc?: string;
+}
+
+export interface RegistryLayer {
+  file: string;
+  entries: Map<string, RawEntry>;
+}
+
+export const SHIPPED_MODELS_FILE = "models.edn (shipped)";
+
+const ENTRY_KEYS: Record<string, keyof RawEntry> = {
+  "provider": "provider",
+  "aliases": "aliases",
+  "api-model": "apiModel",
+  "prices": "prices",
+  "list-price-of": "listPriceOf",
+  "max-tokens": "maxTokens",
+  "base-url": "baseUrl",
+  "api-key-env": "apiKeyEnv",
+  "doc": "doc",
+};
+
+const PRICE_KEYS: Record<string, keyof ModelPrices> = {
+  "input": "input",
+  "output": "output",
+  "cache-read": "cacheRead",
+  "cache-write": "cacheWrite",
+};
+
+const REGISTRY_HINT =
+  "See the shipped core/models/models.edn for the fields; prices are dollars per million tokens";
+
+function invalid(file: string, message: string, details: Record<string, unknown> = {}) {
+  return new DvergrError(
+    "REGISTRY_INVALID",
+    `Cannot load the model registry: ${file}: ${message}`,
+    { hint: REGISTRY_HINT, details: { file, ...details } },
+  );
+}
+
+function describe(v: unknown): string {
+  if (v === null || v === undefined) return "nil";
+  if (typeof v === "string") return JSON.stringify(v);
+  if (Array.isArray(v)) return "a vector";
+  if (typeof v === "object") return "a map";
+  return String(v);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Reads one models.edn text into a layer; a DvergrError names the file, model and field. */
+export function parseModelsEdn(text: string, file: string): RegistryLayer {
+  const plain = toPlain(readEdn(text, { file }));
+  if (!isPlainObject(plain)) {
+    throw invalid(file, `expected a map {:models {…}}, found ${describe(plain)}`);
+  }
+  for (const k of Object.keys(plain)) {
+    if (k !== "models") throw invalid(file, `unknown key :${k} (expected only :models)`);
+  }
+  const models = plain.models ?? {};
+  if (!isPlainObject(models)) {
+    throw invalid(
+      file,
+      `:models: expected a map from model id to entry, found ${describe(models)}`,
+    );
+  }
+  const entries = new Map<string, RawEntry>();
+  for (const [id, raw] of Object.entries(models)) {
+    if (id.trim() === "" || /\s/.test(id)) {
+      throw invalid(file, `model id ${JSON.stringify(id)} is empty or has spaces`);
+    }
+    entries.set(id, parseEntry(file, id, raw));
+  }
+  return { file, entries };
+}
+
+function parseEntry(file: string, id: string, raw: unknown): RawEntry {
+  const at = `model ${JSON.stringify(id)}`;
+  if (!isPlainObject(raw)) {
+    throw invalid(file, `${at}: expected a map, found ${describe(raw)}`, { model: id });
+  }
+  const out: RawEntry = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const field = ENTRY_KEYS[key];
+    const where = `${at} :${key}`;
+    const bad = (expected: string) =>
+      invalid(file, `${where}: expected ${expected}, found ${describe(value)}`, {
+        model: id,
+        field: key,
+      });
+    switch (field) {
+      case undefined:
+        throw invalid(
+          file,
+          `${at}: unknown key :${key} (known: ${
+            Object.keys(ENTRY_KEYS).map((k) => ":" + k).join(" ")
+          })`,
+          {
+            model: id,
+            field: key,
+          },
+        );
+      case "provider":
+        if (typeof value !== "string" || !(PROVIDERS as readonly string[]).includes(value)) {
+          throw bad(PROVIDERS.map((p) => ":" + p).join(", "));
+        }
+        out.provider = value as ProviderKind;
+        break;
+      case "aliases":
+        if (
+          !Array.isArray(value) || !value.every((a) => typeof a === "string" && a.trim() !== "")
+        ) {
+          throw bad("a vector of names");
+        }
+        out.aliases = value as string[];
+        break;
+      case "prices":
+        out.prices = parsePrices(file, id, value);
+        break;
+      case "maxTokens":
+        if (
+          typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > 1_000_000
+        ) {
+          throw bad("a whole number of tokens from 1 to 1000000");
+        }
+        out.maxTokens = value;
+        break;
+      case "baseUrl":
+        if (typeof value !== "string" || !isHttpUrl(value)) {
+          throw bad('an http(s) URL such as "http://127.0.0.1:8080"');
+        }
+        out.baseUrl = value;
+        break;
+      case "apiKeyEnv":
+        if (typeof value !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) {
+          throw bad("an environment variable name");
+        }
+        out.apiKeyEnv = value;
+        break;
+      default:
+        // apiModel, listPriceOf, doc: non-empty strings
+        if (typeof value !== "string" || value.trim() === "") throw bad("a non-empty string");
+        out[field] = value;
+    }
+  }
+  return out;
+}
+
+function parsePrices(file: string, id: string, value: unknown): Partial<ModelPrices> {
+  const at = `model ${JSON.stringify(id)} :prices`;
+  if (!isPlainObject(value)) {
+    throw invalid(
+      file,
+      `${at}: expected a map {:input :output :cache-read :cache-write}, found ${describe(value)}`,
+      {
+        model: id,
+        field: "prices",
+      },
+    );
+  }
+  const out: Partial<ModelPrices> = {};
+  for (const [key, price] of Object.entries(value)) {
+    const field = PRICE_KEYS[key];
+    if (!field) {
+      throw invalid(
+        file,
+        `${at}: unknown price :${key} (known: :input :output :cache-read :cache-write)`,
+        {
+          model: id,
+          field: "prices",
+        },
+      );
+    }
+    if (typeof price !== "number" || !Number.isFinite(price) || price < 0 || price > 1_000_000) {
+      throw invalid(
+        file,
+        `${at} :${key}: expected dollars per million tokens (a number ≥ 0), found ${
+          describe(price)
+        }`,
+        {
+          model: id,
+          field: "prices",
+        },
+      );
+    }
+    out[field] = price;
+  }
+  return out;
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return u.protocol === "http:" || u.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Merges layers (shipped first, then the home's) into a registry and checks it whole:
+ * every entry has a provider, priced API models have input and output prices, aliases
+ * are unambiguous and :list-price-of names a priced API model.
+ */
+export function buildRegistry(layers: RegistryLayer[]): ModelRegistry {
+  const merged = new Map<
+    string,
+    { raw: RawEntry; sources: string[]; aliasLayer: number; priceFile: string }
+  >();
+  layers.forEach((layer, li) => {
+    for (const [id, raw] of layer.entries) {
+      const prev = merged.get(id);
+      if (!prev) {
+        merged.set(id, {
+          raw: { ...raw },
+          sources: [layer.file],
+          aliasLayer: li,
+          priceFile: layer.file,
+        });
+        continue;
+      }
+      const prices = raw.prices ? { ...prev.raw.prices, ...raw.prices } : prev.raw.prices;
+      prev.raw = { ...prev.raw, ...raw, prices };
+      prev.sources.push(layer.file);
+      if (raw.aliases) prev.aliasLayer = li;
+      if (raw.prices) prev.priceFile = layer.file;
+    }
+  });
+
+  const entries = new Map<string, ModelEntry>();
+  for (const [id, { raw, sources }] of merged) {
+    const file = sources[sources.length - 1];
+    if (!raw.provider) {
+      throw invalid(
+        file,
+        `model ${JSON.stringify(id)}: no :provider (one of ${
+          PROVIDERS.map((p) => ":" + p).join(", ")
+        })`,
+        {
+          model: id,
+          field: "provider",
+        },
+      );
+    }
+    const needsPrices = raw.provider !== "openai-compatible" && raw.listPriceOf === undefined;
+    const p = raw.prices ?? {};
+    if (needsPrices && (p.input === undefined || p.output === undefined)) {
+      throw invalid(
+        file,
+        `model ${
+          JSON.stringify(id)
+        }: :prices needs :input and :output (an API model is billed by its tokens)`,
+        {
+          model: id,
+          field: "prices",
+        },
+      );
+    }
+    const input = p.input ?? 0;
+    entries.set(id, {
+      id,
+      provider: raw.provider,
+      apiModel: raw.apiModel ?? id,
+      aliases: raw.aliases ?? [],
+      prices: {
+        input,
+        output: p.output ?? 0,
+        cacheRead: p.cacheRead ?? input,
+        cacheWrite: p.cacheWrite ?? input,
+      },
+      listPriceOf: raw.listPriceOf ?? null,
+      maxTokens: raw.maxTokens ?? DEFAULT_MAX_TOKENS,
+      baseUrl: raw.baseUrl ?? null,
+      apiKeyEnv: raw.apiKeyEnv ?? null,
+      doc: raw.doc ?? null,
+      sources,
+    });
+  }
+
+  // Aliases: a later layer's claim wins over an earlier one's; two claims in one layer are ambiguous.
+  const aliases = new Map<string, string>();
+  const aliasLayerOf = new Map<string, number>();
+  const byAliasLayer = [...entries.values()].sort((a, b) =>
+    merged.get(a.id)!.aliasLayer - merged.get(b.id)!.aliasLayer
+  );
+  for (const e of byAliasLayer) {
+    const li = merged.get(e.id)!.aliasLayer;
+    for (const alias of e.aliases) {
+      if (alias === e.id) continue;
+      const file = layers[li]?.file ?? SHIPPED_MODELS_FILE;
+      if (entries.has(alias)) {
+        throw invalid(
+          file,
+          `model ${JSON.stringify(e.id)} :aliases: ${
+            JSON.stringify(alias)
+          } is the id of another model`,
+          {
+            model: e.id,
+            field: "aliases",
+          },
+        );
+      }
+      const owner = aliases.get(alias);
+      if (owner && owner !== e.id && aliasLayerOf.get(alias) === li) {
+        throw invalid(
+          file,
+          `alias ${JSON.stringify(alias)} names both ${JSON.stringify(owner)} and ${
+            JSON.stringify(e.id)
+          }`,
+          {
+            model: e.id,
+            field: "aliases",
+          },
+        );
+      }
+      aliases.set(alias, e.id);
+      aliasLayerOf.set(alias, li);
+    }
+  }
+  for (const e of entries.values()) e.aliases = e.aliases.filter((a) => aliases.get(a) === e.id);
+
+  for (const e of entries.values()) {
+    if (e.listPriceOf === null) continue;
+    const file = e.sources[e.sources.length - 1];
+    const targetId = entries.has(e.listPriceOf) ? e.listPriceOf : aliases.get(e.listPriceOf);
+    const target = targetId ? entries.get(targetId) : undefined;
+    if (!target) {
+      throw invalid(
+        file,
+        `model ${JSON.stringify(e.id)} :list-price-of: ${
+          JSON.stringify(e.listPriceOf)
+        } is not a model of the registry`,
+        {
+          model: e.id,
+          field: "list-price-of",
+        },
+      );
+    }
+    if (target.listPriceOf !== null || target.id === e.id) {
+      throw invalid(
+        file,
+        `model ${JSON.stringify(e.id)} :list-price-of: ${
+          JSON.stringify(e.listPriceOf)
+        } is itself priced by another model`,
+        {
+          model: e.id,
+          field: "list-price-of",
+        },
+      );
+    }
+    e.listPriceOf = target.id;
+  }
+  return { entries, aliases, files: layers.map((l) => l.file) };
+}
+
+/** The shipped registry merged with `<homeDir>/models.edn` when that file exists. */
+export async function loadRegistry(opts: { homeDir?: string } = {}): Promise<ModelRegistry> {
+  const layers = [parseModelsEdn(SHIPPED_MODELS_EDN, SHIPPED_MODELS_FILE)];
+  if (opts.homeDir) {
+    const file = `${opts.homeDir.replace(/\/+$/, "")}/models.edn`;
+    let text: string | null = null;
+    try {
+      text = await Deno.readTextFile(file);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) {
+        throw new DvergrError(
+          "REGISTRY_INVALID",
+          `Cannot read the model registry ${JSON.stringify(file)}: ${(e as Error).message}`,
+          {
+            hint: "Check the file's permissions, or remove it to use the shipped registry",
+            details: { file },
+            cause: e,
+          },
+        );
+      }
+    }
+    if (text !== null) layers.push(parseModelsEdn(text, file));
+  }
+  return buildRegistry(layers);
+}
+
+/** The entry for an id or alias; a DvergrError MODEL_UNKNOWN listing close matches otherwise. */
+export function resolveModel(registry: ModelRegistry, name: string): ModelEntry {
+  const id = registry.entries.has(name) ? name : registry.aliases.get(name);
+  const entry = id === undefined ? undefined : registry.entries.get(id);
+  if (entry) return entry;
+  const known = [...registry.entries.keys(), ...registry.aliases.keys()].sort();
+  const close = closeMatches(name, known);
+  const closeIds = [...new Set(close.map((n) => registry.aliases.get(n) ?? n))];
+  const ids = [...registry.entries.keys()].sort();
+  throw new DvergrError(
+    "MODEL_UNKNOWN",
+    `Cannot use model ${JSON.stringify(name)}: it is not in the model registry`,
+    {
+      hint: close.length > 0
+        ? `Did you mean ${close.map((n) => JSON.stringify(n)).join(" or ")}? Models: ${
+          ids.join(", ")
+        }`
+        : `Models: ${ids.join(", ")}; add others to <home>/models.edn`,
+      details: { model: name, closeMatches: close, closeIds, known: ids, files: registry.files },
+    },
+  );
+}
+
+/** The prices a model's list price is computed at: its :list-price-of model's, else its own. */
+export function listPrices(registry: ModelRegistry, entry: ModelEntry): ModelPrices {
+  if (entry.listPriceOf === null) return entry.prices;
+  return registry.entries.get(entry.listPriceOf)?.prices ?? FREE;
+}
+
+/** Up to `max` names near `name` (edit distance, or one containing the other), nearest first. */
+export function closeMatches(name: string, names: Iterable<string>, max = 5): string[] {
+  const q = name.toLowerCase();
+  const scored: [number, string][] = [];
+  for (const n of names) {
+    const c = n.toLowerCase();
+    const d = editDistance(q, c);
+    const limit = Math.max(2, Math.floor(Math.max(q.length, c.length) / 4));
+    if (d <= limit || (q.length >= 3 && (c.includes(q) || q.includes(c) && c.length >= 3))) {
+      scored.push([d, n]);
+    }
+  }
+  scored.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  return scored.slice(0, max).map(([, n]) => n);
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length];
+}
