@@ -87,15 +87,37 @@ function signed(x: number, digits: number): string {
   return x > 0 && /[1-9]/.test(s) ? "+" + s : s;
 }
 
-function row(cells: string[]): string {
-  return `| ${cells.join(" | ")} |\n`;
-}
-
 /** Candidates by name, as the reference report lists them. */
 function byName(scorecard: Scorecard): CandidateSummary[] {
   return [...scorecard.candidates].sort((a, b) =>
     a.candidate < b.candidate ? -1 : a.candidate > b.candidate ? 1 : 0
   );
+}
+
+/** A table of the report: cells are display text; `align` per column. */
+export interface ReportTable {
+  header: string[];
+  align: ("left" | "right")[];
+  rows: string[][];
+}
+
+/**
+ * One block of the report. Text may use `**bold**` and `` `code` ``, nothing else.
+ * The frontier plot is a marker for renderers that draw (HTML); Markdown leaves it out.
+ */
+export type ReportBlock =
+  | { kind: "title"; text: string }
+  | { kind: "heading"; text: string }
+  | { kind: "paragraph"; text: string }
+  | { kind: "table"; table: ReportTable }
+  | { kind: "frontier-plot" };
+
+function table(header: string[], align: string, rows: string[][]): ReportTable {
+  return {
+    header,
+    align: [...align].map((a) => (a === "r" ? "right" : "left")),
+    rows,
+  };
 }
 
 const TRUST_TEXT: Record<TrustTier, string> = {
@@ -105,28 +127,24 @@ const TRUST_TEXT: Record<TrustTier, string> = {
   "ad-hoc": "Scored by an **ad-hoc** verifier: the bundle's checker, not promoted on this host.",
 };
 
-function verifierSection(sc: Scorecard, rows: CandidateSummary[], isolatedNote?: string): string {
+function verifierText(sc: Scorecard, rows: CandidateSummary[], isolatedNote?: string): string {
   let out = `${TRUST_TEXT[sc.trust]} Bundle \`${sc.bundleId}\`, experiment \`${sc.experimentId}\`.`;
   const otherTiers = rows.filter((r) => r.attempts + r.faults > 0 && r.trust !== sc.trust);
   if (otherTiers.length > 0) {
     out += " Some attempts were scored by a verifier of another tier: " +
       otherTiers.map((r) => `${r.candidate} (${r.trust})`).join(", ") + ".";
   }
-  if (sc.isolated) {
-    out += " Every attempt ran isolated.";
-  } else {
-    const parts = rows.filter((r) => r.notIsolated > 0).map((r) =>
-      `${r.candidate} ${r.notIsolated} of ${r.attempts + r.faults}`
-    );
-    out += ` Not every attempt ran isolated (without isolation: ${parts.join(", ")})` +
-      (isolatedNote ? `; ${isolatedNote.replace(/\.$/, "")}.` : ".");
-  }
-  return out + "\n\n";
+  if (sc.isolated) return out + " Every attempt ran isolated.";
+  const parts = rows.filter((r) => r.notIsolated > 0).map((r) =>
+    `${r.candidate} ${r.notIsolated} of ${r.attempts + r.faults}`
+  );
+  return out + ` Not every attempt ran isolated (without isolation: ${parts.join(", ")})` +
+    (isolatedNote ? `; ${isolatedNote.replace(/\.$/, "")}.` : ".");
 }
 
-function frontierSection(rows: CandidateSummary[]): string {
-  let out = "## Frontier\n\n" +
-    row([
+function frontierTable(rows: CandidateSummary[]): ReportTable {
+  return table(
+    [
       "Candidate",
       "Attempts",
       "Passed",
@@ -136,10 +154,9 @@ function frontierSection(rows: CandidateSummary[]): string {
       "Cost / pass",
       "Tokens / attempt",
       "Median time",
-    ]) +
-    "|---|---:|---:|---|---:|---:|---:|---:|---:|\n";
-  for (const r of rows) {
-    out += row([
+    ],
+    "lrrlrrrrr",
+    rows.map((r) => [
       r.candidate,
       String(r.attempts),
       `${r.passes} (${pct(r.passRate)})`,
@@ -149,14 +166,13 @@ function frontierSection(rows: CandidateSummary[]): string {
       orDash(r.cost.listPerPass, money),
       orDash(r.tokens.perAttempt, String),
       seconds(r.time.medianMs),
-    ]);
-  }
-  return out;
+    ]),
+  );
 }
 
-function resourcesSection(rows: CandidateSummary[]): string {
-  let out = "\n## Resources\n\n" +
-    row([
+function resourcesTable(rows: CandidateSummary[]): ReportTable {
+  return table(
+    [
       "Candidate",
       "Input tokens / attempt",
       "Output tokens / attempt",
@@ -166,10 +182,9 @@ function resourcesSection(rows: CandidateSummary[]): string {
       "Summed time",
       "Wall clock",
       "Total cost",
-    ]) +
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const r of rows) {
-    out += row([
+    ],
+    "lrrrrrrrr",
+    rows.map((r) => [
       r.candidate,
       orDash(r.tokens.inputPerAttempt, String),
       orDash(r.tokens.outputPerAttempt, String),
@@ -179,109 +194,184 @@ function resourcesSection(rows: CandidateSummary[]): string {
       minutes(r.time.summedMs),
       minutes(r.time.wallClockMs),
       money(r.cost.listMicros),
-    ]);
-  }
-  out += "\nSummed time adds up every attempt's own time; the wall clock runs from the first " +
-    "attempt's start to the last one's end (it includes waits, and is shorter than the sum when " +
-    "attempts run in parallel). Cached input is the share of input tokens read from the " +
-    `provider's cache (${DASH} where it was not recorded).\n`;
-  out += "\nCosts are at the models' list prices (what the same tokens cost through the API), " +
-    "whether or not a subscription paid for them. Billed: " +
-    rows.map((r) => `${r.candidate} ${money(r.cost.billedMicros)}`).join(", ") + ".\n";
-  return out;
+    ]),
+  );
 }
 
-function failuresSection(rows: CandidateSummary[]): string {
+function failuresBlocks(rows: CandidateSummary[]): ReportBlock[] {
   const checks = [...new Set(rows.flatMap((r) => Object.keys(r.failedChecks)))].sort();
-  if (checks.length === 0) return "";
-  let out = "\n## Where answers fail\n\nHow often each check failed, of all attempts.\n\n" +
-    row(["Failed check", ...rows.map((r) => r.candidate)]) +
-    "|---|" + "---:|".repeat(rows.length) + "\n";
-  for (const check of checks) {
-    out += row([check, ...rows.map((r) => `${r.failedChecks[check] ?? 0} / ${r.attempts}`)]);
-  }
-  return out;
+  if (checks.length === 0) return [];
+  return [
+    { kind: "heading", text: "Where answers fail" },
+    { kind: "paragraph", text: "How often each check failed, of all attempts." },
+    {
+      kind: "table",
+      table: table(
+        ["Failed check", ...rows.map((r) => r.candidate)],
+        "l" + "r".repeat(rows.length),
+        checks.map((check) => [
+          check,
+          ...rows.map((r) => `${r.failedChecks[check] ?? 0} / ${r.attempts}`),
+        ]),
+      ),
+    },
+  ];
 }
 
 function pValue(p: number): string {
   return p < 0.0001 ? "< 0.0001" : formatFixed(p, 4);
 }
 
-function comparisonSection(sc: Scorecard): string {
-  let out = "\n## Paired comparison\n\n";
+function comparisonBlocks(sc: Scorecard): ReportBlock[] {
+  const heading: ReportBlock = { kind: "heading", text: "Paired comparison" };
   if (sc.baseline === null || sc.comparisons.length === 0) {
-    return out + "There is no other candidate to compare with" +
-      (sc.baseline === null ? "." : ` the baseline, **${sc.baseline}**.`) + "\n";
+    const text = "There is no other candidate to compare with" +
+      (sc.baseline === null ? "." : ` the baseline, **${sc.baseline}**.`);
+    return [heading, { kind: "paragraph", text }];
   }
-  out += `Each candidate against the baseline, **${sc.baseline}**, on the same cases and ` +
-    "repetitions.\n\n" +
-    row([
-      "Candidate",
-      "Paired cases",
-      "Reward difference",
-      "95% interval",
-      "Only candidate passed (b)",
-      "Only baseline passed (c)",
-      "McNemar p",
-      "P(higher pass rate)",
-      "P(no worse)",
-      "Cost / pass ratio",
-    ]) +
-    "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
-  const rows = [...sc.comparisons].sort((a: Comparison, b: Comparison) =>
+  const comparisons = [...sc.comparisons].sort((a: Comparison, b: Comparison) =>
     a.candidate < b.candidate ? -1 : a.candidate > b.candidate ? 1 : 0
   );
-  for (const c of rows) {
-    out += row([
-      c.candidate,
-      String(c.pairedCases),
-      orDash(c.rewardDifference, (x) => signed(x, 3)),
-      orDash(c.rewardDifferenceInterval, ([lo, hi]) => `${signed(lo, 3)} to ${signed(hi, 3)}`),
-      String(c.mcnemar.b),
-      String(c.mcnemar.c),
-      pValue(c.mcnemar.p),
-      pct(c.pPassRateHigher),
-      pct(c.pPassRateNoWorse),
-      orDash(c.costPerPassRatio, (x) => formatFixed(x, 2) + "×"),
-    ]);
-  }
-  out += "\nThe reward difference is the candidate's mean reward minus the baseline's, each " +
-    "averaged over repetitions per case, then over the cases both ran. b and c count the " +
-    "attempts (same case and repetition, both graded) that only one of the two passed; McNemar p " +
-    "is the exact two-sided test on them. P(higher pass rate) and P(no worse) (at most 5 points " +
-    "below) are probabilities under Jeffreys posteriors of the two pass rates. The cost ratio " +
-    "compares list price per pass.\n";
-  return out;
+  return [
+    heading,
+    {
+      kind: "paragraph",
+      text: `Each candidate against the baseline, **${sc.baseline}**, on the same cases and ` +
+        "repetitions.",
+    },
+    {
+      kind: "table",
+      table: table(
+        [
+          "Candidate",
+          "Paired cases",
+          "Reward difference",
+          "95% interval",
+          "Only candidate passed (b)",
+          "Only baseline passed (c)",
+          "McNemar p",
+          "P(higher pass rate)",
+          "P(no worse)",
+          "Cost / pass ratio",
+        ],
+        "lrrlrrrrrr",
+        comparisons.map((c) => [
+          c.candidate,
+          String(c.pairedCases),
+          orDash(c.rewardDifference, (x) => signed(x, 3)),
+          orDash(
+            c.rewardDifferenceInterval,
+            ([lo, hi]) => `${signed(lo, 3)} to ${signed(hi, 3)}`,
+          ),
+          String(c.mcnemar.b),
+          String(c.mcnemar.c),
+          pValue(c.mcnemar.p),
+          pct(c.pPassRateHigher),
+          pct(c.pPassRateNoWorse),
+          orDash(c.costPerPassRatio, (x) => formatFixed(x, 2) + "×"),
+        ]),
+      ),
+    },
+    {
+      kind: "paragraph",
+      text: "The reward difference is the candidate's mean reward minus the baseline's, each " +
+        "averaged over repetitions per case, then over the cases both ran. b and c count the " +
+        "attempts (same case and repetition, both graded) that only one of the two passed; " +
+        "McNemar p is the exact two-sided test on them. P(higher pass rate) and P(no worse) (at " +
+        "most 5 points below) are probabilities under Jeffreys posteriors of the two pass " +
+        "rates. The cost ratio compares list price per pass.",
+    },
+  ];
 }
 
-function casesSection(cert: CertificationSummary): string {
+function casesText(cert: CertificationSummary): string {
   const excluded = Object.entries(cert.byReason).filter(([k]) => k !== "certified");
-  return "\n## Cases\n\n" +
-    `${cert.certified} of ${cert.cases} cases could grade an answer` +
+  return `${cert.certified} of ${cert.cases} cases could grade an answer` +
     (excluded.length > 0
       ? "; the others were excluded: " +
         excluded.map(([k, v]) => `${v} ${k.replaceAll("-", " ")}`).join(", ") +
         " (`certification.edn` lists each)"
       : "") +
-    ".\n";
+    ".";
+}
+
+/**
+ * The report as a list of blocks, for any renderer: title, note, the incomplete notice,
+ * the verifier, Frontier, Resources, Where answers fail, Paired comparison and Cases.
+ * Candidates are listed by name.
+ */
+export function reportBlocks(scorecard: Scorecard, opts: ReportOptions = {}): ReportBlock[] {
+  const rows = byName(scorecard);
+  const blocks: ReportBlock[] = [{ kind: "title", text: opts.title ?? "Benchmark report" }];
+  if (opts.note) blocks.push({ kind: "paragraph", text: opts.note });
+  if (scorecard.incomplete !== null) {
+    const n = scorecard.incomplete.cells;
+    blocks.push({
+      kind: "paragraph",
+      text: `**Incomplete:** ${n} cell${n === 1 ? "" : "s"} did not finish, so there is no ` +
+        "Scorecard yet; running the experiment again resumes them. The figures below count " +
+        "the cells that did finish.",
+    });
+  }
+  blocks.push(
+    { kind: "paragraph", text: verifierText(scorecard, rows, opts.isolatedNote) },
+    { kind: "heading", text: "Frontier" },
+    { kind: "table", table: frontierTable(rows) },
+    { kind: "frontier-plot" },
+    { kind: "heading", text: "Resources" },
+    { kind: "table", table: resourcesTable(rows) },
+    {
+      kind: "paragraph",
+      text: "Summed time adds up every attempt's own time; the wall clock runs from the first " +
+        "attempt's start to the last one's end (it includes waits, and is shorter than the sum " +
+        "when attempts run in parallel). Cached input is the share of input tokens read from " +
+        `the provider's cache (${DASH} where it was not recorded).`,
+    },
+    {
+      kind: "paragraph",
+      text: "Costs are at the models' list prices (what the same tokens cost through the API), " +
+        "whether or not a subscription paid for them. Billed: " +
+        rows.map((r) => `${r.candidate} ${money(r.cost.billedMicros)}`).join(", ") + ".",
+    },
+    ...failuresBlocks(rows),
+    ...comparisonBlocks(scorecard),
+  );
+  if (opts.certification) {
+    blocks.push(
+      { kind: "heading", text: "Cases" },
+      { kind: "paragraph", text: casesText(opts.certification) },
+    );
+  }
+  return blocks;
+}
+
+function markdownCell(text: string): string {
+  return text.replaceAll("|", "\\|");
+}
+
+function markdownTable(t: ReportTable): string {
+  const line = (cells: string[]) => `| ${cells.map(markdownCell).join(" | ")} |\n`;
+  return line(t.header) +
+    "|" + t.align.map((a) => (a === "right" ? "---:|" : "---|")).join("") + "\n" +
+    t.rows.map(line).join("");
 }
 
 /** The report of a scorecard as Markdown (REFERENCE.md §8.7 plus a paired comparison). */
 export function renderReport(scorecard: Scorecard, opts: ReportOptions = {}): string {
-  const rows = byName(scorecard);
-  let out = `# ${opts.title ?? "Benchmark report"}\n\n`;
-  if (opts.note) out += `${opts.note}\n\n`;
-  if (scorecard.incomplete !== null) {
-    const n = scorecard.incomplete.cells;
-    out += `**Incomplete:** ${n} cell${n === 1 ? "" : "s"} did not finish, so there is no ` +
-      "Scorecard yet; running the experiment again resumes them. The figures below count the " +
-      "cells that did finish.\n\n";
-  }
-  out += verifierSection(scorecard, rows, opts.isolatedNote);
-  out += frontierSection(rows);
-  out += resourcesSection(rows);
-  out += failuresSection(rows);
-  out += comparisonSection(scorecard);
-  if (opts.certification) out += casesSection(opts.certification);
-  return out;
+  return reportBlocks(scorecard, opts)
+    .flatMap((b) => {
+      switch (b.kind) {
+        case "title":
+          return [`# ${b.text}\n`];
+        case "heading":
+          return [`## ${b.text}\n`];
+        case "paragraph":
+          return [`${b.text}\n`];
+        case "table":
+          return [markdownTable(b.table)];
+        case "frontier-plot":
+          return [];
+      }
+    })
+    .join("\n");
 }
