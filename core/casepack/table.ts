@@ -1,0 +1,246 @@
+/**
+ * Tables of historical cases (REFERENCE.md §6.2): CSV/TSV, JSON lines or EDN, parsed
+ * from text into named columns and rows of cells.
+ */
+import { DvergrError } from "../errors.ts";
+import { readEdn } from "../edn/read.ts";
+import { writeEdn } from "../edn/write.ts";
+import { EdnList, EdnSymbol, type EdnValue, Keyword } from "../edn/values.ts";
+import { parseCsv } from "./csv.ts";
+
+export type TableFormat = "csv" | "tsv" | "jsonl" | "edn";
+
+/** The formats by file extension (lower-cased); a path without extension is CSV. */
+export const TABLE_EXTENSIONS: Record<string, TableFormat> = {
+  csv: "csv",
+  txt: "csv",
+  tsv: "tsv",
+  tab: "tsv",
+  jsonl: "jsonl",
+  ndjson: "jsonl",
+  edn: "edn",
+};
+
+export interface TableRow {
+  /** 1-based position among the data rows (blank lines do not count). */
+  row: number;
+  /** 1-based line of the file where the row starts (CSV, JSON lines); absent for EDN. */
+  line?: number;
+  /** Cells aligned with Table.columns; undefined where a JSON/EDN row has no such key. */
+  values: (EdnValue | undefined)[];
+}
+
+export interface Table {
+  /** The table's name in messages (its path as given). */
+  file: string;
+  format: TableFormat;
+  /** Column names, each once, in first-seen order. */
+  columns: string[];
+  rows: TableRow[];
+}
+
+/**
+ * The format of a table: `explicit` when given, else by the path's extension (csv,
+ * txt, tsv, tab, jsonl, ndjson, edn; none → csv). Anything else is a TABLE_INVALID error.
+ */
+export function tableFormatOf(path: string, explicit?: string): TableFormat {
+  const base = path.split(/[\\/]/).pop() ?? path;
+  const dot = base.lastIndexOf(".");
+  const fmt = (explicit ?? (dot > 0 ? base.slice(dot + 1) : "csv")).toLowerCase();
+  const known = TABLE_EXTENSIONS[fmt] ?? (fmt === "json-lines" ? "jsonl" : undefined);
+  if (known) return known;
+  const hint = fmt === "xlsx" || fmt === "xls" || fmt === "ods"
+    ? `Save the sheet as CSV (File › Save as › "CSV UTF-8") and give that file`
+    : "Give a .csv, .tsv, .jsonl or .edn table, or name the format with --format csv|tsv|jsonl|edn";
+  throw new DvergrError("TABLE_INVALID", `Not a table format: ${fmt} ("${path}")`, {
+    hint,
+    details: { file: path },
+  });
+}
+
+/** The index of each column name in `table.columns`. */
+export function columnIndex(table: Table): Map<string, number> {
+  return new Map(table.columns.map((c, i) => [c, i]));
+}
+
+/**
+ * Parses a table's text. CSV: the first row is the header (names trimmed; a repeated
+ * name: the later column wins); missing trailing cells are ""; surplus cells must be
+ * empty (an exporter's trailing delimiters) — a row wider than the header with text in
+ * the surplus is an error naming its line. JSON lines: one object per non-blank line.
+ * EDN: a vector of maps (keyword keys become their name). Cells are not trimmed.
+ */
+export function parseTable(
+  text: string,
+  opts: { file: string; format: TableFormat; delimiter?: string },
+): Table {
+  switch (opts.format) {
+    case "csv":
+    case "tsv":
+      return parseCsvTable(text, opts.file, opts.format, opts.delimiter);
+    case "jsonl":
+      return parseJsonLines(text, opts.file);
+    case "edn":
+      return parseEdnTable(text, opts.file);
+  }
+}
+
+function tableError(file: string, message: string, hint: string, line?: number): DvergrError {
+  return new DvergrError("TABLE_INVALID", `Cannot read "${file}": ${message}`, {
+    hint,
+    details: line === undefined ? { file } : { file, line },
+  });
+}
+
+function parseCsvTable(
+  text: string,
+  file: string,
+  format: "csv" | "tsv",
+  delimiter?: string,
+): Table {
+  const records = parseCsv(text, {
+    file,
+    delimiter: delimiter ?? (format === "tsv" ? "\t" : undefined),
+  });
+  if (records.length === 0) {
+    throw tableError(file, "it is empty (no header line)", "The first line names the columns");
+  }
+  const header = records[0].cells.map((h) => h.trim());
+  const columns: string[] = [];
+  const at = new Map<string, number>();
+  header.forEach((name, pos) => {
+    if (!at.has(name)) columns.push(name);
+    at.set(name, pos); // the later column wins
+  });
+  const positions = columns.map((c) => at.get(c)!);
+  const width = header.length;
+  const rows: TableRow[] = new Array(records.length - 1);
+  for (let r = 1; r < records.length; r++) {
+    const { cells, line } = records[r];
+    if (cells.length > width) {
+      const extra = cells.slice(width).filter((c) => c.trim() !== "");
+      if (extra.length > 0) {
+        throw tableError(
+          file,
+          `line ${line} has ${cells.length} cells but the header has ${width} (the surplus holds ${
+            JSON.stringify(extra[0].length > 40 ? extra[0].slice(0, 40) + "…" : extra[0])
+          })`,
+          "A cell holding the delimiter must be quoted; check that line, or pass --delimiter " +
+            "when the table is not delimited as detected",
+          line,
+        );
+      }
+    }
+    const values = new Array<EdnValue>(positions.length);
+    for (let j = 0; j < positions.length; j++) values[j] = cells[positions[j]] ?? "";
+    rows[r - 1] = { row: r, line, values };
+  }
+  return { file, format, columns, rows };
+}
+
+function jsonToEdn(v: unknown): EdnValue {
+  if (v === null || typeof v === "string" || typeof v === "number" || typeof v === "boolean") {
+    return v;
+  }
+  if (Array.isArray(v)) return v.map(jsonToEdn);
+  const m = new Map<EdnValue, EdnValue>();
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) m.set(k, jsonToEdn(x));
+  return m;
+}
+
+function describeJson(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  return `a ${typeof v}`;
+}
+
+function parseJsonLines(text: string, file: string): Table {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const lines = body.split("\n");
+  const objects: { row: number; line: number; obj: Record<string, unknown> }[] = [];
+  const columns: string[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < lines.length; i++) {
+    const src = lines[i].trim();
+    if (src === "") continue;
+    let v: unknown;
+    try {
+      v = JSON.parse(src);
+    } catch (e) {
+      throw tableError(
+        file,
+        `line ${i + 1} is not JSON (${e instanceof Error ? e.message : String(e)})`,
+        "JSON lines hold one JSON object per line",
+        i + 1,
+      );
+    }
+    if (v === null || typeof v !== "object" || Array.isArray(v)) {
+      throw tableError(
+        file,
+        `line ${i + 1} is ${describeJson(v)}, expected a JSON object`,
+        'Each line is one case: an object such as {"id": "B1", "text": "…", "account": "6815"}',
+        i + 1,
+      );
+    }
+    const obj = v as Record<string, unknown>;
+    for (const k of Object.keys(obj)) {
+      if (!seen.has(k)) {
+        seen.add(k);
+        columns.push(k);
+      }
+    }
+    objects.push({ row: objects.length + 1, line: i + 1, obj });
+  }
+  const rows = objects.map(({ row, line, obj }) => ({
+    row,
+    line,
+    values: columns.map((c) => (Object.hasOwn(obj, c) ? jsonToEdn(obj[c]) : undefined)),
+  }));
+  return { file, format: "jsonl", columns, rows };
+}
+
+function ednKeyName(k: EdnValue): string {
+  if (k instanceof Keyword || k instanceof EdnSymbol) return k.name;
+  if (typeof k === "string") return k;
+  if (typeof k === "number" || typeof k === "bigint") return String(k);
+  return writeEdn(k);
+}
+
+function parseEdnTable(text: string, file: string): Table {
+  const value = readEdn(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, { file });
+  const items = Array.isArray(value) ? value : value instanceof EdnList ? value.items : null;
+  if (items === null) {
+    throw tableError(
+      file,
+      "an EDN table is a vector of maps, but the file holds something else",
+      'Write it as [{:id "B1" :text "…" :account "6815"} …]',
+    );
+  }
+  const columns: string[] = [];
+  const seen = new Set<string>();
+  const maps: Map<string, EdnValue>[] = [];
+  items.forEach((item, i) => {
+    if (!(item instanceof Map)) {
+      throw tableError(
+        file,
+        `element ${i + 1} of the vector is not a map`,
+        'Each element is one case: a map such as {:id "B1" :text "…" :account "6815"}',
+      );
+    }
+    const m = new Map<string, EdnValue>();
+    for (const [k, v] of item) {
+      const name = ednKeyName(k);
+      if (!seen.has(name)) {
+        seen.add(name);
+        columns.push(name);
+      }
+      m.set(name, v);
+    }
+    maps.push(m);
+  });
+  const rows = maps.map((m, i) => ({
+    row: i + 1,
+    values: columns.map((c) => (m.has(c) ? m.get(c)! : undefined)),
+  }));
+  return { file, format: "edn", columns, rows };
+}
