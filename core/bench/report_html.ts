@@ -1,0 +1,188 @@
+/**
+ * The benchmark report as one self-contained HTML page: the same blocks as the Markdown
+ * report, plus an inline SVG plot of the cost/reward frontier. No scripts, no external
+ * assets, so it opens offline and can be attached or published as a single file.
+ */
+import type { CandidateSummary, Scorecard } from "./scorecard.ts";
+import {
+  formatFixed,
+  type ReportBlock,
+  reportBlocks,
+  type ReportOptions,
+  type ReportTable,
+} from "./report.ts";
+
+/** Text with &, <, >, " escaped for HTML content and attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")
+    .replaceAll('"', "&quot;");
+}
+
+/** Escapes, then turns the report's `**bold**` and `` `code` `` into elements. */
+function inline(text: string): string {
+  return escapeHtml(text)
+    .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
+    .replace(/`([^`]+)`/g, "<code>$1</code>");
+}
+
+function htmlTable(t: ReportTable): string {
+  const cls = (i: number) => (t.align[i] === "right" ? ' class="r"' : "");
+  const head = t.header.map((h, i) => `<th${cls(i)}>${escapeHtml(h)}</th>`).join("");
+  const body = t.rows
+    .map((r) => `<tr>${r.map((c, i) => `<td${cls(i)}>${escapeHtml(c)}</td>`).join("")}</tr>`)
+    .join("\n");
+  return `<table>\n<thead><tr>${head}</tr></thead>\n<tbody>\n${body}\n</tbody>\n</table>`;
+}
+
+/** A round upper bound for an axis: 1, 2 or 5 times a power of ten, at least `x`. */
+function niceMax(x: number): number {
+  if (!(x > 0)) return 1;
+  const p = 10 ** Math.floor(Math.log10(x));
+  for (const m of [1, 2, 5, 10]) if (m * p >= x) return m * p;
+  return 10 * p;
+}
+
+/** A candidate on the plot: list price per attempt in dollars, mean reward and its interval. */
+export interface PlotPoint {
+  name: string;
+  cost: number;
+  reward: number;
+  low: number;
+  high: number;
+}
+
+/** Candidates on the frontier: no other is at most as costly and strictly better. */
+export function frontierOf(points: readonly PlotPoint[]): PlotPoint[] {
+  const sorted = [...points].sort((a, b) => a.cost - b.cost || b.reward - a.reward);
+  const out: PlotPoint[] = [];
+  let best = -Infinity;
+  for (const p of sorted) {
+    if (p.reward > best) {
+      out.push(p);
+      best = p.reward;
+    }
+  }
+  return out;
+}
+
+/**
+ * The cost/reward plot: list price per attempt (x) against mean reward (y) with its 95%
+ * interval, the frontier joined by a line. Empty when no candidate has both figures.
+ */
+export function frontierSvg(candidates: readonly CandidateSummary[]): string {
+  const points: PlotPoint[] = candidates
+    .filter((c) => c.meanReward !== null && c.cost.listPerAttempt !== null)
+    .map((c) => ({
+      name: c.candidate,
+      cost: c.cost.listPerAttempt! / 1e6,
+      reward: c.meanReward!,
+      low: c.rewardInterval?.[0] ?? c.meanReward!,
+      high: c.rewardInterval?.[1] ?? c.meanReward!,
+    }));
+  if (points.length === 0) return "";
+  const W = 640;
+  const H = 360;
+  const L = 70;
+  const R = 30;
+  const T = 20;
+  const B = 50;
+  const xMax = niceMax(Math.max(...points.map((p) => p.cost)) * 1.05);
+  const x = (v: number) => L + (v / xMax) * (W - L - R);
+  const y = (v: number) => T + (1 - v) * (H - T - B);
+  const f = (v: number) => formatFixed(v, 1);
+  const parts: string[] = [];
+  for (let i = 0; i <= 4; i++) {
+    const yv = i / 4;
+    const xv = (xMax * i) / 4;
+    parts.push(
+      `<line class="grid" x1="${L}" x2="${W - R}" y1="${f(y(yv))}" y2="${f(y(yv))}"/>`,
+      `<text class="tick" x="${L - 8}" y="${f(y(yv) + 4)}" text-anchor="end">${
+        formatFixed(yv, 2)
+      }</text>`,
+      `<text class="tick" x="${f(x(xv))}" y="${H - B + 18}" text-anchor="middle">$${
+        formatFixed(xv, xMax < 0.01 ? 5 : 4)
+      }</text>`,
+    );
+  }
+  parts.push(
+    `<line class="axis" x1="${L}" x2="${W - R}" y1="${H - B}" y2="${H - B}"/>`,
+    `<line class="axis" x1="${L}" x2="${L}" y1="${T}" y2="${H - B}"/>`,
+    `<text class="label" x="${(L + W - R) / 2}" y="${H - 10}" text-anchor="middle">` +
+      "Cost per attempt (list price)</text>",
+    `<text class="label" transform="translate(16 ${(T + H - B) / 2}) rotate(-90)" ` +
+      'text-anchor="middle">Mean reward (95% interval)</text>',
+  );
+  const frontier = frontierOf(points);
+  if (frontier.length > 1) {
+    const pts = frontier.map((p) => `${f(x(p.cost))},${f(y(p.reward))}`).join(" ");
+    parts.push(`<polyline class="frontier" points="${pts}"/>`);
+  }
+  for (const p of points) {
+    const cx = f(x(p.cost));
+    const name = escapeHtml(p.name);
+    parts.push(
+      `<line class="whisker" x1="${cx}" x2="${cx}" y1="${f(y(p.low))}" y2="${f(y(p.high))}"/>`,
+      `<circle class="point" cx="${cx}" cy="${f(y(p.reward))}" r="5"><title>${name}: reward ${
+        formatFixed(p.reward, 3)
+      }, $${formatFixed(p.cost, 4)} per attempt</title></circle>`,
+      `<text class="name" x="${f(x(p.cost) + 8)}" y="${f(y(p.reward) - 8)}">${name}</text>`,
+    );
+  }
+  return `<svg class="plot" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" ` +
+    `aria-label="Mean reward against cost per attempt">\n${parts.join("\n")}\n</svg>`;
+}
+
+const STYLE = `
+body { font: 15px/1.5 system-ui, sans-serif; color: #1d232b; margin: 0; background: #fafafa; }
+main { max-width: 1100px; margin: 0 auto; padding: 24px 32px 48px; background: #fff; }
+h1 { font-size: 1.7em; margin: 0.2em 0 0.6em; }
+h2 { font-size: 1.25em; margin: 1.6em 0 0.5em; border-bottom: 1px solid #e3e6ea; }
+table { border-collapse: collapse; margin: 0.6em 0; font-variant-numeric: tabular-nums; }
+th, td { padding: 4px 10px; border-bottom: 1px solid #e3e6ea; text-align: left; }
+th { background: #f2f4f7; font-weight: 600; }
+.r { text-align: right; }
+code { background: #f2f4f7; padding: 0 3px; border-radius: 3px; }
+.plot { max-width: 100%; height: auto; }
+.plot .grid { stroke: #eceff3; }
+.plot .axis { stroke: #8a94a3; }
+.plot .tick, .plot .label { font-size: 12px; fill: #5b6472; }
+.plot .frontier { fill: none; stroke: #2f7d5b; stroke-width: 2; stroke-dasharray: 5 4; }
+.plot .whisker { stroke: #3a6ea5; stroke-width: 2; }
+.plot .point { fill: #3a6ea5; }
+.plot .name { font-size: 13px; fill: #1d232b; }
+`;
+
+/** The report of a scorecard as a self-contained HTML page with the frontier plot. */
+export function renderReportHtml(scorecard: Scorecard, opts: ReportOptions = {}): string {
+  const blocks = reportBlocks(scorecard, opts);
+  const title = (blocks.find((b) => b.kind === "title") as { text: string }).text;
+  const body = blocks.map((b: ReportBlock) => {
+    switch (b.kind) {
+      case "title":
+        return `<h1>${inline(b.text)}</h1>`;
+      case "heading":
+        return `<h2>${inline(b.text)}</h2>`;
+      case "paragraph":
+        return `<p>${inline(b.text)}</p>`;
+      case "table":
+        return htmlTable(b.table);
+      case "frontier-plot":
+        return frontierSvg(scorecard.candidates);
+    }
+  }).filter((s) => s !== "").join("\n");
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,134 @@
+import assert from "node:assert/strict";
+import type { AttemptRecord } from "../../../core/bench/records.ts";
+import { buildScorecard, type ScorecardOptions } from "../../../core/bench/scorecard.ts";
+import { reportBlocks } from "../../../core/bench/report.ts";
+import {
+  escapeHtml,
+  frontierOf,
+  frontierSvg,
+  renderReportHtml,
+} from "../../../core/bench/report_html.ts";
+
+const T0 = Date.parse("2026-10-01T08:00:00Z");
+const CASES = ["c1", "c2", "c3", "c4"];
+
+function records(
+  candidate: string,
+  passes: number,
+  listMicros: number,
+  failReward = 0,
+): AttemptRecord[] {
+  return CASES.map((caseId, i) => ({
+    experimentId: "exp-1",
+    candidate,
+    caseId,
+    repetition: 0,
+    inputHash: "h",
+    tryNo: 1,
+    startedAt: new Date(T0 + 1000 * i).toISOString(),
+    elapsedMs: 1000,
+    status: "completed",
+    verdict: { checks: { ok: i < passes }, reward: i < passes ? 1 : failReward },
+    fault: null,
+    passed: i < passes,
+    usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0 },
+    billedMicros: listMicros,
+    listMicros: null,
+    isolated: true,
+    trust: "ad-hoc",
+    evidenceRef: null,
+  }));
+}
+
+const OPTS: ScorecardOptions = {
+  candidates: ["luna", "haiku", "<cheap&>"],
+  expectedCells: 12,
+  trust: "ad-hoc",
+  bundleId: "bundle-1",
+  experimentId: "exp-1",
+};
+
+function scorecard() {
+  return buildScorecard(
+    [
+      ...records("luna", 3, 2000, 0.5),
+      ...records("haiku", 1, 6000),
+      ...records("<cheap&>", 2, 500, 0.25),
+    ],
+    OPTS,
+  );
+}
+
+Deno.test("renderReportHtml() is one self-contained page: no scripts, links or sources", () => {
+  const html = renderReportHtml(scorecard(), { title: "Bank booking" });
+  assert.ok(html.startsWith('<!doctype html>\n<html lang="en">'));
+  assert.ok(html.includes("<title>Bank booking</title>"));
+  assert.ok(html.includes("<h1>Bank booking</h1>"));
+  for (const banned of ["<script", "<link", "src=", "href=", "http:", "https:", "@import"]) {
+    assert.ok(!html.includes(banned), banned);
+  }
+  assert.ok(html.trimEnd().endsWith("</html>"));
+});
+
+Deno.test("renderReportHtml() holds every table cell of the Markdown report", () => {
+  const sc = scorecard();
+  const html = renderReportHtml(sc);
+  for (const block of reportBlocks(sc)) {
+    if (block.kind !== "table") continue;
+    for (const cell of [...block.table.header, ...block.table.rows.flat()]) {
+      assert.ok(html.includes(`>${escapeHtml(cell)}</t`), cell);
+    }
+  }
+  assert.ok(html.includes('<td class="r">3 (75%)</td>'), html);
+  assert.ok(html.includes("<h2>Paired comparison</h2>"));
+});
+
+Deno.test("renderReportHtml() escapes names and renders bold and code", () => {
+  const html = renderReportHtml(scorecard(), { note: "Two <b>models</b> & one `cheap`" });
+  assert.ok(html.includes("<p>Two &lt;b&gt;models&lt;/b&gt; &amp; one <code>cheap</code></p>"));
+  assert.ok(html.includes("<td>&lt;cheap&amp;&gt;</td>"));
+  assert.ok(!html.includes("<cheap&>"));
+  assert.ok(html.includes("Scored by an <strong>ad-hoc</strong> verifier"));
+  assert.ok(html.includes("Bundle <code>bundle-1</code>"));
+});
+
+Deno.test("frontierSvg() plots one point per candidate with a reward and a cost", () => {
+  const sc = buildScorecard([...records("luna", 3, 2000, 0.5)], {
+    ...OPTS,
+    candidates: ["luna", "idle"],
+    expectedCells: 8,
+  });
+  const svg = frontierSvg(sc.candidates);
+  assert.equal(svg.match(/<circle /g)?.length, 1);
+  assert.ok(svg.includes("<title>luna: reward 0.875, $0.0020 per attempt</title>"));
+  assert.ok(!svg.includes("idle"));
+  assert.ok(!svg.includes("<polyline"), "one point makes no frontier line");
+  assert.equal(frontierSvg([]), "");
+});
+
+Deno.test("frontierSvg() joins the candidates no other beats on cost and reward", () => {
+  const svg = frontierSvg(scorecard().candidates);
+  assert.equal(svg.match(/<circle /g)?.length, 3);
+  // <cheap&> ($0.0005, 0.625) and luna ($0.0020, 0.875) are on it; haiku ($0.0060, 0.25) is not.
+  const line = svg.match(/<polyline class="frontier" points="([^"]+)"/);
+  assert.ok(line, svg);
+  assert.equal(line[1].split(" ").length, 2);
+});
+
+Deno.test("frontierOf() keeps points that are cheaper or better than every other", () => {
+  const p = (name: string, cost: number, reward: number) => ({
+    name,
+    cost,
+    reward,
+    low: reward,
+    high: reward,
+  });
+  const kept = frontierOf([
+    p("dear-good", 3, 0.9),
+    p("cheap-bad", 1, 0.2),
+    p("mid", 2, 0.6),
+    p("dominated", 2.5, 0.5),
+    p("same-cost-worse", 1, 0.1),
+  ]);
+  assert.deepEqual(kept.map((k) => k.name), ["cheap-bad", "mid", "dear-good"]);
+});
