@@ -27,10 +27,13 @@ export type CheckerFault =
   | "syntax"
   | "crashed";
 
-/** A checker run is a value, never an exception: a verdict or a fault with its reason. */
+/**
+ * A checker run is a value, never an exception: a verdict or a fault with its reason.
+ * `logs` holds what the checker wrote with console.* (bounded), when it wrote anything.
+ */
 export type CheckerRun =
-  | { ok: true; verdict: Verdict; ms: number }
-  | { ok: false; fault: CheckerFault; message: string; ms: number };
+  | { ok: true; verdict: Verdict; ms: number; logs?: string[] }
+  | { ok: false; fault: CheckerFault; message: string; ms: number; logs?: string[] };
 
 export interface JudgeRequest {
   id: string;
@@ -38,8 +41,8 @@ export interface JudgeRequest {
 }
 
 export type JudgeRequestsRun =
-  | { ok: true; requests: JudgeRequest[]; ms: number }
-  | { ok: false; fault: CheckerFault; message: string; ms: number };
+  | { ok: true; requests: JudgeRequest[]; ms: number; logs?: string[] }
+  | { ok: false; fault: CheckerFault; message: string; ms: number; logs?: string[] };
 
 export interface CheckerCallOptions {
   /** Time limit for this call; default 20,000 ms. */

@@ -1,0 +1,323 @@
+/**
+ * The checker pool: warm QuickJS workers that run checker.js, one call per worker at a
+ * time, each call in a fresh QuickJS runtime and context (see sandbox/quickjs_call.ts).
+ *
+ * A worker that is poisoned (a wasm trap), grew its memory past half its cap, or did not
+ * answer by its deadline plus a margin is terminated and replaced; the caller only sees
+ * the fault of its own call. Calls queue when every worker is busy.
+ *
+ * Inside the sandbox a checker has the ECMAScript built-ins of QuickJS, `console` (kept,
+ * bounded, returned as `logs`), `edn.parse`, a fixed-seed `Math.random` and QuickJS's own
+ * `Date` (the real clock). It has no `Deno`, `fetch`, timers, module loader or host
+ * object, and its Worker has no Deno permission at all.
+ *
+ * Permissions: the host needs none beyond starting a Worker.
+ */
+import type {
+  CheckerCallOptions,
+  CheckerFault,
+  CheckerInput,
+  CheckerRun,
+  CheckerRunner,
+  JudgeRequestsRun,
+} from "./types.ts";
+import type {
+  CallMessage,
+  CallOutcome,
+  CheckerFunction,
+  HostMessage,
+  WorkerMessage,
+} from "./protocol.ts";
+import { readJudgeRequests, readVerdict } from "./verdict.ts";
+import { EDN_SANDBOX_SOURCE } from "../core/edn/sandbox_source.ts";
+
+export interface CheckerPoolOptions {
+  /** Workers kept warm; default 2. */
+  workers?: number;
+  /** Hard cap of each worker's WebAssembly memory; default 256 MiB. */
+  memoryBytes?: number;
+  /** Time limit of a call without its own `timeoutMs`; default 20,000 ms. */
+  defaultTimeoutMs?: number;
+}
+
+export interface CheckerPoolStats {
+  /** Workers started since the pool was created, replacements included. */
+  workersStarted: number;
+  /** Workers terminated because they hung, were poisoned or grew too large. */
+  workersReplaced: number;
+  /** Workers alive now (starting, idle or busy). */
+  workersAlive: number;
+  callsQueued: number;
+  /** Deno permission states the last started worker reported about itself. */
+  workerPermissions?: Record<string, string>;
+}
+
+/** A CheckerRunner backed by Deno Workers; `stats()` tells how the workers fared. */
+export interface CheckerPool extends CheckerRunner {
+  stats(): CheckerPoolStats;
+}
+
+export const DEFAULT_WORKERS = 2;
+export const DEFAULT_MEMORY_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_TIMEOUT_MS = 20_000;
+/** QuickJS stack limit; deeper stacks overflow the host's and poison the instance. */
+export const STACK_BYTES = 128 * 1024;
+/** How long past a call's deadline the host waits before terminating the worker. */
+export const HANG_MARGIN_MS = 2_000;
+/** How long a new worker may take to load QuickJS. */
+const START_TIMEOUT_MS = 30_000;
+
+type Outcome = { outcome: CallOutcome; logs: string[]; ms: number };
+
+interface Job {
+  fn: CheckerFunction;
+  source: string;
+  input: string;
+  timeoutMs: number;
+  resolve: (o: Outcome) => void;
+  startedAt?: number;
+}
+
+interface Slot {
+  worker: Worker;
+  state: "starting" | "idle" | "busy";
+  job?: Job;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+/**
+ * Creates a pool of QuickJS workers implementing CheckerRunner. Workers start on demand
+ * (the first call pays the QuickJS load, ~100 ms) and stay warm until `close()`.
+ * Every call resolves to a value: a verdict, requests, or a fault with its reason.
+ */
+export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
+  const size = Math.max(1, Math.floor(opts.workers ?? DEFAULT_WORKERS));
+  const memoryBytes = Math.max(32 * 1024 * 1024, opts.memoryBytes ?? DEFAULT_MEMORY_BYTES);
+  const defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const globals = [{ name: "edn", source: EDN_SANDBOX_SOURCE }];
+  const slots: Slot[] = [];
+  const queue: Job[] = [];
+  let closed = false;
+  let nextId = 1;
+  const stats = { workersStarted: 0, workersReplaced: 0 } as {
+    workersStarted: number;
+    workersReplaced: number;
+    workerPermissions?: Record<string, string>;
+  };
+
+  function finish(job: Job, outcome: CallOutcome, logs: string[] = []): void {
+    const ms = job.startedAt === undefined ? 0 : performance.now() - job.startedAt;
+    job.resolve({ outcome, logs, ms });
+  }
+
+  function fault(fault: CheckerFault, message: string): CallOutcome {
+    return { ok: false, fault, message };
+  }
+
+  function spawn(): void {
+    const worker = new Worker(new URL("./checker_worker.ts", import.meta.url), {
+      type: "module",
+      deno: { permissions: "none" },
+    });
+    const slot: Slot = { worker, state: "starting" };
+    slots.push(slot);
+    stats.workersStarted++;
+    slot.timer = setTimeout(
+      () => failStart(slot, `QuickJS did not load within ${START_TIMEOUT_MS}ms`),
+      START_TIMEOUT_MS,
+    );
+    worker.onmessage = (e: MessageEvent<WorkerMessage>) => onMessage(slot, e.data);
+    worker.onerror = (e: ErrorEvent) => {
+      // Handled here: an unhandled worker error would be rethrown in the host.
+      e.preventDefault();
+      onCrash(slot, e.message || "the worker failed");
+    };
+    worker.onmessageerror = () => onCrash(slot, "a message from the worker could not be read");
+    const init: HostMessage = {
+      type: "init",
+      memoryBytes,
+      stackBytes: STACK_BYTES,
+      globals,
+    };
+    worker.postMessage(init);
+  }
+
+  function remove(slot: Slot, replaced: boolean): void {
+    clearTimeout(slot.timer);
+    slot.worker.terminate();
+    const i = slots.indexOf(slot);
+    if (i >= 0) slots.splice(i, 1);
+    if (replaced) {
+      stats.workersReplaced++;
+      // Keep the pool warm: the replacement loads QuickJS while nobody waits for it.
+      if (!closed && slots.length < size) spawn();
+    }
+  }
+
+  function failStart(slot: Slot, why: string): void {
+    remove(slot, false);
+    // With no worker left that could take the queue, the queued calls fail now
+    // instead of waiting for a sandbox that cannot start.
+    if (slots.length === 0) {
+      for (const job of queue.splice(0)) {
+        finish(job, fault("crashed", `The sandbox could not start: ${why}`));
+      }
+    }
+  }
+
+  function onCrash(slot: Slot, why: string): void {
+    if (!slots.includes(slot)) return;
+    if (slot.state === "starting") return failStart(slot, why);
+    const job = slot.job;
+    remove(slot, true);
+    if (job) finish(job, fault("crashed", `The sandbox crashed while running the checker: ${why}`));
+    pump();
+  }
+
+  function onMessage(slot: Slot, msg: WorkerMessage): void {
+    if (!slots.includes(slot)) return;
+    if (msg.type === "ready") {
+      clearTimeout(slot.timer);
+      slot.state = "idle";
+      stats.workerPermissions = msg.permissions;
+      pump();
+    } else if (msg.type === "init-failed") {
+      failStart(slot, msg.message);
+    } else if (msg.type === "result") {
+      const job = slot.job;
+      clearTimeout(slot.timer);
+      slot.job = undefined;
+      slot.state = "idle";
+      if (msg.poisoned || msg.recycle) remove(slot, true);
+      if (job) finish(job, msg.outcome, msg.logs);
+      pump();
+    }
+  }
+
+  function onHang(slot: Slot): void {
+    const job = slot.job;
+    remove(slot, true);
+    if (job) {
+      finish(job, fault("timeout", `The checker did not finish within ${job.timeoutMs}ms`));
+    }
+    pump();
+  }
+
+  function dispatch(slot: Slot, job: Job): void {
+    slot.state = "busy";
+    slot.job = job;
+    job.startedAt = performance.now();
+    const msg: CallMessage = {
+      type: "call",
+      id: nextId++,
+      fn: job.fn,
+      source: job.source,
+      input: job.input,
+      timeoutMs: job.timeoutMs,
+    };
+    slot.timer = setTimeout(() => onHang(slot), job.timeoutMs + HANG_MARGIN_MS);
+    slot.worker.postMessage(msg);
+  }
+
+  function pump(): void {
+    if (closed) return;
+    for (const slot of slots) {
+      if (queue.length === 0) return;
+      if (slot.state === "idle") dispatch(slot, queue.shift()!);
+    }
+    const starting = slots.filter((s) => s.state === "starting").length;
+    let wanted = Math.min(queue.length - starting, size - slots.length);
+    while (wanted-- > 0) spawn();
+  }
+
+  function submit(
+    fn: CheckerFunction,
+    source: string,
+    input: unknown,
+    callOpts: CheckerCallOptions | undefined,
+  ): Promise<Outcome> {
+    return new Promise((resolve) => {
+      const timeoutMs = validTimeout(callOpts?.timeoutMs) ?? defaultTimeoutMs;
+      const job: Job = { fn, source, input: "", timeoutMs, resolve };
+      if (closed) {
+        return finish(job, fault("crashed", "The checker could not run: its pool is closed"));
+      }
+      if (typeof source !== "string") {
+        return finish(job, fault("syntax", "checker.js could not be read: its source is not text"));
+      }
+      try {
+        job.input = JSON.stringify(input) ?? "null";
+      } catch (e) {
+        return finish(
+          job,
+          fault(
+            "crashed",
+            `The checker input cannot be sent to the sandbox: ${
+              e instanceof Error ? e.message : String(e)
+            }`,
+          ),
+        );
+      }
+      queue.push(job);
+      pump();
+    });
+  }
+
+  return {
+    async check(source, input: CheckerInput, callOpts): Promise<CheckerRun> {
+      const { outcome, logs, ms } = await submit("check", source, input, callOpts);
+      const extra = logs.length > 0 ? { logs } : {};
+      if (!outcome.ok) {
+        return { ok: false, fault: outcome.fault, message: outcome.message, ms, ...extra };
+      }
+      const v = readVerdict(outcome.json);
+      return v.ok
+        ? { ok: true, verdict: v.value, ms, ...extra }
+        : { ok: false, fault: "invalid-verdict", message: v.message, ms, ...extra };
+    },
+    async judgeRequests(source, input, callOpts): Promise<JudgeRequestsRun> {
+      const { outcome, logs, ms } = await submit("judgeRequests", source, input, callOpts);
+      const extra = logs.length > 0 ? { logs } : {};
+      if (!outcome.ok) {
+        return { ok: false, fault: outcome.fault, message: outcome.message, ms, ...extra };
+      }
+      const r = readJudgeRequests(outcome.json);
+      return r.ok
+        ? { ok: true, requests: r.value, ms, ...extra }
+        : { ok: false, fault: "invalid-verdict", message: r.message, ms, ...extra };
+    },
+    close(): void {
+      if (closed) return;
+      closed = true;
+      for (const slot of [...slots]) {
+        const job = slot.job;
+        remove(slot, false);
+        if (job) finish(job, fault("crashed", "The checker was stopped: its pool was closed"));
+      }
+      for (const job of queue.splice(0)) {
+        finish(job, fault("crashed", "The checker could not run: its pool was closed"));
+      }
+    },
+    stats(): CheckerPoolStats {
+      return {
+        workersStarted: stats.workersStarted,
+        workersReplaced: stats.workersReplaced,
+        workersAlive: slots.length,
+        callsQueued: queue.length,
+        ...(stats.workerPermissions ? { workerPermissions: stats.workerPermissions } : {}),
+      };
+    },
+  };
+}
+
+function validTimeout(ms: number | undefined): number | undefined {
+  return typeof ms === "number" && Number.isFinite(ms) && ms > 0 ? Math.ceil(ms) : undefined;
+}
+
+let shared: CheckerPool | undefined;
+
+/** The process-wide pool for the CLI, created on first use with the default options. */
+export function sharedCheckerPool(): CheckerPool {
+  shared ??= createCheckerPool();
+  return shared;
+}

@@ -1,0 +1,124 @@
+/**
+ * The script evaluated first in every fresh QuickJS context, before the EDN reader and
+ * checker.js. It is plain JavaScript for QuickJS, kept as text.
+ *
+ * It is called with one host function (`hostLog`, which accepts a string and ignores
+ * anything else) and
+ * - installs `console` (log, info, warn, error, debug, trace): each call becomes one line
+ *   handed to `hostLog`; the host keeps a bounded number of bounded lines;
+ * - replaces `Math.random` with a fixed-seed generator, so a checker that draws random
+ *   numbers still gives the same verdict for the same input (`Date` is QuickJS's own and
+ *   reads the clock: checkers may compare dates with today);
+ * - returns, out of reach of checker.js, the helpers the worker uses afterwards, captured
+ *   before checker.js can replace any global: `lazy(name, source)` (defines a global that
+ *   evaluates `source`, a script assigning `globalThis[name]`, on first access: the EDN
+ *   reader is ~30 KB of source, ~4–8 ms to compile in QuickJS, and a checker that never
+ *   touches `edn` should not pay for it), `parse` (JSON.parse, for the input),
+ *   `serialize` (the result as JSON text; values JSON cannot carry — undefined, NaN,
+ *   ±Infinity, functions, symbols, bigints — become `{"\u0000dvergr": "<what it was>"}`
+ *   so the host can name them) and `describe` (a thrown value as JSON text:
+ *   `{kind, isError, name, message, stack, text}`, every part read defensively).
+ */
+export const PRELUDE_SOURCE = `(function (hostLog) {
+  "use strict";
+  const g = globalThis;
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const toText = String;
+  const finite = Number.isFinite;
+  const imul = Math.imul;
+  const ErrorType = Error;
+  const defineProperty = Object.defineProperty;
+  const indirectEval = eval;
+  const MAX_LINE = 2000;
+  const MARK = "\\u0000dvergr";
+
+  function show(v) {
+    if (typeof v === "string") return v;
+    try {
+      const s = stringify(v);
+      if (typeof s === "string") return s;
+    } catch (_) { /* fall through to String() */ }
+    try { return toText(v); } catch (_) { return "[a value that cannot be shown]"; }
+  }
+  function log() {
+    let line = "";
+    for (let i = 0; i < arguments.length && line.length <= MAX_LINE; i++) {
+      line += (i > 0 ? " " : "") + show(arguments[i]);
+    }
+    hostLog(line);
+  }
+  const con = {};
+  const names = ["log", "info", "warn", "error", "debug", "trace"];
+  for (let i = 0; i < names.length; i++) con[names[i]] = log;
+  defineProperty(g, "console", { value: con, writable: true, configurable: true });
+
+  let seed = 0x2f6b1d35;
+  defineProperty(Math, "random", {
+    value: function random() {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = seed;
+      t = imul(t ^ (t >>> 15), t | 1);
+      t ^= t + imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    },
+    writable: true,
+    configurable: true,
+  });
+
+  function lazy(name, source) {
+    function settle(value) {
+      defineProperty(g, name, { value: value, writable: true, configurable: true });
+    }
+    defineProperty(g, name, {
+      configurable: true,
+      get: function () {
+        settle(undefined);
+        indirectEval(source);
+        return g[name];
+      },
+      set: settle,
+    });
+  }
+
+  function mark(what) {
+    const o = {};
+    defineProperty(o, MARK, { value: what, enumerable: true });
+    return o;
+  }
+  function replacer(_key, v) {
+    switch (typeof v) {
+      case "number": return finite(v) ? v : mark(toText(v));
+      case "undefined": return mark("undefined");
+      case "function": return mark("a function");
+      case "symbol": return mark("a symbol");
+      case "bigint": return mark("a bigint");
+      default: return v;
+    }
+  }
+  function serialize(v) {
+    return stringify(v, replacer);
+  }
+  function read(e, key) {
+    try {
+      const v = e[key];
+      return v === undefined || v === null ? undefined : toText(v);
+    } catch (_) {
+      return undefined;
+    }
+  }
+  function describe(e) {
+    const out = { kind: e === null ? "null" : typeof e, isError: false };
+    if (e !== null && (typeof e === "object" || typeof e === "function")) {
+      try { out.isError = e instanceof ErrorType; } catch (_) { /* a hostile hasInstance */ }
+      out.name = read(e, "name");
+      out.message = read(e, "message");
+      out.stack = read(e, "stack");
+      try { out.text = show(e); } catch (_) { /* leave it out */ }
+    } else {
+      out.text = show(e);
+    }
+    try { return stringify(out); } catch (_) { return '{"kind":"unknown","isError":false}'; }
+  }
+  return { lazy: lazy, parse: parse, serialize: serialize, describe: describe };
+})`;

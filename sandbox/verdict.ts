@@ -1,0 +1,115 @@
+/**
+ * Validation of what checker.js returns, on the host: the verdict of `check` and the
+ * requests of `judgeRequests`, read from the JSON text the sandbox produced.
+ */
+import { z } from "zod";
+import type { JudgeRequest, Verdict } from "./types.ts";
+
+/** How the sandbox marks a value JSON cannot carry (see sandbox/prelude.ts). */
+const MARK = "\u0000dvergr";
+const MAX_ISSUES = 3;
+
+const REWARD = "expected a number in [0, 1]";
+const VerdictSchema = z.object({
+  checks: z.record(z.string(), z.boolean({ error: "expected true or false" }), {
+    error: "expected an object of named booleans",
+  }),
+  reward: z.number({ error: REWARD }).min(0, { error: REWARD }).max(1, { error: REWARD }),
+}, { error: "expected an object with `checks` and `reward`" });
+
+const TEXT = "expected a string";
+const RequestsSchema = z.array(
+  z.object({
+    id: z.string({ error: TEXT }),
+    prompt: z.string({ error: TEXT }),
+  }, { error: "expected an object with `id` and `prompt`" }),
+  { error: "expected an array of `{id, prompt}` (or null)" },
+);
+
+export type Validated<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/**
+ * Reads a verdict from the JSON text of `check`'s result: `{checks: {name: boolean},
+ * reward: number in [0, 1]}`, extra keys tolerated and dropped. On failure the message
+ * reads `The checker returned no verdict: reward: expected a number in [0, 1], got 2`.
+ */
+export function readVerdict(json: string): Validated<Verdict> {
+  const value = decode(json);
+  const r = VerdictSchema.safeParse(value);
+  if (!r.success) {
+    return { ok: false, message: `The checker returned no verdict: ${humanize(r.error, value)}` };
+  }
+  const raw = value as { checks: Record<string, boolean>; reward: number };
+  // Built from the parsed object with define semantics, so a check named "__proto__"
+  // stays a check and never touches a prototype.
+  return {
+    ok: true,
+    value: { checks: Object.fromEntries(Object.entries(raw.checks)), reward: raw.reward },
+  };
+}
+
+/**
+ * Reads judge requests from the JSON text of `judgeRequests`' result: an array of
+ * `{id: string, prompt: string}` (extra keys dropped); null or undefined is no request.
+ */
+export function readJudgeRequests(json: string): Validated<JudgeRequest[]> {
+  const value = decode(json);
+  if (value === null || isMark(value, "undefined")) return { ok: true, value: [] };
+  const r = RequestsSchema.safeParse(value);
+  if (!r.success) {
+    return {
+      ok: false,
+      message: `judgeRequests returned no requests: ${humanize(r.error, value)}`,
+    };
+  }
+  return { ok: true, value: r.data.map((q) => ({ id: q.id, prompt: q.prompt })) };
+}
+
+/** JSON text to a value, with the sandbox's marks turned into symbols naming the value. */
+function decode(json: string): unknown {
+  return JSON.parse(json, (_key, v) => {
+    if (v !== null && typeof v === "object" && !Array.isArray(v)) {
+      const keys = Object.keys(v);
+      if (keys.length === 1 && keys[0] === MARK && typeof v[MARK] === "string") {
+        return Symbol(v[MARK]);
+      }
+    }
+    return v;
+  });
+}
+
+function isMark(v: unknown, what: string): boolean {
+  return typeof v === "symbol" && v.description === what;
+}
+
+function humanize(error: z.ZodError, value: unknown): string {
+  const issues = error.issues.slice(0, MAX_ISSUES).map((issue) => {
+    const path = issue.path.map(String).join(".");
+    const got = describeValue(valueAt(value, issue.path));
+    return `${path ? `${path}: ` : ""}${issue.message}, got ${got}`;
+  });
+  const more = error.issues.length - MAX_ISSUES;
+  return issues.join("; ") + (more > 0 ? `; and ${more} more` : "");
+}
+
+const MISSING = Symbol("nothing");
+
+function valueAt(value: unknown, path: PropertyKey[]): unknown {
+  let v = value;
+  for (const key of path) {
+    if (v === null || typeof v !== "object" || !Object.hasOwn(v, key)) return MISSING;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
+/** A short, quoted rendering of a JSON value for a message: `2`, `"1"`, `an array`. */
+export function describeValue(v: unknown): string {
+  if (v === MISSING) return "nothing";
+  if (typeof v === "symbol") return v.description ?? "an unknown value";
+  if (v === null) return "null";
+  if (Array.isArray(v)) return `an array of ${v.length}`;
+  if (typeof v === "object") return "an object";
+  const text = JSON.stringify(v);
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+}
