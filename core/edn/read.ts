@@ -6,14 +6,7 @@
  * sandbox can embed its source text (sandbox_source.ts) instead of a second copy.
  */
 import { DvergrError } from "../errors.ts";
-import {
-  EDN_MODEL,
-  type EdnChar,
-  type EdnModel,
-  type EdnSet,
-  type EdnUuid,
-  type EdnValue,
-} from "./values.ts";
+import { EDN_MODEL, type EdnChar, type EdnModel, type EdnUuid, type EdnValue } from "./values.ts";
 
 /** Options of readEdn / readEdnAll. */
 export interface ReadEdnOptions {
@@ -67,6 +60,25 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
   // Characters that may not appear in a symbol or keyword (beyond the token terminators).
   const BAD_NAME_CHAR_RE = /[\p{Cc}\p{Cf}\p{Z}]/u;
   const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+  // Kinds of open frames while reading.
+  const VECTOR = 0, LIST = 1, SET = 2, MAP = 3, TAG = 4, DISCARD = 5;
+  interface Frame {
+    kind: number;
+    /** "map", "vector", …, or the tag ("#inst", "#_") */
+    what: string;
+    /** The closing bracket's char code; -1 for a tag or discard. */
+    closer: number;
+    /** Where it was opened. */
+    at: number;
+    items: EdnValue[];
+    map: Map<EdnValue, EdnValue> | null;
+    /** Equality keys seen so far (map keys, set elements) → where each started. */
+    seen: Map<string, number> | null;
+    /** A map's key waiting for its value (keyAt ≥ 0), with its start and end. */
+    key: EdnValue;
+    keyAt: number;
+    keyEnd?: number;
+  }
   const SYNTAX_HINT = "Check the EDN near that position (https://github.com/edn-format/edn)";
 
   function isWhitespace(c: number): boolean {
@@ -140,11 +152,10 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
   function read(text: string, file: string | null, maxDepth: number, one: boolean): EdnValue[] {
     const n = text.length;
     let pos = text.charCodeAt(0) === 0xfeff ? 1 : 0; // a byte order mark is not content
-    let depth = 0;
-    let lastStart = 0; // where the value most recently returned by next() started
-    const END = {} as EdnValue; // next() found the closing delimiter (or the end of text)
-    const NEED = -2; // next(): a value is required here
-    const EOF = -1; // next(): top level, the end of text ends the document
+    const out: EdnValue[] = [];
+    // The open collections, tags and discards, innermost last: the reader keeps its own
+    // stack rather than recursing, so deep input cannot exhaust a small (QuickJS) stack.
+    const stack: Frame[] = [];
 
     function lineCol(at: number): { line: number; column: number } {
       let line = 1;
@@ -187,14 +198,26 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
       return s.length > 40 ? s.slice(0, 37) + "..." : s;
     }
 
-    function enter(at: number): void {
-      if (++depth > maxDepth) {
+    function open(kind: number, what: string, closer: number, at: number, width: number) {
+      if (stack.length >= maxDepth) {
         fail(
           at,
           "nesting deeper than " + maxDepth + " levels",
           "Flatten the data: EDN read here is limited to " + maxDepth + " nested levels",
         );
       }
+      stack.push({
+        kind,
+        what,
+        closer,
+        at,
+        items: [],
+        map: kind === MAP ? new Map() : null,
+        seen: kind === MAP || kind === SET ? new Map() : null,
+        key: null,
+        keyAt: -1,
+      });
+      pos = at + width;
     }
 
     function skipSpace(): void {
@@ -210,156 +233,110 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
 
     const CLOSER_NAME: Record<number, string> = { 0x29: ")", 0x5d: "]", 0x7d: "}" };
 
-    // The next value, skipping whitespace, comments and #_ discards. `closer` is the
-    // character code that ends the enclosing collection (then END is returned), EOF at
-    // top level, or NEED when a value must follow (after a tag or #_).
-    function next(closer: number, openAt: number, what: string): EdnValue {
+    function notFollowed(f: Frame): never {
+      return fail(f.at, f.what + " is not followed by a value", "Put a value after " + f.what);
+    }
+
+    // Refuses a map key or set element equal to an earlier one (Clojure equality).
+    function checkUnique(f: Frame, v: EdnValue, start: number, what: string): void {
+      const id = keyOf(v);
+      const first = f.seen!.get(id);
+      if (first !== undefined) {
+        const p = lineCol(first);
+        fail(
+          start,
+          "duplicate " + what + " " + excerpt(start, pos) + " (first at line " + p.line +
+            ", column " + p.column + ")",
+          f.kind === MAP ? "Keep one entry per key" : "Keep one of each element in a set",
+        );
+      }
+      f.seen!.set(id, start);
+    }
+
+    // Hands a finished value, which started at `start`, to the innermost open frame.
+    function deliver(value: EdnValue, start: number): void {
+      let v = value;
+      let at = start;
       for (;;) {
-        skipSpace();
-        if (pos >= n) {
-          if (closer === EOF) return END;
-          if (closer === NEED) {
-            fail(openAt, what + " is not followed by a value", "Put a value after " + what);
+        const f = stack.length === 0 ? null : stack[stack.length - 1];
+        if (f === null) {
+          if (one && out.length === 1) {
+            fail(
+              at,
+              "a second value after the first: this text must hold exactly one EDN value",
+              "Remove the extra text, or wrap the values in a vector […]",
+            );
           }
-          fail(n, "unclosed " + what, 'Close it with "' + CLOSER_NAME[closer] + '"', openAt);
+          out.push(v);
+          return;
         }
-        const c = text.charCodeAt(pos);
-        if (c === closer) {
-          pos++;
-          return END;
+        switch (f.kind) {
+          case DISCARD:
+            stack.pop();
+            return;
+          case TAG:
+            stack.pop();
+            v = tagged(f.what.slice(1), v, at);
+            at = f.at;
+            continue;
+          case SET:
+            checkUnique(f, v, at, "set element");
+            f.items.push(v);
+            return;
+          case MAP:
+            if (f.keyAt < 0) {
+              checkUnique(f, v, at, "map key");
+              f.key = v;
+              f.keyAt = at;
+              f.keyEnd = pos;
+            } else {
+              f.map!.set(f.key, v);
+              f.keyAt = -1;
+            }
+            return;
+          default:
+            f.items.push(v);
+            return;
         }
-        if (c === 0x29 || c === 0x5d || c === 0x7d) {
-          if (closer === EOF) {
-            fail(pos, 'unexpected "' + CLOSER_NAME[c] + '": nothing is open', "Remove it");
-          }
-          if (closer === NEED) {
-            fail(openAt, what + " is not followed by a value", "Put a value after " + what);
-          }
+      }
+    }
+
+    // A closing bracket: ends the innermost collection and delivers it.
+    function close(c: number): void {
+      const f = stack[stack.length - 1];
+      if (f.kind === TAG || f.kind === DISCARD) notFollowed(f);
+      if (c !== f.closer) {
+        fail(
+          pos,
+          'mismatched "' + CLOSER_NAME[c] + '": expected "' + CLOSER_NAME[f.closer] +
+            '" to close the ' + f.what,
+          "Check the brackets between the opening and this position",
+          f.at,
+        );
+      }
+      pos++;
+      stack.pop();
+      let v: EdnValue;
+      if (f.kind === MAP) {
+        if (f.keyAt >= 0) {
           fail(
-            pos,
-            'mismatched "' + CLOSER_NAME[c] + '": expected "' + CLOSER_NAME[closer] +
-              '" to close the ' + what,
-            "Check the brackets between the opening and this position",
-            openAt,
-          );
-        }
-        if (c === 0x23 && text.charCodeAt(pos + 1) === 0x5f) { // #_ discards the next value
-          const at = pos;
-          pos += 2;
-          enter(at);
-          next(NEED, at, "#_");
-          depth--;
-          continue;
-        }
-        const start = pos;
-        const v = form(c);
-        lastStart = start;
-        return v;
-      }
-    }
-
-    function form(c: number): EdnValue {
-      switch (c) {
-        case 0x7b:
-          return readMap();
-        case 0x5b:
-          return readItems(0x5d, "vector");
-        case 0x28:
-          return new M.EdnList(readItems(0x29, "list"));
-        case 0x22:
-          return readString();
-        case 0x5c:
-          return readChar();
-        case 0x23:
-          return readDispatch();
-        case 0x40:
-        case 0x5e:
-        case 0x60:
-        case 0x7e:
-        case 0x27:
-          return fail(
-            pos,
-            'unexpected "' + text[pos] + '": reader macros are not EDN',
-            "Quote the text as a string if it is meant as text",
-          );
-      }
-      return readToken();
-    }
-
-    function readItems(closer: number, what: string): EdnValue[] {
-      const at = pos++;
-      enter(at);
-      const items: EdnValue[] = [];
-      for (;;) {
-        const v = next(closer, at, what);
-        if (v === END) break;
-        items.push(v);
-      }
-      depth--;
-      return items;
-    }
-
-    function readMap(): Map<EdnValue, EdnValue> {
-      const at = pos++;
-      enter(at);
-      const m = new Map<EdnValue, EdnValue>();
-      const seen = new Map<string, number>();
-      for (;;) {
-        const k = next(0x7d, at, "map");
-        if (k === END) break;
-        const kAt = lastStart;
-        const kEnd = pos;
-        const v = next(0x7d, at, "map");
-        if (v === END) {
-          fail(
-            kAt,
-            "map key " + excerpt(kAt, kEnd) + " has no value (odd number of forms in the map)",
+            f.keyAt,
+            "map key " + excerpt(f.keyAt, f.keyEnd!) +
+              " has no value (odd number of forms in the map)",
             "Every map key needs a value: {:key value}",
           );
         }
-        const id = keyOf(k);
-        const first = seen.get(id);
-        if (first !== undefined) {
-          const f = lineCol(first);
-          fail(
-            kAt,
-            "duplicate map key " + excerpt(kAt, kEnd) + " (first at line " + f.line +
-              ", column " + f.column + ")",
-            "Keep one entry per key",
-          );
-        }
-        seen.set(id, kAt);
-        m.set(k, v);
-      }
-      depth--;
-      return m;
+        v = f.map!;
+      } else if (f.kind === SET) v = new M.EdnSet(f.items);
+      else if (f.kind === LIST) v = new M.EdnList(f.items);
+      else v = f.items;
+      deliver(v, f.at);
     }
 
-    function readSet(): EdnSet {
-      const at = pos;
-      pos += 2;
-      enter(at);
-      const items: EdnValue[] = [];
-      const seen = new Map<string, number>();
-      for (;;) {
-        const v = next(0x7d, at, "set");
-        if (v === END) break;
-        const id = keyOf(v);
-        const first = seen.get(id);
-        if (first !== undefined) {
-          const f = lineCol(first);
-          fail(
-            lastStart,
-            "duplicate set element " + excerpt(lastStart, pos) + " (first at line " + f.line +
-              ", column " + f.column + ")",
-            "Keep one of each element in a set",
-          );
-        }
-        seen.set(id, lastStart);
-        items.push(v);
-      }
-      depth--;
-      return new M.EdnSet(items);
+    function tagged(tag: string, v: EdnValue, at: number): EdnValue {
+      if (tag === "inst") return readInst(v, at);
+      if (tag === "uuid") return readUuid(v, at);
+      return new M.EdnTagged(tag, v);
     }
 
     function readString(): string {
@@ -459,41 +436,36 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
       return j;
     }
 
-    function readDispatch(): EdnValue {
-      const at = pos;
-      const c1 = text.charCodeAt(pos + 1);
-      if (c1 === 0x7b) return readSet();
-      if (c1 === 0x23) { // ##Inf ##-Inf ##NaN
-        const j = tokenEnd(pos + 2);
-        const tok = text.slice(pos + 2, j);
+    // After "#": opens a set, discard or tag frame, or delivers ##Inf/##-Inf/##NaN.
+    function dispatch(at: number): void {
+      const c1 = text.charCodeAt(at + 1);
+      if (c1 === 0x7b) return open(SET, "set", 0x7d, at, 2);
+      if (c1 === 0x5f) return open(DISCARD, "#_", -1, at, 2);
+      if (c1 === 0x23) {
+        const j = tokenEnd(at + 2);
+        const tok = text.slice(at + 2, j);
         pos = j;
-        if (tok === "Inf") return Infinity;
-        if (tok === "-Inf") return -Infinity;
-        if (tok === "NaN") return NaN;
-        return fail(at, 'unknown symbolic value "##' + tok + '"', "Use ##Inf, ##-Inf or ##NaN");
+        if (tok === "Inf") return deliver(Infinity, at);
+        if (tok === "-Inf") return deliver(-Infinity, at);
+        if (tok === "NaN") return deliver(NaN, at);
+        fail(at, 'unknown symbolic value "##' + tok + '"', "Use ##Inf, ##-Inf or ##NaN");
       }
       if (c1 === 0x3a) {
-        return fail(
+        fail(
           at,
           "namespaced map syntax #:ns{…} is not supported",
           "Write the keys in full: {:ns/a 1 :ns/b 2}",
         );
       }
-      if (pos + 1 < n && ALPHA_RE.test(text.slice(pos + 1, pos + 3))) {
-        const j = tokenEnd(pos + 1);
-        const tag = text.slice(pos + 1, j);
-        if (!validName(tag, false)) fail(at, 'bad tag "#' + excerpt(pos + 1, j) + '"');
-        pos = j;
-        enter(at);
-        const v = next(NEED, at, "#" + tag);
-        depth--;
-        if (tag === "inst") return readInst(v, lastStart);
-        if (tag === "uuid") return readUuid(v, lastStart);
-        return new M.EdnTagged(tag, v);
+      if (at + 1 < n && ALPHA_RE.test(text.slice(at + 1, at + 3))) {
+        const j = tokenEnd(at + 1);
+        const tag = text.slice(at + 1, j);
+        if (!validName(tag, false)) fail(at, 'bad tag "#' + excerpt(at + 1, j) + '"');
+        return open(TAG, "#" + tag, -1, at, j - at);
       }
-      return fail(
+      fail(
         at,
-        'unknown dispatch "#' + (pos + 1 < n ? text[pos + 1] : "") + '"',
+        'unknown dispatch "#' + (at + 1 < n ? text[at + 1] : "") + '"',
         "EDN allows #{…} (set), #_ (discard), ##Inf/##-Inf/##NaN and #tag value",
       );
     }
@@ -596,18 +568,57 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
       return fail(at, 'bad number "' + excerpt(at, at + tok.length) + '"', hint);
     }
 
-    const out: EdnValue[] = [];
     for (;;) {
-      const v = next(EOF, 0, "document");
-      if (v === END) break;
-      if (one && out.length === 1) {
-        fail(
-          lastStart,
-          "a second value after the first: this text must hold exactly one EDN value",
-          "Remove the extra text, or wrap the values in a vector […]",
-        );
+      skipSpace();
+      if (pos >= n) {
+        if (stack.length === 0) break;
+        const f = stack[stack.length - 1];
+        if (f.kind === TAG || f.kind === DISCARD) notFollowed(f);
+        fail(n, "unclosed " + f.what, 'Close it with "' + CLOSER_NAME[f.closer] + '"', f.at);
       }
-      out.push(v);
+      const start = pos;
+      const c = text.charCodeAt(pos);
+      switch (c) {
+        case 0x29:
+        case 0x5d:
+        case 0x7d:
+          if (stack.length === 0) {
+            fail(pos, 'unexpected "' + CLOSER_NAME[c] + '": nothing is open', "Remove it");
+          }
+          close(c);
+          break;
+        case 0x7b:
+          open(MAP, "map", 0x7d, start, 1);
+          break;
+        case 0x5b:
+          open(VECTOR, "vector", 0x5d, start, 1);
+          break;
+        case 0x28:
+          open(LIST, "list", 0x29, start, 1);
+          break;
+        case 0x23:
+          dispatch(start);
+          break;
+        case 0x22:
+          deliver(readString(), start);
+          break;
+        case 0x5c:
+          deliver(readChar(), start);
+          break;
+        case 0x40:
+        case 0x5e:
+        case 0x60:
+        case 0x7e:
+        case 0x27:
+          fail(
+            pos,
+            'unexpected "' + text[pos] + '": reader macros are not EDN',
+            "Quote the text as a string if it is meant as text",
+          );
+          break;
+        default:
+          deliver(readToken(), start);
+      }
     }
     if (one && out.length === 0) {
       fail(

@@ -1,0 +1,216 @@
+/**
+ * Content ids, byte-compatible with the earlier system's value hashing (hasch,
+ * REFERENCE.md §3.2): `ednHash` is SHA-512 over hasch's byte coercion of an EDN value,
+ * `hashUuid` the version-5-style UUID built from its first 16 bytes, and `contentId` the
+ * id of a bundle, `hashUuid([:dvergr/room-workflow {path text …}])`.
+ *
+ * Coercion, per value (tag byte first):
+ *
+ * | value                    | bytes                                                    |
+ * |--------------------------|----------------------------------------------------------|
+ * | nil                      | `0`                                                      |
+ * | boolean                  | `1`, then 41 (true) or 40 (false)                        |
+ * | integer, bigint          | `2`, UTF-8 of the decimal text                           |
+ * | float                    | `2`, UTF-8 of Java's `Double.toString` (`1.0`, `1.0E21`) |
+ * | string, character        | `3`, safe(UTF-8)                                         |
+ * | symbol                   | `4`, safe(UTF-8 of `ns/name`)                            |
+ * | keyword                  | `5`, safe(UTF-8 of `:ns/name`)                           |
+ * | `#inst`                  | `6`, UTF-8 of the epoch milliseconds                     |
+ * | `#uuid`                  | `7`, UTF-8 of the lower-case text                        |
+ * | list / vector            | `8` / `9`, SHA-512 of the items' coercions concatenated (an empty one hashes as `[nil]`, as hasch does) |
+ * | map                      | `10`, XOR of the first 32 bytes of each entry coerced as the vector `[k v]` (nothing for `{}`) |
+ * | set                      | `11`, XOR of the first 32 bytes of SHA-512 of each element's coercion |
+ * | other `#tag value`       | `12`, SHA-512 of the coercions of the symbol `tag` and the value |
+ *
+ * safe(b) is `b` followed by one byte per byte of `b` (1 where that byte, signed, is in
+ * 1..29, else 0) when `b` is shorter than 1024 bytes, else SHA-512(b).
+ *
+ * Plain JavaScript data is hashed as writeEdn would write it (plain objects are maps
+ * with keyword keys), so `hashUuid(x)` equals `hashUuid(readEdn(writeEdn(x)))`.
+ */
+import { createHash } from "node:crypto";
+import { isKeywordName } from "../edn/read.ts";
+import {
+  EdnChar,
+  EdnFloat,
+  EdnList,
+  EdnSet,
+  EdnSymbol,
+  EdnTagged,
+  EdnUuid,
+  type EdnValue,
+  Keyword,
+} from "../edn/values.ts";
+import type { FileMap } from "./file_map.ts";
+
+const NIL = 0, BOOLEAN = 1, NUMBER = 2, STRING = 3, SYMBOL = 4, KEYWORD = 5, INST = 6;
+const UUID = 7, SEQ = 8, VECTOR = 9, MAP = 10, SET = 11, LITERAL = 12;
+/** Byte strings this long or longer are represented by their digest. */
+const SPLIT_SIZE = 1024;
+/** How many bytes of each entry's hash the commutative XOR keeps. */
+const XOR_BYTES = 32;
+
+const encoder = new TextEncoder();
+const ROOM_WORKFLOW = Keyword.of("dvergr/room-workflow");
+
+function sha512(...parts: Uint8Array[]): Uint8Array {
+  const h = createHash("sha512");
+  for (const p of parts) h.update(p);
+  return new Uint8Array(h.digest());
+}
+
+/** UTF-8 as Java's String.getBytes("UTF-8"): a lone surrogate becomes "?". */
+function utf8(s: string): Uint8Array {
+  return encoder.encode(
+    s.isWellFormed() ? s : s.replace(/[\ud800-\udfff]/g, (c, i: number) => {
+      const code = c.charCodeAt(0);
+      const pairs = code <= 0xdbff
+        ? (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00
+        : (s.charCodeAt(i - 1) & 0xfc00) === 0xd800;
+      return pairs ? c : "?";
+    }),
+  );
+}
+
+function tagged(tag: number, body: Uint8Array): Uint8Array {
+  const out = new Uint8Array(body.length + 1);
+  out[0] = tag;
+  out.set(body, 1);
+  return out;
+}
+
+function safe(b: Uint8Array): Uint8Array {
+  if (b.length >= SPLIT_SIZE) return sha512(b);
+  const out = new Uint8Array(b.length * 2);
+  out.set(b);
+  for (let i = 0; i < b.length; i++) {
+    const signed = b[i] > 127 ? b[i] - 256 : b[i];
+    if (signed > 0 && signed < 30) out[b.length + i] = 1;
+  }
+  return out;
+}
+
+/**
+ * Java's `Double.toString` (JDK 19+: the shortest decimal that reads back, at least one
+ * fractional digit; scientific `d.dddE±n` outside [10^-3, 10^7)).
+ */
+export function javaDoubleString(v: number): string {
+  if (Number.isNaN(v)) return "NaN";
+  if (v === Infinity) return "Infinity";
+  if (v === -Infinity) return "-Infinity";
+  if (v === 0) return Object.is(v, -0) ? "-0.0" : "0.0";
+  const sign = v < 0 ? "-" : "";
+  const a = Math.abs(v);
+  let [mantissa, exp] = a.toExponential().split("e");
+  if (mantissa.length === 1) {
+    // Java picks the closest decimal of length 2 when one digit would do (4.9E-324).
+    const two = a.toExponential(1);
+    if (Number(two) === a) [mantissa, exp] = two.split("e");
+  }
+  const digits = mantissa.replace(".", "").replace(/(?<=.)0+$/, "");
+  const e = Number(exp);
+  if (a >= 1e-3 && a < 1e7) {
+    if (e < 0) return sign + "0." + "0".repeat(-e - 1) + digits;
+    const int = digits.slice(0, e + 1).padEnd(e + 1, "0");
+    return sign + int + "." + (digits.slice(e + 1) || "0");
+  }
+  return sign + digits[0] + "." + (digits.slice(1) || "0") + "E" + e;
+}
+
+function numberText(v: number): string {
+  return Number.isInteger(v) && Math.abs(v) <= Number.MAX_SAFE_INTEGER && !Object.is(v, -0)
+    ? String(v)
+    : javaDoubleString(v);
+}
+
+function coerceSeq(items: readonly unknown[]): Uint8Array {
+  const h = createHash("sha512");
+  // hasch hashes an empty sequence as if it held one nil
+  if (items.length === 0) h.update(coerce(null));
+  for (const x of items) h.update(coerce(x));
+  return new Uint8Array(h.digest());
+}
+
+function xorFirst(hashes: Iterable<Uint8Array>): Uint8Array {
+  let acc: Uint8Array | null = null;
+  for (const h of hashes) {
+    if (acc === null) acc = new Uint8Array(Math.min(h.length, XOR_BYTES));
+    for (let i = 0; i < acc.length; i++) acc[i] ^= h[i];
+  }
+  return acc ?? new Uint8Array(0);
+}
+
+function* mapEntries(v: Map<unknown, unknown> | Record<string, unknown>): Iterable<Uint8Array> {
+  const entries = v instanceof Map
+    ? v.entries()
+    : Object.entries(v).map(([k, x]) => [isKeywordName(k) ? Keyword.of(k) : k, x]);
+  for (const entry of entries) yield tagged(VECTOR, coerceSeq(entry));
+}
+
+function* setElements(items: Iterable<unknown>): Iterable<Uint8Array> {
+  for (const x of items) yield sha512(coerce(x));
+}
+
+function coerce(v: unknown): Uint8Array {
+  if (v === null || v === undefined) return new Uint8Array([NIL]);
+  switch (typeof v) {
+    case "boolean":
+      return new Uint8Array([BOOLEAN, v ? 41 : 40]);
+    case "number":
+      return tagged(NUMBER, utf8(numberText(v)));
+    case "bigint":
+      return tagged(NUMBER, utf8(v.toString()));
+    case "string":
+      return tagged(STRING, safe(utf8(v)));
+    case "object":
+      break;
+    default:
+      throw new TypeError(`Cannot hash a ${typeof v}: it has no EDN form`);
+  }
+  if (v instanceof Keyword) return tagged(KEYWORD, safe(utf8(v.toString())));
+  if (v instanceof EdnSymbol) return tagged(SYMBOL, safe(utf8(v.fullName)));
+  if (v instanceof EdnFloat) return tagged(NUMBER, utf8(javaDoubleString(v.value)));
+  if (v instanceof EdnChar) return tagged(STRING, safe(utf8(v.value)));
+  if (v instanceof EdnUuid) return tagged(UUID, utf8(v.value));
+  if (v instanceof Date) return tagged(INST, utf8(String(v.getTime())));
+  if (Array.isArray(v)) return tagged(VECTOR, coerceSeq(v));
+  if (v instanceof EdnList) return tagged(SEQ, coerceSeq(v.items));
+  if (v instanceof EdnSet) return tagged(SET, xorFirst(setElements(v.items)));
+  if (v instanceof Set) return tagged(SET, xorFirst(setElements(v)));
+  if (v instanceof EdnTagged) return tagged(LITERAL, coerceSeq([EdnSymbol.of(v.tag), v.value]));
+  if (v instanceof Map) return tagged(MAP, xorFirst(mapEntries(v)));
+  const proto = Object.getPrototypeOf(v);
+  if (proto === Object.prototype || proto === null) {
+    return tagged(MAP, xorFirst(mapEntries(v as Record<string, unknown>)));
+  }
+  throw new TypeError(`Cannot hash a ${v.constructor?.name ?? "value"}: it has no EDN form`);
+}
+
+/** The 64-byte SHA-512 hash of an EDN value, as hasch's `edn-hash` gives it. */
+export function ednHash(v: EdnValue): Uint8Array {
+  return sha512(coerce(v));
+}
+
+function hex(bytes: Uint8Array, from: number, to: number): string {
+  let s = "";
+  for (let i = from; i < to; i++) s += bytes[i].toString(16).padStart(2, "0");
+  return s;
+}
+
+/** The UUID of an EDN value, as hasch's `uuid` gives it (version 5, RFC variant). */
+export function hashUuid(v: EdnValue): string {
+  const b = ednHash(v).slice(0, 16);
+  b[0] &= 0x3f; // bits 63 and 62 of the high word cleared
+  b[6] = (b[6] | 0x50) & 0x5f; // version 5
+  b[8] = (b[8] | 0x80) & 0xbf; // variant: bit 63 of the low word set, 62 cleared
+  return `${hex(b, 0, 4)}-${hex(b, 4, 6)}-${hex(b, 6, 8)}-${hex(b, 8, 10)}-${hex(b, 10, 16)}`;
+}
+
+/**
+ * The content id of a bundle: `hashUuid([:dvergr/room-workflow files])` over every file's
+ * relative path and text. Any byte changed in any file gives a new id; the order of the
+ * map does not matter; the bundle's name is not part of it.
+ */
+export function contentId(files: FileMap): string {
+  return hashUuid([ROOM_WORKFLOW, files]);
+}
