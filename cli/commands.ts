@@ -13,4 +13,8 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "prove a bundle's checker grades right (exit 1 when it does not)",
     load: () => import("./calibrate.ts"),
   },
+  cases: {
+    summary: "turn a table of historical cases into a certified dataset bundle",
+    load: () => import("./cases.ts"),
+  },
 };

@@ -17,33 +17,36 @@ export interface ReadTableOptions {
   delimiter?: string;
   /** The text encoding when the file is not UTF-8 (e.g. windows-1252). */
   encoding?: string;
+  /** The table's name in messages (default: the path). */
+  shown?: string;
 }
 
 const READ_BATCH = 64;
 
 /** Reads and parses a table file (see parseTable); a missing file is NOT_FOUND. */
 export async function readTableFile(path: string, opts: ReadTableOptions = {}): Promise<Table> {
-  const format = tableFormatOf(path, opts.format);
+  const shown = opts.shown ?? path;
+  const format = tableFormatOf(shown, opts.format);
   let bytes: Uint8Array;
   try {
     bytes = await Deno.readFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
-      throw new DvergrError("NOT_FOUND", `Cannot read the table "${path}": no such file`, {
+      throw new DvergrError("NOT_FOUND", `Cannot read the table "${shown}": no such file`, {
         hint: "Give the path of a .csv, .tsv, .jsonl or .edn file",
-        details: { file: path },
+        details: { file: shown },
       });
     }
     if (e instanceof Deno.errors.IsADirectory || (await isDirectory(path))) {
-      throw new DvergrError("NOT_FOUND", `Cannot read the table "${path}": it is a directory`, {
+      throw new DvergrError("NOT_FOUND", `Cannot read the table "${shown}": it is a directory`, {
         hint: "Give the path of a .csv, .tsv, .jsonl or .edn file",
-        details: { file: path },
+        details: { file: shown },
       });
     }
     throw e;
   }
-  const text = decodeText(bytes, { file: path, encoding: opts.encoding });
-  return parseTable(text, { file: path, format, delimiter: opts.delimiter });
+  const text = decodeText(bytes, { file: shown, encoding: opts.encoding });
+  return parseTable(text, { file: shown, format, delimiter: opts.delimiter });
 }
 
 async function isDirectory(path: string): Promise<boolean> {
