@@ -86,6 +86,7 @@ function serve(
   const requests: FakeServer["requests"] = [];
   const usages: Record<string, unknown>[] = [];
   const refusals: string[] = [];
+  const hanging = new Set<() => void>();
   let n = 0;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const url = new URL(req.url);
@@ -124,12 +125,15 @@ function serve(
       });
     }
     if ("hang" in reply) {
+      // Answers only when the server closes, or after 10 s at most.
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, 10_000);
-        req.signal.addEventListener("abort", () => {
+        const t = setTimeout(done, 10_000);
+        function done() {
           clearTimeout(t);
+          hanging.delete(done);
           resolve();
-        }, { once: true });
+        }
+        hanging.add(done);
       });
       return json(504, { error: { message: "hung" } });
     }
@@ -142,7 +146,10 @@ function serve(
     requests,
     usages,
     refusals,
-    close: () => server.shutdown(),
+    close() {
+      for (const release of [...hanging]) release();
+      return server.shutdown();
+    },
   });
 }
 
