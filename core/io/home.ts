@@ -1,0 +1,129 @@
+/**
+ * The home: where dvergr keeps everything of a benchmark between runs.
+ *
+ * ```
+ * <home>/rooms/<slug>/       one bare git repository per room (its workspace)
+ * <home>/state.kv            Deno KV: experiments, attempt records, scorecards, promotions
+ * <home>/blobs/<ab>/<sha256> content-addressed evidence
+ * <home>/worlds/p<pid>/…     attempt worlds while they exist (removed after capture)
+ * <home>/candidates.edn      optional named command candidates
+ * ```
+ *
+ * Permissions: --allow-read and --allow-write on the home; --allow-env=IGNORE_TEST_WIN32
+ * (git); `"unstable": ["kv"]`.
+ */
+import { join, resolve } from "node:path";
+import { type BlobStore, dirBlobStore, memoryBlobStore } from "./blob_store.ts";
+import { openKvStateStore, type StateStore } from "./state_store.ts";
+import { gitRoomStore, memoryRoomStore, type RoomStore } from "./room_store.ts";
+
+export interface Home {
+  /** Absolute directory of the home (a temporary one for a memory home). */
+  dir: string;
+  state: StateStore;
+  rooms: RoomStore;
+  blobs: BlobStore;
+  /** Where this process creates attempt worlds. */
+  worldsDir: string;
+  /** Path of the optional named-candidates file. */
+  candidatesFile: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The home directory to use: `--home DIR`, else `$DVERGR_HOME`, else
+ * `workflow-runs/<bundle name>` in the working directory. Relative paths are resolved
+ * against `cwd`.
+ */
+export function resolveHomeDir(opts: {
+  flag?: string;
+  env: (name: string) => string | undefined;
+  cwd: string;
+  bundleName: string;
+}): string {
+  const chosen = opts.flag || opts.env("DVERGR_HOME") ||
+    join("workflow-runs", opts.bundleName);
+  return resolve(opts.cwd, chosen);
+}
+
+/**
+ * A room slug for a bundle name: lower case, runs of anything but letters and digits
+ * become one dash, trimmed, at most 64 characters ("Bank Booking" → "bank-booking").
+ */
+export function roomSlug(name: string): string {
+  const slug = name.toLowerCase().normalize("NFKD").replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64).replace(/-+$/, "");
+  return slug || "bundle";
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    Deno.statSync(`/proc/${pid}`);
+    return true;
+  } catch {
+    // No /proc (not Linux) or no such process: only a missing /proc/self means "unknown".
+    try {
+      Deno.statSync("/proc/self");
+      return false;
+    } catch {
+      return true;
+    }
+  }
+}
+
+/** Removes world directories left by processes that no longer run (killed mid-attempt). */
+async function sweepWorlds(worldsRoot: string): Promise<void> {
+  try {
+    for await (const e of Deno.readDir(worldsRoot)) {
+      const m = /^p(\d+)$/.exec(e.name);
+      if (!m || !e.isDirectory || Number(m[1]) === Deno.pid || pidAlive(Number(m[1]))) continue;
+      await Deno.remove(join(worldsRoot, e.name), { recursive: true }).catch(() => {});
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+}
+
+/** Opens (creating when needed) the home at `dir`. */
+export async function openHome(dir: string): Promise<Home> {
+  const abs = resolve(dir);
+  await Deno.mkdir(abs, { recursive: true });
+  const blobs = dirBlobStore(join(abs, "blobs"));
+  const state = await openKvStateStore(join(abs, "state.kv"), blobs);
+  const worldsRoot = join(abs, "worlds");
+  await sweepWorlds(worldsRoot);
+  return {
+    dir: abs,
+    state,
+    rooms: gitRoomStore(join(abs, "rooms")),
+    blobs,
+    worldsDir: join(worldsRoot, `p${Deno.pid}`),
+    candidatesFile: join(abs, "candidates.edn"),
+    async close() {
+      state.close();
+      await Deno.remove(join(worldsRoot, `p${Deno.pid}`), { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/**
+ * A home whose records, rooms and blobs live in memory (KV ":memory:", Map twins); only
+ * attempt worlds touch the disk, in a temporary directory removed on close.
+ */
+export async function memoryHome(): Promise<Home> {
+  const blobs = memoryBlobStore();
+  const state = await openKvStateStore(":memory:", blobs);
+  const tmp = await Deno.makeTempDir({ prefix: "dvergr-home-" });
+  return {
+    dir: tmp,
+    state,
+    rooms: memoryRoomStore(),
+    blobs,
+    worldsDir: join(tmp, "worlds"),
+    candidatesFile: join(tmp, "candidates.edn"),
+    async close() {
+      state.close();
+      await Deno.remove(tmp, { recursive: true }).catch(() => {});
+    },
+  };
+}

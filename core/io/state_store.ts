@@ -1,0 +1,178 @@
+/**
+ * The home's records in Deno KV (`state.kv`): experiments, attempt records (one per try,
+ * plus the latest per cell), scorecards and promotions. Every attempt is committed in one
+ * atomic operation, so a process killed at any moment leaves each cell either at its old
+ * record or at its new one, never half-written and never doubled.
+ *
+ * KV values are limited to 64 KiB: a value whose JSON is larger is stored as a blob and the
+ * KV entry holds its id. Commits that meet `database is locked` (several processes on one
+ * home) are retried with backoff.
+ *
+ * Permissions: --allow-read and --allow-write on the KV file; `"unstable": ["kv"]`.
+ */
+import { type AttemptRecord, cellKey, type TrustTier } from "../bench/records.ts";
+import type { BlobStore } from "./blob_store.ts";
+import { getJson, putJson } from "./blob_store.ts";
+
+/** What the home keeps about one experiment (its definition and where it ran). */
+export interface ExperimentMeta {
+  id: string;
+  /** Slug of the room the experiment ran in. */
+  room: string;
+  bundleName: string;
+  bundleId: string;
+  /** ISO time the experiment was first recorded. */
+  createdAt: string;
+  /** Number of cells (candidate × case × repetition). */
+  cells: number;
+  /** The experiment's definition (plain JSON), whose content id is `id`. */
+  definition: Record<string, unknown>;
+}
+
+/** A bundle content id promoted on this host (trust tier `room`). */
+export interface Promotion {
+  room: string;
+  name: string;
+  at: string;
+}
+
+export interface StateStore {
+  /** Records an experiment; keeps the first `createdAt` when it is already known. */
+  putExperiment(meta: ExperimentMeta): Promise<ExperimentMeta>;
+  getExperiment(id: string): Promise<ExperimentMeta | null>;
+  /** Every experiment, oldest first; only those of `room` when given. */
+  listExperiments(room?: string): Promise<ExperimentMeta[]>;
+  /**
+   * Commits one attempt record atomically, as the cell's latest record and in its history.
+   * Returns false (and writes nothing) when the cell already holds a try numbered
+   * `record.tryNo` or later: another process got there first.
+   */
+  putAttempt(record: AttemptRecord): Promise<boolean>;
+  /** The latest record of every cell of an experiment that has one, in key order. */
+  cellRecords(experimentId: string): Promise<AttemptRecord[]>;
+  /** Every try of every cell of an experiment, in key order. */
+  attemptHistory(experimentId: string): Promise<AttemptRecord[]>;
+  putScorecard(experimentId: string, scorecard: unknown): Promise<void>;
+  getScorecard(experimentId: string): Promise<unknown | null>;
+  /** The promotion of a bundle content id on this host, or null. */
+  promotion(bundleId: string): Promise<Promotion | null>;
+  putPromotion(bundleId: string, promotion: Promotion): Promise<void>;
+  close(): void;
+}
+
+/** The trust tier of a room bundle's verifier: `room` when promoted here, else `ad-hoc`. */
+export async function trustOf(state: StateStore, bundleId: string): Promise<TrustTier> {
+  return (await state.promotion(bundleId)) ? "room" : "ad-hoc";
+}
+
+/** Stored form of a value: inline, or the id of a blob holding its JSON. */
+type Stored = { v: unknown } | { blob: string };
+
+/** JSON longer than this (UTF-16 units) goes to a blob; V8 may spend 2 bytes per unit. */
+const INLINE_LIMIT = 30_000;
+
+function isLocked(e: unknown): boolean {
+  return e instanceof Error && /database is locked|busy/i.test(e.message);
+}
+
+async function retryLocked<T>(f: () => Promise<T>): Promise<T> {
+  let delay = 5;
+  for (let i = 0;; i++) {
+    try {
+      return await f();
+    } catch (e) {
+      if (!isLocked(e) || i >= 12) throw e;
+      await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
+      delay = Math.min(delay * 2, 1000);
+    }
+  }
+}
+
+/**
+ * Opens the state store on a Deno KV database: a file path, or ":memory:" for a store that
+ * lives as long as the process (tests). Large values spill into `blobs`.
+ */
+export async function openKvStateStore(path: string, blobs: BlobStore): Promise<StateStore> {
+  const kv = await retryLocked(() => Deno.openKv(path));
+
+  async function encode(value: unknown): Promise<Stored> {
+    const json = JSON.stringify(value);
+    if (json.length <= INLINE_LIMIT) return { v: JSON.parse(json) };
+    return { blob: await putJson(blobs, value) };
+  }
+
+  async function decode<T>(stored: Stored | null | undefined): Promise<T | null> {
+    if (!stored) return null;
+    if ("v" in stored) return stored.v as T;
+    const value = await getJson<T>(blobs, stored.blob);
+    if (value === null) throw new Error(`State value refers to a missing blob ${stored.blob}`);
+    return value;
+  }
+
+  async function get<T>(key: Deno.KvKey): Promise<T | null> {
+    const entry = await retryLocked(() => kv.get<Stored>(key));
+    return decode<T>(entry.value);
+  }
+
+  async function set(key: Deno.KvKey, value: unknown): Promise<void> {
+    const stored = await encode(value);
+    await retryLocked(() => kv.set(key, stored));
+  }
+
+  async function list<T>(prefix: Deno.KvKey): Promise<T[]> {
+    const entries = await retryLocked(async () => {
+      const out: Deno.KvEntry<Stored>[] = [];
+      for await (const e of kv.list<Stored>({ prefix }, { batchSize: 500 })) out.push(e);
+      return out;
+    });
+    const values: T[] = [];
+    for (const e of entries) {
+      const v = await decode<T>(e.value);
+      if (v !== null) values.push(v);
+    }
+    return values;
+  }
+
+  return {
+    async putExperiment(meta) {
+      for (;;) {
+        const key = ["experiment", meta.id];
+        const existing = await retryLocked(() => kv.get<Stored>(key));
+        const old = await decode<ExperimentMeta>(existing.value);
+        const next = old ? { ...meta, createdAt: old.createdAt } : meta;
+        const stored = await encode(next);
+        const res = await retryLocked(() => kv.atomic().check(existing).set(key, stored).commit());
+        if (res.ok) return next;
+      }
+    },
+    getExperiment: (id) => get<ExperimentMeta>(["experiment", id]),
+    async listExperiments(room) {
+      const all = await list<ExperimentMeta>(["experiment"]);
+      return all
+        .filter((m) => room === undefined || m.room === room)
+        .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+    },
+    async putAttempt(record) {
+      const cell = cellKey(record.candidate, record.caseId, record.repetition);
+      const latestKey = ["cell", record.experimentId, cell];
+      const tryKey = ["try", record.experimentId, cell, record.tryNo];
+      const stored = await encode(record);
+      for (;;) {
+        const existing = await retryLocked(() => kv.get<Stored>(latestKey));
+        const old = await decode<AttemptRecord>(existing.value);
+        if (old && old.tryNo >= record.tryNo) return false;
+        const res = await retryLocked(() =>
+          kv.atomic().check(existing).set(latestKey, stored).set(tryKey, stored).commit()
+        );
+        if (res.ok) return true;
+      }
+    },
+    cellRecords: (id) => list<AttemptRecord>(["cell", id]),
+    attemptHistory: (id) => list<AttemptRecord>(["try", id]),
+    putScorecard: (id, scorecard) => set(["scorecard", id], scorecard),
+    getScorecard: (id) => get<unknown>(["scorecard", id]),
+    promotion: (bundleId) => get<Promotion>(["promotion", bundleId]),
+    putPromotion: (bundleId, p) => set(["promotion", bundleId], p),
+    close: () => kv.close(),
+  };
+}

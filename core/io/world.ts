@@ -1,0 +1,292 @@
+/**
+ * Attempt worlds: a fresh directory per attempt, seeded with the bundle's shared fixtures
+ * overlaid by the case's, seen through world paths ("/docs/a.md" is `<dir>/docs/a.md`).
+ * After the candidate is done, the `:capture` directories are read back as a bounded
+ * `{worldPath: text}` map and the world is removed.
+ *
+ * Paths are checked on every access: `..`, backslashes, NUL and symbolic links are refused,
+ * so nothing a candidate leaves in its world (a link to /etc/passwd, say) can make the host
+ * read or write outside it. Captures never follow links.
+ *
+ * Permissions: --allow-read and --allow-write on the temporary directory.
+ */
+import { join } from "node:path";
+import { DvergrError } from "../errors.ts";
+import type { WorldFiles } from "../bench/candidate.ts";
+
+/** Bounds on what a capture reads back. */
+export interface CaptureLimits {
+  /** Files larger than this are skipped ("too-large"). Default 1 MiB. */
+  maxFileBytes: number;
+  /** Total bytes of text kept; files beyond are skipped ("over-total"). Default 8 MiB. */
+  maxTotalBytes: number;
+  /** Files kept; further files are skipped ("too-many"). Default 2,000. */
+  maxFiles: number;
+}
+
+export const DEFAULT_CAPTURE_LIMITS: CaptureLimits = {
+  maxFileBytes: 1 << 20,
+  maxTotalBytes: 8 << 20,
+  maxFiles: 2000,
+};
+
+export type SkipReason = "binary" | "too-large" | "over-total" | "too-many" | "symlink" | "special";
+
+export interface Capture {
+  /** Text of every kept file, by world path, in sorted order. */
+  files: Record<string, string>;
+  /** Files seen but not kept, and why. */
+  skipped: { path: string; reason: SkipReason; bytes?: number }[];
+  /** Bytes of text kept. */
+  bytes: number;
+}
+
+export interface World {
+  /** The world's directory on the host. */
+  dir: string;
+  files: WorldFiles;
+  /** Reads the files under the given world directories back (bounded; links not followed). */
+  capture(dirs: string[], limits?: Partial<CaptureLimits>): Promise<Capture>;
+  /** Removes the world's directory and everything in it. */
+  remove(): Promise<void>;
+}
+
+/** The segments of a world path, or a PATH_INVALID error saying why it is refused. */
+export function worldPathSegments(path: string): string[] {
+  const refuse = (why: string) =>
+    new DvergrError("PATH_INVALID", `Cannot use world path "${path}": it ${why}`, {
+      hint: 'World paths are absolute and normalised, such as "/out/answer.edn"',
+    });
+  if (!path.startsWith("/")) throw refuse("is not absolute");
+  if (path.includes("\0")) throw refuse("contains a NUL character");
+  if (path.includes("\\")) throw refuse("contains a backslash");
+  const segs = path.split("/").slice(1);
+  if (segs.length === 1 && segs[0] === "") return [];
+  for (const s of segs) {
+    if (s === "") throw refuse("has an empty segment");
+    if (s === "." || s === "..") throw refuse(`is not normalised ("${s}")`);
+  }
+  return segs;
+}
+
+async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+}
+
+/**
+ * World file access over a directory. Every component of a path is checked with lstat: a
+ * symbolic link anywhere on the way is refused, so a path can never leave the world.
+ */
+export function worldFiles(dir: string): WorldFiles {
+  const outside = (path: string, why: string) =>
+    new DvergrError("PATH_INVALID", `Cannot use world path "${path}": ${why}`, {
+      hint: "A world's files are plain files and directories inside it",
+    });
+
+  /** Host path of a world path whose existing components are real directories. */
+  async function hostPath(path: string, forWrite: boolean): Promise<string> {
+    const segs = worldPathSegments(path);
+    let cur = dir;
+    for (let i = 0; i < segs.length; i++) {
+      cur = join(cur, segs[i]);
+      const info = await lstatOrNull(cur);
+      if (info === null) {
+        if (forWrite) {
+          if (i < segs.length - 1) await Deno.mkdir(cur);
+          continue;
+        }
+        return cur;
+      }
+      if (info.isSymlink) {
+        throw outside(path, `"${segs.slice(0, i + 1).join("/")}" is a symbolic link`);
+      }
+      if (i < segs.length - 1 && !info.isDirectory) {
+        throw outside(path, `"/${segs.slice(0, i + 1).join("/")}" is not a directory`);
+      }
+    }
+    return cur;
+  }
+
+  async function walk(host: string, world: string, out: string[]): Promise<void> {
+    const entries: Deno.DirEntry[] = [];
+    for await (const e of Deno.readDir(host)) entries.push(e);
+    for (const e of entries) {
+      const w = world === "/" ? `/${e.name}` : `${world}/${e.name}`;
+      if (e.isDirectory) await walk(join(host, e.name), w, out);
+      else if (e.isFile) out.push(w);
+    }
+  }
+
+  return {
+    async list(worldDir) {
+      const host = await hostPath(worldDir, false);
+      const info = await lstatOrNull(host);
+      if (info === null || !info.isDirectory) return [];
+      const out: string[] = [];
+      await walk(host, worldDir.replace(/\/+$/, "") || "/", out);
+      return out.sort();
+    },
+    async read(path) {
+      const host = await hostPath(path, false);
+      const info = await lstatOrNull(host);
+      if (info === null || !info.isFile) {
+        throw new DvergrError("NOT_FOUND", `Cannot read world file "${path}": no such file`, {
+          hint: "List the world's files to see what is there",
+        });
+      }
+      return await Deno.readTextFile(host);
+    },
+    async write(path, text) {
+      const host = await hostPath(path, true);
+      const info = await lstatOrNull(host);
+      if (info !== null && !info.isFile) throw outside(path, "it is not a regular file");
+      await Deno.writeTextFile(host, text);
+    },
+  };
+}
+
+/**
+ * Creates a world: a fresh directory under `parent` (default: the system's temporary
+ * directory) seeded with `fixtures` (world path → text, written in sorted order), plus
+ * the empty directories `mkdirs` (the capture directories, so a candidate finds them).
+ */
+export async function createWorld(
+  fixtures: Record<string, string>,
+  opts: { parent?: string; mkdirs?: string[] } = {},
+): Promise<World> {
+  if (opts.parent) await Deno.mkdir(opts.parent, { recursive: true });
+  const dir = await Deno.makeTempDir({ dir: opts.parent, prefix: "world-" });
+  const files = worldFiles(dir);
+  try {
+    for (const path of Object.keys(fixtures).sort()) await files.write(path, fixtures[path]);
+    for (const d of opts.mkdirs ?? []) {
+      await Deno.mkdir(join(dir, ...worldPathSegments(d)), { recursive: true });
+    }
+  } catch (e) {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    throw e;
+  }
+  return {
+    dir,
+    files,
+    capture: (dirs, limits) => captureDirs(dir, dirs, { ...DEFAULT_CAPTURE_LIMITS, ...limits }),
+    async remove() {
+      await Deno.remove(dir, { recursive: true }).catch(async (e) => {
+        if (e instanceof Deno.errors.NotFound) return;
+        // A candidate may have taken write permission away from its own directories.
+        await new Deno.Command("chmod", { args: ["-R", "u+rwX", dir] }).output().catch(() => {});
+        await Deno.remove(dir, { recursive: true });
+      });
+    },
+  };
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Reads regular files under the world directories `dirs` of the world at `root`. */
+async function captureDirs(root: string, dirs: string[], limits: CaptureLimits): Promise<Capture> {
+  const found: { world: string; host: string }[] = [];
+  const skipped: Capture["skipped"] = [];
+
+  async function walk(host: string, world: string): Promise<void> {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [];
+      for await (const e of Deno.readDir(host)) entries.push(e);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return;
+      throw e;
+    }
+    for (const e of entries) {
+      const w = `${world}/${e.name}`;
+      const h = join(host, e.name);
+      if (e.isSymlink) skipped.push({ path: w, reason: "symlink" });
+      else if (e.isDirectory) await walk(h, w);
+      else if (e.isFile) found.push({ world: w, host: h });
+      else skipped.push({ path: w, reason: "special" });
+    }
+  }
+
+  const seen = new Set<string>();
+  for (const d of dirs) {
+    const segs = worldPathSegments(d);
+    // The capture directory itself must be a real directory reached without links.
+    let host = root;
+    let ok = true;
+    for (const s of segs) {
+      host = join(host, s);
+      const info = await lstatOrNull(host);
+      if (info === null || info.isSymlink || !info.isDirectory) {
+        if (info?.isSymlink) skipped.push({ path: "/" + segs.join("/"), reason: "symlink" });
+        ok = false;
+        break;
+      }
+    }
+    const world = "/" + segs.join("/");
+    if (ok && !seen.has(world)) {
+      seen.add(world);
+      await walk(host, segs.length ? world : "");
+    }
+  }
+
+  found.sort((a, b) => (a.world < b.world ? -1 : a.world > b.world ? 1 : 0));
+  const files: Record<string, string> = {};
+  let bytes = 0;
+  let kept = 0;
+  for (const f of found) {
+    if (f.world in files) continue;
+    const info = await lstatOrNull(f.host);
+    if (info === null || !info.isFile) continue;
+    if (info.size > limits.maxFileBytes) {
+      skipped.push({ path: f.world, reason: "too-large", bytes: info.size });
+      continue;
+    }
+    if (kept >= limits.maxFiles) {
+      skipped.push({ path: f.world, reason: "too-many", bytes: info.size });
+      continue;
+    }
+    if (bytes + info.size > limits.maxTotalBytes) {
+      skipped.push({ path: f.world, reason: "over-total", bytes: info.size });
+      continue;
+    }
+    const data = await readBounded(f.host, limits.maxFileBytes);
+    if (data === null) {
+      skipped.push({ path: f.world, reason: "too-large" });
+      continue;
+    }
+    let text: string;
+    try {
+      text = utf8.decode(data);
+    } catch {
+      skipped.push({ path: f.world, reason: "binary", bytes: data.length });
+      continue;
+    }
+    if (text.includes("\0")) {
+      skipped.push({ path: f.world, reason: "binary", bytes: data.length });
+      continue;
+    }
+    files[f.world] = text;
+    bytes += data.length;
+    kept++;
+  }
+  skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { files, skipped, bytes };
+}
+
+/** Reads at most `max` bytes; null when the file is longer (it may grow while we read). */
+async function readBounded(path: string, max: number): Promise<Uint8Array | null> {
+  using file = await Deno.open(path, { read: true });
+  const buf = new Uint8Array(max + 1);
+  let n = 0;
+  while (n < buf.length) {
+    const r = await file.read(buf.subarray(n));
+    if (r === null) break;
+    n += r;
+  }
+  return n > max ? null : buf.slice(0, n);
+}

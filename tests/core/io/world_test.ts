@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { createWorld, worldPathSegments } from "../../../core/io/world.ts";
+
+Deno.test("worldPathSegments() refuses relative, .., backslash and NUL paths", () => {
+  assert.deepEqual(worldPathSegments("/out/answer.edn"), ["out", "answer.edn"]);
+  assert.deepEqual(worldPathSegments("/"), []);
+  for (const bad of ["out/x", "/out/../etc", "/a//b", "/a\\b", "/a\0b", "/./a"]) {
+    assert.throws(() => worldPathSegments(bad), /Cannot use world path/, bad);
+  }
+});
+
+Deno.test("createWorld() seeds fixtures at their world paths and makes the capture dirs", async () => {
+  const world = await createWorld({ "/docs/a.md": "A", "/docs/sub/b.md": "B" }, {
+    mkdirs: ["/out"],
+  });
+  assert.equal(await Deno.readTextFile(`${world.dir}/docs/a.md`), "A");
+  assert.deepEqual(await world.files.list("/docs"), ["/docs/a.md", "/docs/sub/b.md"]);
+  assert.deepEqual(await world.files.list("/out"), []);
+  assert.equal(await world.files.read("/docs/sub/b.md"), "B");
+  await assert.rejects(() => world.files.read("/docs/none.md"), /no such file/);
+  await world.remove();
+  await assert.rejects(() => Deno.lstat(world.dir), Deno.errors.NotFound);
+});
+
+Deno.test("worldFiles refuses paths through symbolic links that leave the world", async () => {
+  const outside = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${outside}/secret.txt`, "secret");
+  const world = await createWorld({}, { mkdirs: ["/out"] });
+  await Deno.symlink(outside, `${world.dir}/out/link`);
+  await Deno.symlink(`${outside}/secret.txt`, `${world.dir}/out/file-link`);
+  await assert.rejects(() => world.files.read("/out/link/secret.txt"), /symbolic link/);
+  await assert.rejects(() => world.files.write("/out/link/new.txt", "x"), /symbolic link/);
+  await assert.rejects(() => world.files.read("/out/file-link"), /symbolic link/);
+  await assert.rejects(() => world.files.write("/out/file-link", "x"), /symbolic link/);
+  assert.equal(await Deno.readTextFile(`${outside}/secret.txt`), "secret");
+  await world.remove();
+  assert.equal(await Deno.readTextFile(`${outside}/secret.txt`), "secret");
+  await Deno.remove(outside, { recursive: true });
+});
+
+Deno.test("capture() reads text under the capture dirs, never follows links, flags binary and huge files", async () => {
+  const outside = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${outside}/secret.txt`, "secret");
+  const world = await createWorld({ "/docs/in.md": "not captured" }, { mkdirs: ["/out"] });
+  await world.files.write("/out/answer.edn", '{"a" 1}');
+  await world.files.write("/out/deep/x.txt", "deep");
+  await Deno.writeFile(`${world.dir}/out/bin.dat`, new Uint8Array([0xff, 0xfe, 0x00, 0x01]));
+  await Deno.writeTextFile(`${world.dir}/out/nul.txt`, "a\0b");
+  await Deno.writeTextFile(`${world.dir}/out/huge.txt`, "x".repeat(2000));
+  await Deno.symlink(`${outside}/secret.txt`, `${world.dir}/out/leak.txt`);
+  await Deno.symlink(outside, `${world.dir}/out/leakdir`);
+  const cap = await world.capture(["/out"], { maxFileBytes: 1000 });
+  assert.deepEqual(cap.files, { "/out/answer.edn": '{"a" 1}', "/out/deep/x.txt": "deep" });
+  assert.deepEqual(cap.skipped.map((s) => [s.path, s.reason]), [
+    ["/out/bin.dat", "binary"],
+    ["/out/huge.txt", "too-large"],
+    ["/out/leak.txt", "symlink"],
+    ["/out/leakdir", "symlink"],
+    ["/out/nul.txt", "binary"],
+  ]);
+  await world.remove();
+  await Deno.remove(outside, { recursive: true });
+});
+
+Deno.test("capture() caps the number of files and the total size", async () => {
+  const world = await createWorld({}, { mkdirs: ["/out"] });
+  for (let i = 0; i < 5; i++) await world.files.write(`/out/f${i}.txt`, "12345");
+  const byCount = await world.capture(["/out"], { maxFiles: 3 });
+  assert.deepEqual(Object.keys(byCount.files), ["/out/f0.txt", "/out/f1.txt", "/out/f2.txt"]);
+  assert.deepEqual(byCount.skipped.map((s) => s.reason), ["too-many", "too-many"]);
+  const bySize = await world.capture(["/out"], { maxTotalBytes: 12 });
+  assert.equal(Object.keys(bySize.files).length, 2);
+  assert.equal(bySize.bytes, 10);
+  // A capture dir that is a link to elsewhere is not read at all.
+  const other = await createWorld({}, {});
+  await Deno.symlink(world.dir + "/out", `${other.dir}/out`);
+  const linked = await other.capture(["/out"]);
+  assert.deepEqual(linked.files, {});
+  assert.deepEqual(linked.skipped.map((s) => s.reason), ["symlink"]);
+  await world.remove();
+  await other.remove();
+});
