@@ -15,7 +15,8 @@ import {
   specFromEdn,
 } from "../core/casepack/spec.ts";
 
-export const HELP = `dvergr cases TABLE --id COL --inputs a,b --outcome col:rule[:tolerance]… --out DIR
+export const HELP =
+  `dvergr cases TABLE --id COL --inputs a,b --outcome col:rule[:tolerance]… --out DIR
              [--attachments COL] [--task T] [--title T] [--doc D] [--shared FILE]…
              [--spec spec.edn] [--delimiter D] [--encoding E] [--format F] [--name N]
              [--force] [--json]
@@ -220,9 +221,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       `No case of "${tablePath}" is certified, so nothing was written: ${countsLine(cert)}`,
       {
         exit: 1,
-        hint: cert.cases === 0
-          ? "The table has a header but no rows"
-          : hintFor(top?.[0]),
+        hint: cert.cases === 0 ? "The table has a header but no rows" : hintFor(top?.[0]),
         details: {
           cases: cert.cases,
           certified: 0,
@@ -257,8 +256,10 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       out(`  … and ${excluded.length - SHOWN_EXCLUSIONS} more (certification.edn lists them all)`);
     }
   }
-  out(`Wrote ${values.out}: ${cert.certified} case${cert.certified === 1 ? "" : "s"}, ` +
-    `${build.files.size} files`);
+  out(
+    `Wrote ${values.out}: ${cert.certified} case${cert.certified === 1 ? "" : "s"}, ` +
+      `${build.files.size} files`,
+  );
   out("Next:");
   out(`  dvergr check ${values.out}`);
   out(`  dvergr calibrate ${values.out}`);
@@ -292,9 +293,13 @@ async function refuseNonEmpty(path: string, shown: string, force: boolean): Prom
   try {
     const st = await Deno.stat(path);
     if (!st.isDirectory) {
-      throw new DvergrError("TARGET_EXISTS", `Cannot write "${shown}": a file of that name exists`, {
-        hint: "Choose another output directory",
-      });
+      throw new DvergrError(
+        "TARGET_EXISTS",
+        `Cannot write "${shown}": a file of that name exists`,
+        {
+          hint: "Choose another output directory",
+        },
+      );
     }
     for await (const _ of Deno.readDir(path)) {
       throw new DvergrError(

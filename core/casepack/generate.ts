@@ -69,13 +69,17 @@ export function generatedTask(spec: CasePackSpec): string {
   const docs = spec.attachments.length > 0
     ? ` (${spec.attachments.join(", ")} column${spec.attachments.length > 1 ? "s" : ""})`
     : "";
+  // Shared files are named so an agent knows they are there (the reference task did not).
+  const shared = spec.shared.size > 0
+    ? ` Every case also has ${[...spec.shared.keys()].join(", ")}.`
+    : "";
   if (spec.task === undefined) {
     return `A case is in /docs/case.edn: a map of ${inputs}.` +
-      (docs ? ` Its documents are in /docs/${docs}.` : "") +
+      (docs ? ` Its documents are in /docs/${docs}.` : "") + shared +
       ` Determine its outcome and ${answerContract(spec)}`;
   }
   return `${spec.task.trimEnd()}\n\nThe case is in /docs/case.edn: a map of ${inputs}.` +
-    (docs ? ` Its documents are in /docs/${docs}.` : "") +
+    (docs ? ` Its documents are in /docs/${docs}.` : "") + shared +
     ` Write ${answerContract(spec).slice("write ".length)}`;
 }
 

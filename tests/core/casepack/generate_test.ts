@@ -223,7 +223,14 @@ Deno.test("buildCasePack() puts shared files and attachments where the worlds se
   assert.equal(files!.get("cases/1/fixtures/docs/inv1.txt"), "Invoice one");
   assert.deepEqual(plainOf(files!.get("cases/1/fixtures/docs/case.edn")!), { vendor: "ACME" });
   assert.equal(files!.has("cases/2/gold.edn"), false);
-  assert.ok(files!.get("workflow.edn")!.includes("Its documents are in /docs/ (doc column)."));
+  const task = (plainOf(files!.get("workflow.edn")!) as { task: string }).task;
+  assert.ok(
+    task.includes(
+      "Its documents are in /docs/ (doc column). Every case also has /docs/accounts.txt. " +
+        "Determine its outcome",
+    ),
+    task,
+  );
 });
 
 Deno.test("buildCasePack() refuses two attachments of a case landing on one path", () => {

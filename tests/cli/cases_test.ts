@@ -1,0 +1,503 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { memoryContext } from "../../cli/context.ts";
+import { runMain } from "../../main.ts";
+import { readBundleDir } from "../../core/io/bundle_dir.ts";
+import { bundleProblems, parseBundle } from "../../core/bundle/parse.ts";
+import { calibrate } from "../../core/calibrate/calibrate.ts";
+import { readEdn } from "../../core/edn/read.ts";
+import { toPlain } from "../../core/edn/plain.ts";
+import { createCheckerPool } from "../../sandbox/checker_pool.ts";
+import {
+  bookingsCsv,
+  kontenrahmenText,
+  makeBookings,
+} from "../../examples/tables/make_bookings.ts";
+
+const TABLES = new URL("../../examples/tables/", import.meta.url).pathname;
+
+async function dvergr(cwd: string, ...args: string[]) {
+  const ctx = memoryContext({ cwd });
+  const code = await runMain(args, ctx);
+  return { code, out: ctx.out.join(""), err: ctx.err.join("") };
+}
+
+async function tempDir(files: Record<string, string | Uint8Array> = {}): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "dvergr-cases-" });
+  for (const [p, content] of Object.entries(files)) {
+    const full = join(dir, p);
+    await Deno.mkdir(join(full, ".."), { recursive: true });
+    if (typeof content === "string") await Deno.writeTextFile(full, content);
+    else await Deno.writeFile(full, content);
+  }
+  return dir;
+}
+
+const plain = (text: string) => toPlain(readEdn(text));
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function assertCalibrates(dir: string): Promise<void> {
+  const fb = await readBundleDir(dir);
+  assert.deepEqual(bundleProblems(fb.files), []);
+  const pool = createCheckerPool({ workers: 1 });
+  try {
+    const result = await calibrate(parseBundle(fb), pool);
+    assert.deepEqual(result.problems, []);
+    assert.equal(result.ok, true);
+  } finally {
+    pool.close();
+  }
+}
+
+const BOOKING_ARGS = [
+  "--id",
+  "Beleg",
+  "--inputs",
+  "Datum,Betrag,Buchungstext",
+  "--outcome",
+  "Gegenkonto:exact",
+  "--outcome",
+  "BU:exact",
+  "--outcome",
+  "Netto:number:0.01",
+];
+
+Deno.test("make_bookings.ts reproduces examples/tables/bookings.csv and kontenrahmen.txt", async () => {
+  assert.equal(await Deno.readTextFile(join(TABLES, "bookings.csv")), bookingsCsv(makeBookings()));
+  assert.equal(await Deno.readTextFile(join(TABLES, "kontenrahmen.txt")), kontenrahmenText());
+});
+
+Deno.test("dvergr cases certifies the example bookings with the counts of its README", async () => {
+  const out = join(await tempDir(), "bookings");
+  const r = await dvergr(
+    TABLES,
+    "cases",
+    "bookings.csv",
+    ...BOOKING_ARGS,
+    "--shared",
+    "kontenrahmen.txt",
+    "--out",
+    out,
+  );
+  assert.equal(r.code, 0, r.err);
+  const counts = "325 cases: 319 certified; excluded: 2 conflicting-outcomes, 2 duplicate-id, " +
+    "1 outcome-not-gradable, 1 unlabelled";
+  assert.equal(r.out.split("\n")[0], counts);
+  const readme = await Deno.readTextFile(join(TABLES, "README.md"));
+  assert.ok(readme.includes(counts), "README states the counts");
+  assert.match(r.out, /^ {2}B0011 +line 13 +unlabelled \(Gegenkonto\)$/m);
+  assert.match(r.out, /dvergr calibrate .*bookings$/m);
+  assert.equal(
+    await Deno.readTextFile(join(out, "fixtures/docs/kontenrahmen.txt")),
+    kontenrahmenText(),
+  );
+  const cert = plain(await Deno.readTextFile(join(out, "certification.edn"))) as {
+    excluded: { id: string }[];
+  };
+  assert.deepEqual(cert.excluded.map((e) => e.id), [
+    "B0006",
+    "B0011",
+    "B0020",
+    "B0323",
+    "B0323",
+    "B0325",
+  ]);
+  // Row 6 holds a line break inside quotes; its twin (B0325) conflicts with it.
+  assert.equal(await exists(join(out, "cases/B0006")), false);
+  assert.ok(await exists(join(out, "cases/B0007/gold.edn")));
+  await assertCalibrates(out);
+});
+
+Deno.test("dvergr cases --json gives cases, certified, byReason, excluded and out", async () => {
+  const dir = await tempDir({
+    "inv.csv": "no,vendor,account\r\n1,ACME,4930\r\n1,Beta,4931\r\n3,Gamma,\r\n4,Delta,4940\r\n",
+  });
+  const r = await dvergr(
+    dir,
+    "cases",
+    "inv.csv",
+    "--id",
+    "no",
+    "--inputs",
+    "vendor",
+    "--outcome",
+    "account:exact",
+    "--out",
+    "pack",
+    "--json",
+  );
+  assert.equal(r.code, 0, r.err + r.out);
+  assert.deepEqual(JSON.parse(r.out), {
+    cases: 4,
+    certified: 1,
+    byReason: { certified: 1, "duplicate-id": 2, unlabelled: 1 },
+    excluded: [
+      { id: "1", reasons: [{ reason: "duplicate-id" }] },
+      { id: "1", reasons: [{ reason: "duplicate-id" }] },
+      { id: "3", reasons: [{ reason: "unlabelled", fields: ["account"] }] },
+    ],
+    out: "pack",
+  });
+  assert.ok(await exists(join(dir, "pack/cases/4/gold.edn")));
+});
+
+const EXCEL_TABLE = "\uFEFFInvoice No;Vendor;Text;Document;Account;Amount;Tags;Due Date\r\n" +
+  'R-1;ACME GmbH;"Paper; toner";docs/r1.txt;6815;119,00;"office, paper";14.03.2025\r\n' +
+  'R-2;Beta AG;"Said ""urgent""\nsecond line";docs\\r2.txt;6800;"1.234,56";post;2025-03-15\r\n' +
+  "R-3;Gamma;Chairs;;0650;300;furniture;2025-03-16\r\n" +
+  "R-4;Delta;Desk;../secret.txt;0650;400;furniture;2025-03-17\r\n" +
+  "R-5;Eta;Lamp;link.txt;0650;50;furniture;2025-03-18\r\n" +
+  "R-6;Theta;Misc;docs/r1.txt;6300;about 20;misc;someday\r\n" +
+  "R-7;Iota;Stamps;/etc/hostname;6800;12,50;post;2025-03-19\r\n";
+
+const EXCEL_ARGS = [
+  "--id",
+  "Invoice No",
+  "--inputs",
+  "Vendor,Text",
+  "--attachments",
+  "Document",
+  "--outcome",
+  "Account:exact",
+  "--outcome",
+  "Amount:number:0.01",
+  "--outcome",
+  "Tags:set",
+  "--outcome",
+  "Due Date:date",
+];
+
+Deno.test("dvergr cases reads an Excel CSV with attachments, never from outside its directory", async () => {
+  const root = await tempDir({ "secret.txt": "outside" });
+  const dir = join(root, "export");
+  await Deno.mkdir(join(dir, "docs"), { recursive: true });
+  await Deno.writeTextFile(join(dir, "cases.csv"), EXCEL_TABLE);
+  await Deno.writeTextFile(join(dir, "docs/r1.txt"), "Rechnung R-1: Papier und Toner");
+  await Deno.writeTextFile(join(dir, "docs/r2.txt"), "Rechnung R-2: Porto");
+  await Deno.symlink(join(root, "secret.txt"), join(dir, "link.txt"));
+  const r = await dvergr(dir, "cases", "cases.csv", ...EXCEL_ARGS, "--out", "../pack", "--json");
+  assert.equal(r.code, 0, r.err + r.out);
+  const report = JSON.parse(r.out);
+  assert.deepEqual(report.excluded, [
+    { id: "R-3", reasons: [{ reason: "missing-attachment", columns: ["Document"] }] },
+    { id: "R-4", reasons: [{ reason: "missing-attachment", columns: ["Document"] }] },
+    { id: "R-5", reasons: [{ reason: "missing-attachment", columns: ["Document"] }] },
+    {
+      id: "R-6",
+      reasons: [{ reason: "outcome-not-gradable", fields: ["Amount", "Due Date"] }],
+    },
+    { id: "R-7", reasons: [{ reason: "missing-attachment", columns: ["Document"] }] },
+  ]);
+  const pack = join(root, "pack");
+  assert.deepEqual(plain(await Deno.readTextFile(join(pack, "cases/R-2/fixtures/docs/case.edn"))), {
+    Vendor: "Beta AG",
+    Text: 'Said "urgent"\nsecond line',
+  });
+  assert.equal(
+    await Deno.readTextFile(join(pack, "cases/R-2/fixtures/docs/r2.txt")),
+    "Rechnung R-2: Porto",
+  );
+  const w = plain(await Deno.readTextFile(join(pack, "workflow.edn"))) as { task: string };
+  assert.ok(w.task.includes("Its documents are in /docs/ (Document column)."), w.task);
+  assert.ok(w.task.includes('- "Due Date" (a date, yyyy-mm-dd)'), w.task);
+  await assertCalibrates(pack);
+});
+
+Deno.test("dvergr cases --spec gives the same bundle as the flags, and flags override it", async () => {
+  const spec = `{:name "invoices"
+ :id "Invoice No"
+ :inputs ["Vendor" "Text"]
+ :attachments ["Document"]
+ :expected {"Account" {:rule :exact :doc "the SKR04 account"}
+            "Amount" {:rule :number :tolerance 0.01}
+            "Tags" {:rule :set}
+            "Due Date" {:rule :date}}
+ :shared {"/docs/accounts.txt" "6815 Bürobedarf"}}`;
+  const dir = await tempDir({
+    "cases.csv": EXCEL_TABLE,
+    "docs/r1.txt": "R1",
+    "docs/r2.txt": "R2",
+    "spec.edn": spec,
+  });
+  const a = await dvergr(dir, "cases", "cases.csv", "--spec", "spec.edn", "--out", "a");
+  assert.equal(a.code, 0, a.err);
+  const files = (await readBundleDir(join(dir, "a"))).files;
+  assert.equal(files.get("fixtures/docs/accounts.txt"), "6815 Bürobedarf");
+  const w = plain(files.get("workflow.edn")!) as { title: string; task: string };
+  assert.equal(w.title, "invoices");
+  assert.ok(w.task.includes('- "Account": the SKR04 account\n'), w.task);
+  const b = await dvergr(
+    dir,
+    "cases",
+    "cases.csv",
+    "--spec",
+    "spec.edn",
+    "--outcome",
+    "Account:ci",
+    "--title",
+    "Coding",
+    "--out",
+    "b",
+  );
+  assert.equal(b.code, 0, b.err);
+  const wb = plain(await Deno.readTextFile(join(dir, "b/workflow.edn"))) as {
+    title: string;
+    params: { fields: Record<string, unknown> };
+  };
+  assert.equal(wb.title, "Coding");
+  assert.deepEqual(wb.params.fields, { Account: { rule: "ci" } });
+});
+
+Deno.test("dvergr cases refuses Windows-1252 text with a hint, and decodes it with --encoding", async () => {
+  const bytes = new Uint8Array([
+    ...new TextEncoder().encode("Beleg;Text;Konto\r\nB1;B"),
+    0xfc, // ü in Windows-1252
+    ...new TextEncoder().encode("robedarf;6815\r\nB2;Porto;6800\r\n"),
+  ]);
+  const dir = await tempDir({ "datev.csv": bytes });
+  const args = [
+    "cases",
+    "datev.csv",
+    "--id",
+    "Beleg",
+    "--inputs",
+    "Text",
+    "--outcome",
+    "Konto:exact",
+  ];
+  const r = await dvergr(dir, ...args, "--out", "x");
+  assert.equal(r.code, 2);
+  assert.match(r.err, /error\[TABLE_INVALID\]: .*"datev\.csv".* not UTF-8 \(line 2/);
+  assert.match(r.err, /hint: .*--encoding windows-1252.*iconv -f WINDOWS-1252 -t UTF-8/);
+  assert.equal(await exists(join(dir, "x")), false);
+  const ok = await dvergr(dir, ...args, "--encoding", "windows-1252", "--out", "x");
+  assert.equal(ok.code, 0, ok.err);
+  assert.equal(
+    await Deno.readTextFile(join(dir, "x/cases/B1/fixtures/docs/case.edn")),
+    '{"Text" "Bürobedarf"}\n',
+  );
+});
+
+Deno.test("dvergr cases reads UTF-16 Unicode text, .tsv, JSON lines and EDN tables", async () => {
+  const utf16 = (s: string) => {
+    const out = new Uint8Array(2 + s.length * 2);
+    out.set([0xff, 0xfe]);
+    for (let i = 0; i < s.length; i++) {
+      out[2 + 2 * i] = s.charCodeAt(i) & 0xff;
+      out[3 + 2 * i] = s.charCodeAt(i) >> 8;
+    }
+    return out;
+  };
+  const dir = await tempDir({
+    "unicode.txt": utf16("id\ttext\tk\r\n1\tä, b\tx\r\n2\tc\ty\r\n"),
+    "t.tsv": "id\ttext\tk\n1\ta;b\tx\n2\tc\ty\n",
+    "t.jsonl": '{"id": 1, "text": "a", "k": 4210}\n\n{"id": 2, "text": "c", "k": "y"}\r\n',
+    "t.edn": '[{:id "1" :text "a" :k "x"} {:id 2 :text "c" :k :y}]',
+  });
+  for (const table of ["unicode.txt", "t.tsv", "t.jsonl", "t.edn"]) {
+    const out = "out-" + table.replace(".", "-");
+    const r = await dvergr(
+      dir,
+      "cases",
+      table,
+      "--id",
+      "id",
+      "--inputs",
+      "text",
+      "--outcome",
+      "k:exact",
+      "--out",
+      out,
+      "--json",
+    );
+    assert.equal(r.code, 0, table + r.err + r.out);
+    assert.equal(JSON.parse(r.out).certified, 2, table);
+  }
+  assert.equal(
+    await Deno.readTextFile(join(dir, "out-unicode-txt/cases/1/fixtures/docs/case.edn")),
+    '{"text" "ä, b"}\n',
+  );
+  assert.equal(
+    await Deno.readTextFile(join(dir, "out-t-jsonl/cases/1/gold.edn")),
+    '{:expected {"k" 4210}}\n',
+  );
+  await assertCalibrates(join(dir, "out-t-jsonl"));
+});
+
+Deno.test("dvergr cases names the line of a malformed table", async () => {
+  const dir = await tempDir({
+    "quote.csv": 'id;text;k\n1;a;x\n2;"open;y\n3;c;z\n',
+    "wide.csv": "id;text;k\n1;a;x\n2;b;y;surplus\n",
+    "trailing.csv": "id;text;k\n1;a;x;\n2;b;y;;\n",
+    "bad.jsonl": '{"id": 1, "text": "a", "k": "x"}\n["id", 2]\n',
+    "broken.jsonl": '{"id": 1, "text": "a", "k": "x"}\n{"id": 2,\n',
+  });
+  const cases = (t: string) =>
+    dvergr(
+      dir,
+      "cases",
+      t,
+      "--id",
+      "id",
+      "--inputs",
+      "text",
+      "--outcome",
+      "k:exact",
+      "--out",
+      "o-" + t,
+    );
+  const expect: [string, RegExp][] = [
+    ["quote.csv", /"quote\.csv".*line 3 opens a quoted field that is never closed/],
+    ["wide.csv", /"wide\.csv": line 3 has 4 cells but the header has 3/],
+    ["bad.jsonl", /"bad\.jsonl": line 2 is an array, expected a JSON object/],
+    ["broken.jsonl", /"broken\.jsonl": line 2 is not JSON/],
+  ];
+  for (const [t, re] of expect) {
+    const r = await cases(t);
+    assert.equal(r.code, 2, t);
+    assert.match(r.err, re);
+    assert.match(r.err, /^hint: /m);
+    assert.equal(await exists(join(dir, "o-" + t)), false);
+  }
+  const ok = await cases("trailing.csv");
+  assert.equal(ok.code, 0, ok.err);
+});
+
+Deno.test("dvergr cases names an unknown column, where it was named, and a near match", async () => {
+  const dir = await tempDir({ "t.csv": "Beleg;Text;Gegenkonto\nB1;x;6815\n" });
+  const r = await dvergr(
+    dir,
+    "cases",
+    "t.csv",
+    "--id",
+    "Beleg",
+    "--inputs",
+    "Text",
+    "--outcome",
+    "gegenkonto:exact",
+    "--out",
+    "o",
+  );
+  assert.equal(r.code, 2);
+  assert.match(
+    r.err,
+    /error\[SPEC_INVALID\]: .*column "gegenkonto" \(--outcome\) is not in "t\.csv"/,
+  );
+  assert.match(r.err, /hint: Did you mean "Gegenkonto"\?/);
+});
+
+Deno.test("dvergr cases refuses bad flags with exit 2", async () => {
+  const dir = await tempDir({ "t.csv": "id;text;k\n1;x;y\n" });
+  const base = ["cases", "t.csv", "--id", "id", "--inputs", "text"];
+  const runs: [string[], RegExp][] = [
+    [[...base, "--outcome", "k", "--out", "o"], /--outcome "k": no rule/],
+    [[...base, "--outcome", "k:fuzzy", "--out", "o"], /--outcome "k:fuzzy"/],
+    [[...base, "--outcome", "k:exact:0.1", "--out", "o"], /tolerance applies to the number rule/],
+    [[...base, "--outcome", "k:exact"], /needs --out/],
+    [[...base, "--outcome", "text:exact", "--out", "o"], /both an input and an expected outcome/],
+    [
+      ["cases", "t.csv", "--inputs", "text", "--outcome", "k:exact", "--out", "o"],
+      /no column names a case/,
+    ],
+    [[...base, "--outcome", "k:exact", "--out", "o", "--delimiter", ";;"], /--delimiter/],
+    [
+      [...base, "--outcome", "k:exact", "--out", "o", "--encoding", "klingon"],
+      /--encoding "klingon"/,
+    ],
+    [
+      ["cases", "t.xlsx", "--id", "id", "--inputs", "text", "--outcome", "k:exact", "--out", "o"],
+      /Not a table format: xlsx/,
+    ],
+    [
+      ["cases", "nope.csv", "--id", "id", "--inputs", "text", "--outcome", "k:exact", "--out", "o"],
+      /no such file/,
+    ],
+  ];
+  for (const [args, re] of runs) {
+    const r = await dvergr(dir, ...args);
+    assert.equal(r.code, 2, args.join(" ") + r.err);
+    assert.match(r.err, re);
+  }
+  assert.equal(await exists(join(dir, "o")), false);
+});
+
+Deno.test("dvergr cases refuses a non-empty --out unless --force", async () => {
+  const dir = await tempDir({ "t.csv": "id;text;k\n1;x;y\n", "o/old.txt": "keep" });
+  const args = [
+    "cases",
+    "t.csv",
+    "--id",
+    "id",
+    "--inputs",
+    "text",
+    "--outcome",
+    "k:exact",
+    "--out",
+    "o",
+  ];
+  const r = await dvergr(dir, ...args);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /error\[TARGET_EXISTS\]/);
+  assert.equal(await Deno.readTextFile(join(dir, "o/old.txt")), "keep");
+  const f = await dvergr(dir, ...args, "--force");
+  assert.equal(f.code, 0, f.err);
+  assert.equal(await exists(join(dir, "o/old.txt")), false);
+  assert.ok(await exists(join(dir, "o/cases/1/gold.edn")));
+});
+
+Deno.test("dvergr cases says why when no case is certified, writes nothing, exit 1", async () => {
+  const dir = await tempDir({ "t.csv": "id;text;k\n1;x;a\n2;x;b\n;y;c\n" });
+  const r = await dvergr(
+    dir,
+    "cases",
+    "t.csv",
+    "--id",
+    "id",
+    "--inputs",
+    "text",
+    "--outcome",
+    "k:exact",
+    "--out",
+    "o",
+  );
+  assert.equal(r.code, 1);
+  assert.match(
+    r.err,
+    /error\[NOT_CERTIFIED\]: No case of "t\.csv" is certified, so nothing was written: 3 cases: 0 certified; excluded: 2 conflicting-outcomes, 1 no-id/,
+  );
+  assert.match(r.err, /hint: Rows with the same inputs have different outcomes/);
+  assert.equal(await exists(join(dir, "o")), false);
+  const j = await dvergr(
+    dir,
+    "cases",
+    "t.csv",
+    "--id",
+    "id",
+    "--inputs",
+    "text",
+    "--outcome",
+    "k:exact",
+    "--out",
+    "o",
+    "--json",
+  );
+  assert.equal(j.code, 1);
+  assert.equal(JSON.parse(j.out).error.details.byReason["conflicting-outcomes"], 2);
+});
+
+Deno.test("dvergr cases --help describes the command and is listed in dvergr --help", async () => {
+  const h = await dvergr(TABLES, "cases", "--help");
+  assert.equal(h.code, 0);
+  assert.match(h.out, /^dvergr cases TABLE --id COL/);
+  assert.match(h.out, /--outcome col:rule\[:tolerance\]/);
+  const main = await dvergr(TABLES, "--help");
+  assert.match(main.out, /^ {2}cases +turn a table of historical cases/m);
+});
