@@ -7,9 +7,10 @@
  * half up. Summing an attempt's tokens first and pricing the sum therefore gives the same
  * figure as any order of calls.
  *
- * Token buckets are disjoint: `input` is input billed at the input rate, `cacheRead` and
- * `cacheWrite` are input tokens read from or written to a prompt cache, `output` includes
- * reasoning tokens. A prompt's total input is input + cacheRead + cacheWrite.
+ * Usage counts (core/bench/candidate.ts `Usage`): `input` is every prompt token, cached or
+ * not; `cacheRead` and `cacheWrite` are the parts of it read from or written to a prompt
+ * cache; `output` includes reasoning tokens. So the tokens billed at the input rate are
+ * input − cacheRead − cacheWrite, and cacheRead / input is the cached share.
  */
 import type { Usage } from "../bench/candidate.ts";
 
@@ -30,9 +31,14 @@ export function picoPerToken(dollarsPerMillion: number): bigint {
   return BigInt(Math.round(dollarsPerMillion * 1_000_000));
 }
 
+/** Prompt tokens billed at the input rate: those neither read from nor written to a cache. */
+export function uncachedInput(usage: Usage): number {
+  return Math.max(0, usage.input - usage.cacheRead - usage.cacheWrite);
+}
+
 /** The exact cost of `usage` at `prices`, in picodollars. */
 export function costPico(usage: Usage, prices: ModelPrices): bigint {
-  return BigInt(usage.input) * picoPerToken(prices.input) +
+  return BigInt(uncachedInput(usage)) * picoPerToken(prices.input) +
     BigInt(usage.output) * picoPerToken(prices.output) +
     BigInt(usage.cacheRead) * picoPerToken(prices.cacheRead) +
     BigInt(usage.cacheWrite) * picoPerToken(prices.cacheWrite);

@@ -176,8 +176,7 @@ export async function runAgentLoop(
     usage = addUsage(usage, turn.usage);
     reasoningTokens += turn.reasoningTokens;
     if (turn.usageReported) {
-      reportedContext = turn.usage.input + turn.usage.cacheRead + turn.usage.cacheWrite +
-        turn.usage.output;
+      reportedContext = turn.usage.input + turn.usage.output;
     } else {
       usageMissing++;
       reportedContext = null;

@@ -123,15 +123,19 @@ export function parseAnthropicResponse(json: unknown): ModelTurn {
     }
     // other blocks (thinking, …) are not requested and not kept
   }
+  const uncached = count(u.input_tokens, "input_tokens", true);
+  const cacheRead = count(u.cache_read_input_tokens, "cache_read_input_tokens", false);
+  const cacheWrite = count(u.cache_creation_input_tokens, "cache_creation_input_tokens", false);
   return {
     text,
     toolCalls,
     stopReason: typeof j.stop_reason === "string" ? j.stop_reason : "unknown",
+    // Anthropic's input_tokens leaves out the cached parts; our input counts them in.
     usage: {
-      input: count(u.input_tokens, "input_tokens", true),
+      input: uncached + cacheRead + cacheWrite,
       output: count(u.output_tokens, "output_tokens", true),
-      cacheRead: count(u.cache_read_input_tokens, "cache_read_input_tokens", false),
-      cacheWrite: count(u.cache_creation_input_tokens, "cache_creation_input_tokens", false),
+      cacheRead,
+      cacheWrite,
     },
     usageReported: true,
     reasoningTokens: 0,

@@ -1,8 +1,8 @@
 /**
  * The OpenAI Chat Completions API (`POST {base}/v1/chat/completions`, non-streaming) and
  * any server compatible with it (llama.cpp, vLLM, Ollama): function tools whose arguments
- * are a JSON string, usage with cached prompt tokens. Cached tokens are a part of the prompt
- * tokens: they become `cacheRead`, the rest `input`.
+ * are a JSON string, usage with cached prompt tokens. Prompt tokens are `input`; the cached
+ * part of them is `cacheRead` (billed at the cache rate, the rest at the input rate).
  */
 import type {
   ChatMessage,
@@ -154,7 +154,7 @@ export function parseOpenAIResponse(json: unknown, compatible: boolean): ModelTu
     }
     const cd = u.completion_tokens_details as Record<string, unknown> | undefined | null;
     reasoningTokens = typeof cd?.reasoning_tokens === "number" ? cd.reasoning_tokens : 0;
-    usage = { input: prompt - cached, output: completion, cacheRead: cached, cacheWrite: 0 };
+    usage = { input: prompt, output: completion, cacheRead: cached, cacheWrite: 0 };
   } else if (!compatible) {
     throw new Error("the body has no usage");
   }

@@ -44,7 +44,7 @@ export interface ModelTurn {
   toolCalls: ToolCall[];
   /** The provider's stop or finish reason, as given. */
   stopReason: string;
-  /** Disjoint buckets, see core/models/cost.ts. */
+  /** As core/models/cost.ts counts it: `input` includes the cached parts. */
   usage: Usage;
   /** False when the server reported no usage (some compatible servers). */
   usageReported: boolean;

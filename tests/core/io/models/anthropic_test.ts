@@ -74,7 +74,8 @@ Deno.test("parseAnthropicResponse() reads text, tool calls and all four usage co
   });
   assert.equal(turn.text, "Writing.");
   assert.equal(turn.stopReason, "tool_use");
-  assert.deepEqual(turn.usage, { input: 1200, output: 800, cacheRead: 3000, cacheWrite: 500 });
+  // input_tokens leaves the cached parts out; Usage.input counts them in
+  assert.deepEqual(turn.usage, { input: 4700, output: 800, cacheRead: 3000, cacheWrite: 500 });
   assert.deepEqual(turn.toolCalls[0].args, { path: "/out/a", content: "x" });
   assert.equal(turn.toolCalls[1].args, null);
   assert.match(turn.toolCalls[1].argsProblem!, /must be a JSON object, got "oops"/);

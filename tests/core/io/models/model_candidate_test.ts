@@ -163,7 +163,12 @@ Deno.test("createModelCandidate() bills Anthropic cache reads and writes at thei
     });
     const out = await cand.run(s.ctx);
     assert.equal(out.status, "completed");
-    assert.deepEqual(out.usage, { input: 4800, output: 3200, cacheRead: 12000, cacheWrite: 2000 });
+    assert.deepEqual(out.usage, {
+      input: 18_800,
+      output: 3200,
+      cacheRead: 12_000,
+      cacheWrite: 2000,
+    });
     // 4 calls × (1200 × 3 + 800 × 15 + 3000 × 0.3 + 500 × 3.75) µ$ = 4 × 18375
     assert.equal(out.billedMicros, 73_500);
   });
@@ -189,7 +194,7 @@ Deno.test("createModelCandidate() runs an OpenAI model and bills cached prompt t
     assert.equal(await answer(s.world), "{:total 142}");
     assert.equal(server.requests[0].path, "/v1/chat/completions");
     assert.equal(server.requests[0].headers["authorization"], "Bearer sk-openai");
-    assert.deepEqual(out.usage, { input: 4000, output: 1200, cacheRead: 16000, cacheWrite: 0 });
+    assert.deepEqual(out.usage, { input: 20_000, output: 1200, cacheRead: 16_000, cacheWrite: 0 });
     // 4 calls × (1000 × 2 + 4000 × 0.5 + 300 × 8) µ$
     assert.equal(out.billedMicros, 25_600);
   });

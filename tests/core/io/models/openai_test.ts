@@ -66,7 +66,7 @@ Deno.test("openaiBody() sends the system message, tool_calls with their JSON tex
   assert.equal(compat.tools, undefined);
 });
 
-Deno.test("parseOpenAIResponse() bills cached tokens as a part of the prompt tokens", () => {
+Deno.test("parseOpenAIResponse() counts cached tokens as the cached part of the prompt tokens", () => {
   const turn = parseOpenAIResponse({
     choices: [{ message: { role: "assistant", content: "done" }, finish_reason: "stop" }],
     usage: {
@@ -77,7 +77,7 @@ Deno.test("parseOpenAIResponse() bills cached tokens as a part of the prompt tok
     },
   }, false);
   assert.equal(turn.text, "done");
-  assert.deepEqual(turn.usage, { input: 1000, output: 300, cacheRead: 4000, cacheWrite: 0 });
+  assert.deepEqual(turn.usage, { input: 5000, output: 300, cacheRead: 4000, cacheWrite: 0 });
   assert.equal(turn.reasoningTokens, 120);
   assert.equal(turn.stopReason, "stop");
 });
