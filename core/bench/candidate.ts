@@ -14,6 +14,11 @@ export interface WorldFiles {
   write(path: string, text: string): Promise<void>;
 }
 
+/**
+ * Tokens of an attempt. `input` counts every prompt token, cached parts included;
+ * `cacheRead` and `cacheWrite` are subsets of it (the input rate applies to
+ * input − cacheRead − cacheWrite), so the cache share is cacheRead / input.
+ */
 export interface Usage {
   input: number;
   output: number;
