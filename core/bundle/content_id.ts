@@ -186,8 +186,11 @@ function coerce(v: unknown): Uint8Array {
   throw new TypeError(`Cannot hash a ${v.constructor?.name ?? "value"}: it has no EDN form`);
 }
 
-/** The 64-byte SHA-512 hash of an EDN value, as hasch's `edn-hash` gives it. */
-export function ednHash(v: EdnValue): Uint8Array {
+/**
+ * The 64-byte SHA-512 hash of an EDN value (or of plain data, as writeEdn would write
+ * it), as hasch's `edn-hash` gives it. Throws a TypeError for values with no EDN form.
+ */
+export function ednHash(v: EdnValue | unknown): Uint8Array {
   return sha512(coerce(v));
 }
 
@@ -197,8 +200,11 @@ function hex(bytes: Uint8Array, from: number, to: number): string {
   return s;
 }
 
-/** The UUID of an EDN value, as hasch's `uuid` gives it (version 5, RFC variant). */
-export function hashUuid(v: EdnValue): string {
+/**
+ * The UUID of an EDN value (or of plain data, as ednHash), as hasch's `uuid` gives it:
+ * version 5, RFC variant, first hex digit 0–3.
+ */
+export function hashUuid(v: EdnValue | unknown): string {
   const b = ednHash(v).slice(0, 16);
   b[0] &= 0x3f; // bits 63 and 62 of the high word cleared
   b[6] = (b[6] | 0x50) & 0x5f; // version 5
