@@ -13,6 +13,14 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "prove a bundle's checker grades right (exit 1 when it does not)",
     load: () => import("./calibrate.ts"),
   },
+  benchmark: {
+    summary: "benchmark candidates on a bundle (resumable; scorecard and report)",
+    load: () => import("./benchmark.ts"),
+  },
+  demo: {
+    summary: "benchmark two example agents on an example bundle, offline",
+    load: () => import("./demo.ts"),
+  },
   cases: {
     summary: "turn a table of historical cases into a certified dataset bundle",
     load: () => import("./cases.ts"),

@@ -1,0 +1,294 @@
+import { resolve } from "node:path";
+import { intFlag, parseCommandArgs } from "./args.ts";
+import { readBundleArg } from "./bundle_arg.ts";
+import type { CliContext } from "./context.ts";
+import { printJson } from "./render.ts";
+import { usageError } from "../core/errors.ts";
+import { parseBundle } from "../core/bundle/parse.ts";
+import { calibrate } from "../core/calibrate/calibrate.ts";
+import { readEdn } from "../core/edn/read.ts";
+import { toPlain } from "../core/edn/plain.ts";
+import { writeEdn } from "../core/edn/write.ts";
+import {
+  type CandidateSpec,
+  parseCandidateSpec,
+  parseModelsFlag,
+} from "../core/bench/candidate_spec.ts";
+import {
+  benchmarkBundle,
+  type BenchmarkOutcome,
+  certificationSummary,
+} from "../core/bench/benchmark_bundle.ts";
+import { createProgress } from "../core/bench/progress.ts";
+import { formatFixed, renderReport } from "../core/bench/report.ts";
+import type { Scorecard } from "../core/bench/scorecard.ts";
+import { openHome, resolveHomeDir } from "../core/io/home.ts";
+import { createCheckerPool } from "../sandbox/checker_pool.ts";
+
+export const HELP = `dvergr benchmark <bundle> [options]
+
+Benchmarks candidates on a bundle: every candidate × case × repetition is one cell,
+run in a fresh world and graded by the bundle's checker. Running the same command again
+resumes: cells with a verdict are kept, cells that faulted run again.
+
+Candidates (at least one):
+  --candidate SPEC      repeatable; never split on commas:
+                          builtin:reference   writes the calibration reference
+                          builtin:noop        writes nothing
+                          NAME=cmd:COMMAND    a shell command line run in the world
+                          cmd:NAME, NAME      a command of <home>/candidates.edn
+                          MODEL               a model id or alias
+  --models M1,M2        model ids or aliases, comma-separated
+
+Options:
+  --repetitions N       attempts per candidate per case (default 1)
+  --cases N             the first N cases of the fixed shuffle (seed 20261001)
+  --case-ids A,B        exactly these cases
+  --parallel N          cells at once (default 4)
+  --timeout-ms MS       per attempt (default: the bundle's :timeout-ms, else 600000)
+  --budget-dollars USD  per attempt (default 0.50)
+  --param K=V           a task/checker parameter (repeatable; V is read as EDN when it
+                        is a number, true/false, or starts with " [ { : #)
+  --baseline NAME       the candidate the others are compared against
+  --mount DIR           a read-only directory for command candidates (repeatable)
+  --home DIR            the home (default: $DVERGR_HOME, else workflow-runs/<bundle>)
+  --report FILE         where to write the Markdown report (default <home>/report.md)
+  --check               only calibrate the bundle (prints {:ok? … :problems […]})
+  --json                print the scorecard as JSON
+  -h, --help            show this help
+
+Command candidates get the task on stdin and in DVERGR_TASK, the case in DVERGR_CASE,
+and run with the world as their working directory. With bubblewrap installed they run
+sandboxed (the world's directories at /docs, /out, …; no network); without it they run
+unisolated and the report says so.
+
+Exit status: 0 every cell has a verdict; 1 some cells did not finish (run the same
+command again to resume); 2 bad input.
+`;
+
+export const OPTIONS = {
+  candidate: { type: "string", multiple: true },
+  models: { type: "string", multiple: true },
+  repetitions: { type: "string" },
+  cases: { type: "string" },
+  "case-ids": { type: "string" },
+  parallel: { type: "string" },
+  "timeout-ms": { type: "string" },
+  "budget-dollars": { type: "string" },
+  param: { type: "string", multiple: true },
+  baseline: { type: "string" },
+  mount: { type: "string", multiple: true },
+  home: { type: "string" },
+  report: { type: "string" },
+  check: { type: "boolean" },
+  json: { type: "boolean" },
+} as const;
+
+/**
+ * A `--param K=V` value: numbers, true/false and values starting with `"`, `[`, `{`, `:`
+ * or `#` are read as EDN (to their plain form); anything else is the text as given.
+ */
+export function parseParam(text: string): [string, unknown] {
+  const eq = text.indexOf("=");
+  if (eq <= 0) {
+    throw usageError(`Cannot use --param "${text}": expected K=V`, "Write e.g. --param team=ops");
+  }
+  const key = text.slice(0, eq).replace(/^:/, "");
+  const raw = text.slice(eq + 1);
+  const t = raw.trim();
+  if (
+    /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(t) || t === "true" || t === "false" || /^["[{:#]/.test(t)
+  ) {
+    try {
+      return [key, toPlain(readEdn(t, { file: `--param ${key}` }))];
+    } catch (e) {
+      throw usageError(
+        `Cannot use --param "${text}": ${e instanceof Error ? e.message : String(e)}`,
+        "Quote text values for the shell, e.g. --param 'team=the ops team'",
+      );
+    }
+  }
+  return [key, raw];
+}
+
+function dollarsFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(n)) {
+    throw usageError(
+      `Cannot use --budget-dollars "${value}": expected an amount such as 0.50`,
+      "Run `dvergr benchmark --help`",
+    );
+  }
+  return Math.round(n * 1_000_000);
+}
+
+function caseIdsFlag(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const ids = value.split(",").map((s) => s.trim());
+  if (ids.some((s) => s === "")) {
+    throw usageError(
+      `Cannot use --case-ids "${value}": it has an empty id`,
+      "Write --case-ids a,b",
+    );
+  }
+  return ids;
+}
+
+/** One summary line per candidate, as room-run prints them (REFERENCE §7.3). */
+export function candidateLines(scorecard: Scorecard): string[] {
+  return scorecard.candidates.map((c) =>
+    `${c.candidate.padEnd(40)} reward ${
+      formatFixed(c.meanReward ?? 0, 3)
+    }  passed ${c.passes}/${c.attempts}  billed $${
+      formatFixed(c.cost.billedMicros / 1e6, 4)
+    }  list price $${formatFixed(c.cost.listMicros / 1e6, 4)}`
+  );
+}
+
+/** The Markdown report of a benchmark outcome. */
+export function reportFor(outcome: BenchmarkOutcome): string {
+  const commands = outcome.candidates.some((c) => c.identity.kind === "command");
+  return renderReport(outcome.scorecard, {
+    title: outcome.bundle.definition.title,
+    certification: certificationSummary(outcome.bundle),
+    ...(commands && outcome.isolation === "none"
+      ? {
+        isolatedNote:
+          "bubblewrap is not installed or cannot run here, so command candidates ran in their world directory without isolation",
+      }
+      : {}),
+  });
+}
+
+/** Writes text to a file atomically (temporary sibling, then rename). */
+async function writeAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${crypto.randomUUID()}`;
+  await Deno.writeTextFile(tmp, text);
+  await Deno.rename(tmp, path);
+}
+
+export async function run(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs("benchmark", args, OPTIONS);
+  if (positionals.length > 1) {
+    throw usageError(
+      `"dvergr benchmark" takes one bundle, got ${positionals.length}: ${positionals.join(" ")}`,
+      "Quote a command candidate: --candidate 'me=cmd:./agent.sh --fast'",
+    );
+  }
+  const fileBundle = await readBundleArg("benchmark", positionals[0]);
+  const out = (s: string) => ctx.stdout(s + "\n");
+
+  if (values.check) {
+    const bundle = parseBundle(fileBundle);
+    const pool = createCheckerPool({ workers: 1 });
+    try {
+      const result = await calibrate(bundle, pool);
+      if (values.json) printJson(ctx, { name: bundle.name, ...result });
+      else {
+        out(`Bundle ${bundle.name} ${bundle.id}`);
+        out(writeEdn({ "ok?": result.ok, problems: result.problems }));
+      }
+    } finally {
+      pool.close();
+    }
+    return 0;
+  }
+
+  const specs: CandidateSpec[] = [
+    ...(values.candidate ?? []).map(parseCandidateSpec),
+    ...(values.models ?? []).flatMap(parseModelsFlag),
+  ];
+  if (specs.length === 0) {
+    throw usageError(
+      "Cannot benchmark without candidates",
+      "Add --candidate builtin:reference, --candidate 'me=cmd:COMMAND' or --models m1,m2",
+    );
+  }
+  const params = Object.fromEntries((values.param ?? []).map(parseParam));
+  const homeDir = resolveHomeDir({
+    flag: values.home,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    bundleName: fileBundle.name,
+  });
+  const request = {
+    repetitions: intFlag("benchmark", "repetitions", values.repetitions),
+    cases: intFlag("benchmark", "cases", values.cases),
+    caseIds: caseIdsFlag(values["case-ids"]),
+    parallel: intFlag("benchmark", "parallel", values.parallel) ?? 4,
+    timeoutMs: intFlag("benchmark", "timeout-ms", values["timeout-ms"]),
+    budgetMicros: dollarsFlag(values["budget-dollars"]),
+    params,
+    baseline: values.baseline,
+    mounts: (values.mount ?? []).map((m) => resolve(ctx.cwd, m)),
+  };
+
+  const home = await openHome(homeDir);
+  const pool = createCheckerPool({ workers: 2 });
+  const controller = new AbortController();
+  const onSignal = () => controller.abort();
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  for (const s of signals) {
+    try {
+      Deno.addSignalListener(s, onSignal);
+    } catch {
+      // Signals are not available on this platform.
+    }
+  }
+  const progress = createProgress({ write: ctx.stderr, isTerminal: ctx.isTerminal });
+  let outcome: BenchmarkOutcome;
+  try {
+    outcome = await benchmarkBundle({
+      ...request,
+      bundle: fileBundle,
+      specs,
+      home,
+      runner: pool,
+      env: ctx.env,
+      onEvent: progress.onEvent,
+      onPlan: ({ bundle }) => {
+        if (!values.json) out(`Bundle ${bundle.name} ${bundle.id}`);
+      },
+      signal: controller.signal,
+    });
+  } finally {
+    progress.stop();
+    for (const s of signals) {
+      try {
+        Deno.removeSignalListener(s, onSignal);
+      } catch {
+        // Not available.
+      }
+    }
+    pool.close();
+    await home.close();
+  }
+
+  const reportPath = values.report ? resolve(ctx.cwd, values.report) : `${home.dir}/report.md`;
+  await writeAtomic(reportPath, reportFor(outcome));
+  const { result, scorecard } = outcome;
+  const unfinished = result.total - result.graded;
+
+  if (values.json) {
+    printJson(ctx, {
+      bundle: { name: outcome.bundle.name, id: outcome.bundle.id },
+      experiment: outcome.plan.id,
+      home: home.dir,
+      room: outcome.room,
+      report: reportPath,
+      complete: scorecard.complete,
+      scorecard,
+    });
+  } else {
+    if (scorecard.complete) candidateLines(scorecard).forEach(out);
+    else {
+      const faulted = result.faults > 0 ? ` (${result.faults} faulted)` : "";
+      out(
+        `${unfinished} of ${result.total} cells did not finish${faulted}; run the same command again to resume them`,
+      );
+    }
+    out(`Report: ${reportPath}`);
+  }
+  return scorecard.complete ? 0 : 1;
+}

@@ -1,0 +1,143 @@
+import { basename, delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { intFlag, parseCommandArgs } from "./args.ts";
+import type { CliContext } from "./context.ts";
+import { printJson } from "./render.ts";
+import { candidateLines, reportFor } from "./benchmark.ts";
+import { DvergrError, usageError } from "../core/errors.ts";
+import { readBundleDir } from "../core/io/bundle_dir.ts";
+import { openHome, resolveHomeDir } from "../core/io/home.ts";
+import type { CommandSpec } from "../core/io/candidates/command.ts";
+import { benchmarkBundle } from "../core/bench/benchmark_bundle.ts";
+import { createProgress } from "../core/bench/progress.ts";
+import { createCheckerPool } from "../sandbox/checker_pool.ts";
+
+export const HELP = `dvergr demo [--repetitions N] [--home DIR] [--json]
+
+Benchmarks two small example agents of ours (examples/agents: a naive and a careful
+rule-based invoice reader, both Deno scripts run as command candidates) on the example
+dataset bundle examples/workflows/invoice-fields (5 invoices), offline and without any
+API key, and prints the scorecard and where the report is. Running it again resumes
+(every cell is kept). It is the same as:
+
+  dvergr benchmark examples/workflows/invoice-fields --repetitions 3 \\
+    --candidate naive --candidate careful     (with the two agents in candidates.edn)
+
+Options:
+  --repetitions N   attempts per agent per invoice (default 3)
+  --home DIR        the home (default: $DVERGR_HOME, else workflow-runs/invoice-fields)
+  --json            print the scorecard as JSON
+  -h, --help        show this help
+`;
+
+export const OPTIONS = {
+  repetitions: { type: "string" },
+  home: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+const EXAMPLES = fileURLToPath(new URL("../examples/", import.meta.url));
+export const DEMO_BUNDLE = join(EXAMPLES, "workflows", "invoice-fields");
+export const DEMO_AGENTS = join(EXAMPLES, "agents");
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The deno executable that runs the agents: this one, or the first on PATH. */
+function findDeno(env: (k: string) => string | undefined): string {
+  const self = Deno.execPath();
+  if (basename(self).startsWith("deno")) return self;
+  for (const dir of (env("PATH") ?? "").split(delimiter)) {
+    const candidate = join(dir, "deno");
+    try {
+      if (Deno.statSync(candidate).isFile) return Deno.realPathSync(candidate);
+    } catch {
+      // Not in this directory.
+    }
+  }
+  throw new DvergrError("NOT_FOUND", "Cannot run the demo agents: no deno executable found", {
+    hint: "The example agents are Deno scripts: install Deno (https://deno.land) and retry",
+  });
+}
+
+/** The demo's two agents as command candidates (the agents directory mounted read-only). */
+export function demoAgents(deno: string): Map<string, CommandSpec> {
+  const agents = new Map<string, CommandSpec>();
+  for (const name of ["naive", "careful"]) {
+    agents.set(name, {
+      name,
+      command: `${shellQuote(deno)} run --no-config --no-lock --quiet --no-prompt ` +
+        `--allow-read=. --allow-write=. --allow-env=DVERGR_TASK ${
+          shellQuote(join(DEMO_AGENTS, `${name}.ts`))
+        }`,
+      mounts: [DEMO_AGENTS, dirname(deno)],
+      env: { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
+    });
+  }
+  return agents;
+}
+
+export async function run(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs("demo", args, OPTIONS);
+  if (positionals.length > 0) {
+    throw usageError(`"dvergr demo" takes no arguments, got ${positionals.join(" ")}`);
+  }
+  const repetitions = intFlag("demo", "repetitions", values.repetitions) ?? 3;
+  const out = (s: string) => ctx.stdout(s + "\n");
+  const bundle = await readBundleDir(DEMO_BUNDLE);
+  const home = await openHome(
+    resolveHomeDir({ flag: values.home, env: ctx.env, cwd: ctx.cwd, bundleName: bundle.name }),
+  );
+  const pool = createCheckerPool({ workers: 2 });
+  const progress = createProgress({ write: ctx.stderr, isTerminal: ctx.isTerminal });
+  if (!values.json) {
+    out("dvergr demo: two example agents read five invoices; the checker grades each answer.");
+  }
+  try {
+    const outcome = await benchmarkBundle({
+      bundle,
+      specs: [
+        { kind: "named", name: "naive", explicit: true },
+        { kind: "named", name: "careful", explicit: true },
+      ],
+      named: demoAgents(findDeno(ctx.env)),
+      home,
+      runner: pool,
+      env: ctx.env,
+      repetitions,
+      parallel: 4,
+      onEvent: progress.onEvent,
+      onPlan: ({ bundle }) => {
+        if (!values.json) out(`Bundle ${bundle.name} ${bundle.id}`);
+      },
+    });
+    const reportPath = join(home.dir, "report.md");
+    const tmp = `${reportPath}.tmp-${crypto.randomUUID()}`;
+    await Deno.writeTextFile(tmp, reportFor(outcome));
+    await Deno.rename(tmp, reportPath);
+    if (values.json) {
+      printJson(ctx, {
+        experiment: outcome.plan.id,
+        report: reportPath,
+        scorecard: outcome.scorecard,
+      });
+    } else {
+      if (outcome.scorecard.complete) candidateLines(outcome.scorecard).forEach(out);
+      else {out(
+          `${outcome.result.total - outcome.result.graded} cells did not finish; run it again`,
+        );}
+      const isolation = outcome.isolation === "bwrap"
+        ? "sandboxed with bubblewrap (no network; the world's /docs and /out only)"
+        : "NOT isolated (bubblewrap is not available): they ran in their world directories";
+      out(`The agents ran ${isolation}.`);
+      out(`Report: ${reportPath}`);
+      out(`Next: dvergr benchmark ${DEMO_BUNDLE} --candidate 'mine=cmd:YOUR AGENT COMMAND'`);
+    }
+    return outcome.scorecard.complete ? 0 : 1;
+  } finally {
+    progress.stop();
+    pool.close();
+    await home.close();
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * Candidate specs as users write them, and their resolution into Candidates.
+ *
+ * | spec                    | candidate                                                   |
+ * |-------------------------|-------------------------------------------------------------|
+ * | `builtin:noop`          | writes nothing                                              |
+ * | `builtin:reference`     | writes the calibration reference                            |
+ * | `NAME=cmd:COMMAND…`     | the shell command line COMMAND, shown as NAME               |
+ * | `cmd:NAME` or `NAME`    | the command NAME of `<home>/candidates.edn`                 |
+ * | anything else           | a model id or alias of the model registry                   |
+ *
+ * `--candidate` is repeatable and never split on commas (commands may hold commas);
+ * `--models a,b` is split on commas and every item is a model.
+ */
+import { isAbsolute, resolve } from "node:path";
+import { z } from "zod";
+import { DvergrError } from "../errors.ts";
+import type { Candidate } from "./candidate.ts";
+import type { Bundle } from "../bundle/types.ts";
+import { BUILTIN_NAMES, builtinCandidate, type BuiltinName } from "../io/candidates/builtin.ts";
+import { commandCandidate, type CommandSpec, type Isolation } from "../io/candidates/command.ts";
+import { readEdn } from "../edn/read.ts";
+import { toPlain } from "../edn/plain.ts";
+
+export type CandidateSpec =
+  | { kind: "builtin"; builtin: BuiltinName; name: string }
+  | { kind: "command"; name: string; command: string }
+  | { kind: "named"; name: string; explicit: boolean }
+  | { kind: "model"; model: string };
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+
+function specError(spec: string, why: string, hint: string): DvergrError {
+  return new DvergrError("CANDIDATE_INVALID", `Cannot use candidate "${spec}": ${why}`, { hint });
+}
+
+/** Reads one `--candidate` value. */
+export function parseCandidateSpec(spec: string): CandidateSpec {
+  const s = spec.trim();
+  if (s === "") {
+    throw specError(spec, "it is empty", "Write e.g. `builtin:reference` or `me=cmd:./agent.sh`");
+  }
+  const eq = s.indexOf("=");
+  if (eq > 0 && s.slice(eq + 1).startsWith("cmd:")) {
+    const name = s.slice(0, eq);
+    const command = s.slice(eq + 1 + "cmd:".length).trim();
+    if (!NAME.test(name)) {
+      throw specError(
+        spec,
+        `"${name}" is not a candidate name (letters, digits, and _ . : -; at most 64)`,
+        "Write NAME=cmd:COMMAND, e.g. `naive=cmd:sh agent.sh`",
+      );
+    }
+    if (command === "") throw specError(spec, "the command is empty", "Write NAME=cmd:COMMAND");
+    return { kind: "command", name, command };
+  }
+  if (s.startsWith("builtin:")) {
+    const which = s.slice("builtin:".length);
+    if (!(BUILTIN_NAMES as readonly string[]).includes(which)) {
+      throw specError(
+        spec,
+        `there is no builtin "${which}"`,
+        `The builtins are ${BUILTIN_NAMES.map((b) => `builtin:${b}`).join(", ")}`,
+      );
+    }
+    return { kind: "builtin", builtin: which as BuiltinName, name: s };
+  }
+  if (s.startsWith("cmd:")) {
+    const name = s.slice("cmd:".length);
+    if (!NAME.test(name)) {
+      throw specError(
+        spec,
+        `"${name}" is not the name of a configured command`,
+        "Use cmd:NAME for a command of candidates.edn in the home, or NAME=cmd:COMMAND inline",
+      );
+    }
+    return { kind: "named", name, explicit: true };
+  }
+  if (/\s/.test(s)) {
+    throw specError(
+      spec,
+      "it holds spaces but is not NAME=cmd:COMMAND",
+      `For a command, name it: --candidate 'agent=cmd:${s}'`,
+    );
+  }
+  return { kind: "named", name: s, explicit: false };
+}
+
+/** Reads `--models a,b`: every comma-separated item is a model id or alias. */
+export function parseModelsFlag(value: string): CandidateSpec[] {
+  const items = value.split(",").map((m) => m.trim());
+  if (items.some((m) => m === "")) {
+    throw specError(
+      value,
+      "the model list has an empty item",
+      "Write --models a,b without empty items",
+    );
+  }
+  return items.map((model) => ({ kind: "model", model }));
+}
+
+const namedSchema = z.strictObject({
+  command: z.string().min(1),
+  mounts: z.array(z.string().min(1)).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  "pass-env": z.array(z.string().min(1)).optional(),
+  network: z.boolean().optional(),
+  doc: z.string().optional(),
+});
+const namedFileSchema = z.record(z.string().regex(NAME), namedSchema);
+
+/**
+ * Named command candidates of a `candidates.edn` file:
+ * `{"naive" {:command "sh agents/naive.sh" :mounts ["agents"] :env {"K" "v"}
+ *   :pass-env ["ANTHROPIC_API_KEY"] :network false}}`. Relative mounts are resolved against
+ * the file's directory. An absent file has no commands.
+ */
+export async function readNamedCommands(file: string): Promise<Map<string, CommandSpec>> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return new Map();
+    throw e;
+  }
+  const plain = toPlain(readEdn(text, { file }));
+  const parsed = namedFileSchema.safeParse(plain);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new DvergrError(
+      "CANDIDATE_INVALID",
+      `Cannot read ${file}: ${issue.path.map(String).join(" ")}: ${issue.message}`,
+      {
+        hint:
+          'Write {"name" {:command "…" :mounts ["dir"] :env {"K" "v"} :pass-env ["VAR"] :network false}}',
+      },
+    );
+  }
+  const base = resolve(file, "..");
+  const out = new Map<string, CommandSpec>();
+  for (const [name, c] of Object.entries(parsed.data)) {
+    out.set(name, {
+      name,
+      command: c.command,
+      mounts: (c.mounts ?? []).map((m) => (isAbsolute(m) ? m : resolve(base, m))),
+      env: c.env,
+      passEnv: c["pass-env"],
+      network: c.network,
+    });
+  }
+  return out;
+}
+
+export interface ResolveOptions {
+  bundle: Bundle;
+  env: (name: string) => string | undefined;
+  isolation: Isolation;
+  /** Named commands (from the home's candidates.edn). */
+  named: Map<string, CommandSpec>;
+  /** Read-only mounts added to every inline command (`--mount`). */
+  mounts?: string[];
+  /** The home, where a models.edn may override the shipped registry. */
+  homeDir?: string;
+  /** Makes a model candidate; default: core/io/models/model_candidate.ts. */
+  createModel?: (model: string, index: number) => Promise<Candidate>;
+}
+
+async function defaultModel(
+  model: string,
+  index: number,
+  opts: ResolveOptions,
+): Promise<Candidate> {
+  let mod: typeof import("../io/models/model_candidate.ts");
+  try {
+    mod = await import("../io/models/model_candidate.ts");
+  } catch (e) {
+    throw new DvergrError(
+      "CANDIDATE_INVALID",
+      `Cannot use model "${model}": model candidates are not available in this build (${
+        e instanceof Error ? e.message : String(e)
+      })`,
+      { hint: "Use builtin:… or NAME=cmd:COMMAND candidates" },
+    );
+  }
+  return await mod.createModelCandidate(model, { index, env: opts.env, homeDir: opts.homeDir });
+}
+
+/**
+ * The candidates of an experiment, in the order given. Names must be unique. A bare NAME
+ * is a named command when candidates.edn has it, else a model.
+ */
+export async function resolveCandidates(
+  specs: CandidateSpec[],
+  opts: ResolveOptions,
+): Promise<Candidate[]> {
+  const out: Candidate[] = [];
+  const cmdOpts = { isolation: opts.isolation, env: opts.env };
+  for (const [index, spec] of specs.entries()) {
+    let c: Candidate;
+    if (spec.kind === "builtin") c = builtinCandidate(spec.builtin, opts.bundle, spec.name);
+    else if (spec.kind === "command") {
+      c = commandCandidate(
+        { name: spec.name, command: spec.command, mounts: opts.mounts },
+        cmdOpts,
+      );
+    } else if (spec.kind === "named" && opts.named.has(spec.name)) {
+      c = commandCandidate(opts.named.get(spec.name)!, cmdOpts);
+    } else if (spec.kind === "named" && spec.explicit) {
+      const known = [...opts.named.keys()];
+      throw specError(
+        `cmd:${spec.name}`,
+        "the home's candidates.edn has no such command",
+        known.length
+          ? `Known commands: ${known.join(", ")}`
+          : 'Add it to candidates.edn in the home: {"NAME" {:command "…"}}',
+      );
+    } else {
+      const model = spec.kind === "model" ? spec.model : spec.name;
+      c = await (opts.createModel
+        ? opts.createModel(model, index)
+        : defaultModel(model, index, opts));
+    }
+    if (out.some((o) => o.name === c.name)) {
+      throw specError(
+        c.name,
+        "two candidates have this name",
+        "Give each candidate its own name (NAME=cmd:…)",
+      );
+    }
+    out.push(c);
+  }
+  if (out.length === 0) {
+    throw new DvergrError("USAGE", "Cannot benchmark without candidates", {
+      hint: "Add --candidate builtin:reference, --candidate NAME=cmd:COMMAND or --models m1,m2",
+    });
+  }
+  return out;
+}

@@ -1,0 +1,172 @@
+/**
+ * An experiment's definition, its id and its cells. Pure.
+ *
+ * The definition holds everything that decides results: the bundle's content id (its
+ * checker, fixtures, cases, gold), the candidates' identities, the selected case ids, the
+ * repetitions, the run's params, the filled task, the time limit and the budget. Its id is
+ * the SHA-256 of its canonical JSON (object keys sorted, no whitespace), written as a UUID
+ * (the first 128 bits). Running the same definition again finds the same experiment and
+ * resumes it; any change makes a new experiment beside the old one.
+ */
+import { createHash } from "node:crypto";
+import { DvergrError } from "../errors.ts";
+import type { Bundle } from "../bundle/types.ts";
+import { fillTask } from "../bundle/task.ts";
+import type { Candidate } from "./candidate.ts";
+import { cellKey } from "./records.ts";
+import { selectCases } from "./shuffle.ts";
+
+export const DEFAULT_TIMEOUT_MS = 600_000;
+export const DEFAULT_BUDGET_MICROS = 500_000;
+
+export interface ExperimentDefinition {
+  format: "dvergr-experiment/1";
+  bundle: string;
+  candidates: { name: string; identity: Record<string, unknown> }[];
+  /** Selected case ids in bundle order; null for a bundle without cases. */
+  cases: string[] | null;
+  repetitions: number;
+  /** The run's params (merged over the definition's for the task and the checker). */
+  params: Record<string, unknown>;
+  task: string;
+  timeoutMs: number;
+  budgetMicros: number;
+}
+
+export interface Cell {
+  candidate: string;
+  caseId: string | null;
+  repetition: number;
+  /** cellKey(candidate, caseId, repetition). */
+  key: string;
+  /** Decides resume: a record with another input hash is not this cell's result. */
+  inputHash: string;
+}
+
+export interface ExperimentPlan {
+  id: string;
+  definition: ExperimentDefinition;
+  /** Cells in run order: repetition, then case, then candidate. */
+  cells: Cell[];
+}
+
+export interface PlanOptions {
+  /** The first N cases of the fixed shuffle (REFERENCE §7.2). */
+  cases?: number;
+  /** Exactly these cases (bundle order). */
+  caseIds?: string[];
+  repetitions?: number;
+  params?: Record<string, unknown>;
+  timeoutMs?: number;
+  budgetMicros?: number;
+}
+
+/** JSON with object keys sorted at every level: one text per value. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v) => {
+    if (v && typeof v === "object" && !Array.isArray(v)) {
+      return Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]]));
+    }
+    return v;
+  });
+}
+
+/** SHA-256 of canonical JSON, as a UUID-shaped string of its first 128 bits. */
+export function contentHash(value: unknown): string {
+  const h = createHash("sha256").update(canonicalJson(value)).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${
+    h.slice(20, 32)
+  }`;
+}
+
+/** The id of an experiment definition. */
+export function experimentId(def: ExperimentDefinition): string {
+  return contentHash(def);
+}
+
+/** The bundle's case ids an experiment runs (null for a bundle without cases). */
+export function selectBundleCases(
+  bundle: Bundle,
+  opts: { cases?: number; caseIds?: string[] },
+): string[] | null {
+  const all = bundle.cases.map((c) => c.id);
+  if (opts.caseIds !== undefined && opts.cases !== undefined) {
+    throw new DvergrError("USAGE", "Cannot use --cases and --case-ids together", {
+      hint: "Give either the number of cases (--cases N) or their ids (--case-ids a,b)",
+    });
+  }
+  if (opts.caseIds !== undefined) {
+    if (all.length === 0) {
+      throw new DvergrError(
+        "USAGE",
+        `Cannot select cases of bundle "${bundle.name}": it has no cases/ (one environment)`,
+        { hint: "Leave out --case-ids" },
+      );
+    }
+    const known = new Set(all);
+    const unknown = opts.caseIds.filter((id) => !known.has(id));
+    if (unknown.length > 0) {
+      throw new DvergrError(
+        "USAGE",
+        `Cannot select case${unknown.length > 1 ? "s" : ""} ${
+          unknown.map((u) => `"${u}"`).join(", ")
+        }: bundle "${bundle.name}" has no such case`,
+        { hint: `Its cases include ${all.slice(0, 5).map((a) => `"${a}"`).join(", ")}` },
+      );
+    }
+    const wanted = new Set(opts.caseIds);
+    return all.filter((id) => wanted.has(id));
+  }
+  if (all.length === 0) return null;
+  if (opts.cases !== undefined) return selectCases(all, opts.cases);
+  return all;
+}
+
+/** The definition, id and cells of an experiment over `bundle` with `candidates`. */
+export function planExperiment(
+  bundle: Bundle,
+  candidates: Candidate[],
+  opts: PlanOptions = {},
+): ExperimentPlan {
+  const repetitions = opts.repetitions ?? 1;
+  if (!Number.isSafeInteger(repetitions) || repetitions < 1) {
+    throw new DvergrError("USAGE", `Cannot run ${repetitions} repetitions: expected 1 or more`, {
+      hint: "Give --repetitions N with N ≥ 1",
+    });
+  }
+  const cases = selectBundleCases(bundle, opts);
+  const params = opts.params ?? {};
+  const definition: ExperimentDefinition = {
+    format: "dvergr-experiment/1",
+    bundle: bundle.id,
+    candidates: candidates.map((c) => ({ name: c.name, identity: c.identity })),
+    cases,
+    repetitions,
+    params,
+    task: fillTask(bundle.definition.task, { ...bundle.definition.params, ...params }),
+    timeoutMs: opts.timeoutMs ?? bundle.definition.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    budgetMicros: opts.budgetMicros ?? DEFAULT_BUDGET_MICROS,
+  };
+  const id = experimentId(definition);
+  const cells: Cell[] = [];
+  const identities = new Map(candidates.map((c) => [c.name, c.identity]));
+  for (let repetition = 0; repetition < repetitions; repetition++) {
+    for (const caseId of cases ?? [null]) {
+      for (const c of candidates) {
+        cells.push({
+          candidate: c.name,
+          caseId,
+          repetition,
+          key: cellKey(c.name, caseId, repetition),
+          inputHash: contentHash({
+            experiment: id,
+            candidate: identities.get(c.name),
+            caseId,
+            repetition,
+          }),
+        });
+      }
+    }
+  }
+  return { id, definition, cells };
+}

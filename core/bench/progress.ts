@@ -1,0 +1,130 @@
+/**
+ * Progress of a benchmark run for people: a bar redrawn in place on a terminal (cells
+ * done of the total, faults, elapsed, ETA), plain lines otherwise (at every tenth of the
+ * cells, and one per fault with its reason). Written to a sink (stderr in the CLI).
+ */
+import type { ProgressEvent } from "./run_experiment.ts";
+
+export interface ProgressSink {
+  write(text: string): void;
+  /** Redraw a bar in place (a terminal) or print plain lines. */
+  isTerminal: boolean;
+  /** Milliseconds clock; default performance.now. */
+  now?: () => number;
+}
+
+/** `m:ss`, or `h:mm:ss` from an hour on. */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = String(s % 60).padStart(2, "0");
+  return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
+}
+
+/** The estimated time left, from this run's pace; null before anything finished. */
+export function estimateRemainingMs(
+  elapsedMs: number,
+  finishedThisRun: number,
+  remaining: number,
+): number | null {
+  if (finishedThisRun <= 0) return null;
+  return (elapsedMs / finishedThisRun) * remaining;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** The bar line: `[####······] 12/40 cells · 1 fault · 0:12 elapsed · ETA 0:30`. */
+export function progressBar(
+  s: { done: number; total: number; faults: number; elapsedMs: number; etaMs: number | null },
+  width = 24,
+): string {
+  const filled = s.total > 0 ? Math.round((s.done / s.total) * width) : width;
+  const bar = "#".repeat(filled) + "·".repeat(width - filled);
+  const eta = s.etaMs === null ? "" : ` · ETA ${formatDuration(s.etaMs)}`;
+  return `[${bar}] ${s.done}/${s.total} cells · ${plural(s.faults, "fault")} · ${
+    formatDuration(s.elapsedMs)
+  } elapsed${eta}`;
+}
+
+/** An event handler that renders progress to `sink`; call `stop()` when the run is over. */
+export function createProgress(sink: ProgressSink): {
+  onEvent(e: ProgressEvent): void;
+  stop(): void;
+} {
+  const now = sink.now ?? (() => performance.now());
+  const t0 = now();
+  let total = 0;
+  let done = 0;
+  let faults = 0;
+  let finished = 0;
+  let lastTenth = -1;
+  let timer: ReturnType<typeof setInterval> | undefined;
+
+  const snapshot = () => {
+    const elapsedMs = now() - t0;
+    return {
+      done,
+      total,
+      faults,
+      elapsedMs,
+      etaMs: estimateRemainingMs(elapsedMs, finished, Math.max(0, total - done)),
+    };
+  };
+  const redraw = () => sink.write(`\r${progressBar(snapshot())}\x1b[K`);
+
+  return {
+    onEvent(e) {
+      if (e.type === "start") {
+        total = e.total;
+        done = e.kept;
+        const kept = e.kept > 0 ? `, ${e.kept} kept from earlier runs` : "";
+        sink.write(`Experiment ${e.experimentId}: ${plural(e.total, "cell")}${kept}\n`);
+        if (sink.isTerminal && e.toRun > 0) {
+          redraw();
+          timer = setInterval(redraw, 1000);
+        }
+        lastTenth = Math.floor((done / Math.max(1, total)) * 10);
+        return;
+      }
+      if (e.type === "attempt") {
+        done = e.done;
+        faults = e.faults;
+        total = e.total;
+        finished++;
+        const r = e.record;
+        if (r.fault) {
+          const where = `${r.candidate}${
+            r.caseId !== null ? ` case ${r.caseId}` : ""
+          } rep ${r.repetition}`;
+          const again = e.willRetry ? " (trying again)" : "";
+          const line = `fault: ${where}: ${r.fault.source} ${r.fault.kind}: ${
+            r.fault.message.split("\n")[0]
+          }${again}`;
+          sink.write(sink.isTerminal ? `\r${line}\x1b[K\n` : `${line}\n`);
+        }
+        if (sink.isTerminal) redraw();
+        else {
+          const tenth = Math.floor((done / Math.max(1, total)) * 10);
+          if (tenth > lastTenth) {
+            lastTenth = tenth;
+            sink.write(`progress: ${progressBar(snapshot()).replace(/^\[[^\]]*\] /, "")}\n`);
+          }
+        }
+        return;
+      }
+      if (timer !== undefined) clearInterval(timer);
+      timer = undefined;
+      done = e.done;
+      faults = e.faults;
+      if (sink.isTerminal) sink.write(`\r${progressBar(snapshot())}\x1b[K\n`);
+      if (e.cancelled) sink.write("Stopped: the run was interrupted\n");
+    },
+    stop() {
+      if (timer !== undefined) clearInterval(timer);
+      timer = undefined;
+    },
+  };
+}

@@ -1,0 +1,435 @@
+/**
+ * Runs an experiment's cells: up to `parallel` attempts at once, each in a fresh world,
+ * graded by the bundle's checker, recorded atomically. Running a plan again resumes it:
+ * cells whose latest record has a verdict made with the same inputs are kept; cells that
+ * faulted (the candidate could not start, the checker faulted, the host failed) run again,
+ * and a cell that faults in this run gets one more try within it.
+ *
+ * A record is written only when an attempt has finished (verdict or fault), in one atomic
+ * commit: a process killed at any moment loses at most the attempts in flight. A cancelled
+ * run (its signal aborted) records nothing for the attempts it interrupted.
+ */
+import type { Bundle } from "../bundle/types.ts";
+import { checkerInputFor } from "../bundle/checker_input.ts";
+import type { CheckerRunner, Verdict } from "../../sandbox/types.ts";
+import type { Candidate, CandidateOutcome } from "./candidate.ts";
+import { NO_USAGE } from "./candidate.ts";
+import { type AttemptFault, type AttemptRecord, cellKey, type TrustTier } from "./records.ts";
+import type { Cell, ExperimentPlan } from "./experiment.ts";
+import { buildScorecard, type Scorecard } from "./scorecard.ts";
+import type { StateStore } from "../io/state_store.ts";
+import { type BlobStore, putJson } from "../io/blob_store.ts";
+import { type CaptureLimits, createWorld, type World } from "../io/world.ts";
+import { isDvergrError } from "../errors.ts";
+
+/** What the engine reports while it runs. */
+export type ProgressEvent =
+  | {
+    type: "start";
+    experimentId: string;
+    total: number;
+    /** Cells kept from earlier runs. */
+    kept: number;
+    toRun: number;
+  }
+  | {
+    type: "attempt";
+    record: AttemptRecord;
+    /** Cells with a verdict so far (kept ones included). */
+    done: number;
+    /** Cells whose latest try faulted. */
+    faults: number;
+    total: number;
+    /** The cell will be tried again in this run. */
+    willRetry: boolean;
+  }
+  | { type: "end"; done: number; faults: number; total: number; cancelled: boolean };
+
+export interface RunOptions {
+  state: StateStore;
+  blobs: BlobStore;
+  /** Parent directory of the attempt worlds. */
+  worldsDir: string;
+  bundle: Bundle;
+  plan: ExperimentPlan;
+  candidates: Candidate[];
+  runner: CheckerRunner;
+  /** The room the experiment runs in (recorded with it). */
+  room: string;
+  trust: TrustTier;
+  /** Attempts at once; default 4. */
+  parallel?: number;
+  /** Extra tries within this run for a cell that faults; default 1. */
+  faultRetries?: number;
+  /** How long past its time limit a candidate may take to stop before the engine moves on. */
+  stopGraceMs?: number;
+  captureLimits?: Partial<CaptureLimits>;
+  onEvent?: (e: ProgressEvent) => void;
+  signal?: AbortSignal;
+  clock?: () => Date;
+}
+
+export interface RunResult {
+  experimentId: string;
+  total: number;
+  kept: number;
+  /** Attempts made by this run (retries included). */
+  attempts: number;
+  /** Cells with a verdict now. */
+  graded: number;
+  /** Cells whose latest try faulted. */
+  faults: number;
+  /** Every cell has a verdict. */
+  complete: boolean;
+  cancelled: boolean;
+  /** The latest record of every cell that has one, in plan order. */
+  records: AttemptRecord[];
+  wallClockMs: number;
+}
+
+interface Pending {
+  cell: Cell;
+  tryNo: number;
+  retriesLeft: number;
+}
+
+function message(e: unknown): string {
+  return isDvergrError(e) || e instanceof Error ? e.message : String(e);
+}
+
+function bound(text: string, max = 4000): string {
+  return text.length <= max
+    ? text
+    : text.slice(0, max) + ` … (${text.length - max} more characters)`;
+}
+
+/** The world a cell starts from: the shared fixtures overlaid by its case's. */
+export function fixturesFor(bundle: Bundle, caseId: string | null): Record<string, string> {
+  const kase = caseId === null ? undefined : bundle.cases.find((c) => c.id === caseId);
+  return { ...bundle.fixtures, ...(kase?.fixtures ?? {}) };
+}
+
+/** The final verdict: the checker's, plus `completed?`; reward 0 for timeout and crash. */
+export function finalVerdict(checker: Verdict, status: CandidateOutcome["status"]): Verdict {
+  const completed = status === "completed";
+  const forcedZero = status === "timeout" || status === "crashed";
+  return {
+    checks: { ...checker.checks, "completed?": completed },
+    reward: forcedZero ? 0 : checker.reward,
+  };
+}
+
+/** Runs (or resumes) an experiment and returns where every cell stands. */
+export async function runExperiment(opts: RunOptions): Promise<RunResult> {
+  const clock = opts.clock ?? (() => new Date());
+  const parallel = Math.max(1, opts.parallel ?? 4);
+  const retries = opts.faultRetries ?? 1;
+  const { plan, bundle, state } = opts;
+  const started = performance.now();
+  const byName = new Map(opts.candidates.map((c) => [c.name, c]));
+
+  await state.putExperiment({
+    id: plan.id,
+    room: opts.room,
+    bundleName: bundle.name,
+    bundleId: bundle.id,
+    createdAt: clock().toISOString(),
+    cells: plan.cells.length,
+    definition: plan.definition as unknown as Record<string, unknown>,
+  });
+
+  const latest = new Map<string, AttemptRecord>();
+  for (const r of await state.cellRecords(plan.id)) {
+    latest.set(cellKey(r.candidate, r.caseId, r.repetition), r);
+  }
+  const pending: Pending[] = [];
+  let kept = 0;
+  let faults = 0;
+  for (const cell of plan.cells) {
+    const r = latest.get(cell.key);
+    if (r && r.verdict && r.inputHash === cell.inputHash) kept++;
+    else {
+      if (r && !r.verdict) faults++;
+      pending.push({ cell, tryNo: (r?.tryNo ?? 0) + 1, retriesLeft: retries });
+    }
+  }
+  opts.onEvent?.({
+    type: "start",
+    experimentId: plan.id,
+    total: plan.cells.length,
+    kept,
+    toRun: pending.length,
+  });
+
+  // Preflight (API keys…) of the candidates that still have cells, before any cell starts.
+  const needed = new Set(pending.map((p) => p.cell.candidate));
+  for (const c of opts.candidates) if (needed.has(c.name) && c.preflight) await c.preflight();
+
+  let done = kept;
+  let attempts = 0;
+  const queue = [...pending];
+  const isCancelled = () => opts.signal?.aborted === true;
+  const wasFault = new Set(
+    pending.filter((p) => latest.get(p.cell.key) && !latest.get(p.cell.key)!.verdict).map((p) =>
+      p.cell.key
+    ),
+  );
+
+  async function worker(): Promise<void> {
+    while (!isCancelled()) {
+      const item = queue.shift();
+      if (!item) return;
+      const candidate = byName.get(item.cell.candidate);
+      if (!candidate) throw new Error(`No candidate "${item.cell.candidate}" for a planned cell`);
+      const record = await attempt(opts, candidate, item, clock);
+      if (record === null) continue; // cancelled mid-attempt: nothing recorded
+      attempts++;
+      const written = await state.putAttempt(record);
+      if (!written) continue; // another process recorded this cell first
+      latest.set(item.cell.key, record);
+      const willRetry = record.verdict === null && item.retriesLeft > 0 && !isCancelled();
+      if (record.verdict) {
+        done++;
+        if (wasFault.delete(item.cell.key)) faults--;
+      } else if (!wasFault.has(item.cell.key)) {
+        wasFault.add(item.cell.key);
+        faults++;
+      }
+      opts.onEvent?.({
+        type: "attempt",
+        record,
+        done,
+        faults,
+        total: plan.cells.length,
+        willRetry,
+      });
+      if (willRetry) {
+        queue.push({ cell: item.cell, tryNo: record.tryNo + 1, retriesLeft: item.retriesLeft - 1 });
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(parallel, queue.length) }, worker));
+
+  // Read back what the store holds (another process may have recorded some cells).
+  const stored = new Map<string, AttemptRecord>();
+  for (const r of await state.cellRecords(plan.id)) {
+    stored.set(cellKey(r.candidate, r.caseId, r.repetition), r);
+  }
+  const records: AttemptRecord[] = [];
+  let graded = 0;
+  let faulted = 0;
+  for (const cell of plan.cells) {
+    const r = stored.get(cell.key);
+    if (!r || r.inputHash !== cell.inputHash) continue;
+    records.push(r);
+    if (r.verdict) graded++;
+    else faulted++;
+  }
+  const cancelled = isCancelled();
+  opts.onEvent?.({
+    type: "end",
+    done: graded,
+    faults: faulted,
+    total: plan.cells.length,
+    cancelled,
+  });
+  return {
+    experimentId: plan.id,
+    total: plan.cells.length,
+    kept,
+    attempts,
+    graded,
+    faults: faulted,
+    complete: graded === plan.cells.length,
+    cancelled,
+    records,
+    wallClockMs: Math.round(performance.now() - started),
+  };
+}
+
+/** One attempt of a cell; null when the run was cancelled while it ran. */
+async function attempt(
+  opts: RunOptions,
+  candidate: Candidate,
+  item: Pending,
+  clock: () => Date,
+): Promise<AttemptRecord | null> {
+  const { bundle, plan, cell } = { ...opts, cell: item.cell };
+  const def = plan.definition;
+  const startedAt = clock().toISOString();
+  const t0 = performance.now();
+  const base = {
+    experimentId: plan.id,
+    candidate: cell.candidate,
+    caseId: cell.caseId,
+    repetition: cell.repetition,
+    inputHash: cell.inputHash,
+    tryNo: item.tryNo,
+    startedAt,
+    trust: opts.trust,
+  };
+  const faultRecord = async (
+    fault: AttemptFault,
+    outcome: CandidateOutcome | null,
+    elapsedMs: number,
+    evidence: Record<string, unknown>,
+  ): Promise<AttemptRecord> => ({
+    ...base,
+    elapsedMs,
+    status: "fault",
+    verdict: null,
+    fault: { ...fault, message: bound(fault.message) },
+    passed: false,
+    usage: outcome?.usage ?? { ...NO_USAGE },
+    billedMicros: outcome?.billedMicros ?? 0,
+    listMicros: outcome?.listMicros ?? null,
+    isolated: outcome?.isolated ?? false,
+    evidenceRef: await putJson(opts.blobs, evidence).catch(() => null),
+  });
+
+  let world: World;
+  try {
+    world = await createWorld(fixturesFor(bundle, cell.caseId), {
+      parent: opts.worldsDir,
+      mkdirs: bundle.definition.capture,
+    });
+  } catch (e) {
+    return await faultRecord(
+      { source: "host", kind: "world", message: `Cannot create the world: ${message(e)}` },
+      null,
+      Math.round(performance.now() - t0),
+      { format: "dvergr-evidence/1", cell: base },
+    );
+  }
+
+  try {
+    const ctl = new AbortController();
+    const cancel = () => ctl.abort();
+    opts.signal?.addEventListener("abort", cancel, { once: true });
+    const limit = setTimeout(() => ctl.abort(), def.timeoutMs);
+    let outcome: CandidateOutcome;
+    let hardStop: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const grace = opts.stopGraceMs ?? 5000;
+      outcome = await Promise.race([
+        candidate.run({
+          task: def.task,
+          caseId: cell.caseId,
+          repetition: cell.repetition,
+          world: world.files,
+          worldDir: world.dir,
+          reference: bundle.calibration?.reference ?? null,
+          timeoutMs: def.timeoutMs,
+          budgetMicros: def.budgetMicros,
+          profile: bundle.definition.profile,
+          writable: bundle.definition.capture,
+          signal: ctl.signal,
+        }),
+        new Promise<CandidateOutcome>((resolve) => {
+          hardStop = setTimeout(() =>
+            resolve({
+              status: "timeout",
+              message: `Did not stop within ${def.timeoutMs} ms plus ${grace} ms of grace`,
+              usage: { ...NO_USAGE },
+              billedMicros: 0,
+              listMicros: null,
+              isolated: false,
+              evidence: {},
+            }), def.timeoutMs + grace);
+        }),
+      ]);
+    } catch (e) {
+      outcome = {
+        status: "fault",
+        message: `The candidate failed: ${message(e)}`,
+        usage: { ...NO_USAGE },
+        billedMicros: 0,
+        listMicros: null,
+        isolated: false,
+        evidence: { error: bound(message(e)) },
+      };
+    } finally {
+      clearTimeout(limit);
+      if (hardStop !== undefined) clearTimeout(hardStop);
+      opts.signal?.removeEventListener("abort", cancel);
+    }
+    const elapsedMs = Math.round(performance.now() - t0);
+    if (opts.signal?.aborted) return null;
+
+    const evidence: Record<string, unknown> = {
+      format: "dvergr-evidence/1",
+      cell: base,
+      outcome: { status: outcome.status, message: outcome.message ?? null },
+      candidate: outcome.evidence,
+    };
+    if (outcome.status === "fault") {
+      return await faultRecord(
+        { source: "candidate", kind: "could-not-run", message: outcome.message ?? "fault" },
+        outcome,
+        elapsedMs,
+        evidence,
+      );
+    }
+
+    const captured = await world.capture(bundle.definition.capture, opts.captureLimits);
+    evidence.captured = captured;
+    const input = checkerInputFor(bundle, {
+      files: captured.files,
+      caseId: cell.caseId,
+      params: def.params,
+    });
+    const run = await opts.runner.check(bundle.checker, input);
+    evidence.checker = run.ok ? { ms: run.ms, verdict: run.verdict } : run;
+    if (!run.ok) {
+      return await faultRecord(
+        { source: "checker", kind: run.fault, message: run.message },
+        outcome,
+        elapsedMs,
+        evidence,
+      );
+    }
+    const verdict = finalVerdict(run.verdict, outcome.status);
+    return {
+      ...base,
+      elapsedMs,
+      status: outcome.status,
+      verdict,
+      fault: null,
+      passed: Object.values(verdict.checks).every((v) => v === true),
+      usage: outcome.usage,
+      billedMicros: outcome.billedMicros,
+      listMicros: outcome.listMicros,
+      isolated: outcome.isolated,
+      evidenceRef: await putJson(opts.blobs, evidence),
+    };
+  } catch (e) {
+    if (opts.signal?.aborted) return null;
+    return await faultRecord(
+      { source: "host", kind: "host", message: `The host failed: ${message(e)}` },
+      null,
+      Math.round(performance.now() - t0),
+      { format: "dvergr-evidence/1", cell: base, error: bound(message(e)) },
+    );
+  } finally {
+    await world.remove().catch(() => {});
+  }
+}
+
+/** The scorecard of a run's records (also stored in the home when the run is complete). */
+export async function scoreExperiment(
+  state: StateStore,
+  plan: ExperimentPlan,
+  result: RunResult,
+  opts: { trust: TrustTier; baseline?: string },
+): Promise<Scorecard> {
+  const scorecard = buildScorecard(result.records, {
+    candidates: plan.definition.candidates.map((c) => c.name),
+    expectedCells: plan.cells.length,
+    baseline: opts.baseline,
+    trust: opts.trust,
+    bundleId: plan.definition.bundle,
+    experimentId: plan.id,
+  });
+  if (scorecard.complete) await state.putScorecard(plan.id, scorecard);
+  return scorecard;
+}
