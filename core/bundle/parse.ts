@@ -106,6 +106,8 @@ export function formatProblem(p: BundleProblem): string {
 interface Parsed {
   workflow: WorkflowEdn | null;
   calibration: z.infer<typeof calibrationSchema> | null;
+  /** calibration.edn's plain value even when its schema fails, to check :case anyway. */
+  calibrationPlain: Record<string, unknown> | null;
   certification: unknown;
   web: unknown;
   gold: unknown;
@@ -117,6 +119,7 @@ function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } 
   const parsed: Parsed = {
     workflow: null,
     calibration: null,
+    calibrationPlain: null,
     certification: null,
     web: null,
     gold: null,
@@ -197,10 +200,11 @@ function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } 
           message: `expected a map {:reference {…} :damaged {…}}, found ${describeEdn(v)}`,
         });
       } else {
+        parsed.calibrationPlain = toPlain(v) as Record<string, unknown>;
         parsed.calibration = checkSchema(
           "calibration.edn",
           cal,
-          toPlain(v),
+          parsed.calibrationPlain,
           calibrationSchema,
           problems,
         );
@@ -270,17 +274,18 @@ function readCases(files: FileMap, problems: BundleProblem[]): BundleCase[] {
 }
 
 function checkCalibrationRefs(files: FileMap, parsed: Parsed, problems: BundleProblem[]): void {
-  const c = parsed.calibration;
   const text = files.get("calibration.edn") ?? "";
-  if (!c) return;
-  if (c.case !== undefined && !parsed.cases.some((k) => k.id === c.case)) {
+  const named = parsed.calibrationPlain?.case;
+  if (typeof named === "string" && !parsed.cases.some((k) => k.id === named)) {
     problems.push({
       file: "calibration.edn",
       field: ":case",
       line: lineOf(text, [":case"]),
-      message: `names case "${c.case}", which the bundle does not have (no cases/${c.case}/)`,
+      message: `names case "${named}", which the bundle does not have (no cases/${named}/)`,
     });
   }
+  const c = parsed.calibration;
+  if (!c) return;
   const worldPaths = (where: string[], m: Record<string, string> | undefined) => {
     for (const p of Object.keys(m ?? {})) {
       if (!p.startsWith("/") || relativePathProblem(p.slice(1)) !== null) {

@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { memoryContext } from "../../cli/context.ts";
+import { runMain } from "../../main.ts";
+import { writeTree } from "../../core/io/bundle_dir.ts";
+import { recallBundle } from "../helpers/bundles.ts";
+
+const EXAMPLES = new URL("../../examples/workflows/", import.meta.url).pathname;
+
+async function dvergr(...args: string[]) {
+  const ctx = memoryContext();
+  const code = await runMain(args, ctx);
+  return { code, out: ctx.out.join(""), err: ctx.err.join("") };
+}
+
+async function tempBundle(o: Record<string, string | null> = {}, name = "recall") {
+  const dir = join(await Deno.makeTempDir(), name);
+  await writeTree(dir, recallBundle(o));
+  return dir;
+}
+
+for (const example of ["invoice-fields", "meeting-actions"]) {
+  Deno.test(`dvergr check and calibrate pass on examples/workflows/${example}`, async () => {
+    const check = await dvergr("check", join(EXAMPLES, example));
+    assert.equal(check.code, 0, check.out + check.err);
+    assert.match(check.out, new RegExp(`^Bundle ${example}  [0-9a-f-]{36}\\n`));
+    assert.match(check.out, /Problems {2}none/);
+    const cal = await dvergr("calibrate", join(EXAMPLES, example));
+    assert.equal(cal.code, 0, cal.out + cal.err);
+    assert.match(cal.out, /^calibrated: /m);
+  });
+}
+
+Deno.test("dvergr check lists every problem with its file and line, exit 2", async () => {
+  const dir = await tempBundle({
+    "workflow.edn": '{:title "T"\n :task "x"\n :colour :red}',
+    "gold.edn": "{:a",
+  });
+  const r = await dvergr("check", dir);
+  assert.equal(r.code, 2);
+  assert.match(r.out, /2 problems:/);
+  assert.match(r.out, /- gold\.edn line 1, column \d+: not EDN/);
+  assert.match(r.out, /- workflow\.edn line 3: :colour: unknown key/);
+});
+
+Deno.test("dvergr check --json gives the problems as data", async () => {
+  const dir = await tempBundle({ "checker.js": null });
+  const r = await dvergr("check", dir, "--json");
+  assert.equal(r.code, 2);
+  const data = JSON.parse(r.out);
+  assert.equal(data.ok, false);
+  assert.equal(data.problems[0].file, "checker.js");
+});
+
+Deno.test("dvergr check --answer grades an answer laid out like a world", async () => {
+  const dir = await tempBundle();
+  const answer = await Deno.makeTempDir();
+  await writeTree(answer, new Map([["out/list.md", "Wato only"], ["notes.txt", "ignored"]]));
+  const r = await dvergr("check", dir, "--answer", answer, "--json");
+  assert.equal(r.code, 0, r.out + r.err);
+  const data = JSON.parse(r.out);
+  assert.deepEqual(data.verdict.files, ["/out/list.md"]);
+  assert.deepEqual(data.verdict.run.verdict, {
+    checks: { "wrote-list": true, "found-all": false },
+    reward: 0.5,
+  });
+});
+
+Deno.test("dvergr calibrate exits 1 when a variant keeps its check", async () => {
+  const dir = await tempBundle({
+    "calibration.edn": `{:reference {"/out/list.md" "Wato, Dust"}
+ :damaged {:wrong {:files {"/out/list.md" "Wato, Dust, Pizza"} :loses [:found-all]}}}`,
+  });
+  const r = await dvergr("calibrate", dir);
+  assert.equal(r.code, 1, r.out + r.err);
+  assert.match(r.out, /NOT CALIBRATED: 1 problem\n/);
+  assert.match(r.out, /- wrong still passes \[:found-all\]/);
+});
+
+Deno.test("dvergr calibrate on a malformed bundle or a wrong path exits 2 with a hint", async () => {
+  const dir = await tempBundle({ "workflow.edn": "{:title" });
+  const r = await dvergr("calibrate", dir);
+  assert.equal(r.code, 2);
+  assert.match(
+    r.err,
+    /^error\[BUNDLE_INVALID\]: Bundle "recall" is not well formed: workflow\.edn line 1/,
+  );
+  assert.match(r.err, /\nhint: /);
+  const missing = await dvergr("calibrate", "/nonexistent/bundle");
+  assert.equal(missing.code, 2);
+  assert.match(
+    missing.err,
+    /error\[NOT_FOUND\]: Cannot read bundle "\/nonexistent\/bundle": no such directory/,
+  );
+});
+
+Deno.test("dvergr check refuses a symlink leaving the bundle and a non-UTF-8 file", async () => {
+  const dir = await tempBundle();
+  await Deno.symlink("/etc/passwd", join(dir, "fixtures", "passwd"));
+  const link = await dvergr("check", dir);
+  assert.equal(link.code, 2);
+  assert.match(link.err, /fixtures\/passwd is a symbolic link leaving the bundle/);
+  const dir2 = await tempBundle();
+  await Deno.writeFile(join(dir2, "fixtures", "latin1.txt"), new Uint8Array([0x4d, 0xfc, 0x6c]));
+  const bad = await dvergr("check", dir2);
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /fixtures\/latin1\.txt is not UTF-8 text/);
+});
