@@ -1,0 +1,67 @@
+/**
+ * An operation: the one definition that both the CLI and the MCP server call. Each op
+ * has a tool name, a flat closed zod input schema, a kind (read | write | destructive)
+ * from which MCP annotations are derived, a toolset that decides which connections see
+ * it, and a handler over an OpContext. A new op appears in MCP with no extra code.
+ */
+import type { z } from "zod";
+import type { Home } from "../io/home.ts";
+import type { CheckerRunner } from "../../sandbox/types.ts";
+
+export type OpKind = "read" | "write" | "destructive";
+
+/** Progress of long work, as MCP progress notifications and job records carry it. */
+export interface OpProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** Everything an op may touch; passed in, so ops run the same under the CLI, MCP and tests. */
+export interface OpContext {
+  home: Home;
+  runner: CheckerRunner;
+  env(name: string): string | undefined;
+  cwd: string;
+  clock(): Date;
+  /** Cancels the op (an MCP request cancelled, a job cancelled). */
+  signal?: AbortSignal;
+  progress?(p: OpProgress): void;
+  /** Long-running work: jobs outlive the request that started them (MCP). */
+  jobs?: JobRunner;
+}
+
+/** Starts work that outlives a request and is polled with job_status. */
+export interface JobRunner {
+  start(
+    kind: string,
+    room: string | null,
+    work: (signal: AbortSignal, progress: (p: OpProgress) => void) => Promise<unknown>,
+  ): Promise<{ job: string }>;
+}
+
+// deno-lint-ignore no-explicit-any
+export type AnyZodObject = z.ZodObject<any>;
+
+export interface Op<I extends AnyZodObject = AnyZodObject, O = unknown> {
+  /** Tool name, `^[a-z][a-z0-9_]{0,39}$` (e.g. room_write). */
+  name: string;
+  title: string;
+  description: string;
+  kind: OpKind;
+  /** The toolset that lists it (rooms, files, catalog, bench, jobs, scorecards, admin). */
+  toolset: string;
+  input: I;
+  /** Calling it twice with the same input has no further effect. */
+  idempotent?: boolean;
+  /** It reaches outside the home (model APIs, the network). */
+  openWorld?: boolean;
+  /** Its input has a `room` parameter that a pinned connection supplies. */
+  roomScoped?: boolean;
+  handler(ctx: OpContext, input: z.infer<I>): Promise<O>;
+}
+
+/** Defines an op with its input type inferred from its schema. */
+export function defineOp<I extends AnyZodObject, O>(op: Op<I, O>): Op<I, O> {
+  return op;
+}

@@ -1,0 +1,51 @@
+/**
+ * The registry of every op. Modules define their ops (core/ops/<area>.ts) and are listed
+ * here once; the CLI and the MCP server find them by name or toolset.
+ */
+import { DvergrError } from "../errors.ts";
+import type { AnyZodObject, Op, OpContext } from "./op.ts";
+
+// Each area's ops, in the order tools are listed. An area module exports a list of ops
+// and is imported here; its handlers import heavy modules lazily.
+const AREAS: Op[][] = [];
+
+/** Every registered op. */
+export function allOps(): Op[] {
+  return AREAS.flat();
+}
+
+/** The op of a tool name, or a NOT_FOUND error listing the known ones. */
+export function findOp(name: string): Op {
+  const op = allOps().find((o) => o.name === name);
+  if (!op) {
+    throw new DvergrError("NOT_FOUND", `No operation "${name}"`, {
+      hint: `Known operations: ${allOps().map((o) => o.name).join(", ")}`,
+    });
+  }
+  return op;
+}
+
+/**
+ * Validates raw input against the op's schema and runs it. Invalid input is a USAGE
+ * error naming each field at fault.
+ */
+export async function callOp<I extends AnyZodObject, O>(
+  op: Op<I, O>,
+  ctx: OpContext,
+  raw: unknown,
+): Promise<O> {
+  const parsed = op.input.safeParse(raw ?? {});
+  if (!parsed.success) {
+    const fields = parsed.error.issues.map((i) => {
+      const at = i.path.length ? i.path.join(".") : "input";
+      return i.code === "unrecognized_keys"
+        ? `unknown parameter${i.keys.length > 1 ? "s" : ""} ${i.keys.join(", ")}`
+        : `${at}: ${i.message}`;
+    });
+    throw new DvergrError("USAGE", `Cannot call ${op.name}: ${fields.join("; ")}`, {
+      hint: `${op.name} takes ${Object.keys(op.input.shape).join(", ") || "no parameters"}`,
+      details: { op: op.name, issues: parsed.error.issues },
+    });
+  }
+  return await op.handler(ctx, parsed.data);
+}
