@@ -72,8 +72,13 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
     at: number;
     items: EdnValue[];
     map: Map<EdnValue, EdnValue> | null;
-    /** Equality keys seen so far (map keys, set elements) → where each started. */
-    seen: Map<string, number> | null;
+    /**
+     * Map keys or set elements so far → where each started: simple values (strings,
+     * keywords, booleans, nil) by themselves, others by their equality key (keyOf).
+     * Made on first use.
+     */
+    firstAt: Map<EdnValue, number> | null;
+    firstAtByKey: Map<string, number> | null;
     /** A map's key waiting for its value (keyAt ≥ 0), with its start and end. */
     key: EdnValue;
     keyAt: number;
@@ -106,7 +111,13 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
     return true;
   }
 
+  // The common case, decided by one regex: ASCII names with no ":" or "#" that start
+  // with a letter or a character that cannot begin a number.
+  const SIMPLE_NAME_RE =
+    /^[A-Za-z_*!?$%&=<>][\w*!?$%&=<>.+\-']*(?:\/[A-Za-z_*!?$%&=<>][\w*!?$%&=<>.+\-']*)?$/;
+
   function validName(s: string, keyword: boolean): boolean {
+    if (SIMPLE_NAME_RE.test(s)) return true;
     if (s === "") return false;
     if (s === "/") return !keyword;
     for (let i = 0; i < s.length; i++) if (isTerminator(s.charCodeAt(i))) return false;
@@ -213,7 +224,8 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
         at,
         items: [],
         map: kind === MAP ? new Map() : null,
-        seen: kind === MAP || kind === SET ? new Map() : null,
+        firstAt: null,
+        firstAtByKey: null,
         key: null,
         keyAt: -1,
       });
@@ -238,19 +250,35 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
     }
 
     // Refuses a map key or set element equal to an earlier one (Clojure equality).
+    // Strings, keywords (interned), booleans and nil are equal only when identical, and
+    // never equal to any other kind, so they skip the equality key.
     function checkUnique(f: Frame, v: EdnValue, start: number, what: string): void {
-      const id = keyOf(v);
-      const first = f.seen!.get(id);
-      if (first !== undefined) {
-        const p = lineCol(first);
-        fail(
-          start,
-          "duplicate " + what + " " + excerpt(start, pos) + " (first at line " + p.line +
-            ", column " + p.column + ")",
-          f.kind === MAP ? "Keep one entry per key" : "Keep one of each element in a set",
-        );
+      let first: number | undefined;
+      if (
+        typeof v === "string" || v instanceof M.Keyword || v === null || v === true || v === false
+      ) {
+        f.firstAt ??= new Map();
+        first = f.firstAt.get(v);
+        if (first === undefined) {
+          f.firstAt.set(v, start);
+          return;
+        }
+      } else {
+        const id = keyOf(v);
+        f.firstAtByKey ??= new Map();
+        first = f.firstAtByKey.get(id);
+        if (first === undefined) {
+          f.firstAtByKey.set(id, start);
+          return;
+        }
       }
-      f.seen!.set(id, start);
+      const p = lineCol(first);
+      fail(
+        start,
+        "duplicate " + what + " " + excerpt(start, pos) + " (first at line " + p.line +
+          ", column " + p.column + ")",
+        f.kind === MAP ? "Keep one entry per key" : "Keep one of each element in a set",
+      );
     }
 
     // Hands a finished value, which started at `start`, to the innermost open frame.
@@ -543,6 +571,17 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
     }
 
     function readNumber(tok: string, at: number): EdnValue {
+      // Fast path: a plain integer of at most 15 digits, without leading zeros.
+      const len = tok.length;
+      const i0 = tok.charCodeAt(0) === 0x2d || tok.charCodeAt(0) === 0x2b ? 1 : 0;
+      if (len - i0 <= 15 && (tok.charCodeAt(i0) !== 0x30 || len - i0 === 1)) {
+        let i = i0;
+        while (i < len && isDigit(tok.charCodeAt(i))) i++;
+        if (i === len) {
+          const v = Number(tok);
+          return v === 0 ? 0 : v; // no -0 among integers
+        }
+      }
       const hint = "Numbers look like 42, -7, 42N, 1.5, 1e-3 or 2.5M";
       const mi = INT_RE.exec(tok);
       if (mi !== null) {
