@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import {
+  parseCandidateSpec,
+  parseModelsFlag,
+  readNamedCommands,
+  resolveCandidates,
+} from "../../../core/bench/candidate_spec.ts";
+import { wordBundle } from "../../helpers/dataset_bundle.ts";
+
+const env = (k: string) => Deno.env.get(k);
+
+Deno.test("parseCandidateSpec() reads builtins, inline commands with spaces and commas, named commands and models", () => {
+  assert.deepEqual(parseCandidateSpec("builtin:noop"), {
+    kind: "builtin",
+    builtin: "noop",
+    name: "builtin:noop",
+  });
+  assert.deepEqual(parseCandidateSpec("me=cmd:./agent.sh --fields a,b --x=1"), {
+    kind: "command",
+    name: "me",
+    command: "./agent.sh --fields a,b --x=1",
+  });
+  assert.deepEqual(parseCandidateSpec("cmd:naive"), {
+    kind: "named",
+    name: "naive",
+    explicit: true,
+  });
+  assert.deepEqual(parseCandidateSpec("claude-haiku-4-5"), {
+    kind: "named",
+    name: "claude-haiku-4-5",
+    explicit: false,
+  });
+  assert.throws(() => parseCandidateSpec("builtin:oracle"), /there is no builtin "oracle"/);
+  assert.throws(() => parseCandidateSpec("bad name=cmd:x"), /is not a candidate name/);
+  assert.throws(() => parseCandidateSpec("me=cmd:"), /the command is empty/);
+  assert.throws(
+    () => parseCandidateSpec("./agent.sh --fast"),
+    /holds spaces but is not NAME=cmd:COMMAND/,
+  );
+  assert.deepEqual(parseModelsFlag("a,b"), [{ kind: "model", model: "a" }, {
+    kind: "model",
+    model: "b",
+  }]);
+  assert.throws(() => parseModelsFlag("a,,b"), /empty item/);
+});
+
+Deno.test("readNamedCommands() reads candidates.edn and resolves relative mounts against it", async () => {
+  const dir = await Deno.makeTempDir();
+  assert.equal((await readNamedCommands(`${dir}/candidates.edn`)).size, 0);
+  await Deno.writeTextFile(
+    `${dir}/candidates.edn`,
+    '{"naive" {:command "sh agents/naive.sh" :mounts ["agents" "/opt/x"] :env {"A" "1"} :pass-env ["KEY"] :network false}}',
+  );
+  const named = await readNamedCommands(`${dir}/candidates.edn`);
+  assert.deepEqual(named.get("naive"), {
+    name: "naive",
+    command: "sh agents/naive.sh",
+    mounts: [`${dir}/agents`, "/opt/x"],
+    env: { A: "1" },
+    passEnv: ["KEY"],
+    network: false,
+  });
+  await Deno.writeTextFile(`${dir}/candidates.edn`, '{"naive" {:cmd "x"}}');
+  await assert.rejects(
+    () => readNamedCommands(`${dir}/candidates.edn`),
+    /Cannot read .*candidates.edn: naive/,
+  );
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("resolveCandidates() routes each spec and refuses duplicate names and unknown commands", async () => {
+  const bundle = wordBundle(1);
+  const named = new Map([["naive", { name: "naive", command: "true" }]]);
+  const opts = { bundle, env, isolation: "none" as const, named };
+  const cands = await resolveCandidates(
+    [
+      parseCandidateSpec("builtin:reference"),
+      parseCandidateSpec("naive"),
+      parseCandidateSpec("x=cmd:echo a,b"),
+    ],
+    opts,
+  );
+  assert.deepEqual(cands.map((c) => [c.name, c.identity.kind]), [
+    ["builtin:reference", "builtin"],
+    ["naive", "command"],
+    ["x", "command"],
+  ]);
+  assert.equal(cands[2].identity.command, "echo a,b");
+  await assert.rejects(
+    () => resolveCandidates([parseCandidateSpec("x=cmd:a"), parseCandidateSpec("x=cmd:b")], opts),
+    /two candidates have this name/,
+  );
+  await assert.rejects(
+    () => resolveCandidates([parseCandidateSpec("cmd:other")], opts),
+    (e: Error & { hint?: string }) =>
+      /has no such command/.test(e.message) && e.hint === "Known commands: naive",
+  );
+  await assert.rejects(() => resolveCandidates([], opts), /without candidates/);
+});
+
+Deno.test("resolveCandidates() gives model ids to the model registry", async () => {
+  const bundle = wordBundle(1);
+  const opts = { bundle, env: () => undefined, isolation: "none" as const, named: new Map() };
+  await assert.rejects(
+    () => resolveCandidates(parseModelsFlag("no-such-model-xyz"), opts),
+    (e: Error & { code?: string }) => e.code === "MODEL_UNKNOWN",
+  );
+  const [noop, model] = await resolveCandidates(
+    [parseCandidateSpec("builtin:noop"), ...parseModelsFlag("claude-haiku-4-5")],
+    opts,
+  );
+  assert.equal(noop.name, "builtin:noop");
+  // The model's name carries its position among the candidates (REFERENCE §8.2).
+  assert.equal(model.name, "claude-haiku-4-5-1");
+  assert.equal(model.identity.kind, "model");
+  await assert.rejects(() => model.preflight!(), /ANTHROPIC_API_KEY is not set/);
+});
