@@ -1,0 +1,273 @@
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { runMain } from "../../main.ts";
+import { memoryContext } from "../../cli/context.ts";
+import { HELP, parseParam } from "../../cli/benchmark.ts";
+import { openKvStateStore } from "../../core/io/state_store.ts";
+import { dirBlobStore } from "../../core/io/blob_store.ts";
+import { gitRoomStore } from "../../core/io/room_store.ts";
+import type { Scorecard } from "../../core/bench/scorecard.ts";
+import { wordDataset, writeBundleTo } from "../helpers/dataset_bundle.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+async function dvergr(args: string[], env: Record<string, string> = {}) {
+  const ctx = memoryContext({ env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env } });
+  const code = await runMain(args, ctx);
+  return { code, out: ctx.out.join(""), err: ctx.err.join("") };
+}
+
+/** Right for odd cases, wrong for even ones: a deterministic agent with mixed results. */
+const AGENT =
+  'agent=cmd:sleep 0.1; case "$DVERGR_CASE" in c1|c3|c5) cat docs/q.txt > out/answer.txt;; ' +
+  "*) echo wrong > out/answer.txt;; esac";
+
+Deno.test("dvergr benchmark prints the bundle, one line per candidate and the report path", async () => {
+  const dir = await writeBundleTo(wordDataset(3));
+  const home = await Deno.makeTempDir();
+  const args = [
+    "benchmark",
+    dir,
+    "--candidate",
+    "builtin:reference",
+    "--candidate",
+    AGENT,
+    "--repetitions",
+    "2",
+    "--home",
+    home,
+  ];
+  const first = await dvergr(args);
+  assert.equal(first.code, 0, first.err);
+  const lines = first.out.trimEnd().split("\n");
+  assert.match(lines[0], /^Bundle words [0-9a-f-]{36}$/);
+  assert.equal(
+    lines[1],
+    `${
+      "builtin:reference".padEnd(40)
+    } reward 0.333  passed 2/6  billed $0.0000  list price $0.0000`,
+  );
+  assert.equal(
+    lines[2],
+    `${"agent".padEnd(40)} reward 0.667  passed 4/6  billed $0.0000  list price $0.0000`,
+  );
+  assert.equal(lines[3], `Report: ${home}/report.md`);
+  const report = await Deno.readTextFile(`${home}/report.md`);
+  assert.match(report, /^# Words\n/);
+  assert.match(report, /## Paired comparison/);
+  assert.match(first.err, /Experiment [0-9a-f-]{36}: 12 cells\n/);
+  // The bundle was committed into its room, once.
+  const rooms = gitRoomStore(`${home}/rooms`);
+  assert.deepEqual(await rooms.listRooms(), ["words"]);
+  assert.equal((await rooms.readFiles("words", "workflows/words")).size, 10);
+  const again = await dvergr(args);
+  assert.equal(again.code, 0);
+  assert.match(again.err, /12 cells, 12 kept from earlier runs/);
+  assert.equal(again.out, first.out);
+  assert.equal((await rooms.log("words")).length, 2);
+  await Deno.remove(home, { recursive: true });
+});
+
+Deno.test("dvergr benchmark --json prints the scorecard; a changed bundle is a new experiment", async () => {
+  const files = wordDataset(2);
+  const dir = await writeBundleTo(files);
+  const home = await Deno.makeTempDir();
+  const args = ["benchmark", dir, "--candidate", "builtin:noop", "--home", home, "--json"];
+  const a = JSON.parse((await dvergr(args)).out);
+  assert.equal(a.complete, true);
+  assert.equal(a.scorecard.format, "dvergr-scorecard/1");
+  assert.equal(a.scorecard.candidates[0].attempts, 2);
+  assert.equal(a.scorecard.trust, "ad-hoc");
+  await Deno.writeTextFile(`${dir}/cases/c2/gold.edn`, '{:word "changed"}');
+  await Deno.remove(`${dir}/fixtures/docs/shared.txt`);
+  const b = JSON.parse((await dvergr(args)).out);
+  assert.notEqual(b.experiment, a.experiment);
+  assert.notEqual(b.bundle.id, a.bundle.id);
+  // The room holds the new version, without the removed file.
+  const room = await gitRoomStore(`${home}/rooms`).readFiles("words", "workflows/words");
+  assert.equal(room.get("workflows/words/cases/c2/gold.edn"), '{:word "changed"}');
+  assert.equal(room.has("workflows/words/fixtures/docs/shared.txt"), false);
+  const state = await openKvStateStore(`${home}/state.kv`, dirBlobStore(`${home}/blobs`));
+  assert.equal((await state.listExperiments("words")).length, 2);
+  state.close();
+  await Deno.remove(home, { recursive: true });
+});
+
+Deno.test("dvergr benchmark exits 1 when cells did not finish and says how to resume", async () => {
+  const dir = await writeBundleTo(wordDataset(2));
+  const home = await Deno.makeTempDir();
+  const r = await dvergr([
+    "benchmark",
+    dir,
+    "--candidate",
+    "x=cmd:no-such-agent-for-dvergr",
+    "--home",
+    home,
+  ]);
+  assert.equal(r.code, 1);
+  assert.match(
+    r.out,
+    /2 of 2 cells did not finish \(2 faulted\); run the same command again to resume them/,
+  );
+  assert.match(r.err, /fault: x case c1 rep 0: candidate could-not-run: .*\(trying again\)/);
+  assert.match(await Deno.readTextFile(`${home}/report.md`), /\*\*Incomplete:\*\*/);
+  await Deno.remove(home, { recursive: true });
+});
+
+Deno.test("dvergr benchmark refuses bad input with exit 2", async () => {
+  const dir = await writeBundleTo(wordDataset(2));
+  const cases: [string[], RegExp][] = [
+    [["benchmark", dir], /without candidates/],
+    [["benchmark"], /needs a bundle/],
+    [["benchmark", `${dir}-missing`, "--candidate", "builtin:noop"], /no such directory/],
+    [["benchmark", dir, "--candidate", "builtin:noop", "--cases", "0"], /--cases "0"/],
+    [["benchmark", dir, "--candidate", "builtin:noop", "--case-ids", "c9"], /no such case/],
+    [["benchmark", dir, "--candidate", "builtin:oracle"], /no builtin "oracle"/],
+    [["benchmark", dir, "--candidate", "builtin:noop", "--baseline", "x"], /baseline "x"/],
+    [
+      ["benchmark", dir, "--candidate", "builtin:noop", "--budget-dollars", "lots"],
+      /--budget-dollars/,
+    ],
+    [["benchmark", dir, "--candidate", "./agent.sh --fast"], /NAME=cmd:COMMAND/],
+  ];
+  const home = await Deno.makeTempDir();
+  for (const [args, re] of cases) {
+    const r = await dvergr([...args, "--home", home]);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.match(r.err, re, args.join(" "));
+  }
+  await Deno.remove(home, { recursive: true });
+});
+
+Deno.test("dvergr benchmark --check calibrates only and prints the EDN result", async () => {
+  const dir = await writeBundleTo(wordDataset(2));
+  const r = await dvergr(["benchmark", dir, "--check"]);
+  assert.equal(r.code, 0);
+  assert.match(r.out, /^Bundle words [0-9a-f-]{36}\n\{:ok\? true,? :problems \[\]\}\n$/);
+});
+
+Deno.test("dvergr benchmark --help and parseParam() read K=V values as EDN or text", () => {
+  assert.match(HELP, /--candidate SPEC/);
+  assert.deepEqual(parseParam("n=3"), ["n", 3]);
+  assert.deepEqual(parseParam("team=the ops team"), ["team", "the ops team"]);
+  assert.deepEqual(parseParam('tags=["a" :b]'), ["tags", ["a", "b"]]);
+  assert.deepEqual(parseParam(":flag=true"), ["flag", true]);
+  assert.throws(() => parseParam("novalue"), /expected K=V/);
+});
+
+function essentials(card: Scorecard) {
+  return {
+    complete: card.complete,
+    gradedCells: card.gradedCells,
+    leaderboard: card.leaderboard,
+    candidates: card.candidates.map((c) => ({
+      candidate: c.candidate,
+      attempts: c.attempts,
+      passes: c.passes,
+      meanReward: c.meanReward,
+      rewardInterval: c.rewardInterval,
+      passInterval: c.passInterval,
+      checkRates: c.checkRates,
+      failedChecks: c.failedChecks,
+      faults: c.faults,
+    })),
+    comparisons: card.comparisons.map((c) => ({
+      ...c,
+      costPerPassRatio: null,
+      microsPerPassSaved: null,
+    })),
+  };
+}
+
+Deno.test({
+  name:
+    "dvergr benchmark killed with SIGKILL at random moments resumes to the uninterrupted scorecard",
+  sanitizeResources: false,
+  async fn() {
+    const dir = await writeBundleTo(wordDataset(6));
+    const args = (home: string) => [
+      "run",
+      "-A",
+      `${ROOT}main.ts`,
+      "benchmark",
+      dir,
+      "--candidate",
+      "builtin:reference",
+      "--candidate",
+      AGENT,
+      "--repetitions",
+      "3",
+      "--parallel",
+      "4",
+      "--home",
+      home,
+      "--json",
+    ];
+    const spawn = (home: string) =>
+      new Deno.Command(Deno.execPath(), {
+        args: args(home),
+        cwd: ROOT,
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+
+    // Uninterrupted.
+    const clean = await Deno.makeTempDir();
+    const whole = await spawn(clean).output();
+    assert.equal(whole.code, 0, new TextDecoder().decode(whole.stderr));
+    const expected = JSON.parse(new TextDecoder().decode(whole.stdout)).scorecard as Scorecard;
+
+    // Killed mid-run three times: after the first progress line, plus a seeded random delay.
+    const home = await Deno.makeTempDir();
+    let seed = 20261001;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const seen: number[] = [];
+    for (let k = 0; k < 3; k++) {
+      const child = spawn(home);
+      const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+      let text = "";
+      const deadline = Date.now() + 30_000;
+      while (!/progress: |kept from earlier runs/.test(text) && Date.now() < deadline) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += value;
+      }
+      await new Promise((r) => setTimeout(r, Math.floor(random() * 400)));
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // It finished first.
+      }
+      reader.cancel().catch(() => {});
+      await child.stdout.cancel().catch(() => {});
+      const status = await child.status;
+      assert.ok(status.signal === "SIGKILL" || status.code === 0);
+      const state = await openKvStateStore(`${home}/state.kv`, dirBlobStore(`${home}/blobs`));
+      const [exp] = await state.listExperiments();
+      seen.push(exp ? (await state.cellRecords(exp.id)).length : 0);
+      state.close();
+    }
+    assert.ok(seen.some((n) => n > 0 && n < 36), `records after each kill: ${seen}`);
+
+    const final = await spawn(home).output();
+    assert.equal(final.code, 0, new TextDecoder().decode(final.stderr));
+    const resumed = JSON.parse(new TextDecoder().decode(final.stdout));
+    assert.deepEqual(essentials(resumed.scorecard), essentials(expected));
+    assert.equal(resumed.experiment, expected.experimentId);
+
+    // No cell lost or doubled: one latest record per cell, and one verdict per cell in the history.
+    const state = await openKvStateStore(`${home}/state.kv`, dirBlobStore(`${home}/blobs`));
+    const cells = await state.cellRecords(resumed.experiment);
+    assert.equal(cells.length, 36);
+    const verdicts = new Map<string, number>();
+    for (const r of await state.attemptHistory(resumed.experiment)) {
+      const key = `${r.candidate}|${r.caseId}|${r.repetition}`;
+      if (r.verdict) verdicts.set(key, (verdicts.get(key) ?? 0) + 1);
+    }
+    assert.equal(verdicts.size, 36);
+    assert.ok([...verdicts.values()].every((n) => n === 1));
+    state.close();
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(clean, { recursive: true });
+  },
+});
