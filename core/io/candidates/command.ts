@@ -210,7 +210,14 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     const args = ["--unshare-all", "--die-with-parent", "--new-session"];
     if (spec.network) args.push("--share-net");
     args.push(...systemArgs());
-    for (const m of spec.mounts ?? []) args.push("--ro-bind", m, m);
+    for (const m of spec.mounts ?? []) {
+      try {
+        await Deno.stat(m);
+      } catch {
+        return `its mount "${m}" does not exist`;
+      }
+      args.push("--ro-bind", m, m);
+    }
     for (const e of await worldTopLevel(ctx.worldDir)) {
       if (RESERVED.has(e.name)) {
         return `the world has "/${e.name}", which would hide the sandbox's own /${e.name}`;

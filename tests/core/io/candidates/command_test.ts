@@ -151,6 +151,15 @@ if (hasBwrap) {
     await Deno.remove(agents, { recursive: true });
   });
 
+  Deno.test("commandCandidate() [bwrap] cannot start with a mount that does not exist", async () => {
+    const { outcome, world } = await attempt("true", "bwrap", {
+      mounts: ["/no/such/dir-for-dvergr"],
+    });
+    await world.remove();
+    assert.deepEqual(outcome.status, "fault");
+    assert.match(outcome.message ?? "", /mount "\/no\/such\/dir-for-dvergr" does not exist/);
+  });
+
   Deno.test("commandCandidate() [bwrap] refuses a world that would hide /etc", async () => {
     const { outcome, world } = await attempt("true", "bwrap", { fixtures: { "/etc/x": "1" } });
     await world.remove();
