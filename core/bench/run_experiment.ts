@@ -175,13 +175,20 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     ),
   );
 
+  // Worlds are removed off the workers' path; the run waits for them before it returns.
+  const removals = new Set<Promise<void>>();
+  const remove = (world: World) => {
+    const p = world.remove().catch(() => {}).finally(() => removals.delete(p));
+    removals.add(p);
+  };
+
   async function worker(): Promise<void> {
     while (!isCancelled()) {
       const item = queue.shift();
       if (!item) return;
       const candidate = byName.get(item.cell.candidate);
       if (!candidate) throw new Error(`No candidate "${item.cell.candidate}" for a planned cell`);
-      const record = await attempt(opts, candidate, item, clock);
+      const record = await attempt(opts, candidate, item, clock, remove);
       if (record === null) continue; // cancelled mid-attempt: nothing recorded
       attempts++;
       const written = await state.putAttempt(record);
@@ -208,7 +215,11 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       }
     }
   }
-  await Promise.all(Array.from({ length: Math.min(parallel, queue.length) }, worker));
+  try {
+    await Promise.all(Array.from({ length: Math.min(parallel, queue.length) }, worker));
+  } finally {
+    await Promise.all([...removals]);
+  }
 
   // Read back what the store holds (another process may have recorded some cells).
   const stored = new Map<string, AttemptRecord>();
@@ -253,6 +264,7 @@ async function attempt(
   candidate: Candidate,
   item: Pending,
   clock: () => Date,
+  remove: (world: World) => void,
 ): Promise<AttemptRecord | null> {
   const { bundle, plan, cell } = { ...opts, cell: item.cell };
   const def = plan.definition;
@@ -411,7 +423,7 @@ async function attempt(
       { format: "dvergr-evidence/1", cell: base, error: bound(message(e)) },
     );
   } finally {
-    await world.remove().catch(() => {});
+    remove(world);
   }
 }
 

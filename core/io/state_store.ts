@@ -45,7 +45,7 @@ export interface StateStore {
   /**
    * Commits one attempt record atomically, as the cell's latest record and in its history.
    * Returns false (and writes nothing) when the cell already holds a try numbered
-   * `record.tryNo` or later: another process got there first.
+   * `record.tryNo`: another process got there first.
    */
   putAttempt(record: AttemptRecord): Promise<boolean>;
   /** The latest record of every cell of an experiment that has one, in key order. */
@@ -157,15 +157,13 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
       const latestKey = ["cell", record.experimentId, cell];
       const tryKey = ["try", record.experimentId, cell, record.tryNo];
       const stored = await encode(record);
-      for (;;) {
-        const existing = await retryLocked(() => kv.get<Stored>(latestKey));
-        const old = await decode<AttemptRecord>(existing.value);
-        if (old && old.tryNo >= record.tryNo) return false;
-        const res = await retryLocked(() =>
-          kv.atomic().check(existing).set(latestKey, stored).set(tryKey, stored).commit()
-        );
-        if (res.ok) return true;
-      }
+      // A try number is claimed once: a writer derives it from the latest record it read,
+      // so a later try of the cell can only exist once this one does.
+      const res = await retryLocked(() =>
+        kv.atomic().check({ key: tryKey, versionstamp: null }).set(latestKey, stored)
+          .set(tryKey, stored).commit()
+      );
+      return res.ok;
     },
     cellRecords: (id) => list<AttemptRecord>(["cell", id]),
     attemptHistory: (id) => list<AttemptRecord>(["try", id]),

@@ -46,7 +46,7 @@ Deno.test("putAttempt() keeps the latest try per cell and every try in the histo
   state.close();
 });
 
-Deno.test("putAttempt() refuses a try that is not newer than the cell's: no cell is doubled", async () => {
+Deno.test("putAttempt() claims each try number of a cell once: no cell is doubled", async () => {
   const state = await openKvStateStore(":memory:", memoryBlobStore());
   const results = await Promise.all([1, 2, 3].map(() => state.putAttempt(record())));
   assert.deepEqual(results.filter((r) => r).length, 1);
