@@ -10,7 +10,8 @@
  * ```
  *
  * Permissions: --allow-read and --allow-write on the home; --allow-env=IGNORE_TEST_WIN32
- * (git); `"unstable": ["kv"]`.
+ * (git); --allow-run (/bin/sh, to see whether a world's process still runs);
+ * `"unstable": ["kv"]`.
  */
 import { join, resolve } from "node:path";
 import { type BlobStore, dirBlobStore, memoryBlobStore } from "./blob_store.ts";
@@ -56,18 +57,18 @@ export function roomSlug(name: string): string {
   return slug || "bundle";
 }
 
-function pidAlive(pid: number): boolean {
+/** Whether a process runs (`kill -0`; Deno refuses /proc without --allow-all). */
+async function pidAlive(pid: number): Promise<boolean> {
   try {
-    Deno.statSync(`/proc/${pid}`);
-    return true;
+    const out = await new Deno.Command("/bin/sh", {
+      args: ["-c", 'kill -0 "$1"', "sh", String(pid)],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    // EPERM: it runs, as another user.
+    return out.success || /not permitted/i.test(new TextDecoder().decode(out.stderr));
   } catch {
-    // No /proc (not Linux) or no such process: only a missing /proc/self means "unknown".
-    try {
-      Deno.statSync("/proc/self");
-      return false;
-    } catch {
-      return true;
-    }
+    return true; // Cannot tell: keep its worlds.
   }
 }
 
@@ -76,7 +77,9 @@ async function sweepWorlds(worldsRoot: string): Promise<void> {
   try {
     for await (const e of Deno.readDir(worldsRoot)) {
       const m = /^p(\d+)$/.exec(e.name);
-      if (!m || !e.isDirectory || Number(m[1]) === Deno.pid || pidAlive(Number(m[1]))) continue;
+      if (!m || !e.isDirectory || Number(m[1]) === Deno.pid || await pidAlive(Number(m[1]))) {
+        continue;
+      }
       await Deno.remove(join(worldsRoot, e.name), { recursive: true }).catch(() => {});
     }
   } catch (e) {

@@ -25,8 +25,14 @@ Deno.test("openHome() lays out rooms, state.kv and blobs, and sweeps worlds of d
   const dir = await Deno.makeTempDir();
   // A world left by a process that no longer runs (pid far beyond pid_max).
   await Deno.mkdir(`${dir}/worlds/p999999999/world-x`, { recursive: true });
+  // And one of a process that still runs.
+  const sleeper = new Deno.Command("sleep", { args: ["30"] }).spawn();
+  await Deno.mkdir(`${dir}/worlds/p${sleeper.pid}/world-y`, { recursive: true });
   const home = await openHome(dir);
   await assert.rejects(() => Deno.lstat(`${dir}/worlds/p999999999`), Deno.errors.NotFound);
+  await Deno.lstat(`${dir}/worlds/p${sleeper.pid}/world-y`);
+  sleeper.kill("SIGKILL");
+  await sleeper.status;
   await home.rooms.createRoom("r");
   const id = await home.blobs.put("x");
   await Deno.lstat(`${dir}/rooms/r/HEAD`);
