@@ -187,7 +187,12 @@ Deno.test({
     const dir = await writeBundleTo(wordDataset(6));
     const args = (home: string) => [
       "run",
-      "-A",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-run",
+      "--allow-net",
+      "--allow-sys=hostname,osRelease,uid,gid",
       `${ROOT}main.ts`,
       "benchmark",
       dir,
