@@ -36,6 +36,28 @@ export interface Promotion {
   at: string;
 }
 
+/** A durable job: long work (a benchmark) started over MCP and polled with job_status. */
+export interface JobRecord {
+  id: string;
+  kind: string;
+  /** The room the job works in (its experiment, its scorecard), or null. */
+  room: string | null;
+  status: "running" | "succeeded" | "failed" | "cancelled";
+  /** ISO times. */
+  startedAt: string;
+  finishedAt: string | null;
+  /** Cells done of the total, faults, and the phase (planning, running, scoring, done). */
+  progress: { done: number; total: number | null; faults: number; phase: string };
+  /** What the work returned (succeeded, or cancelled after it stopped cleanly). */
+  result: unknown;
+  error: { code: string; message: string; hint?: string } | null;
+  /** Why it failed without an error of its own: "orphaned" (its process stopped). */
+  reason: string | null;
+  /** The process running it and the job runner within that process. */
+  pid: number;
+  owner: string;
+}
+
 export interface StateStore {
   /** Records an experiment; keeps the first `createdAt` when it is already known. */
   putExperiment(meta: ExperimentMeta): Promise<ExperimentMeta>;
@@ -57,6 +79,13 @@ export interface StateStore {
   /** The promotion of a bundle content id on this host, or null. */
   promotion(bundleId: string): Promise<Promotion | null>;
   putPromotion(bundleId: string, promotion: Promotion): Promise<void>;
+  putJob(job: JobRecord): Promise<void>;
+  getJob(id: string): Promise<JobRecord | null>;
+  /** Every job, newest first; only those of `room` when given. */
+  listJobs(room?: string): Promise<JobRecord[]>;
+  /** Asks the process running a job to stop it (kept apart from the record it writes). */
+  requestJobCancel(id: string): Promise<void>;
+  jobCancelRequested(id: string): Promise<boolean>;
   close(): void;
 }
 
@@ -171,6 +200,18 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
     getScorecard: (id) => get<unknown>(["scorecard", id]),
     promotion: (bundleId) => get<Promotion>(["promotion", bundleId]),
     putPromotion: (bundleId, p) => set(["promotion", bundleId], p),
+    putJob: (job) => set(["job", job.id], job),
+    getJob: (id) => get<JobRecord>(["job", id]),
+    async listJobs(room) {
+      const all = await list<JobRecord>(["job"]);
+      return all
+        .filter((j) => room === undefined || j.room === room)
+        .sort((a, b) => (a.startedAt > b.startedAt ? -1 : a.startedAt < b.startedAt ? 1 : 0));
+    },
+    requestJobCancel: (id) => set(["job-cancel", id], true),
+    async jobCancelRequested(id) {
+      return (await get<boolean>(["job-cancel", id])) === true;
+    },
     close: () => kv.close(),
   };
 }

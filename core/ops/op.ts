@@ -15,6 +15,10 @@ export interface OpProgress {
   progress: number;
   total?: number;
   message?: string;
+  /** Cells (or items) whose latest try faulted so far. */
+  faults?: number;
+  /** What the work is doing: planning, running, scoring… */
+  phase?: string;
 }
 
 /** Everything an op may touch; passed in, so ops run the same under the CLI, MCP and tests. */
