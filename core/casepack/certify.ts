@@ -83,16 +83,12 @@ export function plainCell(v: EdnValue | undefined): unknown {
 export function fieldsParam(
   expected: FieldSpec[],
 ): Record<string, { rule: string; tolerance?: number }> {
-  const out: Record<string, { rule: string; tolerance?: number }> = {};
+  // No prototype, so a field named "__proto__" is an own property like any other.
+  const out: Record<string, { rule: string; tolerance?: number }> = Object.create(null);
   for (const f of expected) {
-    Object.defineProperty(out, f.field, {
-      value: f.tolerance === undefined
-        ? { rule: f.rule }
-        : { rule: f.rule, tolerance: f.tolerance },
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    out[f.field] = f.tolerance === undefined
+      ? { rule: f.rule }
+      : { rule: f.rule, tolerance: f.tolerance };
   }
   return out;
 }
@@ -159,14 +155,9 @@ export function certifyCases(
     if (missing.length > 0) reasons.push({ reason: "missing-attachment", columns: missing });
     if (groups.get(inputKeys[i])!.conflict) reasons.push({ reason: "conflicting-outcomes" });
     if (id !== null && unlabelled.length === 0) {
-      const outcome: Record<string, unknown> = {};
+      const outcome: Record<string, unknown> = Object.create(null);
       spec.expected.forEach((f, k) => {
-        Object.defineProperty(outcome, f.field, {
-          value: plainCell(r.values[expCols[k]]),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
+        outcome[f.field] = plainCell(r.values[expCols[k]]);
       });
       const { checks } = casepackGrade(outcome, fields, outcome);
       const wrong = spec.expected.filter((f) => !checks[casepackCheckKey(f.field)]);

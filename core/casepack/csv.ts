@@ -44,13 +44,25 @@ const CR = 13;
  * (`""` is a quote, a lone `"` closes it); outside quotes CR is dropped and LF ends the
  * record; blank lines are skipped. An unclosed quote is a TABLE_INVALID error naming
  * the line where it opened.
+ *
+ * Two conventions of spreadsheet exports beyond the reference dialect: a first line
+ * `sep=;` (Excel's delimiter hint) names the delimiter and is not a record, and a text
+ * whose lines end in CR alone (old Mac exports) has its CRs read as line breaks.
  */
 export function parseCsv(
   text: string,
   opts: { delimiter?: string; file?: string } = {},
 ): CsvRecord[] {
   const file = opts.file ?? "table";
-  const delimiter = opts.delimiter ?? detectDelimiter(text);
+  if (text.indexOf("\n") < 0 && text.indexOf("\r") >= 0) text = text.replaceAll("\r", "\n");
+  let hinted: string | undefined;
+  let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  const sep = /^sep=([^\r\n])\r?(\n|$)/.exec(text.slice(start, start + 8));
+  if (sep) {
+    hinted = sep[1];
+    start += sep[0].length;
+  }
+  const delimiter = opts.delimiter ?? hinted ?? detectDelimiter(text.slice(start));
   if (delimiter.length !== 1 || delimiter === '"' || delimiter === "\n" || delimiter === "\r") {
     throw new DvergrError(
       "TABLE_INVALID",
@@ -61,11 +73,10 @@ export function parseCsv(
     );
   }
   const delim = delimiter.charCodeAt(0);
-  const start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   const records: CsvRecord[] = [];
   const n = text.length;
-  let line = 1;
-  let recordLine = 1;
+  let line = sep ? 2 : 1;
+  let recordLine = line;
   let cells: string[] = [];
   let field = "";
   let fieldStart = true;

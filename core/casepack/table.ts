@@ -65,7 +65,8 @@ export function columnIndex(table: Table): Map<string, number> {
 
 /**
  * Parses a table's text. CSV: the first row is the header (names trimmed; a repeated
- * name: the later column wins); missing trailing cells are ""; surplus cells must be
+ * name: the later column wins; in a DATEV EXTF/DTVF export, the row after the format
+ * line); missing trailing cells are ""; surplus cells must be
  * empty (an exporter's trailing delimiters) — a row wider than the header with text in
  * the surplus is an error naming its line. JSON lines: one object per non-blank line.
  * EDN: a vector of maps (keyword keys become their name). Cells are not trimmed.
@@ -105,7 +106,11 @@ function parseCsvTable(
   if (records.length === 0) {
     throw tableError(file, "it is empty (no header line)", "The first line names the columns");
   }
-  const header = records[0].cells.map((h) => h.trim());
+  // A DATEV export (EXTF/DTVF) starts with a line describing the file; the column
+  // names follow on the next line.
+  const datev = records.length > 1 && /^(EXTF|DTVF)$/.test(records[0].cells[0].trim());
+  const headerAt = datev ? 1 : 0;
+  const header = records[headerAt].cells.map((h) => h.trim());
   const columns: string[] = [];
   const at = new Map<string, number>();
   header.forEach((name, pos) => {
@@ -114,8 +119,8 @@ function parseCsvTable(
   });
   const positions = columns.map((c) => at.get(c)!);
   const width = header.length;
-  const rows: TableRow[] = new Array(records.length - 1);
-  for (let r = 1; r < records.length; r++) {
+  const rows: TableRow[] = new Array(records.length - 1 - headerAt);
+  for (let r = 1 + headerAt; r < records.length; r++) {
     const { cells, line } = records[r];
     if (cells.length > width) {
       const extra = cells.slice(width).filter((c) => c.trim() !== "");
@@ -133,7 +138,7 @@ function parseCsvTable(
     }
     const values = new Array<EdnValue>(positions.length);
     for (let j = 0; j < positions.length; j++) values[j] = cells[positions[j]] ?? "";
-    rows[r - 1] = { row: r, line, values };
+    rows[r - 1 - headerAt] = { row: r - headerAt, line, values };
   }
   return { file, format, columns, rows };
 }

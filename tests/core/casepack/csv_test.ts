@@ -83,3 +83,14 @@ Deno.test("parseCsv() refuses a delimiter that is a quote or longer than one cha
   assertThrows(() => parseCsv("a", { delimiter: '"' }), DvergrError);
   assertThrows(() => parseCsv("a", { delimiter: ";;" }), DvergrError);
 });
+
+Deno.test("parseCsv() takes the delimiter of an Excel sep= line and skips that line", () => {
+  const recs = parseCsv("sep=,\r\na;b,c\r\n1;2,3\r\n");
+  assertEquals(recs.map((r) => r.cells), [["a;b", "c"], ["1;2", "3"]]);
+  assertEquals(recs.map((r) => r.line), [2, 3]);
+  assertEquals(cells("\uFEFFsep=;\na;b\n"), [["a", "b"]]);
+});
+
+Deno.test("parseCsv() reads lines ending in CR alone as old Mac exports write them", () => {
+  assertEquals(cells('a;b\r1;"x"\r2;y\r'), [["a", "b"], ["1", "x"], ["2", "y"]]);
+});

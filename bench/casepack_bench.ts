@@ -1,0 +1,80 @@
+/**
+ * Case packs at scale: a 100,000-row bookings table (DATEV/Excel CSV) to a bundle
+ * directory, through the same path as `dvergr cases`. Prints the time of each phase,
+ * the whole run and the peak resident memory.
+ *
+ * Run: deno run -A bench/casepack_bench.ts [--rows 100000] [--keep]
+ */
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { readAttachmentFiles, readTableFile } from "../core/casepack/read_table_file.ts";
+import { attachmentRefs } from "../core/casepack/certify.ts";
+import { buildCasePack } from "../core/casepack/generate.ts";
+import { checkSpecColumns, completeSpec, parseOutcome } from "../core/casepack/spec.ts";
+import { writeBundleDir } from "../core/io/bundle_dir.ts";
+import { bookingsCsv, makeBookings } from "../examples/tables/make_bookings.ts";
+import { countsLine } from "../cli/cases.ts";
+
+/** Peak resident set size of this process in bytes (Linux VmHWM), else the current RSS. */
+function peakRss(): number {
+  try {
+    const status = Deno.readTextFileSync("/proc/self/status");
+    const m = /^VmHWM:\s+(\d+) kB$/m.exec(status);
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    // not Linux: fall back to the current figure
+  }
+  return Deno.memoryUsage().rss;
+}
+
+const mib = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MiB`;
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: { rows: { type: "string", default: "100000" }, keep: { type: "boolean" } },
+});
+const target = Number(values.rows);
+
+// The table: company-years of the example generator, one voucher prefix each, until
+// the target is reached (each brings the example's noise, so every reason occurs).
+const rows = [];
+for (let c = 1; rows.length < target; c++) {
+  const year = makeBookings({ seed: 20261001 + c, prefix: `M${String(c).padStart(3, "0")}-B` });
+  rows.push(...year.slice(0, target - rows.length));
+}
+const dir = await Deno.makeTempDir({ prefix: "dvergr-casepack-bench-" });
+const table = join(dir, "bookings.csv");
+await Deno.writeTextFile(table, bookingsCsv(rows));
+const size = (await Deno.stat(table)).size;
+console.log(`table: ${rows.length} rows, ${mib(size)} (${table})`);
+
+const t0 = performance.now();
+const spec = completeSpec({
+  name: "bookings",
+  id: "Beleg",
+  inputs: ["Datum", "Betrag", "Buchungstext"],
+  expected: ["Gegenkonto:exact", "BU:exact", "Netto:number:0.01"].map((o) => parseOutcome(o)),
+  shared: new Map([["/docs/kontenrahmen.txt", "…"]]),
+});
+const parsed = await readTableFile(table);
+checkSpecColumns(spec, parsed);
+const attachments = await readAttachmentFiles(table, attachmentRefs(parsed, spec));
+const t1 = performance.now();
+const build = buildCasePack(parsed, spec, attachments);
+const t2 = performance.now();
+const out = join(dir, "bookings");
+await writeBundleDir(out, build.files!);
+const t3 = performance.now();
+
+console.log(countsLine(build.certification));
+console.log(`read + parse     ${((t1 - t0) / 1000).toFixed(2)} s`);
+console.log(`certify + build  ${((t2 - t1) / 1000).toFixed(2)} s  (${build.files!.size} files)`);
+console.log(`write directory  ${((t3 - t2) / 1000).toFixed(2)} s`);
+console.log(`total            ${((t3 - t0) / 1000).toFixed(2)} s`);
+console.log(`peak RSS         ${mib(peakRss())}`);
+if (values.keep) console.log(`kept ${out}`);
+else {
+  // rm is much faster than a recursive Deno.remove on 100,000 directories.
+  const rm = await new Deno.Command("rm", { args: ["-rf", dir] }).output().catch(() => null);
+  if (!rm?.success) await Deno.remove(dir, { recursive: true });
+}
