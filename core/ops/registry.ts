@@ -4,10 +4,12 @@
  */
 import { DvergrError } from "../errors.ts";
 import type { AnyZodObject, Op, OpContext } from "./op.ts";
+import { ROOM_OPS } from "./rooms.ts";
+import { CATALOG_BUNDLE_OPS } from "./catalog_bundles.ts";
 
 // Each area's ops, in the order tools are listed. An area module exports a list of ops
 // and is imported here; its handlers import heavy modules lazily.
-const AREAS: Op[][] = [];
+const AREAS: Op[][] = [ROOM_OPS, CATALOG_BUNDLE_OPS];
 
 /** Every registered op. */
 export function allOps(): Op[] {

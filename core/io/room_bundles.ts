@@ -1,0 +1,84 @@
+/**
+ * Bundles in rooms: a bundle is the directory `workflows/<name>/` of a room's workspace,
+ * present when it holds `workflow.edn` (REFERENCE §1.1). Also the path rule that every
+ * writer into a room shares.
+ *
+ * Works on a RoomStore, so it needs whatever permissions the store needs.
+ */
+import { DvergrError } from "../errors.ts";
+import { type FileBundle, filesUnder, relativePathProblem } from "../bundle/file_map.ts";
+import type { RoomStore } from "./room_store.ts";
+import { checkBundleName } from "../bundle/bundle_name.ts";
+
+/**
+ * Why a path may not be written into a room, or null: the bundle path rules (relative,
+ * normalised, no `..`, NUL or backslash) plus no `.git` segment (a clone of the room
+ * would refuse such a tree).
+ */
+export function roomPathProblem(path: string): string | null {
+  const why = relativePathProblem(path);
+  if (why) return why;
+  if (path.split("/").some((seg) => seg.toLowerCase() === ".git")) {
+    return 'has a ".git" segment (git keeps its own data there)';
+  }
+  return null;
+}
+
+/** The directory of bundle `name` in a room: `workflows/<name>`. */
+export function bundleDir(name: string): string {
+  return `workflows/${name}`;
+}
+
+/** The names of a room's bundles (every `workflows/<name>/workflow.edn`), sorted. */
+export async function listRoomBundles(rooms: RoomStore, room: string): Promise<string[]> {
+  const files = await rooms.readFiles(room, "workflows");
+  return bundleNamesIn(filesUnder(files, "workflows"));
+}
+
+/** Bundle names among paths relative to `workflows/`. */
+function bundleNamesIn(files: Map<string, string>): string[] {
+  const names: string[] = [];
+  for (const p of files.keys()) {
+    const m = /^([^/]+)\/workflow\.edn$/.exec(p);
+    if (m) names.push(m[1]);
+  }
+  return names.sort();
+}
+
+/**
+ * Every bundle of a room with its files, read in one pass over `workflows/`, sorted by
+ * name. A directory without workflow.edn is not a bundle.
+ */
+export async function readRoomBundles(rooms: RoomStore, room: string): Promise<FileBundle[]> {
+  const all = filesUnder(await rooms.readFiles(room, "workflows"), "workflows");
+  return bundleNamesIn(all).map((name) => ({ name, files: filesUnder(all, name) }));
+}
+
+/**
+ * The bundle `name` of a room, paths relative to its directory. Throws NOT_FOUND when the
+ * room has no `workflows/<name>/` files (naming the bundles it does have).
+ */
+export async function readRoomBundle(
+  rooms: RoomStore,
+  room: string,
+  name: string,
+): Promise<FileBundle> {
+  checkBundleName(name);
+  const files = filesUnder(await rooms.readFiles(room, bundleDir(name)), bundleDir(name));
+  if (files.size === 0) {
+    const names = await listRoomBundles(rooms, room);
+    throw new DvergrError(
+      "NOT_FOUND",
+      `Cannot read bundle "${room}/${name}": no workflow ${name} in room ${room} (expected ${
+        bundleDir(name)
+      }/)`,
+      {
+        hint: names.length > 0
+          ? `Its bundles: ${names.join(", ")}`
+          : `Room ${room} has no bundles yet; import one with \`dvergr import FILE --room ${room}\``,
+        details: { room, name, bundles: names },
+      },
+    );
+  }
+  return { name, files };
+}

@@ -1,0 +1,408 @@
+/**
+ * Catalog ops over room bundles: list them with their trust tier and content id, export
+ * one (format dvergr-workflow/1), import an export into a room (verified, one commit), and
+ * promote one (calibrated now, recorded in the home's KV outside every room).
+ *
+ * The same functions serve the CLI (`dvergr list|export|import|promote`), which also
+ * exports and imports bundle directories.
+ */
+import { z } from "zod";
+import { DvergrError } from "../errors.ts";
+import { defineOp, type Op, type OpContext } from "./op.ts";
+import type { FileBundle, FileMap } from "../bundle/file_map.ts";
+import { contentId } from "../bundle/content_id.ts";
+import { parseBundle } from "../bundle/parse.ts";
+import { readEdn } from "../edn/read.ts";
+import { isEdnMap, mapGet } from "../edn/values.ts";
+import {
+  type CalibrationSummary,
+  checkExportable,
+  CLOJURE_NOTE,
+  exportBundle,
+  exportProblems,
+  hasOnlyClojureChecker,
+  manifestJson,
+  verifyExport,
+} from "../bundle/export.ts";
+import { calibrate, type CalibrationResult } from "../calibrate/calibrate.ts";
+import type { TrustTier } from "../bench/records.ts";
+import type { Promotion } from "../io/state_store.ts";
+import { trustOf } from "../io/state_store.ts";
+import { bundleDir, readRoomBundle, readRoomBundles } from "../io/room_bundles.ts";
+import { readBundleDir, writeBundleDir } from "../io/bundle_dir.ts";
+import { VERSION } from "../version.ts";
+import type { CheckerRunner } from "../../sandbox/types.ts";
+
+const room = z.string().describe("Room slug, e.g. `books`");
+const name = z.string().describe("Bundle name: the directory workflows/<name>/ of the room");
+
+/** One bundle of a room as catalog_list shows it. */
+export interface BundleEntry {
+  name: string;
+  /** Content id (REFERENCE §3). */
+  id: string;
+  /** Trust tier of its checker on this host: `room` when its id is promoted, else `ad-hoc`. */
+  tier: TrustTier;
+  title: string | null;
+  /** Number of shape problems (0: well formed). */
+  problems: number;
+  /** Its only checker is checker.clj: it cannot run until Clojure checkers are supported. */
+  clojureChecker: boolean;
+  /** Where and when this content was promoted on this host, if it was. */
+  promotion: Promotion | null;
+}
+
+function titleOf(files: FileMap): string | null {
+  const text = files.get("workflow.edn");
+  if (text === undefined) return null;
+  try {
+    const wf = readEdn(text, { file: "workflow.edn" });
+    const title = isEdnMap(wf) ? mapGet(wf, "title") : undefined;
+    return typeof title === "string" ? title : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What catalog_list says about one bundle (its tier from the home's promotions). */
+export async function describeBundle(ctx: OpContext, fb: FileBundle): Promise<BundleEntry> {
+  const id = contentId(fb.files);
+  const clojure = hasOnlyClojureChecker(fb.files);
+  const problems = exportProblems(fb.files);
+  const promotion = await ctx.home.state.promotion(id);
+  return {
+    name: fb.name,
+    id,
+    tier: promotion ? "room" : "ad-hoc",
+    title: titleOf(fb.files),
+    problems: problems.length,
+    clojureChecker: clojure,
+    promotion,
+  };
+}
+
+function clojureCalibration(id: string): CalibrationResult {
+  return {
+    ok: false,
+    bundle: id,
+    reference: null,
+    damaged: {},
+    problems: [`checker.clj: cannot calibrate: ${CLOJURE_NOTE}`],
+  };
+}
+
+/**
+ * Calibrates a bundle now. A bundle whose only checker is checker.clj does not calibrate
+ * (its checker cannot run here yet); a malformed bundle is a BUNDLE_INVALID error.
+ */
+export async function calibrateFiles(
+  fb: FileBundle,
+  runner: CheckerRunner,
+): Promise<CalibrationResult> {
+  if (hasOnlyClojureChecker(fb.files)) {
+    // Any problem besides the Clojure checker: parseBundle names them all.
+    if (exportProblems(fb.files).length > 0) parseBundle(fb);
+    return clojureCalibration(contentId(fb.files));
+  }
+  return await calibrate(parseBundle(fb), runner);
+}
+
+/** An export and what it says. */
+export interface ExportOutcome {
+  name: string;
+  bundle: string;
+  title: string | null;
+  /** The calibration run for the export (recorded in its manifest). */
+  calibration: CalibrationSummary;
+  clojureChecker: boolean;
+  /** The export: EDN text in format dvergr-workflow/1. */
+  export: string;
+}
+
+/**
+ * Exports a bundle (from a room or a directory): checks it can travel, calibrates it now
+ * and writes the EDN export with that calibration in its manifest.
+ */
+export async function exportFiles(
+  ctx: Pick<OpContext, "runner" | "clock">,
+  fb: FileBundle,
+): Promise<ExportOutcome> {
+  checkExportable(fb);
+  const result = await calibrateFiles(fb, ctx.runner);
+  const calibration = { ok: result.ok, problems: result.problems };
+  return {
+    name: fb.name,
+    bundle: contentId(fb.files),
+    title: titleOf(fb.files),
+    calibration,
+    clojureChecker: hasOnlyClojureChecker(fb.files),
+    export: exportBundle(fb, calibration, { version: VERSION, now: ctx.clock() }),
+  };
+}
+
+/** What an import did. */
+export interface ImportOutcome {
+  name: string;
+  bundle: string;
+  /** The room imported into, or null for a directory. */
+  room: string | null;
+  /** The directory written, or null for a room. */
+  dir: string | null;
+  /** The commit that installed it; null when nothing changed (or for a directory). */
+  commit: string | null;
+  /** The target already held exactly this bundle: nothing was written. */
+  unchanged: boolean;
+  /** The target held other files, replaced because of `force`. */
+  replaced: boolean;
+  files: number;
+  /** Trust tier here: `room` only when this content is promoted on this host. */
+  tier: TrustTier;
+  clojureChecker: boolean;
+  /** Notes for the user (e.g. a Clojure checker that cannot run yet). */
+  notes: string[];
+  manifest: Record<string, unknown>;
+}
+
+function sameFiles(a: FileMap, b: FileMap): boolean {
+  return a.size === b.size && [...a].every(([p, t]) => b.get(p) === t);
+}
+
+function notesFor(clojure: boolean): string[] {
+  return clojure ? [CLOJURE_NOTE] : [];
+}
+
+/**
+ * Verifies an export and installs it as `workflows/<as or name>/` of an existing room, in
+ * exactly one commit. A target holding other files is refused (TARGET_EXISTS) unless
+ * `force`, which makes it hold exactly the export's files; a target holding exactly this
+ * bundle is left as it is (no commit). Nothing is written when verification fails.
+ */
+export async function importIntoRoom(
+  ctx: OpContext,
+  req: { room: string; text: string; file: string; as?: string; force?: boolean },
+): Promise<ImportOutcome> {
+  const v = verifyExport(req.text, { file: req.file, as: req.as });
+  const rooms = ctx.home.rooms;
+  if (!(await rooms.hasRoom(req.room))) {
+    throw new DvergrError(
+      "NOT_FOUND",
+      `Cannot import into room "${req.room}": no such room in this home`,
+      {
+        hint:
+          `Create it first (room_create, or \`dvergr room create ${req.room}\`), or check the home`,
+        details: { room: req.room },
+      },
+    );
+  }
+  const dir = bundleDir(v.name);
+  const current = new Map(
+    [...await rooms.readFiles(req.room, dir)].map(([p, t]) => [p.slice(dir.length + 1), t]),
+  );
+  const unchanged = sameFiles(current, v.files);
+  const replaced = !unchanged && current.size > 0;
+  if (replaced && !req.force) {
+    throw new DvergrError(
+      "TARGET_EXISTS",
+      `Cannot import "${v.name}" into room ${req.room}: ${dir}/ already holds other files (content id ${
+        contentId(current)
+      }), and importing over them would make a different bundle`,
+      {
+        hint:
+          `Import it under another name (--as NAME, the \`as\` parameter), or replace what is there with --force (force: true); history keeps the old files`,
+        details: { room: req.room, name: v.name, existing: contentId(current), bundle: v.id },
+      },
+    );
+  }
+  const commit = unchanged ? null : await rooms.replaceDir(
+    req.room,
+    dir,
+    v.files,
+    `Import ${v.name} (${v.id})${replaced ? ", replacing what was there" : ""}`,
+  );
+  return {
+    name: v.name,
+    bundle: v.id,
+    room: req.room,
+    dir: null,
+    commit,
+    unchanged,
+    replaced,
+    files: v.files.size,
+    tier: await trustOf(ctx.home.state, v.id),
+    clojureChecker: v.clojureChecker,
+    notes: notesFor(v.clojureChecker),
+    manifest: manifestJson(v.manifest),
+  };
+}
+
+/** The files of a directory, null when there is none, "unreadable" when it cannot be read. */
+async function existingFiles(dir: string): Promise<FileMap | null | "unreadable"> {
+  try {
+    return (await readBundleDir(dir)).files;
+  } catch (e) {
+    if (e instanceof DvergrError && e.code === "NOT_FOUND") return null;
+    if (e instanceof DvergrError) return "unreadable";
+    throw e;
+  }
+}
+
+/**
+ * Verifies an export and writes its files as the directory `dir` (atomically). A
+ * non-empty directory is refused unless `force` (then replaced whole); one that already
+ * holds exactly this bundle is left as it is. The trust tier is the home's, when given.
+ */
+export async function importIntoDir(
+  req: { text: string; file: string; dir: string; force?: boolean },
+  state?: OpContext["home"]["state"],
+): Promise<ImportOutcome> {
+  const v = verifyExport(req.text, { file: req.file });
+  const current = await existingFiles(req.dir);
+  const unchanged = current instanceof Map && sameFiles(current, v.files);
+  const replaced = current === "unreadable" || (!unchanged && current !== null && current.size > 0);
+  if (!unchanged) await writeBundleDir(req.dir, v.files, { force: req.force });
+  return {
+    name: v.name,
+    bundle: v.id,
+    room: null,
+    dir: req.dir,
+    commit: null,
+    unchanged,
+    replaced,
+    files: v.files.size,
+    tier: state ? await trustOf(state, v.id) : "ad-hoc",
+    clojureChecker: v.clojureChecker,
+    notes: notesFor(v.clojureChecker),
+    manifest: manifestJson(v.manifest),
+  };
+}
+
+/** What a promotion did. */
+export interface PromoteOutcome {
+  room: string;
+  name: string;
+  bundle: string;
+  /** The calibration run now; promotion happens only when it holds. */
+  calibration: CalibrationResult;
+  /** This content id is promoted on this host (now or before). */
+  promoted: boolean;
+  /** The promotion recorded before this call, if the content was already promoted. */
+  previous: Promotion | null;
+  tier: TrustTier;
+}
+
+/**
+ * Calibrates bundle `name` of `room` now and, only when that holds, records its content id
+ * as promoted in the home's KV (outside every room, so nothing in a room can forge it).
+ * The same content promoted before (under any name or room) keeps its first record.
+ */
+export async function promoteBundle(
+  ctx: OpContext,
+  req: { room: string; name: string },
+): Promise<PromoteOutcome> {
+  const fb = await readRoomBundle(ctx.home.rooms, req.room, req.name);
+  const id = contentId(fb.files);
+  const calibration = await calibrateFiles(fb, ctx.runner);
+  const previous = await ctx.home.state.promotion(id);
+  if (calibration.ok && !previous) {
+    await ctx.home.state.putPromotion(id, {
+      room: req.room,
+      name: req.name,
+      at: ctx.clock().toISOString(),
+    });
+  }
+  return {
+    room: req.room,
+    name: req.name,
+    bundle: id,
+    calibration,
+    promoted: calibration.ok,
+    previous,
+    tier: await trustOf(ctx.home.state, id),
+  };
+}
+
+export const catalogList = defineOp({
+  name: "catalog_list",
+  title: "List room bundles",
+  description:
+    "Lists the workflow bundles (every workflows/<name>/workflow.edn) of one room, or of every room, with each bundle's content id, title, number of shape problems and trust tier on this host (room when its content id is promoted here, else ad-hoc).",
+  kind: "read",
+  toolset: "catalog",
+  idempotent: true,
+  roomScoped: true,
+  input: z.strictObject({
+    room: room.optional().describe("Only this room (default: every room)"),
+  }),
+  async handler(ctx, input) {
+    const slugs = input.room !== undefined ? [input.room] : await ctx.home.rooms.listRooms();
+    const rooms = [];
+    for (const slug of slugs) {
+      const bundles = [];
+      for (const fb of await readRoomBundles(ctx.home.rooms, slug)) {
+        bundles.push(await describeBundle(ctx, fb));
+      }
+      rooms.push({ room: slug, bundles });
+    }
+    return { rooms };
+  },
+});
+
+export const catalogExport = defineOp({
+  name: "catalog_export",
+  title: "Export a bundle",
+  description:
+    "Exports bundle workflows/<name>/ of a room as one EDN map in format dvergr-workflow/1 (`export`): a manifest (name, content id, title, dvergr version, time, the calibration run now) and every file. catalog_import installs it elsewhere; trust does not travel with it.",
+  kind: "read",
+  toolset: "bench",
+  roomScoped: true,
+  input: z.strictObject({ room, name }),
+  async handler(ctx, input) {
+    const fb = await readRoomBundle(ctx.home.rooms, input.room, input.name);
+    return { room: input.room, ...await exportFiles(ctx, fb) };
+  },
+});
+
+export const catalogImport = defineOp({
+  name: "catalog_import",
+  title: "Import a bundle",
+  description:
+    "Installs an export (the EDN text catalog_export or `dvergr export` gives) as workflows/<as or its name>/ of a room, in one commit, after verifying it: format dvergr-workflow/1, a workflow name, a well-formed bundle, and files whose recomputed content id is the one the manifest names. A target holding other files is refused unless force (then replaced). Its trust tier is ad-hoc unless this content is promoted on this host.",
+  kind: "write",
+  toolset: "bench",
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    export: z.string().describe("The export: EDN text in format dvergr-workflow/1"),
+    as: z.string().optional().describe("Install under this name instead of the manifest's"),
+    force: z.boolean().optional().describe(
+      "Replace a target directory that holds other files",
+    ),
+  }),
+  handler(ctx, input) {
+    return importIntoRoom(ctx, {
+      room: input.room,
+      text: input.export,
+      file: "export",
+      as: input.as,
+      force: input.force,
+    });
+  },
+});
+
+export const catalogPromote = defineOp({
+  name: "catalog_promote",
+  title: "Promote a bundle",
+  description:
+    "Calibrates bundle workflows/<name>/ of a room now and, only when that holds, records its content id as promoted on this host (outside every room): its checker's trust tier becomes room, under any name. A changed bundle has a new id and is ad-hoc again.",
+  kind: "write",
+  toolset: "admin",
+  idempotent: true,
+  roomScoped: true,
+  input: z.strictObject({ room, name }),
+  handler(ctx, input) {
+    return promoteBundle(ctx, input);
+  },
+});
+
+/** The catalog ops over room bundles, in the order tools are listed. */
+export const CATALOG_BUNDLE_OPS: Op[] = [catalogList, catalogExport, catalogImport, catalogPromote];

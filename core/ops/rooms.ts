@@ -1,0 +1,267 @@
+/**
+ * Room ops: create and list rooms, read their history (toolset "rooms"), and list, read
+ * and write their files (toolset "files"). A room is a git repository in the home; a
+ * write is one commit of exactly the given paths, and history is kept.
+ */
+import { Buffer } from "node:buffer";
+import { z } from "zod";
+import { DvergrError } from "../errors.ts";
+import { defineOp, type Op } from "./op.ts";
+import { roomPathProblem } from "../io/room_bundles.ts";
+import type { CommitInfo } from "../io/room_store.ts";
+
+const room = z.string().describe("Room slug: lowercase letters, digits and dashes, e.g. `books`");
+
+/** A commit as ops return it. */
+export interface CommitView {
+  id: string;
+  message: string;
+  at: string;
+}
+
+function commitView(c: CommitInfo): CommitView {
+  return { id: c.id, message: c.message, at: c.at };
+}
+
+function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, "utf8");
+}
+
+function pathError(path: string, why: string): DvergrError {
+  return new DvergrError(
+    "PATH_INVALID",
+    `Cannot use room path ${JSON.stringify(path)}: it ${why}`,
+    {
+      hint:
+        "Room paths are relative POSIX paths such as `workflows/x/workflow.edn` or `tables/q3.csv`",
+      details: { path },
+    },
+  );
+}
+
+/** Refuses a path that may not be written to or read from a room. */
+export function checkRoomPath(path: string): void {
+  const why = roomPathProblem(path);
+  if (why) throw pathError(path, why);
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** The UTF-8 text of base64 content; rooms hold text, so other bytes are refused. */
+export function decodeBase64Text(path: string, b64: string): string {
+  const clean = b64.replace(/\s+/g, "");
+  if (clean.length % 4 !== 0 || !BASE64.test(clean)) {
+    throw new DvergrError(
+      "USAGE",
+      `Cannot write ${JSON.stringify(path)}: its content is not valid base64`,
+      { hint: 'Send base64 text (RFC 4648), or pass encoding "text"', details: { path } },
+    );
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.from(clean, "base64"));
+  } catch {
+    throw new DvergrError(
+      "USAGE",
+      `Cannot write ${
+        JSON.stringify(path)
+      }: its bytes are not UTF-8 text, and rooms hold text files`,
+      {
+        hint: "Convert it to UTF-8 first (e.g. iconv -f WINDOWS-1252 -t UTF-8)",
+        details: { path },
+      },
+    );
+  }
+}
+
+async function headOf(
+  ctx: { home: { rooms: { log(s: string): Promise<CommitInfo[]> } } },
+  slug: string,
+) {
+  return (await ctx.home.rooms.log(slug))[0];
+}
+
+export const roomCreate = defineOp({
+  name: "room_create",
+  title: "Create a room",
+  description:
+    "Creates an empty room (a git repository in the home, one initial commit). Idempotent: an existing room is left as it is and reported with created=false.",
+  kind: "write",
+  toolset: "rooms",
+  idempotent: true,
+  roomScoped: true,
+  input: z.strictObject({ room }),
+  async handler(ctx, input) {
+    const created = await ctx.home.rooms.createRoom(input.room);
+    return { room: input.room, created, head: commitView(await headOf(ctx, input.room)) };
+  },
+});
+
+export const roomList = defineOp({
+  name: "room_list",
+  title: "List rooms",
+  description:
+    "Lists every room of the home, sorted, with its number of commits and its latest commit.",
+  kind: "read",
+  toolset: "rooms",
+  idempotent: true,
+  input: z.strictObject({}),
+  async handler(ctx) {
+    const slugs = await ctx.home.rooms.listRooms();
+    const rooms = [];
+    for (const slug of slugs) {
+      const log = await ctx.home.rooms.log(slug);
+      rooms.push({ room: slug, commits: log.length, head: commitView(log[0]) });
+    }
+    return { rooms };
+  },
+});
+
+export const roomLog = defineOp({
+  name: "room_log",
+  title: "A room's history",
+  description:
+    "The commits of a room, newest first (at most `limit`, default 50): id, message and time. Every room_write and every import is one commit.",
+  kind: "read",
+  toolset: "rooms",
+  idempotent: true,
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    limit: z.number().int().min(1).max(10_000).optional().describe(
+      "Most commits to return (default 50)",
+    ),
+  }),
+  async handler(ctx, input) {
+    const log = await ctx.home.rooms.log(input.room);
+    const limit = input.limit ?? 50;
+    return {
+      room: input.room,
+      total: log.length,
+      commits: log.slice(0, limit).map(commitView),
+    };
+  },
+});
+
+export const roomFiles = defineOp({
+  name: "room_files",
+  title: "List a room's files",
+  description:
+    "Lists the files of a room's workspace at its latest commit (only those under `prefix/` when given), sorted, with their size in bytes.",
+  kind: "read",
+  toolset: "files",
+  idempotent: true,
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    prefix: z.string().optional().describe("A directory such as `workflows/recall`"),
+  }),
+  async handler(ctx, input) {
+    const prefix = input.prefix?.replace(/\/+$/, "") || undefined;
+    if (prefix !== undefined) checkRoomPath(prefix);
+    const files = await ctx.home.rooms.readFiles(input.room, prefix);
+    return {
+      room: input.room,
+      prefix: prefix ?? null,
+      count: files.size,
+      files: [...files].map(([path, text]) => ({ path, bytes: utf8Bytes(text) })),
+    };
+  },
+});
+
+export const roomRead = defineOp({
+  name: "room_read",
+  title: "Read a room file",
+  description:
+    'Reads one file of a room at its latest commit: its text (encoding "text", the default) or its UTF-8 bytes as base64 (encoding "base64").',
+  kind: "read",
+  toolset: "files",
+  idempotent: true,
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    path: z.string().describe("Relative path, e.g. `workflows/recall/workflow.edn`"),
+    encoding: z.enum(["text", "base64"]).optional().describe('"text" (default) or "base64"'),
+  }),
+  async handler(ctx, input) {
+    checkRoomPath(input.path);
+    const slash = input.path.lastIndexOf("/");
+    const parent = slash < 0 ? undefined : input.path.slice(0, slash);
+    const text = (await ctx.home.rooms.readFiles(input.room, parent)).get(input.path);
+    if (text === undefined) {
+      const files = await ctx.home.rooms.readFiles(input.room, input.path);
+      throw new DvergrError(
+        "NOT_FOUND",
+        `Cannot read ${JSON.stringify(input.path)} in room ${input.room}: ${
+          files.size > 0 ? `it is a directory of ${files.size} files` : "no such file"
+        }`,
+        {
+          hint: files.size > 0
+            ? `List them with room_files (dvergr room files ${input.room} ${input.path})`
+            : `List the room's files with room_files (dvergr room files ${input.room})`,
+          details: { room: input.room, path: input.path },
+        },
+      );
+    }
+    const encoding = input.encoding ?? "text";
+    return {
+      room: input.room,
+      path: input.path,
+      bytes: utf8Bytes(text),
+      encoding,
+      content: encoding === "base64" ? Buffer.from(text, "utf8").toString("base64") : text,
+    };
+  },
+});
+
+export const roomWrite = defineOp({
+  name: "room_write",
+  title: "Write room files",
+  description:
+    'Writes exactly the given paths of a room as one commit: each value is the file\'s new content (text, or base64 of UTF-8 text with encoding "base64"), null removes the path. Other files stay as they are; history is kept. Paths are relative; `..`, absolute paths, `.git`, NUL and backslashes are refused. No commit when nothing changes.',
+  kind: "write",
+  toolset: "files",
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    files: z.record(z.string(), z.string().nullable()).describe(
+      "Path → new content, or null to remove the path",
+    ),
+    encoding: z.enum(["text", "base64"]).optional().describe(
+      'How the contents are given: "text" (default) or "base64"',
+    ),
+    message: z.string().optional().describe("Commit message (default: the paths written)"),
+  }),
+  async handler(ctx, input) {
+    const entries = Object.entries(input.files);
+    if (entries.length === 0) {
+      throw new DvergrError("USAGE", `Cannot write to room ${input.room}: no files given`, {
+        hint: 'Pass files as {"path": "content"}, with null to remove a path',
+      });
+    }
+    const changes = new Map<string, string | null>();
+    for (const [path, content] of entries) {
+      checkRoomPath(path);
+      changes.set(
+        path,
+        content === null || input.encoding !== "base64" ? content : decodeBase64Text(path, content),
+      );
+    }
+    const written = entries.filter(([, c]) => c !== null).map(([p]) => p).sort();
+    const deleted = entries.filter(([, c]) => c === null).map(([p]) => p).sort();
+    const before = (await headOf(ctx, input.room)).id;
+    const message = input.message?.trim() || defaultMessage(written, deleted);
+    const commit = await ctx.home.rooms.writeFiles(input.room, changes, message);
+    return { room: input.room, commit, changed: commit !== before, written, deleted };
+  },
+});
+
+function defaultMessage(written: string[], deleted: string[]): string {
+  const part = (verb: string, paths: string[]) =>
+    paths.length === 0
+      ? []
+      : [`${verb} ${paths.length <= 3 ? paths.join(", ") : `${paths.length} files`}`];
+  return [...part("Write", written), ...part("Remove", deleted)].join("; ");
+}
+
+/** The room ops, in the order tools are listed. */
+export const ROOM_OPS: Op[] = [roomCreate, roomList, roomLog, roomFiles, roomRead, roomWrite];
