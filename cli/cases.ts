@@ -221,7 +221,9 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       `No case of "${tablePath}" is certified, so nothing was written: ${countsLine(cert)}`,
       {
         exit: 1,
-        hint: cert.cases === 0 ? "The table has a header but no rows" : hintFor(top?.[0]),
+        hint: cert.cases === 0
+          ? "The table holds no cases: it has no data rows"
+          : hintFor(top?.[0]),
         details: {
           cases: cert.cases,
           certified: 0,
