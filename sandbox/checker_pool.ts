@@ -38,6 +38,11 @@ export interface CheckerPoolOptions {
   memoryBytes?: number;
   /** Time limit of a call without its own `timeoutMs`; default 20,000 ms. */
   defaultTimeoutMs?: number;
+  /**
+   * How long past a call's deadline the host waits for the worker before terminating it;
+   * default 2,000 ms. The worker's own interrupt handler ends nearly every overrun first.
+   */
+  hangMarginMs?: number;
 }
 
 export interface CheckerPoolStats {
@@ -45,6 +50,12 @@ export interface CheckerPoolStats {
   workersStarted: number;
   /** Workers terminated because they hung, were poisoned or grew too large. */
   workersReplaced: number;
+  /**
+   * Workers terminated while still running a call. Deno 2.9 does not stop a busy worker
+   * on `terminate()` (denoland/deno#35657): its thread runs on until the native operation
+   * that ignored the interrupt returns.
+   */
+  workersAbandoned: number;
   /** Workers alive now (starting, idle or busy). */
   workersAlive: number;
   callsQueued: number;
@@ -94,14 +105,16 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
   const size = Math.max(1, Math.floor(opts.workers ?? DEFAULT_WORKERS));
   const memoryBytes = Math.max(32 * 1024 * 1024, opts.memoryBytes ?? DEFAULT_MEMORY_BYTES);
   const defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const hangMarginMs = opts.hangMarginMs ?? HANG_MARGIN_MS;
   const globals = [{ name: "edn", source: EDN_SANDBOX_SOURCE }];
   const slots: Slot[] = [];
   const queue: Job[] = [];
   let closed = false;
   let nextId = 1;
-  const stats = { workersStarted: 0, workersReplaced: 0 } as {
+  const stats = { workersStarted: 0, workersReplaced: 0, workersAbandoned: 0 } as {
     workersStarted: number;
     workersReplaced: number;
+    workersAbandoned: number;
     workerPermissions?: Record<string, string>;
   };
 
@@ -196,6 +209,7 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
 
   function onHang(slot: Slot): void {
     const job = slot.job;
+    stats.workersAbandoned++;
     remove(slot, true);
     if (job) {
       finish(job, fault("timeout", `The checker did not finish within ${job.timeoutMs}ms`));
@@ -215,7 +229,7 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
       input: job.input,
       timeoutMs: job.timeoutMs,
     };
-    slot.timer = setTimeout(() => onHang(slot), job.timeoutMs + HANG_MARGIN_MS);
+    slot.timer = setTimeout(() => onHang(slot), job.timeoutMs + hangMarginMs);
     slot.worker.postMessage(msg);
   }
 
@@ -302,6 +316,7 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
       return {
         workersStarted: stats.workersStarted,
         workersReplaced: stats.workersReplaced,
+        workersAbandoned: stats.workersAbandoned,
         workersAlive: slots.length,
         callsQueued: queue.length,
         ...(stats.workerPermissions ? { workerPermissions: stats.workerPermissions } : {}),

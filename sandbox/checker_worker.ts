@@ -37,6 +37,7 @@ async function init(msg: InitMessage): Promise<void> {
   setup = {
     memoryLimitBytes: Math.max(1024 * 1024, maximum * PAGE - HEAP_RESERVE_BYTES),
     memoryCapBytes: maximum * PAGE,
+    wasmBytes: () => memory?.buffer.byteLength ?? 0,
     stackBytes: msg.stackBytes,
     globals: msg.globals,
   };

@@ -13,6 +13,7 @@ import type {
 } from "quickjs-emscripten-core";
 import type { CallOutcome, CheckerFunction } from "./protocol.ts";
 import { PRELUDE_SOURCE } from "./prelude.ts";
+import { LOOP_GUARD_SOURCE } from "./loop_guard.ts";
 import type { CheckerFault } from "./types.ts";
 
 export interface CallSetup {
@@ -20,6 +21,8 @@ export interface CallSetup {
   memoryLimitBytes: number;
   /** The hard cap of the wasm memory, for messages. */
   memoryCapBytes: number;
+  /** The wasm memory's current size (it only grows). */
+  wasmBytes: () => number;
   stackBytes: number;
   /**
    * Globals defined from source on first access (the EDN reader): each script assigns
@@ -172,6 +175,7 @@ class CheckerCall {
 
   private runSteps(): string {
     const { ctx } = this;
+    this.refuseOversized();
     const helpers = this.installPrelude();
     for (const { name, source } of this.setup.globals) {
       const r = ctx.callFunction(
@@ -224,7 +228,27 @@ class CheckerCall {
         `${this.noResult()}: it is too large (${length} characters as JSON; the limit is ${MAX_RESULT_CHARS})`,
       );
     }
+    // A call can overrun its deadline inside native code that never polls the interrupt
+    // handler (a long typed-array sort); finishing late is still not finishing in time.
+    if (Date.now() > this.deadline) throw this.timeout();
     return ctx.getString(text);
+  }
+
+  /**
+   * Text is copied into wasm memory as UTF-8 before QuickJS sees it; text that cannot fit
+   * would make the allocation fail outside QuickJS's own checks, so it is refused first.
+   */
+  private refuseOversized(): void {
+    const max = Math.floor(this.setup.memoryLimitBytes / 4);
+    for (const [what, text] of [["input", this.req.input], ["source", this.req.source]]) {
+      if (text.length > max) {
+        throw new Fault(
+          "memory",
+          `The checker's ${what} is too large for the sandbox: ${text.length} characters ` +
+            `(at most ${max} fit in its ${mib(this.setup.memoryCapBytes)})`,
+        );
+      }
+    }
   }
 
   private installPrelude() {
@@ -239,6 +263,9 @@ class CheckerCall {
     const made = ctx.callFunction(this.keep(factory.value), ctx.undefined, logFn);
     if (made.error) this.failWith(this.keep(made.error), "setup");
     const obj = this.keep(made.value);
+    const guard = ctx.evalCode(LOOP_GUARD_SOURCE, "loop_guard.js", { type: "global" });
+    if (guard.error) this.failWith(this.keep(guard.error), "setup");
+    this.keep(guard.value);
     this.helpers = {
       lazy: this.keep(ctx.getProp(obj, "lazy")),
       parse: this.keep(ctx.getProp(obj, "parse")),
@@ -294,14 +321,24 @@ class CheckerCall {
     const name = d.name ?? "";
     const message = d.message ?? "";
     const where = checkerLine(d.stack);
-    if (
-      name === "InternalError" && (message === "out of memory" || message === "string too long")
-    ) {
+    // When not even the "out of memory" error can be allocated, QuickJS throws null; a
+    // memory that grew to near its cap tells that null from a checker's own `throw null`.
+    const exhausted = (name === "InternalError" &&
+      ["out of memory", "string too long"].includes(message)) ||
+      (d.kind === "null" && this.setup.wasmBytes() >= 0.75 * this.setup.memoryCapBytes);
+    if (phase === "setup") {
+      const stack = name === "InternalError" && message === "stack overflow";
+      throw new Fault(
+        exhausted || stack ? "memory" : "crashed",
+        `The sandbox could not prepare the checker's input: ${shown(d)}`,
+      );
+    }
+    if (exhausted) {
       throw new Fault(
         "memory",
-        `${this.who} ran out of memory (the sandbox allows ${
-          mib(this.setup.memoryCapBytes)
-        }: ${message})${where}`,
+        `${this.who} ran out of memory (the sandbox allows ${mib(this.setup.memoryCapBytes)}: ${
+          message || "out of memory"
+        })${where}`,
       );
     }
     if (name === "InternalError" && message === "stack overflow") {
@@ -311,12 +348,6 @@ class CheckerCall {
           this.setup.stackBytes / 1024
         } KiB; ` +
           `too deep a recursion?)${where}`,
-      );
-    }
-    if (phase === "setup") {
-      throw new Fault(
-        "crashed",
-        `The sandbox could not prepare the checker's input: ${shown(d)}`,
       );
     }
     if (phase === "module" && name === "SyntaxError") {
