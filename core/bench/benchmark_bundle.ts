@@ -32,6 +32,11 @@ export interface BenchmarkRequest extends PlanOptions {
   bundle: FileBundle;
   specs: CandidateSpec[];
   home: Home;
+  /**
+   * The room to run in, where the bundle is `workflows/<bundle name>/` (a bundle named
+   * `ROOM/NAME`); default: the room named after the bundle.
+   */
+  room?: string;
   runner: CheckerRunner;
   env: (name: string) => string | undefined;
   parallel?: number;
@@ -76,9 +81,9 @@ export function certificationSummary(bundle: Bundle): CertificationSummary | nul
 export async function benchmarkBundle(req: BenchmarkRequest): Promise<BenchmarkOutcome> {
   const bundle = parseBundle(req.bundle);
   const { home } = req;
-  const room = roomSlug(bundle.name);
+  const room = req.room ?? roomSlug(bundle.name);
   await home.rooms.createRoom(room);
-  const commit = await syncBundle(home.rooms, room, room, bundle.files);
+  const commit = await syncBundle(home.rooms, room, req.room ? bundle.name : room, bundle.files);
 
   const isolation = req.isolation ?? ((await detectBwrap(req.env)) ? "bwrap" : "none");
   const named = await readNamedCommands(home.candidatesFile);
