@@ -29,10 +29,15 @@ export const PRELUDE_SOURCE = `(function (hostLog) {
   const imul = Math.imul;
   const ErrorType = Error;
   const defineProperty = Object.defineProperty;
+  const apply = Reflect.apply;
+  const slice = String.prototype.slice;
   const indirectEval = eval;
   const MAX_LINE = 2000;
   const MARK = "\\u0000dvergr";
 
+  function clip(s) {
+    return s.length > MAX_LINE ? apply(slice, s, [0, MAX_LINE]) : s;
+  }
   function show(v) {
     if (typeof v === "string") return v;
     try {
@@ -46,7 +51,7 @@ export const PRELUDE_SOURCE = `(function (hostLog) {
     for (let i = 0; i < arguments.length && line.length <= MAX_LINE; i++) {
       line += (i > 0 ? " " : "") + show(arguments[i]);
     }
-    hostLog(line);
+    hostLog(clip(line));
   }
   const con = {};
   const names = ["log", "info", "warn", "error", "debug", "trace"];
@@ -102,7 +107,8 @@ export const PRELUDE_SOURCE = `(function (hostLog) {
   function read(e, key) {
     try {
       const v = e[key];
-      return v === undefined || v === null ? undefined : toText(v);
+      if (v === undefined || v === null) return undefined;
+      return clip(toText(v));
     } catch (_) {
       return undefined;
     }
@@ -114,9 +120,9 @@ export const PRELUDE_SOURCE = `(function (hostLog) {
       out.name = read(e, "name");
       out.message = read(e, "message");
       out.stack = read(e, "stack");
-      try { out.text = show(e); } catch (_) { /* leave it out */ }
+      try { out.text = clip(show(e)); } catch (_) { /* leave it out */ }
     } else {
-      out.text = show(e);
+      out.text = clip(show(e));
     }
     try { return stringify(out); } catch (_) { return '{"kind":"unknown","isError":false}'; }
   }
