@@ -1,0 +1,361 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type Home, openHome } from "../../../core/io/home.ts";
+import type { OpContext } from "../../../core/ops/op.ts";
+import { callOp } from "../../../core/ops/registry.ts";
+import { roomCreate, roomLog, roomWrite } from "../../../core/ops/rooms.ts";
+import {
+  catalogExport,
+  catalogImport,
+  catalogList,
+  catalogPromote,
+  importIntoDir,
+} from "../../../core/ops/catalog_bundles.ts";
+import { DvergrError } from "../../../core/errors.ts";
+import { contentId } from "../../../core/bundle/content_id.ts";
+import type { FileMap } from "../../../core/bundle/file_map.ts";
+import { readBundleDir } from "../../../core/io/bundle_dir.ts";
+import { readRoomBundle } from "../../../core/io/room_bundles.ts";
+import { benchmarkBundle } from "../../../core/bench/benchmark_bundle.ts";
+import { parseCandidateSpec } from "../../../core/bench/candidate_spec.ts";
+import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
+import { recallBundle } from "../../helpers/bundles.ts";
+
+const CLOJURE_EXPORT = await Deno.readTextFile(
+  new URL("../../fixtures/exports/tiny_clojure.edn", import.meta.url),
+);
+
+async function withHome(
+  f: (ctx: OpContext, home: Home) => Promise<void>,
+  clock = () => new Date("2026-10-01T12:00:00Z"),
+): Promise<void> {
+  const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-catalog-" }));
+  const runner = createCheckerPool({ workers: 1 });
+  const ctx: OpContext = { home, runner, env: () => undefined, cwd: Deno.cwd(), clock };
+  try {
+    await f(ctx, home);
+  } finally {
+    runner.close();
+    await home.close();
+    await Deno.remove(home.dir, { recursive: true });
+  }
+}
+
+/** Writes a bundle into workflows/<name>/ of a room (created when missing). */
+async function putBundle(ctx: OpContext, room: string, name: string, files: FileMap) {
+  await callOp(roomCreate, ctx, { room });
+  const out: Record<string, string> = {};
+  for (const [p, t] of files) out[`workflows/${name}/${p}`] = t;
+  await callOp(roomWrite, ctx, { room, files: out });
+}
+
+async function commits(ctx: OpContext, room: string): Promise<number> {
+  return (await callOp(roomLog, ctx, { room })).total;
+}
+
+async function rejects(p: Promise<unknown>, code: string, message?: RegExp): Promise<DvergrError> {
+  try {
+    await p;
+  } catch (e) {
+    if (!(e instanceof DvergrError)) throw e;
+    assert.equal(e.code, code, e.message);
+    if (message) assert.match(e.message, message);
+    assert.ok(e.hint);
+    return e;
+  }
+  assert.fail(`expected ${code}`);
+}
+
+Deno.test("catalog_export → catalog_import: same id, exactly one commit, a second import changes nothing", async () => {
+  await withHome(async (ctx) => {
+    const files = recallBundle();
+    await putBundle(ctx, "src", "recall", files);
+    const exp = await callOp(catalogExport, ctx, { room: "src", name: "recall" });
+    assert.equal(exp.bundle, contentId(files));
+    assert.deepEqual(exp.calibration, { ok: true, problems: [] });
+    assert.match(exp.export, /^\{:manifest \{:format "dvergr-workflow\/1",/);
+
+    await callOp(roomCreate, ctx, { room: "dst" });
+    const before = await commits(ctx, "dst");
+    const imp = await callOp(catalogImport, ctx, { room: "dst", export: exp.export });
+    assert.equal(imp.bundle, exp.bundle);
+    assert.equal(imp.name, "recall");
+    assert.equal(imp.unchanged, false);
+    assert.equal(await commits(ctx, "dst"), before + 1, "one commit per import");
+    const log = await callOp(roomLog, ctx, { room: "dst", limit: 1 });
+    assert.equal(log.commits[0].id, imp.commit);
+    assert.match(log.commits[0].message, new RegExp(`^Import recall \\(${exp.bundle}\\)`));
+    const installed = await readRoomBundle(ctx.home.rooms, "dst", "recall");
+    assert.equal(contentId(installed.files), exp.bundle);
+
+    const again = await callOp(catalogImport, ctx, { room: "dst", export: exp.export });
+    assert.equal(again.unchanged, true);
+    assert.equal(again.commit, null);
+    assert.equal(await commits(ctx, "dst"), before + 1, "no commit for the same bundle");
+
+    // --as: the same content under another name, one more commit.
+    const renamed = await callOp(catalogImport, ctx, {
+      room: "dst",
+      export: exp.export,
+      as: "recall-copy",
+    });
+    assert.equal(renamed.bundle, exp.bundle);
+    assert.equal(await commits(ctx, "dst"), before + 2);
+  });
+});
+
+Deno.test("catalog_import refuses a target holding other files unless force, which replaces it whole", async () => {
+  await withHome(async (ctx) => {
+    await putBundle(ctx, "src", "recall", recallBundle());
+    const { export: text, bundle } = await callOp(catalogExport, ctx, {
+      room: "src",
+      name: "recall",
+    });
+    // The destination has a different recall, with a file the export lacks.
+    await putBundle(
+      ctx,
+      "dst",
+      "recall",
+      recallBundle({ "gold.edn": '{:names ["Wato"]}', "stale.md": "old" }),
+    );
+    const n = await commits(ctx, "dst");
+    const e = await rejects(
+      callOp(catalogImport, ctx, { room: "dst", export: text }),
+      "TARGET_EXISTS",
+      /workflows\/recall\/ already holds other files/,
+    );
+    assert.match(e.hint!, /--as NAME.*--force/);
+    assert.equal(await commits(ctx, "dst"), n, "nothing written");
+
+    const forced = await callOp(catalogImport, ctx, { room: "dst", export: text, force: true });
+    assert.equal(forced.replaced, true);
+    assert.equal(await commits(ctx, "dst"), n + 1, "one commit");
+    const installed = await readRoomBundle(ctx.home.rooms, "dst", "recall");
+    assert.equal(installed.files.has("stale.md"), false, "stale files removed");
+    assert.equal(contentId(installed.files), bundle);
+  });
+});
+
+Deno.test("catalog_import refuses tampered and foreign exports, committing nothing", async () => {
+  await withHome(async (ctx) => {
+    await putBundle(ctx, "src", "recall", recallBundle());
+    const { export: text } = await callOp(catalogExport, ctx, { room: "src", name: "recall" });
+    await callOp(roomCreate, ctx, { room: "dst" });
+    const cases: [string, string, RegExp][] = [
+      [
+        text.replace("Wato and Dust", "Wato and Rust"),
+        "EXPORT_TAMPERED",
+        /not the bundle the manifest names/,
+      ],
+      [text.replace("dvergr-workflow/1", "dvergr-workflow/9"), "EXPORT_INVALID", /format/],
+      [text.replace(':name "recall"', ':name "Recall!"'), "USAGE", /workflow name/],
+      [text.slice(0, 200), "EDN_SYNTAX", /line \d+, column \d+/],
+    ];
+    for (const [bad, code, message] of cases) {
+      await rejects(callOp(catalogImport, ctx, { room: "dst", export: bad }), code, message);
+    }
+    await rejects(
+      callOp(catalogImport, ctx, { room: "dst", export: text, as: "Bad Name" }),
+      "USAGE",
+    );
+    assert.equal(await commits(ctx, "dst"), 1, "only the room's creation");
+    await rejects(
+      callOp(catalogImport, ctx, { room: "missing", export: text }),
+      "NOT_FOUND",
+      /no such room/,
+    );
+  });
+});
+
+Deno.test("catalog_import installs an export of the earlier system (Clojure checker) and says it cannot run yet", async () => {
+  await withHome(async (ctx) => {
+    await callOp(roomCreate, ctx, { room: "r" });
+    const imp = await callOp(catalogImport, ctx, { room: "r", export: CLOJURE_EXPORT });
+    assert.equal(imp.bundle, "2009b08f-92a1-5af7-8637-bf82ff4c0e6d");
+    assert.equal(imp.clojureChecker, true);
+    assert.match(imp.notes[0], /running it waits for Clojure checker support/);
+    assert.equal(await commits(ctx, "r"), 2);
+    const { rooms } = await callOp(catalogList, ctx, { room: "r" });
+    assert.deepEqual(
+      rooms[0].bundles.map((b) => [b.name, b.id, b.tier, b.problems, b.clojureChecker]),
+      [["tiny", "2009b08f-92a1-5af7-8637-bf82ff4c0e6d", "ad-hoc", 0, true]],
+    );
+    // It cannot calibrate here, so it is not promoted.
+    const p = await callOp(catalogPromote, ctx, { room: "r", name: "tiny" });
+    assert.equal(p.promoted, false);
+    assert.match(p.calibration.problems[0], /Clojure/);
+    assert.equal(await ctx.home.state.promotion(imp.bundle), null);
+    // It exports again to the same id.
+    const again = await callOp(catalogExport, ctx, { room: "r", name: "tiny" });
+    assert.equal(again.bundle, imp.bundle);
+    assert.equal(again.calibration.ok, false);
+  });
+});
+
+Deno.test("catalog_list shows every room's bundles with content id and tier; promotion makes it room under any name", async () => {
+  await withHome(async (ctx) => {
+    const files = recallBundle();
+    await putBundle(ctx, "a", "recall", files);
+    await putBundle(ctx, "b", "same-content", files);
+    await putBundle(ctx, "b", "broken", recallBundle({ "checker.js": null }));
+    // A directory without workflow.edn is not a bundle.
+    await callOp(roomWrite, ctx, { room: "b", files: { "workflows/notes/readme.md": "x" } });
+
+    const tiers = async () =>
+      (await callOp(catalogList, ctx, {})).rooms.flatMap((r) =>
+        r.bundles.map((b) => `${r.room}/${b.name} ${b.tier} ${b.problems}`)
+      );
+    assert.deepEqual(await tiers(), [
+      "a/recall ad-hoc 0",
+      "b/broken ad-hoc 1",
+      "b/same-content ad-hoc 0",
+    ]);
+
+    const p = await callOp(catalogPromote, ctx, { room: "a", name: "recall" });
+    assert.equal(p.promoted, true);
+    assert.equal(p.tier, "room");
+    assert.deepEqual(await ctx.home.state.promotion(contentId(files)), {
+      room: "a",
+      name: "recall",
+      at: "2026-10-01T12:00:00.000Z",
+    });
+    assert.deepEqual(await tiers(), [
+      "a/recall room 0",
+      "b/broken ad-hoc 1",
+      "b/same-content room 0",
+    ]);
+    const entry = (await callOp(catalogList, ctx, { room: "a" })).rooms[0].bundles[0];
+    assert.equal(entry.id, contentId(files));
+    assert.equal(entry.title, "Recall");
+
+    // Promoting the same content again keeps the first record.
+    const again = await callOp(catalogPromote, ctx, { room: "b", name: "same-content" });
+    assert.equal(again.promoted, true);
+    assert.equal(again.previous?.name, "recall");
+
+    // A changed byte is a new id: ad-hoc again.
+    await callOp(roomWrite, ctx, {
+      room: "a",
+      files: { "workflows/recall/fixtures/docs/a.md": "Wato and Dust are products!" },
+    });
+    assert.deepEqual(await tiers(), [
+      "a/recall ad-hoc 0",
+      "b/broken ad-hoc 1",
+      "b/same-content room 0",
+    ]);
+    await rejects(callOp(catalogPromote, ctx, { room: "b", name: "broken" }), "BUNDLE_INVALID");
+    await rejects(
+      callOp(catalogPromote, ctx, { room: "b", name: "nope" }),
+      "NOT_FOUND",
+      /no workflow nope/,
+    );
+  });
+});
+
+Deno.test("catalog_promote does not promote a bundle that does not calibrate", async () => {
+  await withHome(async (ctx) => {
+    // The damaged variant keeps every check: the checker does not notice the damage.
+    const files = recallBundle({
+      "calibration.edn": `{:reference {"/out/list.md" "Wato, Dust"}
+ :damaged {:same {:files {"/out/list.md" "Wato, Dust"} :loses [:found-all]}}}`,
+    });
+    await putBundle(ctx, "r", "weak", files);
+    const p = await callOp(catalogPromote, ctx, { room: "r", name: "weak" });
+    assert.equal(p.promoted, false);
+    assert.equal(p.calibration.ok, false);
+    assert.match(p.calibration.problems.join("\n"), /same still passes \[:found-all\]/);
+    assert.equal(p.tier, "ad-hoc");
+    assert.equal(await ctx.home.state.promotion(contentId(files)), null);
+
+    await putBundle(ctx, "r", "uncalibrated", recallBundle({ "calibration.edn": null }));
+    const q = await callOp(catalogPromote, ctx, { room: "r", name: "uncalibrated" });
+    assert.equal(q.promoted, false);
+    assert.match(q.calibration.problems[0], /no calibration\.edn/);
+  });
+});
+
+Deno.test("trust does not travel: a promoted bundle imported into another home is ad-hoc there", async () => {
+  let text = "";
+  await withHome(async (ctx) => {
+    await putBundle(ctx, "r", "recall", recallBundle());
+    await callOp(catalogPromote, ctx, { room: "r", name: "recall" });
+    const exp = await callOp(catalogExport, ctx, { room: "r", name: "recall" });
+    text = exp.export;
+  });
+  await withHome(async (ctx) => {
+    await callOp(roomCreate, ctx, { room: "r" });
+    const imp = await callOp(catalogImport, ctx, { room: "r", export: text });
+    assert.equal(imp.tier, "ad-hoc");
+    assert.equal(
+      imp.manifest.calibration && (imp.manifest.calibration as { ok: boolean }).ok,
+      true,
+    );
+  });
+});
+
+Deno.test("importIntoDir() writes the bundle directory atomically; directory → export → directory keeps the id", async () => {
+  await withHome(async (ctx) => {
+    await putBundle(ctx, "r", "recall", recallBundle());
+    const { export: text, bundle } = await callOp(catalogExport, ctx, {
+      room: "r",
+      name: "recall",
+    });
+    const base = await Deno.makeTempDir();
+    const dir = join(base, "recall");
+    const out = await importIntoDir({ text, file: "x.edn", dir });
+    assert.equal(out.bundle, bundle);
+    const back = await readBundleDir(dir);
+    assert.equal(contentId(back.files), bundle);
+
+    assert.equal((await importIntoDir({ text, file: "x.edn", dir })).unchanged, true);
+    await Deno.writeTextFile(join(dir, "extra.md"), "x");
+    await rejects(importIntoDir({ text, file: "x.edn", dir }), "TARGET_EXISTS");
+    const forced = await importIntoDir({ text, file: "x.edn", dir, force: true });
+    assert.equal(forced.replaced, true);
+    assert.equal(contentId((await readBundleDir(dir)).files), bundle);
+
+    await rejects(
+      importIntoDir({ text: text.replace("Recall", "Recal"), file: "x.edn", dir: join(base, "t") }),
+      "EXPORT_TAMPERED",
+    );
+    await assert.rejects(() => Deno.stat(join(base, "t")), Deno.errors.NotFound);
+    await Deno.remove(base, { recursive: true });
+  });
+});
+
+Deno.test("every attempt and the scorecard carry the tier: promoted → room, a changed byte → ad-hoc", async () => {
+  await withHome(async (ctx, home) => {
+    const files = recallBundle();
+    await putBundle(ctx, "r", "recall", files);
+    await callOp(catalogPromote, ctx, { room: "r", name: "recall" });
+    const run = async () =>
+      await benchmarkBundle({
+        bundle: await readRoomBundle(home.rooms, "r", "recall"),
+        room: "r",
+        specs: [parseCandidateSpec("builtin:reference"), parseCandidateSpec("builtin:noop")],
+        home,
+        runner: ctx.runner,
+        env: () => undefined,
+        isolation: "none",
+      });
+    const before = await commits(ctx, "r");
+    const first = await run();
+    assert.equal(first.room, "r");
+    assert.equal(first.commit, null, "the bundle was already in its room");
+    assert.equal(await commits(ctx, "r"), before);
+    assert.equal(first.scorecard.trust, "room");
+    const records = await home.state.attemptHistory(first.plan.id);
+    assert.ok(records.length >= 2);
+    assert.ok(records.every((r) => r.trust === "room"));
+
+    await callOp(roomWrite, ctx, {
+      room: "r",
+      files: { "workflows/recall/gold.edn": '{:names ["Wato" "Dust"]} ' },
+    });
+    const second = await run();
+    assert.notEqual(second.bundle.id, first.bundle.id);
+    assert.equal(second.scorecard.trust, "ad-hoc");
+    const changed = await home.state.attemptHistory(second.plan.id);
+    assert.ok(changed.length >= 2 && changed.every((r) => r.trust === "ad-hoc"));
+  });
+});
