@@ -25,4 +25,8 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "turn a table of historical cases into a certified dataset bundle",
     load: () => import("./cases.ts"),
   },
+  serve: {
+    summary: "serve dvergr's operations as MCP tools (stdio, or Streamable HTTP on loopback)",
+    load: () => import("./serve.ts"),
+  },
 };

@@ -1,0 +1,416 @@
+/**
+ * Running a room's bundles: check (shape, and the checker's verdict on an answer),
+ * calibrate, build a case pack from a table in the room, and benchmark candidates (a job:
+ * it returns at once and is polled with job_status). A bundle lives in its room at
+ * `workflows/<name>/`.
+ */
+import { posix } from "node:path";
+import { z } from "zod";
+import { DvergrError } from "../errors.ts";
+import { relativePathProblem } from "../bundle/file_map.ts";
+import { checkBundleName } from "../bundle/bundle_name.ts";
+import { bundleProblems, parseBundle } from "../bundle/parse.ts";
+import { contentId } from "../bundle/content_id.ts";
+import { checkerInputFor } from "../bundle/checker_input.ts";
+import { calibrate } from "../calibrate/calibrate.ts";
+import { attachmentRefs } from "../casepack/certify.ts";
+import { buildCasePack } from "../casepack/generate.ts";
+import { checkSpecColumns, completeSpec, specFromEdn } from "../casepack/spec.ts";
+import { parseTable, tableFormatOf } from "../casepack/table.ts";
+import {
+  type CandidateSpec,
+  parseCandidateSpec,
+  readNamedCommands,
+  resolveCandidates,
+} from "../bench/candidate_spec.ts";
+import { planExperiment } from "../bench/experiment.ts";
+import { runExperiment, scoreExperiment } from "../bench/run_experiment.ts";
+import { trustOf } from "../io/state_store.ts";
+import { readRoomBundle, roomPathProblem } from "../io/room_bundles.ts";
+import { detectBwrap } from "../io/candidates/command.ts";
+import { defineOp, type Op, type OpProgress } from "./op.ts";
+import { leaderboardRows } from "./scorecards.ts";
+
+const room = z.string().min(1).describe("The room (its slug)");
+const name = z.string().min(1).max(64).describe("The bundle's name: workflows/<name>/ in the room");
+
+/** A room path as given over MCP ("/data/cases.csv" or "data/cases.csv"), checked. */
+function roomPath(path: string, what: string): string {
+  const p = path.replace(/^\/+/, "");
+  const problem = roomPathProblem(p);
+  if (problem) {
+    throw new DvergrError("PATH_INVALID", `Cannot use ${what} "${path}": the path ${problem}`, {
+      hint: "Give a path in the room such as /data/cases.csv",
+    });
+  }
+  return p;
+}
+
+export const catalogCheck = defineOp({
+  name: "catalog_check",
+  title: "Check a bundle",
+  description: "Shape-checks the bundle workflows/<name>/ of a room: its content id, title, " +
+    "cases, and every problem with its file and line. With answer (world path → text, " +
+    'e.g. {"/out/answer.edn": "{…}"}) the bundle\'s checker also grades it and the verdict ' +
+    "is returned.",
+  kind: "read",
+  toolset: "bench",
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    name,
+    answer: z.record(z.string(), z.string()).optional().describe(
+      'Files of an answer by world path, e.g. {"/out/answer.edn": "{...}"}',
+    ),
+    case: z.string().min(1).optional().describe(
+      "The case whose gold grades the answer (default: the calibration's case, else the first)",
+    ),
+  }),
+  async handler(ctx, input) {
+    const fb = await readRoomBundle(ctx.home.rooms, input.room, input.name);
+    const problems = bundleProblems(fb.files);
+    const id = contentId(fb.files);
+    if (problems.length > 0) return { name: fb.name, id, ok: false, problems };
+    const bundle = parseBundle(fb);
+    const summary = {
+      name: bundle.name,
+      id: bundle.id,
+      title: bundle.definition.title,
+      cases: bundle.cases.length,
+      case_ids: bundle.cases.slice(0, 50).map((c) => c.id),
+      files: bundle.files.size,
+      ok: true,
+      problems: [],
+    };
+    if (input.answer === undefined) return summary;
+    if (input.case !== undefined && !bundle.cases.some((c) => c.id === input.case)) {
+      throw new DvergrError("USAGE", `Bundle "${bundle.name}" has no case "${input.case}"`, {
+        hint: bundle.cases.length
+          ? `Its cases include: ${bundle.cases.slice(0, 10).map((c) => c.id).join(", ")}`
+          : "It is a single-environment bundle: leave out case",
+      });
+    }
+    const caseId = input.case ?? bundle.calibration?.case ?? bundle.cases[0]?.id ?? null;
+    const files: Record<string, string> = {};
+    for (const [p, text] of Object.entries(input.answer)) {
+      files["/" + roomPath(p, "answer path")] = text;
+    }
+    const run = await ctx.runner.check(
+      bundle.checker,
+      checkerInputFor(bundle, { files, caseId }),
+    );
+    return { ...summary, verdict: { case: caseId, files: Object.keys(files), run } };
+  },
+});
+
+export const catalogCalibrate = defineOp({
+  name: "catalog_calibrate",
+  title: "Calibrate a bundle",
+  description: "Proves that the checker of workflows/<name>/ grades right: the reference " +
+    "answer of calibration.edn must pass every check and each damaged variant must lose " +
+    "the checks it names. ok is false, with the problems, when it does not calibrate.",
+  kind: "read",
+  toolset: "bench",
+  roomScoped: true,
+  input: z.strictObject({ room, name }),
+  async handler(ctx, input) {
+    const bundle = parseBundle(await readRoomBundle(ctx.home.rooms, input.room, input.name));
+    const result = await calibrate(bundle, ctx.runner);
+    return { name: bundle.name, ...result };
+  },
+});
+
+export const catalogCases = defineOp({
+  name: "catalog_cases",
+  title: "Build a case pack",
+  description: "Turns a table of historical cases in the room (CSV, TSV, JSON lines or EDN) " +
+    "into a dataset bundle at workflows/<name>/, written as one commit: one case per " +
+    "certified row, a generated checker, task and calibration, and certification.edn " +
+    "saying why the other rows cannot grade an answer. Returns the certification counts. " +
+    'spec is EDN: {:id "no" :inputs ["vendor" "text"] :expected {"account" {:rule ' +
+    ':exact} "amount" {:rule :number :tolerance 0.01}}} (rules: exact, ci, number, set, ' +
+    "date; optional :attachments :task :title :doc :shared).",
+  kind: "write",
+  idempotent: true,
+  toolset: "bench",
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    name,
+    table: z.string().min(1).describe("The table's path in the room, e.g. /data/cases.csv"),
+    spec: z.string().min(1).describe("The case-pack spec as EDN text"),
+    delimiter: z.string().min(1).max(1).optional().describe(
+      "The CSV delimiter (default: detected from , ; or tab)",
+    ),
+  }),
+  async handler(ctx, input) {
+    checkBundleName(input.name);
+    const tablePath = roomPath(input.table, "table");
+    const { rooms } = ctx.home;
+    const files = await rooms.readFiles(
+      input.room,
+      posix.dirname(tablePath) === "." ? undefined : posix.dirname(tablePath),
+    );
+    const raw = files.get(tablePath);
+    if (raw === undefined) {
+      throw new DvergrError(
+        "NOT_FOUND",
+        `Cannot read the table "${input.table}": room "${input.room}" has no such file`,
+        { hint: "room_write puts a table into the room; room_files lists its files" },
+      );
+    }
+    const draft = specFromEdn(input.spec, "spec");
+    draft.name = input.name;
+    const spec = completeSpec(draft);
+    const table = parseTable(raw.replace(/^\uFEFF/, ""), {
+      file: input.table,
+      format: tableFormatOf(tablePath),
+      delimiter: input.delimiter,
+    });
+    checkSpecColumns(spec, table);
+    // Attachments are files beside the table (at or below its directory), by relative path.
+    const dir = posix.dirname(tablePath);
+    const attachments = new Map<string, string>();
+    for (const ref of attachmentRefs(table, spec)) {
+      const rel = ref.replace(/^\/+/, "");
+      const path = dir === "." ? posix.normalize(rel) : posix.normalize(posix.join(dir, rel));
+      const inside = dir === "." ? !path.startsWith("..") : path.startsWith(dir + "/");
+      const text = inside && !relativePathProblem(path) ? files.get(path) : undefined;
+      if (text !== undefined) attachments.set(ref, text);
+    }
+    const build = buildCasePack(table, spec, attachments);
+    const cert = build.certification;
+    const excluded = cert.verdicts.filter((v) => v.status === "excluded").map((v) => ({
+      id: v.id,
+      reasons: v.reasons,
+    }));
+    const counts = {
+      cases: cert.cases,
+      certified: cert.certified,
+      by_reason: cert.byReason,
+      excluded: excluded.slice(0, 50),
+      excluded_total: excluded.length,
+    };
+    if (build.files === null) {
+      throw new DvergrError(
+        "NOT_CERTIFIED",
+        `No case of "${input.table}" is certified, so nothing was written (${cert.cases} cases)`,
+        {
+          exit: 1,
+          hint: "certification reasons per row are in details; fix the table or the spec",
+          details: counts,
+        },
+      );
+    }
+    const prefix = `workflows/${input.name}`;
+    const commit = await rooms.replaceDir(
+      input.room,
+      prefix,
+      build.files,
+      `Case pack ${input.name} from ${tablePath} (${cert.certified} of ${cert.cases} cases)`,
+    );
+    return {
+      room: input.room,
+      name: input.name,
+      path: `${prefix}/`,
+      bundle: contentId(build.files),
+      commit,
+      files: build.files.size,
+      ...counts,
+    };
+  },
+});
+
+/** What a benchmark job returns when it ends. */
+export interface BenchmarkJobResult {
+  room: string;
+  name: string;
+  experiment: string;
+  complete: boolean;
+  cancelled: boolean;
+  cells: number;
+  graded: number;
+  faults: number;
+  baseline: string | null;
+  leaderboard: Record<string, unknown>[];
+}
+
+function candidateSpecs(models: string[], candidates: string[]): CandidateSpec[] {
+  const specs: CandidateSpec[] = [];
+  for (const c of candidates) {
+    const spec = parseCandidateSpec(c);
+    if (spec.kind === "command") {
+      // Over MCP a caller could otherwise run any command line on this host.
+      throw new DvergrError(
+        "CANDIDATE_INVALID",
+        `Cannot use candidate "${c}": inline commands are not accepted here`,
+        {
+          hint: 'Configure the command in the home\'s candidates.edn ({"NAME" {:command "…"}}) ' +
+            "and name it as cmd:NAME",
+        },
+      );
+    }
+    specs.push(spec);
+  }
+  for (const m of models) specs.push({ kind: "model", model: m });
+  return specs;
+}
+
+export const catalogBenchmark = defineOp({
+  name: "catalog_benchmark",
+  title: "Benchmark candidates on a bundle",
+  description: "Benchmarks candidates on workflows/<name>/ of a room: every candidate × case " +
+    "× repetition is one cell, run in a fresh world and graded by the bundle's checker. " +
+    "Returns a job at once, with the experiment id; poll job_status {job, wait_ms: 25000} " +
+    "until it ends, then read scorecard_detail / experiment_report. Running the same " +
+    "benchmark again resumes it. Candidates: builtin:reference, builtin:noop, cmd:NAME " +
+    "(configured in the home's candidates.edn); models: model ids or aliases.",
+  kind: "write",
+  openWorld: true,
+  toolset: "bench",
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    name,
+    models: z.array(z.string().min(1)).optional().describe("Model ids or aliases"),
+    candidates: z.array(z.string().min(1)).optional().describe(
+      "builtin:reference, builtin:noop or cmd:NAME",
+    ),
+    repetitions: z.number().int().min(1).max(10).optional().describe(
+      "Attempts per candidate per case (default 1)",
+    ),
+    cases: z.number().int().min(1).optional().describe(
+      "The first N cases of the fixed shuffle (default: all)",
+    ),
+    case_ids: z.array(z.string().min(1)).optional().describe("Exactly these cases"),
+    budget_dollars: z.number().min(0).max(100).optional().describe(
+      "Budget per attempt in dollars (default 0.50)",
+    ),
+    timeout_ms: z.number().int().min(1000).max(3_600_000).optional().describe(
+      "Time limit per attempt (default: the bundle's :timeout-ms, else 600000)",
+    ),
+    parallel: z.number().int().min(1).max(32).optional().describe("Cells at once (default 4)"),
+    baseline: z.string().min(1).optional().describe(
+      "The candidate the others are compared against",
+    ),
+  }),
+  async handler(ctx, input) {
+    const fb = await readRoomBundle(ctx.home.rooms, input.room, input.name);
+    const bundle = parseBundle(fb);
+    const specs = candidateSpecs(input.models ?? [], input.candidates ?? []);
+    if (specs.length === 0) {
+      throw new DvergrError("USAGE", "Cannot benchmark without candidates", {
+        hint: 'Give candidates: ["builtin:reference", "builtin:noop"] or models: ["…"]',
+      });
+    }
+    const { home } = ctx;
+    const isolation = (await detectBwrap(ctx.env)) ? "bwrap" : "none";
+    const candidates = await resolveCandidates(specs, {
+      bundle,
+      env: ctx.env,
+      isolation,
+      named: await readNamedCommands(home.candidatesFile),
+      homeDir: home.dir,
+    });
+    if (input.baseline !== undefined && !candidates.some((c) => c.name === input.baseline)) {
+      throw new DvergrError(
+        "USAGE",
+        `Cannot compare against baseline "${input.baseline}": it is not a candidate of this run`,
+        { hint: `Name one of: ${candidates.map((c) => `"${c.name}"`).join(", ")}` },
+      );
+    }
+    // Missing API keys and the like fail now, not minutes later inside the job.
+    for (const c of candidates) await c.preflight?.();
+    const plan = planExperiment(bundle, candidates, {
+      cases: input.cases,
+      caseIds: input.case_ids,
+      repetitions: input.repetitions,
+      timeoutMs: input.timeout_ms,
+      budgetMicros: input.budget_dollars === undefined
+        ? undefined
+        : Math.round(input.budget_dollars * 1_000_000),
+    });
+    const trust = await trustOf(home.state, bundle.id);
+
+    const work = async (
+      signal: AbortSignal,
+      progress: (p: OpProgress) => void,
+    ): Promise<BenchmarkJobResult> => {
+      progress({ progress: 0, total: plan.cells.length, faults: 0, phase: "running" });
+      const result = await runExperiment({
+        state: home.state,
+        blobs: home.blobs,
+        worldsDir: home.worldsDir,
+        bundle,
+        plan,
+        candidates,
+        runner: ctx.runner,
+        room: input.room,
+        trust,
+        parallel: input.parallel,
+        signal,
+        clock: ctx.clock,
+        onEvent: (e) => {
+          if (e.type === "start") {
+            progress({ progress: e.kept, total: e.total, faults: 0, phase: "running" });
+          } else if (e.type === "attempt") {
+            progress({ progress: e.done, total: e.total, faults: e.faults, phase: "running" });
+          } else {
+            progress({ progress: e.done, total: e.total, faults: e.faults, phase: "scoring" });
+          }
+        },
+      });
+      const scorecard = await scoreExperiment(home.state, plan, result, {
+        trust,
+        baseline: input.baseline,
+      });
+      return {
+        room: input.room,
+        name: bundle.name,
+        experiment: plan.id,
+        complete: scorecard.complete,
+        cancelled: result.cancelled,
+        cells: result.total,
+        graded: result.graded,
+        faults: result.faults,
+        baseline: scorecard.baseline,
+        leaderboard: leaderboardRows(scorecard),
+      };
+    };
+
+    const started = {
+      room: input.room,
+      name: bundle.name,
+      bundle: bundle.id,
+      experiment: plan.id,
+      cells: plan.cells.length,
+      candidates: candidates.map((c) => c.name),
+      trust,
+    };
+    if (!ctx.jobs) {
+      // No job runner (a one-shot call): run to the end here.
+      return {
+        ...started,
+        ...(await work(ctx.signal ?? new AbortController().signal, (p) => {
+          ctx.progress?.(p);
+        })),
+      };
+    }
+    const { job } = await ctx.jobs.start("benchmark", input.room, work);
+    ctx.progress?.({
+      progress: 0,
+      total: plan.cells.length,
+      phase: "started",
+      message: `job ${job} started: ${plan.cells.length} cells`,
+    });
+    return { job, poll_after_ms: 2000, status: "running", ...started };
+  },
+});
+
+/** The ops that run a room's bundles, in the order tools are listed. */
+export const CATALOG_RUN_OPS: Op[] = [
+  catalogCheck,
+  catalogCalibrate,
+  catalogCases,
+  catalogBenchmark,
+];

@@ -1,0 +1,294 @@
+/**
+ * Reading what benchmarks found, per room: the scorecards of its experiments (leaderboard
+ * rows with intervals; the full scorecard with paired comparisons), the Markdown report,
+ * and the progress of experiments still running. Scorecards of complete experiments are
+ * read as stored; others are computed from the attempt records as they stand.
+ */
+import { z } from "zod";
+import { DvergrError } from "../errors.ts";
+import type { Bundle } from "../bundle/types.ts";
+import { parseBundle } from "../bundle/parse.ts";
+import { filesUnder } from "../bundle/file_map.ts";
+import { buildScorecard, type Scorecard } from "../bench/scorecard.ts";
+import { renderReport } from "../bench/report.ts";
+import { certificationSummary } from "../bench/benchmark_bundle.ts";
+import type { ExperimentDefinition } from "../bench/experiment.ts";
+import { type ExperimentMeta, trustOf } from "../io/state_store.ts";
+import { defineOp, type Op, type OpContext } from "./op.ts";
+import { jobsOf, jobView } from "./jobs.ts";
+
+const room = z.string().min(1).describe("The room (its slug)");
+const experiment = z.string().min(4).max(64).describe(
+  "The experiment id catalog_benchmark returned (or a unique prefix of it)",
+);
+
+function dollars(micros: number): number {
+  return Math.round(micros) / 1e6;
+}
+
+/** One leaderboard row per candidate, best first: reward and pass rate with their 95% intervals. */
+export function leaderboardRows(sc: Scorecard): Record<string, unknown>[] {
+  const byName = new Map(sc.candidates.map((c) => [c.candidate, c]));
+  return sc.leaderboard.map((name, i) => {
+    const c = byName.get(name)!;
+    return {
+      rank: i + 1,
+      candidate: name,
+      mean_reward: c.meanReward,
+      reward_interval: c.rewardInterval,
+      pass_rate: c.passRate,
+      pass_interval: c.passInterval,
+      passes: c.passes,
+      attempts: c.attempts,
+      faults: c.faults,
+      list_dollars: dollars(c.cost.listMicros),
+      billed_dollars: dollars(c.cost.billedMicros),
+      trust: c.trust,
+    };
+  });
+}
+
+async function requireRoom(ctx: OpContext, slug: string): Promise<void> {
+  if (!(await ctx.home.rooms.hasRoom(slug))) {
+    throw new DvergrError("NOT_FOUND", `Cannot open room "${slug}": no such room in this home`, {
+      hint: "room_list shows the rooms; room_create makes one",
+    });
+  }
+}
+
+/** The experiment of a room by id or unique prefix; NOT_FOUND names the room's recent ones. */
+export async function findExperiment(
+  ctx: OpContext,
+  slug: string,
+  id: string,
+): Promise<ExperimentMeta> {
+  await requireRoom(ctx, slug);
+  const all = await ctx.home.state.listExperiments(slug);
+  const exact = all.find((m) => m.id === id);
+  if (exact) return exact;
+  const matches = all.filter((m) => m.id.startsWith(id));
+  if (matches.length === 1) return matches[0];
+  const recent = all.slice(-5).reverse().map((m) => `${m.id} (${m.bundleName})`);
+  if (matches.length > 1) {
+    throw new DvergrError(
+      "USAGE",
+      `Cannot tell which experiment "${id}" means in room "${slug}": ${matches.length} ids start with it`,
+      { hint: "Give more of the id, as catalog_benchmark or scorecard_list returned it" },
+    );
+  }
+  throw new DvergrError("NOT_FOUND", `Room "${slug}" has no experiment "${id}"`, {
+    hint: recent.length
+      ? `Its latest experiments: ${recent.join(", ")}`
+      : "It has none yet: catalog_benchmark starts one",
+  });
+}
+
+/** The scorecard of an experiment: stored when complete, else from its records as they stand. */
+export async function scorecardOf(
+  ctx: OpContext,
+  meta: ExperimentMeta,
+  baseline?: string,
+): Promise<Scorecard> {
+  const { state } = ctx.home;
+  if (baseline === undefined) {
+    const stored = await state.getScorecard(meta.id);
+    if (stored) return stored as Scorecard;
+  }
+  const def = meta.definition as unknown as ExperimentDefinition;
+  return buildScorecard(await state.cellRecords(meta.id), {
+    candidates: def.candidates.map((c) => c.name),
+    expectedCells: meta.cells,
+    baseline,
+    trust: await trustOf(state, meta.bundleId),
+    bundleId: meta.bundleId,
+    experimentId: meta.id,
+  });
+}
+
+/** The room's bundle an experiment ran, when the room still holds that version of it. */
+async function bundleOf(ctx: OpContext, meta: ExperimentMeta): Promise<Bundle | null> {
+  const prefix = `workflows/${meta.bundleName}`;
+  const files = filesUnder(await ctx.home.rooms.readFiles(meta.room, prefix), prefix);
+  if (files.size === 0) return null;
+  try {
+    const bundle = parseBundle({ name: meta.bundleName, files });
+    return bundle.id === meta.bundleId ? bundle : null;
+  } catch {
+    return null;
+  }
+}
+
+export const scorecardList = defineOp({
+  name: "scorecard_list",
+  title: "List scorecards",
+  description: "The experiments of a room, newest first, each with its leaderboard: per " +
+    "candidate the mean reward and pass rate with 95% intervals, faults and cost. " +
+    "scorecard_detail gives one in full.",
+  kind: "read",
+  toolset: "scorecards",
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    limit: z.number().int().min(1).max(100).optional().describe(
+      "At most this many experiments (default 10)",
+    ),
+  }),
+  async handler(ctx, input) {
+    await requireRoom(ctx, input.room);
+    const all = (await ctx.home.state.listExperiments(input.room)).reverse();
+    const shown = all.slice(0, input.limit ?? 10);
+    const experiments = [];
+    for (const meta of shown) {
+      const sc = await scorecardOf(ctx, meta);
+      experiments.push({
+        experiment: meta.id,
+        bundle: meta.bundleName,
+        bundle_id: meta.bundleId,
+        created_at: meta.createdAt,
+        cells: meta.cells,
+        graded: sc.gradedCells,
+        complete: sc.complete,
+        trust: sc.trust,
+        baseline: sc.baseline,
+        leaderboard: leaderboardRows(sc),
+      });
+    }
+    return { room: input.room, experiments, total: all.length };
+  },
+});
+
+export const scorecardDetail = defineOp({
+  name: "scorecard_detail",
+  title: "Scorecard of an experiment",
+  description: "The full scorecard of an experiment: per candidate reward, pass rate and " +
+    "per-check pass rates with intervals, faults, cost, tokens and time; the paired " +
+    "comparison of every candidate against the baseline (reward difference, McNemar).",
+  kind: "read",
+  toolset: "scorecards",
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    experiment,
+    baseline: z.string().min(1).optional().describe(
+      "The candidate to compare the others against (default: the leaderboard's top)",
+    ),
+  }),
+  async handler(ctx, input) {
+    const meta = await findExperiment(ctx, input.room, input.experiment);
+    const scorecard = await scorecardOf(ctx, meta, input.baseline);
+    return {
+      room: input.room,
+      experiment: meta.id,
+      bundle: meta.bundleName,
+      leaderboard: leaderboardRows(scorecard),
+      scorecard,
+    };
+  },
+});
+
+export const experimentReport = defineOp({
+  name: "experiment_report",
+  title: "Experiment report",
+  description: "The Markdown report of an experiment: the cost/reward frontier, resources, " +
+    "the paired comparisons against the baseline, the failing checks, and for case packs " +
+    "the cases that could not grade.",
+  kind: "read",
+  toolset: "scorecards",
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    experiment,
+    baseline: z.string().min(1).optional().describe(
+      "The candidate to compare the others against (default: the leaderboard's top)",
+    ),
+  }),
+  async handler(ctx, input) {
+    const meta = await findExperiment(ctx, input.room, input.experiment);
+    const scorecard = await scorecardOf(ctx, meta, input.baseline);
+    const bundle = await bundleOf(ctx, meta);
+    const markdown = renderReport(scorecard, {
+      title: bundle?.definition.title ?? meta.bundleName,
+      certification: bundle ? certificationSummary(bundle) : null,
+      ...(scorecard.isolated ? {} : {
+        isolatedNote: "some attempts ran without isolation (bubblewrap was not available)",
+      }),
+    });
+    return { room: input.room, experiment: meta.id, complete: scorecard.complete, markdown };
+  },
+});
+
+export const experimentProgress = defineOp({
+  name: "experiment_progress",
+  title: "Experiment progress",
+  description: "Where the experiments of a room stand: per experiment and candidate the " +
+    "cells with a verdict, faults and their causes, mean reward and spend; and the room's " +
+    "running jobs.",
+  kind: "read",
+  toolset: "bench",
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    limit: z.number().int().min(1).max(100).optional().describe(
+      "At most this many experiments, newest first (default 5)",
+    ),
+  }),
+  async handler(ctx, input) {
+    await requireRoom(ctx, input.room);
+    const { state } = ctx.home;
+    const metas = (await state.listExperiments(input.room)).reverse().slice(0, input.limit ?? 5);
+    const experiments = [];
+    for (const meta of metas) {
+      const def = meta.definition as unknown as ExperimentDefinition;
+      const records = await state.cellRecords(meta.id);
+      const candidates = def.candidates.map(({ name }) => {
+        const mine = records.filter((r) => r.candidate === name);
+        const graded = mine.filter((r) => r.verdict !== null);
+        const causes: Record<string, number> = {};
+        for (const r of mine) {
+          if (r.fault) {
+            const k = `${r.fault.source} ${r.fault.kind}`;
+            causes[k] = (causes[k] ?? 0) + 1;
+          }
+        }
+        return {
+          candidate: name,
+          cells: meta.cells / Math.max(1, def.candidates.length),
+          verdicts: graded.length,
+          passes: graded.filter((r) => r.passed).length,
+          faults: mine.length - graded.length,
+          mean_reward: graded.length
+            ? graded.reduce((s, r) => s + (r.verdict?.reward ?? 0), 0) / graded.length
+            : null,
+          billed_dollars: dollars(mine.reduce((s, r) => s + r.billedMicros, 0)),
+          list_dollars: dollars(mine.reduce((s, r) => s + (r.listMicros ?? r.billedMicros), 0)),
+          failure_causes: causes,
+        };
+      });
+      const graded = records.filter((r) => r.verdict !== null).length;
+      experiments.push({
+        experiment: meta.id,
+        bundle: meta.bundleName,
+        created_at: meta.createdAt,
+        cells: meta.cells,
+        graded,
+        faults: records.length - graded,
+        complete: graded >= meta.cells,
+        candidates,
+      });
+    }
+    const running = (await jobsOf(ctx).list(input.room)).filter((j) => j.status === "running");
+    return {
+      room: input.room,
+      experiments,
+      running_jobs: running.map((j) => jobView(j, { result: false })),
+    };
+  },
+});
+
+/** The scorecard ops, in the order tools are listed. */
+export const SCORECARD_OPS: Op[] = [
+  scorecardList,
+  scorecardDetail,
+  experimentReport,
+  experimentProgress,
+];

@@ -1,0 +1,196 @@
+/**
+ * Streamable HTTP on a loopback port: one endpoint, `/mcp`. Every request needs
+ * `Authorization: Bearer <token>` (401 without it or with another), and a request from a
+ * page of another site (an Origin header that is not loopback) or addressed to another
+ * host name (DNS rebinding) is refused with 403. Each `initialize` opens a session
+ * (Mcp-Session-Id) with a server of its own; DELETE ends it.
+ *
+ * Permissions: --allow-net=127.0.0.1.
+ */
+// @ts-types="@modelcontextprotocol/sdk/server/index"
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+// @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { DvergrError } from "../core/errors.ts";
+import { tokensEqual } from "./token.ts";
+
+export const DEFAULT_HTTP_PORT = 17889;
+/** Largest request body (a room_write of a big table fits). */
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+/** Sessions kept at once; beyond, the least recently used one is closed. */
+const MAX_SESSIONS = 64;
+
+export interface HttpServeOptions {
+  /** 0 picks a free port. */
+  port: number;
+  token: string;
+  /** A new server for each session. */
+  makeServer: () => Server;
+  log: (line: string) => void;
+}
+
+export interface HttpServer {
+  port: number;
+  url: string;
+  /** Closes every session and stops listening. */
+  close(): Promise<void>;
+  finished: Promise<void>;
+}
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
+
+/** Whether an Origin header names a loopback origin (http(s) on 127.0.0.1, localhost, ::1). */
+export function isLoopbackOrigin(origin: string): boolean {
+  try {
+    const u = new URL(origin);
+    return (u.protocol === "http:" || u.protocol === "https:") && LOOPBACK_HOSTS.has(u.hostname);
+  } catch {
+    return false;
+  }
+}
+
+function hostOf(header: string): string {
+  if (header.startsWith("[")) return header.slice(0, header.indexOf("]") + 1);
+  return header.split(":")[0];
+}
+
+function jsonError(status: number, code: number, message: string, headers = {}): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+interface Session {
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: Server;
+  lastUsed: number;
+}
+
+/** Serves MCP over Streamable HTTP on 127.0.0.1 until close(). */
+export function serveHttp(opts: HttpServeOptions): HttpServer {
+  const sessions = new Map<string, Session>();
+
+  async function closeSession(id: string): Promise<void> {
+    const s = sessions.get(id);
+    if (!s) return;
+    sessions.delete(id);
+    await s.transport.close().catch(() => {});
+    await s.server.close().catch(() => {});
+  }
+
+  async function open(req: Request, body: unknown): Promise<Response> {
+    if (sessions.size >= MAX_SESSIONS) {
+      const oldest = [...sessions.entries()].sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
+      if (oldest) await closeSession(oldest[0]);
+    }
+    const server = opts.makeServer();
+    const transport: WebStandardStreamableHTTPServerTransport =
+      new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, { transport, server, lastUsed: Date.now() });
+          opts.log(`http session ${id} opened`);
+        },
+        onsessionclosed: (id) => {
+          sessions.delete(id);
+          opts.log(`http session ${id} closed`);
+        },
+      });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    return await transport.handleRequest(req, { parsedBody: body });
+  }
+
+  async function handle(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    const origin = req.headers.get("origin");
+    if (origin !== null && !isLoopbackOrigin(origin)) {
+      return jsonError(403, -32000, `Forbidden: requests from origin ${origin} are refused`);
+    }
+    const host = req.headers.get("host");
+    if (host !== null && !LOOPBACK_HOSTS.has(hostOf(host))) {
+      return jsonError(403, -32000, `Forbidden: host ${host} is not this loopback server`);
+    }
+    const auth = req.headers.get("authorization") ?? "";
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (!m || !tokensEqual(m[1], opts.token)) {
+      return jsonError(
+        401,
+        -32000,
+        m
+          ? "Unauthorized: wrong bearer token"
+          : "Unauthorized: send Authorization: Bearer <token> (the token is in <home>/mcp/http-token)",
+        { "www-authenticate": 'Bearer realm="dvergr"' },
+      );
+    }
+    if (url.pathname !== "/mcp") return jsonError(404, -32000, `Not found: ${url.pathname}`);
+
+    const sid = req.headers.get("mcp-session-id");
+    if (sid !== null) {
+      const s = sessions.get(sid);
+      if (!s) return jsonError(404, -32001, "Session not found: initialize again");
+      s.lastUsed = Date.now();
+      return await s.transport.handleRequest(req);
+    }
+    if (req.method !== "POST") {
+      return jsonError(400, -32000, "Bad Request: no Mcp-Session-Id; send initialize first");
+    }
+    const length = Number(req.headers.get("content-length") ?? "0");
+    if (length > MAX_BODY_BYTES) return jsonError(413, -32000, "Request body too large");
+    let body: unknown;
+    try {
+      const text = await req.text();
+      if (text.length > MAX_BODY_BYTES) return jsonError(413, -32000, "Request body too large");
+      body = JSON.parse(text);
+    } catch {
+      return jsonError(400, -32700, "Parse error: the body is not JSON");
+    }
+    const initializing = Array.isArray(body)
+      ? body.some((m) => isInitializeRequest(m))
+      : isInitializeRequest(body);
+    if (!initializing) {
+      return jsonError(400, -32000, "Bad Request: no Mcp-Session-Id; send initialize first");
+    }
+    return await open(req, body);
+  }
+
+  const controller = new AbortController();
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve({
+      hostname: "127.0.0.1",
+      port: opts.port,
+      signal: controller.signal,
+      onListen: () => {}, // The default prints to stdout.
+      onError: (e) => {
+        opts.log(`http request failed: ${e instanceof Error ? e.stack ?? e.message : e}`);
+        return jsonError(500, -32603, "Internal error");
+      },
+    }, handle);
+  } catch (e) {
+    if (e instanceof Deno.errors.AddrInUse) {
+      throw new DvergrError(
+        "USAGE",
+        `Cannot listen on 127.0.0.1:${opts.port}: the port is in use`,
+        { hint: "Stop what listens there, or choose another port with --port N" },
+      );
+    }
+    throw e;
+  }
+  const port = server.addr.port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}/mcp`,
+    finished: server.finished,
+    async close() {
+      await Promise.all([...sessions.keys()].map(closeSession));
+      controller.abort();
+      await server.finished;
+    },
+  };
+}
