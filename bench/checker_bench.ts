@@ -1,0 +1,85 @@
+/**
+ * Checker sandbox throughput and cold start:
+ * `deno run --allow-read bench/checker_bench.ts [calls]` (default 2,000 calls).
+ *
+ * - cold start: a new pool until its first verdict (the Worker starts, loads QuickJS);
+ * - warm: verdicts per second over `calls` calls, all submitted at once, for a small
+ *   checker that does not touch `edn` and for one that parses its answer with
+ *   `edn.parse` (the EDN reader is compiled into each fresh context on first use).
+ */
+import { createCheckerPool } from "../sandbox/checker_pool.ts";
+import type { CheckerInput } from "../sandbox/types.ts";
+
+const CALLS = Number(Deno.args[0] ?? 2000);
+
+const INPUT: CheckerInput = {
+  files: { "/out/answer.edn": '{:total 4210 :account "1200" :date "2024-03-01"}' },
+  params: { fields: ["total", "account", "date"] },
+  gold: { total: 4210, account: "1200", date: "2024-03-01" },
+  fetched: {},
+  judgements: {},
+};
+
+const PLAIN = `export function check({ params, gold }) {
+  const checks = {};
+  for (const f of params.fields) checks[f] = gold[f] !== undefined;
+  return { checks, reward: 1 };
+}`;
+
+const WITH_EDN = `export function check({ files, params, gold }) {
+  const answer = edn.parse(files["/out/answer.edn"]);
+  const checks = {};
+  for (const f of params.fields) checks[f] = answer[f] === gold[f];
+  const right = Object.values(checks).filter(Boolean).length;
+  return { checks, reward: right / params.fields.length };
+}`;
+
+async function coldStart(): Promise<number> {
+  const pool = createCheckerPool({ workers: 1 });
+  const t0 = performance.now();
+  const run = await pool.check(PLAIN, INPUT);
+  const ms = performance.now() - t0;
+  pool.close();
+  if (!run.ok) throw new Error(`cold start failed: ${run.message}`);
+  return ms;
+}
+
+async function warm(source: string, workers: number): Promise<{ perSecond: number; ms: number }> {
+  const pool = createCheckerPool({ workers });
+  try {
+    // Warm every worker (and V8's tiers for the wasm) before measuring.
+    await Promise.all(Array.from({ length: workers * 20 }, () => pool.check(source, INPUT)));
+    const t0 = performance.now();
+    const runs = await Promise.all(
+      Array.from({ length: CALLS }, () => pool.check(source, INPUT)),
+    );
+    const ms = performance.now() - t0;
+    const failed = runs.find((r) => !r.ok);
+    if (failed && !failed.ok) throw new Error(`a call failed: ${failed.message}`);
+    return { perSecond: CALLS / (ms / 1000), ms };
+  } finally {
+    pool.close();
+  }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+const colds: number[] = [];
+for (let i = 0; i < 5; i++) colds.push(await coldStart());
+console.log(
+  `cold start, new pool → first verdict: median ${median(colds).toFixed(0)} ms ` +
+    `(runs: ${colds.map((c) => c.toFixed(0)).join(", ")} ms)`,
+);
+for (const [name, source] of [["small checker", PLAIN], ["edn.parse checker", WITH_EDN]]) {
+  for (const workers of [1, 2]) {
+    const { perSecond, ms } = await warm(source, workers);
+    console.log(
+      `${name}, ${workers} worker${workers > 1 ? "s" : ""}: ${perSecond.toFixed(0)} verdicts/s ` +
+        `(${CALLS} calls in ${ms.toFixed(0)} ms, ${(ms / CALLS).toFixed(2)} ms each)`,
+    );
+  }
+}
+console.log(`machine: ${navigator.hardwareConcurrency} cores, Deno ${Deno.version.deno}`);
