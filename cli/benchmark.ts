@@ -27,6 +27,9 @@ import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
 export const HELP = `dvergr benchmark <bundle> [options]
 
+The bundle is a directory, or ROOM/NAME: workflows/NAME/ of room ROOM in the home
+(--home, else $DVERGR_HOME, else .dvergr), which then runs in that room.
+
 Benchmarks candidates on a bundle: every candidate × case × repetition is one cell,
 run in a fresh world and graded by the bundle's checker. Running the same command again
 resumes: cells with a verdict are kept, cells that faulted run again.
@@ -51,7 +54,8 @@ Options:
                         is a number, true/false, or starts with " [ { : #)
   --baseline NAME       the candidate the others are compared against
   --mount DIR           a read-only directory for command candidates (repeatable)
-  --home DIR            the home (default: $DVERGR_HOME, else workflow-runs/<bundle>)
+  --home DIR            the home (default: $DVERGR_HOME, else workflow-runs/<bundle>;
+                        for ROOM/NAME, else .dvergr)
   --report FILE         where to write the Markdown report (default <home>/report.md)
   --check               only calibrate the bundle (prints {:ok? … :problems […]})
   --json                print the scorecard as JSON
@@ -176,7 +180,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       "Quote a command candidate: --candidate 'me=cmd:./agent.sh --fast'",
     );
   }
-  const fileBundle = await readBundleArg("benchmark", positionals[0]);
+  const fileBundle = await readBundleArg("benchmark", positionals[0], { home: values.home, ctx });
   const out = (s: string) => ctx.stdout(s + "\n");
 
   if (values.check) {
@@ -206,7 +210,8 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     );
   }
   const params = Object.fromEntries((values.param ?? []).map(parseParam));
-  const homeDir = resolveHomeDir({
+  const { source } = fileBundle;
+  const homeDir = source.kind === "room" ? source.home : resolveHomeDir({
     flag: values.home,
     env: ctx.env,
     cwd: ctx.cwd,
@@ -244,6 +249,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       bundle: fileBundle,
       specs,
       home,
+      room: source.kind === "room" ? source.room : undefined,
       runner: pool,
       env: ctx.env,
       onEvent: progress.onEvent,

@@ -10,6 +10,8 @@ import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
 export const HELP = `dvergr calibrate <bundle> [--verbose] [--json]
 
+The bundle is a directory, or ROOM/NAME: workflows/NAME/ of room ROOM in the home.
+
 Proves that a bundle's checker grades right: the reference answer in calibration.edn
 must pass every check, and each damaged variant must fail every check it names and
 score below the reference.
@@ -18,12 +20,14 @@ Exit status: 0 calibrated; 1 not calibrated (CI fails the job); 2 bad input.
 
 Options:
   --verbose   list every check of every variant
+  --home DIR  the home of ROOM/NAME bundles (default: $DVERGR_HOME, else .dvergr)
   --json      print the calibration result as JSON
   -h, --help  show this help
 `;
 
 export const OPTIONS = {
   verbose: { type: "boolean" },
+  home: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -32,7 +36,9 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   if (positionals.length > 1) {
     throw usageError(`"dvergr calibrate" takes one bundle, got ${positionals.length}`);
   }
-  const bundle = parseBundle(await readBundleArg("calibrate", positionals[0]));
+  const bundle = parseBundle(
+    await readBundleArg("calibrate", positionals[0], { home: values.home, ctx }),
+  );
   const pool = createCheckerPool({ workers: 2 });
   let result;
   try {

@@ -15,6 +15,8 @@ import type { CheckerRun } from "../sandbox/types.ts";
 
 export const HELP = `dvergr check <bundle> [--answer DIR] [--case ID] [--param k=v]... [--json]
 
+The bundle is a directory, or ROOM/NAME: workflows/NAME/ of room ROOM in the home.
+
 Shape-checks a workflow bundle: prints its name, content id, title and cases, and
 every problem with its file and line (exit 2 when there are any).
 
@@ -27,6 +29,7 @@ Options:
   --case ID        the case whose gold grades the answer (default: calibration's case,
                    else the first case)
   --param k=v      override a parameter (repeatable; the value is read as EDN, else text)
+  --home DIR       the home of ROOM/NAME bundles (default: $DVERGR_HOME, else .dvergr)
   --json           print the result as JSON
   -h, --help       show this help
 `;
@@ -35,6 +38,7 @@ export const OPTIONS = {
   answer: { type: "string" },
   case: { type: "string" },
   param: { type: "string", multiple: true },
+  home: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -43,7 +47,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   if (positionals.length > 1) {
     throw usageError(`"dvergr check" takes one bundle, got ${positionals.length}`);
   }
-  const fb = await readBundleArg("check", positionals[0]);
+  const fb = await readBundleArg("check", positionals[0], { home: values.home, ctx });
   const problems = bundleProblems(fb.files);
   const id = contentId(fb.files);
   if (problems.length > 0) {

@@ -25,6 +25,26 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "turn a table of historical cases into a certified dataset bundle",
     load: () => import("./cases.ts"),
   },
+  room: {
+    summary: "create rooms, list, read and write their files, show their history",
+    load: () => import("./room.ts"),
+  },
+  list: {
+    summary: "list the rooms' bundles with content id and trust tier",
+    load: () => import("./list.ts"),
+  },
+  export: {
+    summary: "export a bundle as one EDN file (format dvergr-workflow/1)",
+    load: () => import("./export.ts"),
+  },
+  import: {
+    summary: "verify an export and install it in a room or a directory",
+    load: () => import("./import.ts"),
+  },
+  promote: {
+    summary: "calibrate a room's bundle and, when it holds, trust it on this host",
+    load: () => import("./promote.ts"),
+  },
   serve: {
     summary: "serve dvergr's operations as MCP tools (stdio, or Streamable HTTP on loopback)",
     load: () => import("./serve.ts"),

@@ -155,8 +155,11 @@ export interface ImportOutcome {
   /** The target held other files, replaced because of `force`. */
   replaced: boolean;
   files: number;
-  /** Trust tier here: `room` only when this content is promoted on this host. */
-  tier: TrustTier;
+  /**
+   * Trust tier here: `room` only when this content is promoted on this host; null for a
+   * directory written without a home to ask.
+   */
+  tier: TrustTier | null;
   clojureChecker: boolean;
   /** Notes for the user (e.g. a Clojure checker that cannot run yet). */
   notes: string[];
@@ -269,7 +272,7 @@ export async function importIntoDir(
     unchanged,
     replaced,
     files: v.files.size,
-    tier: state ? await trustOf(state, v.id) : "ad-hoc",
+    tier: state ? await trustOf(state, v.id) : null,
     clojureChecker: v.clojureChecker,
     notes: notesFor(v.clojureChecker),
     manifest: manifestJson(v.manifest),

@@ -1,0 +1,104 @@
+import { dirname, resolve } from "node:path";
+import { parseCommandArgs } from "./args.ts";
+import { readBundleArg } from "./bundle_arg.ts";
+import type { CliContext } from "./context.ts";
+import { withOpContext } from "./home_arg.ts";
+import { printJson } from "./render.ts";
+import { DvergrError, usageError } from "../core/errors.ts";
+import { callOp } from "../core/ops/registry.ts";
+import { catalogExport, exportFiles, type ExportOutcome } from "../core/ops/catalog_bundles.ts";
+import { CLOJURE_NOTE } from "../core/bundle/export.ts";
+import { createCheckerPool } from "../sandbox/checker_pool.ts";
+
+export const HELP = `dvergr export <bundle|ROOM/NAME> [-o FILE] [--home DIR] [--json]
+
+Exports a bundle as one EDN map in format dvergr-workflow/1: a manifest (name, content id,
+title, dvergr version, time, and the calibration run now) and every file. \`dvergr import\`
+installs it on another machine or in another room, after checking that its files are the
+bundle the manifest names. Trust does not travel with it: the importing host promotes it
+itself.
+
+The bundle is a directory, or ROOM/NAME: workflows/NAME/ of room ROOM in the home.
+
+Options:
+  -o, --output FILE  write the export to FILE (atomically) instead of stdout
+  --home DIR         the home of ROOM/NAME bundles (default: $DVERGR_HOME, else .dvergr)
+  --json             print what was exported as JSON (with the export itself when no -o)
+  -h, --help         show this help
+`;
+
+export const OPTIONS = {
+  output: { type: "string", short: "o" },
+  home: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+/** Writes text to `path` atomically: a temporary sibling, then a rename. */
+export async function writeFileAtomic(path: string, text: string): Promise<void> {
+  try {
+    if ((await Deno.stat(path)).isDirectory) {
+      throw new DvergrError("TARGET_EXISTS", `Cannot write "${path}": it is a directory`, {
+        hint: "Name a file, e.g. -o recall.edn",
+      });
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  await Deno.mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp-${crypto.randomUUID().slice(0, 8)}`;
+  try {
+    await Deno.writeTextFile(tmp, text);
+    await Deno.rename(tmp, path);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+}
+
+export async function run(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs("export", args, OPTIONS);
+  if (positionals.length > 1) {
+    throw usageError(
+      `"dvergr export" takes one bundle, got ${positionals.length}`,
+      "Run `dvergr export path/to/bundle -o bundle.edn`",
+    );
+  }
+  const fb = await readBundleArg("export", positionals[0], { home: values.home, ctx });
+  let outcome: ExportOutcome;
+  if (fb.source.kind === "room") {
+    const { room, name, home } = fb.source;
+    outcome = await withOpContext(ctx, home, {}, (op) => callOp(catalogExport, op, { room, name }));
+  } else {
+    const pool = createCheckerPool({ workers: 2 });
+    try {
+      outcome = await exportFiles({ runner: pool, clock: () => new Date() }, fb);
+    } finally {
+      pool.close();
+    }
+  }
+
+  const file = values.output !== undefined ? resolve(ctx.cwd, values.output) : null;
+  if (file) await writeFileAtomic(file, outcome.export);
+  const { export: text, ...facts } = outcome;
+  if (values.json) {
+    printJson(ctx, file ? { ...facts, file } : outcome);
+    return 0;
+  }
+  if (!file) ctx.stdout(text);
+  // With the export on stdout, the summary goes to stderr.
+  const say = (s: string) => (file ? ctx.stdout : ctx.stderr)(s + "\n");
+  say(
+    `Exported ${outcome.name} ${outcome.bundle} (${fb.files.size} files)${
+      file ? ` to ${values.output}` : ""
+    }`,
+  );
+  say(
+    outcome.calibration.ok
+      ? "Calibration: ok"
+      : `Calibration: NOT ok (recorded in the manifest): ${
+        outcome.calibration.problems.join("; ")
+      }`,
+  );
+  if (outcome.clojureChecker) say(`note: ${CLOJURE_NOTE}`);
+  return 0;
+}

@@ -1,0 +1,83 @@
+/**
+ * The home of room commands (`--home DIR`, else `$DVERGR_HOME`, else `.dvergr` in the working
+ * directory) and the op context the CLI runs ops in: the same ops MCP calls.
+ */
+import { resolve } from "node:path";
+import { DvergrError } from "../core/errors.ts";
+import { openHome } from "../core/io/home.ts";
+import type { OpContext } from "../core/ops/op.ts";
+import type { CheckerRunner } from "../sandbox/types.ts";
+import type { CheckerPool } from "../sandbox/checker_pool.ts";
+import type { CliContext } from "./context.ts";
+
+/** The help line every room command shares. */
+export const HOME_HELP =
+  "  --home DIR      the home (default: $DVERGR_HOME, else .dvergr in the working directory)";
+
+/** The home directory of room commands, absolute. */
+export function roomHomeDir(
+  flag: string | undefined,
+  ctx: Pick<CliContext, "env" | "cwd">,
+): string {
+  return resolve(ctx.cwd, flag || ctx.env("DVERGR_HOME") || ".dvergr");
+}
+
+/** Whether a directory exists at `dir`. */
+export async function isDir(dir: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(dir)).isDirectory;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+}
+
+/** A checker runner that starts its QuickJS workers only when a checker first runs. */
+export function lazyRunner(): CheckerRunner {
+  let pool: Promise<CheckerPool> | null = null;
+  let closed = false;
+  const get = () =>
+    pool ??= import("../sandbox/checker_pool.ts").then((m) => m.createCheckerPool({ workers: 2 }));
+  return {
+    check: async (source, input, opts) => (await get()).check(source, input, opts),
+    judgeRequests: async (source, input, opts) => (await get()).judgeRequests(source, input, opts),
+    close() {
+      if (closed) return;
+      closed = true;
+      pool?.then((p) => p.close());
+    },
+  };
+}
+
+/**
+ * Opens the home at `dir` (refusing a missing one unless `create`), runs `f` with an op
+ * context on it, and closes everything.
+ */
+export async function withOpContext<T>(
+  ctx: CliContext,
+  dir: string,
+  opts: { create?: boolean },
+  f: (op: OpContext) => Promise<T>,
+): Promise<T> {
+  if (!opts.create && !(await isDir(dir))) {
+    throw new DvergrError("NOT_FOUND", `Cannot open the home "${dir}": no such directory`, {
+      hint:
+        "Pass --home DIR or set DVERGR_HOME to the home that holds your rooms, or create a room with `dvergr room create NAME`",
+      details: { home: dir },
+    });
+  }
+  const home = await openHome(dir);
+  const runner = lazyRunner();
+  try {
+    return await f({
+      home,
+      runner,
+      env: ctx.env,
+      cwd: ctx.cwd,
+      clock: () => new Date(),
+    });
+  } finally {
+    runner.close();
+    await home.close();
+  }
+}

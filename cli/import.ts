@@ -1,0 +1,128 @@
+import { resolve } from "node:path";
+import { parseCommandArgs } from "./args.ts";
+import type { CliContext } from "./context.ts";
+import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { printJson } from "./render.ts";
+import { DvergrError, usageError } from "../core/errors.ts";
+import { importIntoDir, importIntoRoom, type ImportOutcome } from "../core/ops/catalog_bundles.ts";
+
+export const HELP = `dvergr import FILE (--room ROOM | --dir DIR) [--as NAME] [--force] [--json]
+
+Installs an export (\`dvergr export\`, or the earlier system's) after verifying it: format
+dvergr-workflow/1, a workflow name ([a-z0-9][a-z0-9-]*), a well-formed bundle, and files
+whose recomputed content id is the one the manifest names. A refused export writes
+nothing (exit 2).
+
+  --room ROOM   install as workflows/<name>/ of room ROOM, in exactly one commit
+  --dir DIR     write the bundle as directory DIR (atomically)
+
+A target that already holds other files is refused, so an import never silently becomes a
+different bundle; --force replaces it (a room's history keeps the old files). Importing the
+same bundle again changes nothing. The bundle is ad-hoc here until \`dvergr promote\`:
+trust does not travel with an export. An export whose checker is checker.clj (Clojure)
+imports and verifies; running its checker waits for Clojure checker support.
+
+Options:
+  --room ROOM     the room to install into (it must exist: \`dvergr room create ROOM\`)
+  --dir DIR       the directory to write instead
+  --as NAME       install under NAME instead of the manifest's name (rooms only)
+  --force         replace a target that holds other files
+${HOME_HELP}
+  --json          print what was imported as JSON
+  -h, --help      show this help
+`;
+
+export const OPTIONS = {
+  room: { type: "string" },
+  dir: { type: "string" },
+  as: { type: "string" },
+  force: { type: "boolean" },
+  home: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+export async function run(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs("import", args, OPTIONS);
+  if (positionals.length !== 1) {
+    throw usageError(
+      `"dvergr import" takes one export file, got ${positionals.length}`,
+      "Run `dvergr import bundle.edn --room ROOM` or `dvergr import bundle.edn --dir DIR`",
+    );
+  }
+  if ((values.room === undefined) === (values.dir === undefined)) {
+    throw usageError(
+      `"dvergr import" needs exactly one of --room ROOM or --dir DIR`,
+      "Run `dvergr import bundle.edn --room ROOM` or `dvergr import bundle.edn --dir DIR`",
+    );
+  }
+  if (values.dir !== undefined && values.as !== undefined) {
+    throw usageError(
+      "Cannot use --as with --dir: the directory's name is the bundle's name",
+      "Name the directory as you want the bundle called, e.g. --dir bundles/my-name",
+    );
+  }
+  const file = positionals[0];
+  const text = await readExport(resolve(ctx.cwd, file), file);
+
+  let r: ImportOutcome;
+  if (values.room !== undefined) {
+    const room = values.room;
+    r = await withOpContext(
+      ctx,
+      roomHomeDir(values.home, ctx),
+      {},
+      (op) => importIntoRoom(op, { room, text, file, as: values.as, force: values.force }),
+    );
+  } else {
+    r = await importIntoDir({
+      text,
+      file,
+      dir: resolve(ctx.cwd, values.dir!),
+      force: values.force,
+    });
+  }
+
+  if (values.json) {
+    printJson(ctx, r);
+    return 0;
+  }
+  const out = (s: string) => ctx.stdout(s + "\n");
+  const where = r.room !== null ? `room ${r.room} as workflows/${r.name}/` : `${values.dir}`;
+  if (r.unchanged) out(`${where} already holds exactly ${r.name} ${r.bundle}: nothing to do`);
+  else {
+    out(
+      `Imported ${r.name} ${r.bundle} (${r.files} files) into ${where}${
+        r.commit ? ` (commit ${r.commit.slice(0, 10)})` : ""
+      }${r.replaced ? ", replacing what was there" : ""}`,
+    );
+  }
+  if (r.tier === "room") out("Trust: room (this content is promoted on this host)");
+  else if (r.tier === "ad-hoc" && r.room !== null) {
+    out(`Trust: ad-hoc (promote it here with \`dvergr promote ${r.room}/${r.name}\`)`);
+  }
+  for (const n of r.notes) out(`note: ${n}`);
+  return 0;
+}
+
+async function readExport(path: string, shown: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new DvergrError("NOT_FOUND", `Cannot import "${shown}": no such file`, {
+        hint: "Give the path of an export written by `dvergr export`",
+      });
+    }
+    if (e instanceof Deno.errors.IsADirectory) {
+      throw new DvergrError("USAGE", `Cannot import "${shown}": it is a directory`, {
+        hint: "An export is one EDN file; to install a bundle directory, benchmark or export it",
+      });
+    }
+    if (e instanceof TypeError) {
+      throw new DvergrError("EXPORT_INVALID", `Cannot import "${shown}": it is not UTF-8 text`, {
+        hint: "An export is one EDN file written by `dvergr export`",
+      });
+    }
+    throw e;
+  }
+}
