@@ -51,7 +51,7 @@ export interface JobRecord {
   /** What the work returned (succeeded, or cancelled after it stopped cleanly). */
   result: unknown;
   error: { code: string; message: string; hint?: string } | null;
-  /** Why it failed without an error of its own: "orphaned" (its process stopped). */
+  /** "orphaned" (failed: its process stopped mid-run), "server-stopped" (cancelled at shutdown). */
   reason: string | null;
   /** The process running it and the job runner within that process. */
   pid: number;

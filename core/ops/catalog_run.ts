@@ -29,7 +29,7 @@ import { trustOf } from "../io/state_store.ts";
 import { readRoomBundle, roomPathProblem } from "../io/room_bundles.ts";
 import { detectBwrap } from "../io/candidates/command.ts";
 import { defineOp, type Op, type OpProgress } from "./op.ts";
-import { leaderboardRows } from "./scorecards.ts";
+import { type LeaderboardRow, leaderboardRows } from "./scorecards.ts";
 
 const room = z.string().min(1).describe("The room (its slug)");
 const name = z.string().min(1).max(64).describe("The bundle's name: workflows/<name>/ in the room");
@@ -232,7 +232,7 @@ export interface BenchmarkJobResult {
   graded: number;
   faults: number;
   baseline: string | null;
-  leaderboard: Record<string, unknown>[];
+  leaderboard: LeaderboardRow[];
 }
 
 function candidateSpecs(models: string[], candidates: string[]): CandidateSpec[] {

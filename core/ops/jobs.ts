@@ -31,6 +31,8 @@ export interface JobRunnerOptions {
   persistEveryMs?: number;
   /** How often a running job looks for a cancel request from another process; default 1 s. */
   cancelPollMs?: number;
+  /** The longest wait() (default MAX_WAIT_MS, 25 s). */
+  maxWaitMs?: number;
 }
 
 /** A JobRunner over durable records, with the reads and controls of the job ops. */
@@ -110,8 +112,10 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
   const isAlive = opts.isAlive ?? processAlive;
   const persistEveryMs = opts.persistEveryMs ?? 500;
   const cancelPollMs = opts.cancelPollMs ?? 1000;
+  const maxWaitMs = opts.maxWaitMs ?? MAX_WAIT_MS;
   const owner = crypto.randomUUID();
   const local = new Map<string, LocalJob>();
+  let closing = false;
 
   async function ownerAlive(r: JobRecord): Promise<boolean> {
     if (r.owner === owner) return local.has(r.id);
@@ -247,6 +251,7 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
         } finally {
           clearInterval(cancelPoll);
           if (writeTimer !== undefined) clearTimeout(writeTimer);
+          if (record.status === "cancelled" && closing) record.reason = "server-stopped";
           record.finishedAt = clock().toISOString();
           record.progress = {
             ...record.progress,
@@ -263,7 +268,7 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
     },
     get,
     async wait(id, waitMs, onProgress) {
-      const ms = Math.max(0, Math.min(MAX_WAIT_MS, Math.floor(waitMs)));
+      const ms = Math.max(0, Math.min(maxWaitMs, Math.floor(waitMs)));
       return await pollUntilEnded(id, Date.now() + ms, onProgress);
     },
     async cancel(id) {
@@ -294,6 +299,7 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
       return n;
     },
     async close() {
+      closing = true;
       const jobs = [...local.values()];
       for (const j of jobs) j.controller.abort();
       await Promise.race([Promise.all(jobs.map((j) => j.ended)), sleep(15_000)]);
@@ -313,7 +319,21 @@ export function jobsOf(ctx: OpContext): DurableJobRunner {
 }
 
 /** A job as the job ops show it. */
-export function jobView(r: JobRecord, opts: { result?: boolean } = {}): Record<string, unknown> {
+export interface JobView {
+  job: string;
+  kind: string;
+  room: string | null;
+  status: JobRecord["status"];
+  started_at: string;
+  finished_at: string | null;
+  progress: JobRecord["progress"];
+  reason?: string;
+  error?: NonNullable<JobRecord["error"]>;
+  result?: unknown;
+}
+
+/** The view of a job record (without its result when `result` is false). */
+export function jobView(r: JobRecord, opts: { result?: boolean } = {}): JobView {
   return {
     job: r.id,
     kind: r.kind,

@@ -13,6 +13,8 @@ import { buildScorecard, type Scorecard } from "../bench/scorecard.ts";
 import { renderReport } from "../bench/report.ts";
 import { certificationSummary } from "../bench/benchmark_bundle.ts";
 import type { ExperimentDefinition } from "../bench/experiment.ts";
+import type { Interval } from "../bench/stats.ts";
+import type { TrustTier } from "../bench/records.ts";
 import { type ExperimentMeta, trustOf } from "../io/state_store.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
 import { jobsOf, jobView } from "./jobs.ts";
@@ -26,8 +28,24 @@ function dollars(micros: number): number {
   return Math.round(micros) / 1e6;
 }
 
+/** A candidate's line on a leaderboard. */
+export interface LeaderboardRow {
+  rank: number;
+  candidate: string;
+  mean_reward: number | null;
+  reward_interval: Interval | null;
+  pass_rate: number | null;
+  pass_interval: Interval | null;
+  passes: number;
+  attempts: number;
+  faults: number;
+  list_dollars: number;
+  billed_dollars: number;
+  trust: TrustTier;
+}
+
 /** One leaderboard row per candidate, best first: reward and pass rate with their 95% intervals. */
-export function leaderboardRows(sc: Scorecard): Record<string, unknown>[] {
+export function leaderboardRows(sc: Scorecard): LeaderboardRow[] {
   const byName = new Map(sc.candidates.map((c) => [c.candidate, c]));
   return sc.leaderboard.map((name, i) => {
     const c = byName.get(name)!;

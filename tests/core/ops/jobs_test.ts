@@ -1,0 +1,302 @@
+import assert from "node:assert/strict";
+import { memoryBlobStore } from "../../../core/io/blob_store.ts";
+import { type JobRecord, openKvStateStore } from "../../../core/io/state_store.ts";
+import { memoryHome } from "../../../core/io/home.ts";
+import { DvergrError } from "../../../core/errors.ts";
+import { callOp } from "../../../core/ops/registry.ts";
+import type { OpContext, OpProgress } from "../../../core/ops/op.ts";
+import {
+  createJobRunner,
+  jobCancel,
+  jobList,
+  jobStatus,
+  processAlive,
+} from "../../../core/ops/jobs.ts";
+
+function waitForAbort(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+async function store() {
+  return await openKvStateStore(":memory:", memoryBlobStore());
+}
+
+async function deadPid(): Promise<number> {
+  const child = new Deno.Command("true").spawn();
+  await child.status;
+  return child.pid;
+}
+
+Deno.test("createJobRunner().start() returns at once and the job ends succeeded with its result", async () => {
+  const state = await store();
+  const jobs = createJobRunner(state);
+  let release = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const { job } = await jobs.start("benchmark", "books", async (_signal, progress) => {
+    progress({ progress: 1, total: 4, faults: 0, phase: "running" });
+    await gate;
+    return { answer: 42 };
+  });
+  const running = await jobs.get(job);
+  assert.equal(running?.status, "running");
+  assert.equal(running?.room, "books");
+  const early = await jobs.wait(job, 50);
+  assert.equal(early.status, "running", "a short wait answers while the job still runs");
+  release();
+  const done = await jobs.wait(job, 5000);
+  assert.equal(done.status, "succeeded");
+  assert.deepEqual(done.result, { answer: 42 });
+  assert.equal(done.progress.phase, "done");
+  assert.ok(done.finishedAt !== null);
+  // Durable: another runner on the same store reads the same record.
+  const other = createJobRunner(state);
+  assert.deepEqual((await other.get(job))?.result, { answer: 42 });
+  await jobs.close();
+  state.close();
+});
+
+Deno.test("createJobRunner() records a failed job with the DvergrError's code, message and hint", async () => {
+  const state = await store();
+  const jobs = createJobRunner(state);
+  const { job } = await jobs.start("benchmark", null, () => {
+    throw new DvergrError("API_KEY_MISSING", "Cannot reach the model: no key", { hint: "Set it" });
+  });
+  const r = await jobs.wait(job, 5000);
+  assert.equal(r.status, "failed");
+  assert.deepEqual(r.error, {
+    code: "API_KEY_MISSING",
+    message: "Cannot reach the model: no key",
+    hint: "Set it",
+  });
+  await jobs.close();
+  state.close();
+});
+
+Deno.test("createJobRunner() persists progress while the job runs, readable from another runner", async () => {
+  const state = await store();
+  const jobs = createJobRunner(state, { persistEveryMs: 10 });
+  let release = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const { job } = await jobs.start("benchmark", "r", async (_s, progress) => {
+    progress({ progress: 3, total: 10, faults: 1, phase: "running" });
+    await gate;
+    return null;
+  });
+  const reader = createJobRunner(state);
+  let seen: JobRecord | null = null;
+  for (let i = 0; i < 100; i++) {
+    seen = await state.getJob(job);
+    if (seen?.progress.done === 3) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.deepEqual(seen?.progress, { done: 3, total: 10, faults: 1, phase: "running" });
+  assert.equal((await reader.get(job))?.status, "running", "its owner runs in this process");
+  release();
+  await jobs.wait(job, 5000);
+  await jobs.close();
+  state.close();
+});
+
+Deno.test("DurableJobRunner.wait() forwards progress to its listener while it waits", async () => {
+  const state = await store();
+  const jobs = createJobRunner(state);
+  let release = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  let step: (p: OpProgress) => void = () => {};
+  const { job } = await jobs.start("benchmark", "r", async (_s, progress) => {
+    step = progress;
+    await gate;
+    return 1;
+  });
+  const seen: number[] = [];
+  const waiting = jobs.wait(job, 60_000, (r) => seen.push(r.progress.done));
+  await new Promise((r) => setTimeout(r, 20));
+  step({ progress: 1, total: 2 });
+  step({ progress: 2, total: 2 });
+  release();
+  const r = await waiting;
+  assert.equal(r.status, "succeeded");
+  assert.deepEqual(seen.slice(0, 2), [1, 2]);
+  await jobs.close();
+  state.close();
+});
+
+Deno.test("DurableJobRunner.wait() answers a running job after its cap, however long asked", async () => {
+  const state = await store();
+  const jobs = createJobRunner(state, { maxWaitMs: 60 });
+  const { job } = await jobs.start("benchmark", "r", async (signal) => {
+    await waitForAbort(signal);
+    return null;
+  });
+  const t0 = performance.now();
+  const r = await jobs.wait(job, 25_000);
+  const ms = performance.now() - t0;
+  assert.equal(r.status, "running");
+  assert.ok(ms >= 50 && ms < 2000, `waited ${ms} ms`);
+  await jobs.close();
+  state.close();
+});
+
+Deno.test("DurableJobRunner.cancel() aborts a local job, which ends cancelled", async () => {
+  const state = await store();
+  const jobs = createJobRunner(state);
+  const { job } = await jobs.start("benchmark", "r", async (signal) => {
+    await waitForAbort(signal);
+    return { stopped: true };
+  });
+  const r = await jobs.cancel(job);
+  assert.equal(r.status, "cancelled");
+  assert.deepEqual(r.result, { stopped: true });
+  assert.equal((await state.getJob(job))?.status, "cancelled");
+  // Cancelling an ended job changes nothing.
+  assert.equal((await jobs.cancel(job)).status, "cancelled");
+  await jobs.close();
+  state.close();
+});
+
+Deno.test("DurableJobRunner.cancel() from another runner stops the job through the store", async () => {
+  const state = await store();
+  const owner = createJobRunner(state, { cancelPollMs: 20 });
+  const { job } = await owner.start("benchmark", "r", async (signal) => {
+    await waitForAbort(signal);
+    return null;
+  });
+  const other = createJobRunner(state);
+  const r = await other.cancel(job);
+  assert.equal(r.status, "cancelled");
+  await owner.close();
+  state.close();
+});
+
+Deno.test("DurableJobRunner.recover() records a running job of a dead process as failed, orphaned", async () => {
+  const state = await store();
+  const pid = await deadPid();
+  const base: JobRecord = {
+    id: "j-dead",
+    kind: "benchmark",
+    room: "books",
+    status: "running",
+    startedAt: "2026-01-01T00:00:00.000Z",
+    finishedAt: null,
+    progress: { done: 2, total: 6, faults: 0, phase: "running" },
+    result: null,
+    error: null,
+    reason: null,
+    pid,
+    owner: "gone",
+  };
+  await state.putJob(base);
+  await state.putJob({ ...base, id: "j-ended", status: "succeeded", finishedAt: base.startedAt });
+  // A job of this very process whose runner no longer exists is orphaned too (pid reuse).
+  await state.putJob({ ...base, id: "j-same-pid", pid: Deno.pid, owner: "not-alive" });
+  assert.equal(await processAlive(pid), false);
+  assert.equal(await processAlive(Deno.pid), true);
+  const jobs = createJobRunner(state);
+  assert.equal(await jobs.recover(), 2);
+  const r = await state.getJob("j-dead");
+  assert.equal(r?.status, "failed");
+  assert.equal(r?.reason, "orphaned");
+  assert.equal(r?.error?.code, "JOB_ORPHANED");
+  assert.deepEqual(r?.progress, { done: 2, total: 6, faults: 0, phase: "orphaned" });
+  assert.equal((await state.getJob("j-ended"))?.status, "succeeded");
+  assert.equal((await state.getJob("j-same-pid"))?.reason, "orphaned");
+  state.close();
+});
+
+Deno.test("DurableJobRunner.get() reads a running job of a dead process as orphaned", async () => {
+  const state = await store();
+  const pid = await deadPid();
+  await state.putJob({
+    id: "j1",
+    kind: "benchmark",
+    room: null,
+    status: "running",
+    startedAt: "2026-01-01T00:00:00.000Z",
+    finishedAt: null,
+    progress: { done: 0, total: null, faults: 0, phase: "running" },
+    result: null,
+    error: null,
+    reason: null,
+    pid,
+    owner: "x",
+  });
+  const r = await createJobRunner(state).get("j1");
+  assert.equal(r?.status, "failed");
+  assert.equal(r?.reason, "orphaned");
+  state.close();
+});
+
+async function opContext(): Promise<{ ctx: OpContext; close(): Promise<void> }> {
+  const home = await memoryHome();
+  const jobs = createJobRunner(home.state);
+  const ctx: OpContext = {
+    home,
+    runner: { check: () => Promise.reject(new Error("no checker in job tests")) } as never,
+    env: () => undefined,
+    cwd: Deno.cwd(),
+    clock: () => new Date(),
+    jobs,
+  };
+  return {
+    ctx,
+    async close() {
+      await jobs.close();
+      await home.close();
+    },
+  };
+}
+
+Deno.test("job_status {job, wait_ms} answers when the job ends, with progress and result", async () => {
+  const { ctx, close } = await opContext();
+  const { job } = await ctx.jobs!.start("benchmark", "books", async (_s, progress) => {
+    progress({ progress: 2, total: 2, faults: 0, phase: "running" });
+    await new Promise((r) => setTimeout(r, 30));
+    return { experiment: "e1" };
+  });
+  const r = await callOp(jobStatus, ctx, {
+    job,
+    wait_ms: 5000,
+  });
+  assert.equal(r.job, job);
+  assert.equal(r.status, "succeeded");
+  assert.deepEqual(r.progress, { done: 2, total: 2, faults: 0, phase: "done" });
+  assert.deepEqual(r.result, { experiment: "e1" });
+  await close();
+});
+
+Deno.test("job_status refuses wait_ms above 25000 and names an unknown job", async () => {
+  const { ctx, close } = await opContext();
+  await assert.rejects(
+    () => callOp(jobStatus, ctx, { job: "x", wait_ms: 30_000 }),
+    (e: DvergrError) => e.code === "USAGE" && /wait_ms/.test(e.message),
+  );
+  await assert.rejects(
+    () => callOp(jobStatus, ctx, { job: "nope" }),
+    (e: DvergrError) => e.code === "NOT_FOUND" && /"nope"/.test(e.message) && !!e.hint,
+  );
+  await assert.rejects(
+    () => callOp(jobCancel, ctx, { job: "nope" }),
+    (e: DvergrError) => e.code === "NOT_FOUND",
+  );
+  await close();
+});
+
+Deno.test("job_list lists jobs newest first, only a room's when given; job_cancel stops one", async () => {
+  const { ctx, close } = await opContext();
+  const a = await ctx.jobs!.start("benchmark", "a", () => Promise.resolve(1));
+  await new Promise((r) => setTimeout(r, 5));
+  const b = await ctx.jobs!.start("benchmark", "b", async (signal) => {
+    await waitForAbort(signal);
+    return null;
+  });
+  const all = await callOp(jobList, ctx, {});
+  assert.deepEqual(all.jobs.map((j) => j.job), [b.job, a.job]);
+  const onlyA = await callOp(jobList, ctx, { room: "a" });
+  assert.deepEqual(onlyA.jobs.map((j) => j.job), [a.job]);
+  const cancelled = await callOp(jobCancel, ctx, { job: b.job });
+  assert.equal(cancelled.status, "cancelled");
+  await close();
+});

@@ -1,0 +1,174 @@
+import assert from "node:assert/strict";
+import { memoryHome } from "../../../core/io/home.ts";
+import type { DvergrError } from "../../../core/errors.ts";
+import type { OpContext } from "../../../core/ops/op.ts";
+import { callOp } from "../../../core/ops/registry.ts";
+import { catalogBenchmark } from "../../../core/ops/catalog_run.ts";
+import { createJobRunner } from "../../../core/ops/jobs.ts";
+import {
+  experimentProgress,
+  experimentReport,
+  scorecardDetail,
+  scorecardList,
+} from "../../../core/ops/scorecards.ts";
+import type { Scorecard } from "../../../core/bench/scorecard.ts";
+import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
+import { recallBundle } from "../../helpers/bundles.ts";
+
+/** A memory home whose room "books" ran one benchmark of the recall bundle (inline). */
+async function benchmarked() {
+  const home = await memoryHome();
+  const pool = createCheckerPool({ workers: 1 });
+  await home.rooms.createRoom("books");
+  await home.rooms.createRoom("empty");
+  const files = new Map<string, string | null>();
+  for (const [p, t] of recallBundle()) files.set(`workflows/recall/${p}`, t);
+  await home.rooms.writeFiles("books", files, "Recall bundle");
+  const ctx: OpContext = {
+    home,
+    runner: pool,
+    env: (name) => (name === "DVERGR_ISOLATION" ? "none" : undefined),
+    cwd: Deno.cwd(),
+    clock: () => new Date(),
+  };
+  const run = await callOp(catalogBenchmark, ctx, {
+    room: "books",
+    name: "recall",
+    candidates: ["builtin:noop", "builtin:reference"],
+    repetitions: 3,
+  }) as { experiment: string };
+  return {
+    ctx,
+    experiment: run.experiment,
+    async close() {
+      pool.close();
+      await home.close();
+    },
+  };
+}
+
+Deno.test("scorecard_list gives a room's experiments newest first with leaderboard rows", async () => {
+  const { ctx, experiment, close } = await benchmarked();
+  try {
+    const r = await callOp(scorecardList, ctx, { room: "books" }) as {
+      experiments: {
+        experiment: string;
+        complete: boolean;
+        bundle: string;
+        leaderboard: {
+          rank: number;
+          candidate: string;
+          mean_reward: number;
+          pass_interval: [number, number];
+        }[];
+      }[];
+      total: number;
+    };
+    assert.equal(r.total, 1);
+    const [e] = r.experiments;
+    assert.equal(e.experiment, experiment);
+    assert.equal(e.bundle, "recall");
+    assert.equal(e.complete, true);
+    assert.deepEqual(
+      e.leaderboard.map((l) => [l.rank, l.candidate, l.mean_reward]),
+      [[1, "builtin:reference", 1], [2, "builtin:noop", 0]],
+    );
+    const [lo, hi] = e.leaderboard[0].pass_interval;
+    assert.ok(lo > 0 && lo < 1 && hi === 1, "a pass-rate interval, not a point");
+    const none = await callOp(scorecardList, ctx, { room: "empty" }) as { experiments: unknown[] };
+    assert.deepEqual(none.experiments, []);
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("scorecard_detail gives the full scorecard, by id or unique prefix, with another baseline", async () => {
+  const { ctx, experiment, close } = await benchmarked();
+  try {
+    const r = await callOp(scorecardDetail, ctx, {
+      room: "books",
+      experiment: experiment.slice(0, 8),
+    }) as { experiment: string; scorecard: Scorecard };
+    assert.equal(r.experiment, experiment);
+    assert.equal(r.scorecard.baseline, "builtin:reference");
+    assert.equal(r.scorecard.comparisons[0].candidate, "builtin:noop");
+    assert.equal(r.scorecard.comparisons[0].rewardDifference, -1);
+    const other = await callOp(scorecardDetail, ctx, {
+      room: "books",
+      experiment,
+      baseline: "builtin:noop",
+    }) as { scorecard: Scorecard };
+    assert.equal(other.scorecard.baseline, "builtin:noop");
+    assert.equal(other.scorecard.comparisons[0].rewardDifference, 1);
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("scorecard_detail names a room's experiments when the id is unknown, and refuses another room's", async () => {
+  const { ctx, experiment, close } = await benchmarked();
+  try {
+    await assert.rejects(
+      () => callOp(scorecardDetail, ctx, { room: "books", experiment: "ffffffff" }),
+      (e: DvergrError) => e.code === "NOT_FOUND" && e.hint!.includes(experiment),
+    );
+    await assert.rejects(
+      () => callOp(scorecardDetail, ctx, { room: "empty", experiment }),
+      (e: DvergrError) => e.code === "NOT_FOUND" && /catalog_benchmark/.test(e.hint ?? ""),
+    );
+    await assert.rejects(
+      () => callOp(scorecardList, ctx, { room: "nowhere" }),
+      (e: DvergrError) => e.code === "NOT_FOUND" && /"nowhere"/.test(e.message),
+    );
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("experiment_report renders the Markdown report with the bundle's title and candidates", async () => {
+  const { ctx, experiment, close } = await benchmarked();
+  try {
+    const r = await callOp(experimentReport, ctx, { room: "books", experiment }) as {
+      markdown: string;
+      complete: boolean;
+    };
+    assert.equal(r.complete, true);
+    assert.match(r.markdown, /^# Recall\n/);
+    assert.match(r.markdown, /builtin:reference/);
+    assert.match(r.markdown, /builtin:noop/);
+    assert.ok(r.markdown.includes(experiment));
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("experiment_progress gives per-candidate verdicts and a room's running jobs", async () => {
+  const { ctx, experiment, close } = await benchmarked();
+  const jobs = createJobRunner(ctx.home.state);
+  try {
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    await jobs.start("benchmark", "books", () => gate);
+    const r = await callOp(experimentProgress, { ...ctx, jobs }, { room: "books" }) as {
+      experiments: {
+        experiment: string;
+        cells: number;
+        graded: number;
+        candidates: { candidate: string; verdicts: number; passes: number; faults: number }[];
+      }[];
+      running_jobs: { status: string }[];
+    };
+    assert.equal(r.experiments[0].experiment, experiment);
+    assert.equal(r.experiments[0].cells, 6);
+    assert.equal(r.experiments[0].graded, 6);
+    assert.deepEqual(
+      r.experiments[0].candidates.map((c) => [c.candidate, c.verdicts, c.passes, c.faults]),
+      [["builtin:noop", 3, 0, 0], ["builtin:reference", 3, 3, 0]],
+    );
+    assert.deepEqual(r.running_jobs.map((j) => j.status), ["running"]);
+    release();
+  } finally {
+    await jobs.close();
+    await close();
+  }
+});
