@@ -331,8 +331,22 @@ function validTimeout(ms: number | undefined): number | undefined {
 
 let shared: CheckerPool | undefined;
 
-/** The process-wide pool for the CLI, created on first use with the default options. */
+/**
+ * The process-wide pool for the CLI, created on first use with the default options.
+ * Its workers keep the process alive until `close()` (or `Deno.exit`, as main.ts does);
+ * after `close()` the next call creates a new pool.
+ */
 export function sharedCheckerPool(): CheckerPool {
-  shared ??= createCheckerPool();
+  if (!shared) {
+    const pool = createCheckerPool();
+    const wrapper: CheckerPool = {
+      ...pool,
+      close() {
+        pool.close();
+        if (shared === wrapper) shared = undefined;
+      },
+    };
+    shared = wrapper;
+  }
   return shared;
 }

@@ -7,6 +7,7 @@
  */
 /// <reference lib="deno.worker" />
 import {
+  type CustomizeVariantOptions,
   newQuickJSWASMModuleFromVariant,
   newVariant,
   type QuickJSWASMModule,
@@ -21,6 +22,11 @@ const INITIAL_PAGES = 256;
 /** What the QuickJS heap may use below the wasm cap, leaving room for the C stack. */
 const HEAP_RESERVE_BYTES = 8 * 1024 * 1024;
 
+/** Emscripten reads `print`/`printErr` from its module options; its types omit them. */
+const QUIET = { print: () => {}, printErr: () => {} } as unknown as NonNullable<
+  CustomizeVariantOptions["emscriptenModule"]
+>;
+
 let module: QuickJSWASMModule | undefined;
 let memory: WebAssembly.Memory | undefined;
 let setup: CallSetup | undefined;
@@ -33,7 +39,14 @@ function send(message: WorkerMessage): void {
 async function init(msg: InitMessage): Promise<void> {
   const maximum = Math.max(INITIAL_PAGES, Math.ceil(msg.memoryBytes / PAGE));
   memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum });
-  module = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory: memory }));
+  module = await newQuickJSWASMModuleFromVariant(
+    newVariant(variant, {
+      wasmMemory: memory,
+      // Emscripten prints aborts and warnings to the console; the host's stderr is not
+      // the place for them (a crash is reported as the call's fault instead).
+      emscriptenModule: QUIET,
+    }),
+  );
   setup = {
     memoryLimitBytes: Math.max(1024 * 1024, maximum * PAGE - HEAP_RESERVE_BYTES),
     memoryCapBytes: maximum * PAGE,

@@ -90,25 +90,33 @@ export function runCheckerCall(
     call = new CheckerCall(rt, setup, req, logs);
     outcome = call.run();
   } catch (e) {
-    // Anything reaching here is the wasm instance or the bindings failing, not checker code.
+    // Anything reaching here is the wasm instance or the bindings failing, not checker
+    // code: most often the host stack overflowing inside QuickJS's native recursion
+    // (deeply nested source or data) before QuickJS's own stack check fires.
     poisoned = true;
+    const stack = e instanceof RangeError && /call stack/i.test(e.message);
     outcome = {
       ok: false,
       fault: "crashed",
-      message: `The sandbox crashed while running the checker: ${errorText(e)}`,
+      message: `The sandbox crashed while running the checker: ${errorText(e)}${
+        stack ? " (too deeply nested code or data?)" : ""
+      }`,
     };
   }
-  try {
-    call?.dispose();
-    rt?.dispose();
-  } catch (e) {
-    poisoned = true;
-    if (outcome.ok) {
-      outcome = {
-        ok: false,
-        fault: "crashed",
-        message: `The sandbox crashed while releasing the checker: ${errorText(e)}`,
-      };
+  // A poisoned instance is not disposed: its state is unknown, and its worker is replaced.
+  if (!poisoned) {
+    try {
+      call?.dispose();
+      rt?.dispose();
+    } catch (e) {
+      poisoned = true;
+      if (outcome.ok) {
+        outcome = {
+          ok: false,
+          fault: "crashed",
+          message: `The sandbox crashed while releasing the checker: ${errorText(e)}`,
+        };
+      }
     }
   }
   return { outcome, logs, poisoned };

@@ -71,6 +71,13 @@ const HOSTILE: Hostile[] = [
     message: /^The checker overflowed its stack \(the sandbox allows 128 KiB.*checker\.js line 2/,
   },
   {
+    name: "nesting deep enough to overflow the host stack inside QuickJS",
+    source: check("return (0, eval)('['.repeat(100000) + ']'.repeat(100000));"),
+    fault: "crashed",
+    message:
+      /^The sandbox crashed while running the checker: RangeError: Maximum call stack size exceeded/,
+  },
+  {
     name: "a memory bomb by array growth",
     source: check("const a = []; for (;;) a.push([a.length, String(a.length)]);"),
     fault: "memory",
