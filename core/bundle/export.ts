@@ -198,7 +198,10 @@ export function verifyExport(
         "The export is damaged; export the bundle again",
       );
     }
-    const why = relativePathProblem(k);
+    const why = relativePathProblem(k) ??
+      (k.split("/").some((seg) => seg.toLowerCase() === ".git")
+        ? 'has a ".git" segment (a repository\'s own data, never part of a bundle)'
+        : null);
     if (why) {
       throw invalid(
         file,

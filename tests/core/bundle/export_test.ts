@@ -245,6 +245,7 @@ Deno.test("verifyExport() refuses file paths that leave the bundle and values th
     ["dotdot", (f) => f.set("../evil.js", "x"), /leaves the bundle/],
     ["absolute", (f) => f.set("/etc/passwd", "x"), /is absolute/],
     ["backslash", (f) => f.set("a\\b", "x"), /backslash/],
+    ["git", (f) => f.set("fixtures/.git/config", "[core]\n fsmonitor = evil"), /\.git/],
     ["number", (f) => f.set("n.txt", 3), /is a number, not text/],
     ["keyword key", (f) => f.set(kw("x"), "y"), /has the key :x, not a path string/],
   ];
