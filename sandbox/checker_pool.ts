@@ -11,6 +11,12 @@
  * `Date` (the real clock). It has no `Deno`, `fetch`, timers, module loader or host
  * object, and its Worker has no Deno permission at all.
  *
+ * Time is enforced inside the worker (QuickJS's interrupt handler, with the native loops
+ * that ignore it bounded by sandbox/loop_guard.ts) and by a host-side watchdog. The
+ * watchdog's `terminate()` does not stop a busy Deno 2.9 worker (denoland/deno#35657): the
+ * caller gets its timeout and a fresh worker, but the old thread runs until the native
+ * operation returns (`stats().workersAbandoned` counts these).
+ *
  * Permissions: the host needs none beyond starting a Worker.
  */
 import type {
@@ -98,7 +104,8 @@ interface Slot {
 
 /**
  * Creates a pool of QuickJS workers implementing CheckerRunner. Workers start on demand
- * (the first call pays the QuickJS load, ~100 ms) and stay warm until `close()`.
+ * (the first call pays the Worker start and QuickJS load, 0.1–0.3 s) and stay warm until
+ * `close()`.
  * Every call resolves to a value: a verdict, requests, or a fault with its reason.
  */
 export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
