@@ -1,0 +1,163 @@
+import assert from "node:assert/strict";
+import { connectHttp, fromScratchFlow, type Json, startHttp } from "./helpers.ts";
+
+const opts = { sanitizeResources: false, sanitizeOps: false };
+
+function initialize(version: string, id = 1) {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: {
+      protocolVersion: version,
+      capabilities: {},
+      clientInfo: { name: "raw", version: "0" },
+    },
+  };
+}
+
+/** POSTs one JSON-RPC message; returns status, headers and the message(s) in the reply. */
+async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Headers; messages: Json[] }> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  const type = res.headers.get("content-type") ?? "";
+  const messages = type.includes("text/event-stream")
+    ? text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)))
+    : text
+    ? [JSON.parse(text)]
+    : [];
+  return { status: res.status, headers: res.headers, messages };
+}
+
+Deno.test({
+  name: "dvergr serve --mcp --http runs the from-scratch flow with the SDK client",
+  ...opts,
+  async fn() {
+    const home = await Deno.makeTempDir();
+    const server = await startHttp(home);
+    try {
+      const client = await connectHttp(server.url, server.token);
+      try {
+        await fromScratchFlow(client);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      const status = await server.stop();
+      assert.equal(status.code, 0, server.stderr());
+    }
+    assert.match(server.stderr(), /http session .* opened/);
+    assert.doesNotMatch(server.stderr(), /\[stdout\]/, "nothing on stdout");
+    await Deno.remove(home, { recursive: true });
+  },
+});
+
+Deno.test({
+  name:
+    "dvergr serve --mcp --http refuses requests without the token, with a wrong one, or from a foreign Origin",
+  ...opts,
+  async fn() {
+    const home = await Deno.makeTempDir();
+    const server = await startHttp(home);
+    try {
+      const init = initialize("2025-11-25");
+      const none = await post(server.url, init, {});
+      assert.equal(none.status, 401);
+      assert.match(none.headers.get("www-authenticate") ?? "", /^Bearer/);
+      assert.match(none.messages[0].error.message, /Authorization: Bearer/);
+
+      const wrong = await post(server.url, init, { authorization: `Bearer ${"0".repeat(64)}` });
+      assert.equal(wrong.status, 401);
+      const truncated = await post(server.url, init, {
+        authorization: `Bearer ${server.token.slice(0, 63)}`,
+      });
+      assert.equal(truncated.status, 401);
+      const basic = await post(server.url, init, { authorization: `Basic ${server.token}` });
+      assert.equal(basic.status, 401);
+
+      const auth = { authorization: `Bearer ${server.token}` };
+      for (const origin of ["https://evil.example", "http://127.0.0.1.evil.example", "null"]) {
+        const foreign = await post(server.url, init, { ...auth, origin });
+        assert.equal(foreign.status, 403, origin);
+      }
+      // The same request from a loopback page, or without Origin, is served.
+      const local = await post(server.url, init, { ...auth, origin: "http://localhost:5173" });
+      assert.equal(local.status, 200);
+      assert.equal(local.messages[0].result.serverInfo.name, "dvergr");
+
+      // Another path is not the endpoint.
+      const elsewhere = await post(server.url.replace(/\/mcp$/, "/other"), init, auth);
+      assert.equal(elsewhere.status, 404);
+    } finally {
+      await server.stop();
+    }
+    assert.match(server.stderr(), /listening on http:\/\/127\.0\.0\.1:\d+\/mcp/);
+    await Deno.remove(home, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "dvergr serve --mcp --http handshakes 2025-03-26, 2025-06-18 and 2025-11-25 with sessions",
+  ...opts,
+  async fn() {
+    const home = await Deno.makeTempDir();
+    const server = await startHttp(home);
+    try {
+      const auth = { authorization: `Bearer ${server.token}` };
+      for (const version of ["2025-03-26", "2025-06-18", "2025-11-25"]) {
+        const r = await post(server.url, initialize(version), auth);
+        assert.equal(r.status, 200);
+        assert.equal(r.messages[0].result.protocolVersion, version);
+        const session = r.headers.get("mcp-session-id");
+        assert.ok(session, "initialize opens a session");
+        const h = { ...auth, "mcp-session-id": session!, "mcp-protocol-version": version };
+        await post(server.url, { jsonrpc: "2.0", method: "notifications/initialized" }, h);
+        const list = await post(server.url, { jsonrpc: "2.0", id: 2, method: "tools/list" }, h);
+        assert.equal(list.status, 200);
+        assert.ok(list.messages[0].result.tools.some((t: Json) => t.name === "catalog_benchmark"));
+        const res = await fetch(server.url, { method: "DELETE", headers: h });
+        await res.body?.cancel();
+        assert.equal(res.status, 200, "DELETE ends the session");
+        const after = await post(server.url, { jsonrpc: "2.0", id: 3, method: "tools/list" }, h);
+        assert.equal(after.status, 404);
+      }
+      // A request that is not initialize needs a session.
+      const stray = await post(server.url, { jsonrpc: "2.0", id: 9, method: "tools/list" }, auth);
+      assert.equal(stray.status, 400);
+    } finally {
+      await server.stop();
+    }
+    await Deno.remove(home, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "dvergr serve --mcp --http writes the token once, mode 0600, and keeps it across starts",
+  ...opts,
+  async fn() {
+    const home = await Deno.makeTempDir();
+    const first = await startHttp(home);
+    await first.stop();
+    assert.match(first.token, /^[0-9a-f]{64}$/);
+    const st = await Deno.stat(`${home}/mcp/http-token`);
+    assert.equal(st.mode! & 0o777, 0o600);
+    const second = await startHttp(home);
+    await second.stop();
+    assert.equal(second.token, first.token);
+    assert.match(first.stderr(), /, new\)/);
+    assert.doesNotMatch(second.stderr(), /, new\)/);
+    await Deno.remove(home, { recursive: true });
+  },
+});
