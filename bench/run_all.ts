@@ -1,0 +1,35 @@
+/**
+ * Runs every benchmark in bench/ one after another and prints their figures
+ * (`deno task bench`). Each runs as its own process with dvergr's permissions.
+ */
+const PERMS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-run",
+  "--allow-net",
+  "--allow-sys=hostname,osRelease,uid,gid",
+];
+const BENCHES: [string, string[]][] = [
+  ["cli_bench.ts", []],
+  ["checker_bench.ts", []],
+  ["edn_bench.ts", []],
+  ["engine_bench.ts", []],
+  ["casepack_bench.ts", []],
+];
+
+let failed = 0;
+for (const [file, args] of BENCHES) {
+  console.log(`\n== bench/${file}`);
+  const path = new URL(file, import.meta.url).pathname;
+  const status = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...PERMS, path, ...args],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn().status;
+  if (!status.success) failed++;
+}
+if (failed > 0) {
+  console.error(`${failed} benchmark(s) failed`);
+  Deno.exitCode = 1;
+}
