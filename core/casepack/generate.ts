@@ -228,16 +228,11 @@ export function casePackFiles(
     if (verdict.status !== "certified") return;
     const values = table.rows[i].values;
     const dir = `cases/${verdict.id}/`;
-    let caseEdn = "{";
-    for (let k = 0; k < inputCols.length; k++) {
-      caseEdn += (k > 0 ? ", " : "") + inputKeys[k] + cellEdn(values[inputCols[k]]);
-    }
-    files.set(dir + "fixtures/docs/case.edn", caseEdn + "}\n");
-    let gold = goldPrefix;
-    for (let k = 0; k < expCols.length; k++) {
-      gold += (k > 0 ? ", " : "") + fieldKeys[k] + cellEdn(values[expCols[k]]);
-    }
-    files.set(dir + "gold.edn", gold + "}}\n");
+    // Joined from parts (not concatenated) so each text is one flat string in memory.
+    const caseParts = inputCols.map((j, k) => inputKeys[k] + cellEdn(values[j]));
+    files.set(dir + "fixtures/docs/case.edn", "{" + caseParts.join(", ") + "}\n");
+    const goldParts = expCols.map((j, k) => fieldKeys[k] + cellEdn(values[j]));
+    files.set(dir + "gold.edn", goldPrefix + goldParts.join(", ") + "}}\n");
     const placed = new Map<string, string>([["case.edn", "the case itself"]]);
     attCols.forEach((j, k) => {
       const ref = attachmentRef(values[j])!;
