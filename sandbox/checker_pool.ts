@@ -35,7 +35,6 @@ import type {
   WorkerMessage,
 } from "./protocol.ts";
 import { readJudgeRequests, readVerdict } from "./verdict.ts";
-import { EDN_SANDBOX_SOURCE } from "../core/edn/sandbox_source.ts";
 
 export interface CheckerPoolOptions {
   /** Workers kept warm; default 2. */
@@ -113,7 +112,6 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
   const memoryBytes = Math.max(32 * 1024 * 1024, opts.memoryBytes ?? DEFAULT_MEMORY_BYTES);
   const defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   const hangMarginMs = opts.hangMarginMs ?? HANG_MARGIN_MS;
-  const globals = [{ name: "edn", source: EDN_SANDBOX_SOURCE }];
   const slots: Slot[] = [];
   const queue: Job[] = [];
   let closed = false;
@@ -157,7 +155,6 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
       type: "init",
       memoryBytes,
       stackBytes: STACK_BYTES,
-      globals,
     };
     worker.postMessage(init);
   }

@@ -52,7 +52,6 @@ async function init(msg: InitMessage): Promise<void> {
     memoryCapBytes: maximum * PAGE,
     wasmBytes: () => memory?.buffer.byteLength ?? 0,
     stackBytes: msg.stackBytes,
-    globals: msg.globals,
   };
   send({ type: "ready", permissions: permissionStates() });
 }

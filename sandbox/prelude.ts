@@ -2,24 +2,27 @@
  * The script evaluated first in every fresh QuickJS context, before the EDN reader and
  * checker.js. It is plain JavaScript for QuickJS, kept as text.
  *
- * It is called with one host function (`hostLog`, which accepts a string and ignores
- * anything else) and
+ * It is called with two host functions, `hostLog` (accepts a string, ignores anything
+ * else) and `hostEdn` (strings in, a JSON string out: see edn_bridge.ts), and
+ * - defines the global `edn`: `edn.parse(text, file?)` → plain values (EDN keywords become
+ *   strings without the colon, maps objects, vectors/lists/sets arrays); bad EDN throws an
+ *   Error named "EdnSyntaxError" with `line`, `column` and `hint`; `edn.stringify(value,
+ *   pretty?)` → EDN text (object keys become keywords). Only strings cross to the host;
+ *   results come back as JSON text parsed in here, so checker code never holds a host
+ *   object;
  * - installs `console` (log, info, warn, error, debug, trace): each call becomes one line
  *   handed to `hostLog`; the host keeps a bounded number of bounded lines;
  * - replaces `Math.random` with a fixed-seed generator, so a checker that draws random
  *   numbers still gives the same verdict for the same input (`Date` is QuickJS's own and
  *   reads the clock: checkers may compare dates with today);
  * - returns, out of reach of checker.js, the helpers the worker uses afterwards, captured
- *   before checker.js can replace any global: `lazy(name, source)` (defines a global that
- *   evaluates `source`, a script assigning `globalThis[name]`, on first access: the EDN
- *   reader is ~30 KB of source, ~4–8 ms to compile in QuickJS, and a checker that never
- *   touches `edn` should not pay for it), `parse` (JSON.parse, for the input),
+ *   before checker.js can replace any global: `parse` (JSON.parse, for the input),
  *   `serialize` (the result as JSON text; values JSON cannot carry — undefined, NaN,
  *   ±Infinity, functions, symbols, bigints — become `{"\u0000dvergr": "<what it was>"}`
  *   so the host can name them) and `describe` (a thrown value as JSON text:
  *   `{kind, isError, name, message, stack, text}`, every part read defensively).
  */
-export const PRELUDE_SOURCE = `(function (hostLog) {
+export const PRELUDE_SOURCE = `(function (hostLog, hostEdn) {
   "use strict";
   const g = globalThis;
   const stringify = JSON.stringify;
@@ -28,10 +31,12 @@ export const PRELUDE_SOURCE = `(function (hostLog) {
   const finite = Number.isFinite;
   const imul = Math.imul;
   const ErrorType = Error;
+  const TypeErrorType = TypeError;
+  const RangeErrorType = RangeError;
+  const freeze = Object.freeze;
   const defineProperty = Object.defineProperty;
   const apply = Reflect.apply;
   const slice = String.prototype.slice;
-  const indirectEval = eval;
   const MAX_LINE = 2000;
   const MARK = "\\u0000dvergr";
 
@@ -71,20 +76,37 @@ export const PRELUDE_SOURCE = `(function (hostLog) {
     configurable: true,
   });
 
-  function lazy(name, source) {
-    function settle(value) {
-      defineProperty(g, name, { value: value, writable: true, configurable: true });
+  function bridge(op, text, arg) {
+    const r = parse(hostEdn(op, text, arg));
+    if (r.error === undefined) return r.ok;
+    const d = r.error;
+    const e = d.name === "TypeError"
+      ? new TypeErrorType(d.message)
+      : d.name === "RangeError"
+      ? new RangeErrorType(d.message)
+      : new ErrorType(d.message);
+    if (d.name === "EdnSyntaxError") {
+      e.name = "EdnSyntaxError";
+      e.line = d.line;
+      e.column = d.column;
+      e.hint = d.hint;
     }
-    defineProperty(g, name, {
-      configurable: true,
-      get: function () {
-        settle(undefined);
-        indirectEval(source);
-        return g[name];
-      },
-      set: settle,
-    });
+    throw e;
   }
+  const edn = freeze({
+    parse: function parse(text, file) {
+      if (typeof text !== "string") throw new TypeErrorType("edn.parse needs a string");
+      return bridge("parse", text, typeof file === "string" ? file : "");
+    },
+    stringify: function stringifyEdn(value, pretty) {
+      const json = stringify(value);
+      if (typeof json !== "string") {
+        throw new TypeErrorType("edn.stringify needs a value that JSON can carry");
+      }
+      return bridge("stringify", json, pretty === true ? "pretty" : "");
+    },
+  });
+  defineProperty(g, "edn", { value: edn, writable: true, configurable: true });
 
   function mark(what) {
     const o = {};
@@ -126,5 +148,5 @@ export const PRELUDE_SOURCE = `(function (hostLog) {
     }
     try { return stringify(out); } catch (_) { return '{"kind":"unknown","isError":false}'; }
   }
-  return { lazy: lazy, parse: parse, serialize: serialize, describe: describe };
+  return { parse: parse, serialize: serialize, describe: describe };
 })`;

@@ -14,8 +14,6 @@ export interface InitMessage {
   memoryBytes: number;
   /** QuickJS stack limit, in bytes. */
   stackBytes: number;
-  /** Globals every fresh context gets, from script source (the EDN reader as `edn`). */
-  globals: { name: string; source: string }[];
 }
 
 /** Host → worker: run one export of a checker on one input. */

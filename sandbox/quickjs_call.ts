@@ -1,5 +1,5 @@
 /**
- * One checker call in a fresh QuickJS runtime and context: prelude, EDN reader, input,
+ * One checker call in a fresh QuickJS runtime and context: prelude (with `edn`), input,
  * checker.js as a module, the export called, its result settled and serialised. Nothing
  * survives the call: the runtime is disposed at the end, whatever happened.
  *
@@ -14,6 +14,7 @@ import type {
 import type { CallOutcome, CheckerFunction } from "./protocol.ts";
 import { PRELUDE_SOURCE } from "./prelude.ts";
 import { LOOP_GUARD_SOURCE } from "./loop_guard.ts";
+import { ednBridge } from "./edn_bridge.ts";
 import type { CheckerFault } from "./types.ts";
 
 export interface CallSetup {
@@ -24,11 +25,6 @@ export interface CallSetup {
   /** The wasm memory's current size (it only grows). */
   wasmBytes: () => number;
   stackBytes: number;
-  /**
-   * Globals defined from source on first access (the EDN reader): each script assigns
-   * `globalThis[name]`.
-   */
-  globals: { name: string; source: string }[];
 }
 
 export interface CallRequest {
@@ -129,7 +125,6 @@ class CheckerCall {
   private interrupted = false;
   private readonly refusedImports: string[] = [];
   private helpers?: {
-    lazy: QuickJSHandle;
     parse: QuickJSHandle;
     serialize: QuickJSHandle;
     describe: QuickJSHandle;
@@ -185,16 +180,6 @@ class CheckerCall {
     const { ctx } = this;
     this.refuseOversized();
     const helpers = this.installPrelude();
-    for (const { name, source } of this.setup.globals) {
-      const r = ctx.callFunction(
-        helpers.lazy,
-        ctx.undefined,
-        this.keep(ctx.newString(name)),
-        this.keep(ctx.newString(source)),
-      );
-      if (r.error) this.failWith(this.keep(r.error), "setup");
-      this.keep(r.value);
-    }
 
     const inputText = this.keep(ctx.newString(this.req.input));
     const parsed = ctx.callFunction(helpers.parse, ctx.undefined, inputText);
@@ -266,16 +251,24 @@ class CheckerCall {
         this.logs.push(ctx.getString(line).slice(0, MAX_LOG_LINE_CHARS));
       }
     }));
+    const ednFn = this.keep(ctx.newFunction("hostEdn", (op, text, arg) => {
+      if (
+        ctx.typeof(op) !== "string" || ctx.typeof(text) !== "string" ||
+        ctx.typeof(arg) !== "string"
+      ) {
+        return ctx.newString('{"error":{"name":"TypeError","message":"edn needs strings"}}');
+      }
+      return ctx.newString(ednBridge(ctx.getString(op), ctx.getString(text), ctx.getString(arg)));
+    }));
     const factory = ctx.evalCode(PRELUDE_SOURCE, "prelude.js", { type: "global" });
     if (factory.error) this.failWith(this.keep(factory.error), "setup");
-    const made = ctx.callFunction(this.keep(factory.value), ctx.undefined, logFn);
+    const made = ctx.callFunction(this.keep(factory.value), ctx.undefined, logFn, ednFn);
     if (made.error) this.failWith(this.keep(made.error), "setup");
     const obj = this.keep(made.value);
     const guard = ctx.evalCode(LOOP_GUARD_SOURCE, "loop_guard.js", { type: "global" });
     if (guard.error) this.failWith(this.keep(guard.error), "setup");
     this.keep(guard.value);
     this.helpers = {
-      lazy: this.keep(ctx.getProp(obj, "lazy")),
       parse: this.keep(ctx.getProp(obj, "parse")),
       serialize: this.keep(ctx.getProp(obj, "serialize")),
       describe: this.keep(ctx.getProp(obj, "describe")),

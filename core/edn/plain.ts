@@ -21,8 +21,8 @@
  *
  * When two keys of one map give the same plain key (`{:a 1 "a" 2}`), the first entry wins.
  *
- * The mapping lives in `ednPlainCore`, a self-contained function whose source the sandbox
- * embeds, so checkers see exactly the values the host sees.
+ * The mapping lives in `ednPlainCore`, a self-contained function; checkers get their
+ * values through it too (sandbox/edn_bridge.ts), so they see exactly what the host sees.
  */
 import { EDN_MODEL, type EdnModel, type EdnValue } from "./values.ts";
 import { ednReaderCore } from "./read.ts";
@@ -35,7 +35,7 @@ export interface EdnPlainCore {
 
 /**
  * The EDN → plain mapping of the table above, self-contained; `write` gives the EDN text
- * of map keys that are neither keywords nor strings. Its source is embedded in the sandbox.
+ * of map keys that are neither keywords nor strings.
  */
 export function ednPlainCore(
   M: EdnModel,

@@ -2,8 +2,8 @@
  * A strict EDN reader that names the line and column of every problem.
  *
  * The grammar lives in `ednReaderCore`, a self-contained function (it refers to nothing
- * outside its own body; the model classes come in as an argument) so that the QuickJS
- * sandbox can embed its source text (sandbox_source.ts) instead of a second copy.
+ * outside its own body; the model classes come in as an argument). Checkers reach the same
+ * reader through the sandbox's EDN bridge (sandbox/edn_bridge.ts).
  */
 import { DvergrError } from "../errors.ts";
 import { EDN_MODEL, type EdnChar, type EdnModel, type EdnUuid, type EdnValue } from "./values.ts";
@@ -39,7 +39,7 @@ export interface EdnReaderCore {
 
 /**
  * The EDN grammar, self-contained: builds values with the classes of `M` and throws an
- * EdnSyntaxFault naming line and column. Its source text is embedded in the sandbox.
+ * EdnSyntaxFault naming line and column.
  */
 export function ednReaderCore(M: EdnModel): EdnReaderCore {
   const NAMED_CHARS: Record<string, string> = {

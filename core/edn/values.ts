@@ -29,8 +29,8 @@
  * it would make every consumer handle a value nobody writes; the cost is that `1.5M`
  * does not round-trip to the same text.
  *
- * Every class here is self-contained (it refers to nothing else in this module), because
- * the sandbox embeds their source text (see sandbox_source.ts). Keep it that way.
+ * Every class here is self-contained (it refers to nothing else in this module), so the
+ * reader, writer and plain mapping can take the model as an argument.
  */
 
 /** A keyword, `:name` or `:ns/name`. Interned: `Keyword.of("a") === Keyword.of("a")`. */

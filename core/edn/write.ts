@@ -2,8 +2,8 @@
  * The EDN writer: the value model and plain JavaScript values to EDN text that readEdn
  * gives back exactly.
  *
- * Like the reader, the writer lives in a self-contained function (`ednWriterCore`) whose
- * source the sandbox embeds.
+ * Like the reader, the writer lives in a self-contained function (`ednWriterCore`) that
+ * takes the value model as an argument.
  */
 import { EDN_MODEL, type EdnModel, type EdnTagged, type Keyword } from "./values.ts";
 import { ednReaderCore } from "./read.ts";
@@ -22,7 +22,7 @@ export interface EdnWriterCore {
 
 /**
  * The EDN writer, self-contained: `validName` is the reader's name rule, so that only
- * names that read back are written as keywords. Its source text is embedded in the sandbox.
+ * names that read back are written as keywords.
  */
 export function ednWriterCore(
   M: EdnModel,
