@@ -152,21 +152,10 @@ function excludedList(cert: Certification) {
 
 const SHOWN_EXCLUSIONS = 20;
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
-  const { values, positionals } = parseCommandArgs("cases", args, OPTIONS);
-  if (positionals.length !== 1) {
-    throw usageError(
-      positionals.length === 0
-        ? '"dvergr cases" needs a table'
-        : `"dvergr cases" takes one table, got ${positionals.length}: ${positionals.join(" ")}`,
-      "Run `dvergr cases --help`",
-    );
-  }
-  if (values.out === undefined || values.out.trim() === "") {
-    throw usageError('"dvergr cases" needs --out DIR', "Name the directory to write the bundle to");
-  }
-  const at = (p: string) => resolve(ctx.cwd, p);
-  const tablePath = positionals[0];
+type Values = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>["values"];
+
+/** The spec from --spec (when given) with the flags over it. */
+async function specOf(values: Values, out: string, at: (p: string) => string) {
   const draft: SpecDraft = values.spec !== undefined
     ? specFromEdn(await readText(at(values.spec), values.spec, "spec"), values.spec)
     : { origin: {} };
@@ -185,7 +174,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   if (values.task !== undefined) draft.task = values.task;
   if (values.title !== undefined) draft.title = values.title;
   if (values.doc !== undefined) draft.doc = values.doc;
-  draft.name = values.name ?? draft.name ?? basename(at(values.out));
+  draft.name = values.name ?? draft.name ?? basename(at(out));
   draft.origin = origin;
   if (values.shared !== undefined) {
     const shared = new Map(draft.shared ?? []);
@@ -203,7 +192,25 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     }
     draft.shared = shared;
   }
-  const spec = completeSpec(draft);
+  return completeSpec(draft);
+}
+
+export async function run(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs("cases", args, OPTIONS);
+  if (positionals.length !== 1) {
+    throw usageError(
+      positionals.length === 0
+        ? '"dvergr cases" needs a table'
+        : `"dvergr cases" takes one table, got ${positionals.length}: ${positionals.join(" ")}`,
+      "Run `dvergr cases --help`",
+    );
+  }
+  if (values.out === undefined || values.out.trim() === "") {
+    throw usageError('"dvergr cases" needs --out DIR', "Name the directory to write the bundle to");
+  }
+  const at = (p: string) => resolve(ctx.cwd, p);
+  const tablePath = positionals[0];
+  const spec = await specOf(values, values.out, at);
   const delimiter = values.delimiter === undefined ? undefined : delimiterOption(values.delimiter);
   await refuseNonEmpty(at(values.out), values.out, values.force === true);
 
