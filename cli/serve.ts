@@ -1,9 +1,12 @@
-import { resolve } from "node:path";
+import { appendFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { format } from "node:util";
 import { intFlag, parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { usageError } from "../core/errors.ts";
 import { openHome } from "../core/io/home.ts";
-import { allOps } from "../core/ops/registry.ts";
+import { allOps, callOp, findOp } from "../core/ops/registry.ts";
 import { createJobRunner } from "../core/ops/jobs.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import { VERSION } from "../core/version.ts";
@@ -31,13 +34,16 @@ Options:
   --http             serve Streamable HTTP on 127.0.0.1 instead of stdio
   --port N           the HTTP port (default 17889; 0 picks a free one)
   --home DIR         the home (default: $DVERGR_HOME, else .dvergr in the working directory)
+  --job ID           (internal) run the work of job ID in this process; the server starts
+                     one such process per job, so jobs outlive it and its client
   -h, --help         show this help
 
 Environment: DVERGR_HOME, DVERGR_MCP_PROFILE, DVERGR_MCP_TOOLSETS, DVERGR_MCP_PORT.
 
 Long work is a job: catalog_benchmark returns one at once; job_status {job, wait_ms}
-answers when it ends or after at most 25 s. Jobs are durable: after a restart a job
-reads as it ended, or failed with reason "orphaned" when its server stopped mid-run.
+answers when it ends or after at most 25 s. Each job runs in a process of its own and
+its record is durable: it goes on when the server or the client stops, and a job whose
+process died reads as failed with reason "orphaned". Job logs: <home>/mcp/jobs.log.
 `;
 
 export const OPTIONS = {
@@ -49,7 +55,97 @@ export const OPTIONS = {
   toolsets: { type: "string", multiple: true },
   tools: { type: "string", multiple: true },
   room: { type: "string" },
+  job: { type: "string" },
 } as const;
+
+/** dvergr's permissions (deno.json's dvergr task), for the job worker processes. */
+const WORKER_PERMS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-run",
+  "--allow-net",
+  "--allow-sys=hostname,osRelease,uid,gid",
+  "--unstable-kv",
+  "--unstable-worker-options",
+  "--no-prompt",
+];
+
+/** The command line that runs `dvergr serve --job ID --home DIR` with this program. */
+export function workerCommand(homeDir: string, id: string): { cmd: string; args: string[] } {
+  const exe = Deno.execPath();
+  const tail = ["serve", "--job", id, "--home", homeDir];
+  // A compiled dvergr is its own executable; under Deno, run this main module again.
+  if (!/(^|[\\/])deno(\.exe)?$/.test(exe)) return { cmd: exe, args: tail };
+  const main = Deno.mainModule;
+  const args = ["run", ...WORKER_PERMS];
+  if (main.startsWith("file:")) {
+    const config = join(dirname(fileURLToPath(main)), "deno.json");
+    try {
+      Deno.statSync(config);
+      args.push("--config", config);
+    } catch {
+      // No deno.json beside main: the flags above are all it needs.
+    }
+  }
+  return { cmd: exe, args: [...args, main, ...tail] };
+}
+
+/** Starts a detached worker process for a job and returns its pid. */
+function spawnWorker(homeDir: string, cwd: string) {
+  return (job: { id: string }): Promise<number> => {
+    const { cmd, args } = workerCommand(homeDir, job.id);
+    const child = new Deno.Command(cmd, {
+      args,
+      cwd,
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+      detached: true,
+    }).spawn();
+    child.unref();
+    child.status.catch(() => {});
+    return Promise.resolve(child.pid);
+  };
+}
+
+/** `--job ID`: runs one job's op call here, recording its progress and end; logs to a file. */
+async function runJobWorker(id: string, homeDir: string, ctx: CliContext): Promise<number> {
+  const home = await openHome(homeDir);
+  const logFile = join(home.dir, "mcp", "jobs.log");
+  await Deno.mkdir(dirname(logFile), { recursive: true });
+  const log = (line: string) =>
+    appendFile(logFile, `${new Date().toISOString()} job ${id} pid ${Deno.pid}: ${line}\n`)
+      .catch(() => {});
+  // Nothing reads this process's stderr: what the engine reports goes to the log.
+  console.error = (...a: unknown[]) => void log(format(...a));
+  const pool = createCheckerPool({ workers: 2 });
+  const jobs = createJobRunner(home.state);
+  const stop = untilSignal();
+  stop.done.then(() => home.state.requestJobCancel(id)).catch(() => {});
+  try {
+    log("started");
+    const r = await jobs.adopt(id, async (signal, progress) => {
+      const spec = (await home.state.getJob(id))?.spec;
+      if (!spec) throw usageError(`Job ${id} has no op to run`, "Jobs are started by the server");
+      return await callOp(findOp(spec.op), {
+        home,
+        runner: pool,
+        env: ctx.env,
+        cwd: ctx.cwd,
+        clock: () => new Date(),
+        signal,
+        progress,
+      }, spec.input);
+    });
+    await log(`ended ${r.status}${r.error ? `: ${r.error.code} ${r.error.message}` : ""}`);
+    return r.status === "succeeded" ? 0 : 1;
+  } finally {
+    stop.dispose();
+    pool.close();
+    await home.close();
+  }
+}
 
 /** Resolves when SIGINT or SIGTERM arrives (or `also` aborts). */
 function untilSignal(also?: AbortSignal): { done: Promise<void>; dispose(): void } {
@@ -86,6 +182,8 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       "Run `dvergr serve --help`",
     );
   }
+  const homeDir = resolve(ctx.cwd, values.home || ctx.env("DVERGR_HOME") || ".dvergr");
+  if (values.job !== undefined) return await runJobWorker(values.job, homeDir, ctx);
   if (!values.mcp) {
     throw usageError(
       '"dvergr serve" needs --mcp',
@@ -112,12 +210,11 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       17889
     : 0;
   if (port > 65535) throw usageError(`Cannot use --port ${port}: ports end at 65535`);
-  const homeDir = resolve(ctx.cwd, values.home || ctx.env("DVERGR_HOME") || ".dvergr");
   const log = (line: string) => ctx.stderr(`dvergr-mcp: ${line}\n`);
 
   const home = await openHome(homeDir);
   const pool = createCheckerPool({ workers: 2 });
-  const jobs = createJobRunner(home.state);
+  const jobs = createJobRunner(home.state, { spawnWorker: spawnWorker(home.dir, ctx.cwd) });
   const stop = untilSignal();
   try {
     const orphans = await jobs.recover();

@@ -76,11 +76,12 @@ export function createMcpServer(opts: McpServerOptions): Server {
     }
     const token = req.params._meta?.progressToken;
     let last = -Infinity;
+    const sending: Promise<void>[] = [];
     const progress = token === undefined ? undefined : (p: OpProgress) => {
       // Progress must increase; a report that does not move is dropped.
       if (!(p.progress > last)) return;
       last = p.progress;
-      extra.sendNotification({
+      const sent = extra.sendNotification({
         method: "notifications/progress",
         params: {
           progressToken: token,
@@ -88,14 +89,18 @@ export function createMcpServer(opts: McpServerOptions): Server {
           ...(p.total !== undefined ? { total: p.total } : {}),
           ...(p.message !== undefined ? { message: p.message } : {}),
         },
-      }).catch(() => {}); // The request may have ended meanwhile.
+      }).catch(() => {}); // The request may have been cancelled meanwhile.
+      sending.push(sent);
     };
     const started = performance.now();
     try {
       const value = await callOp(op, { ...context, signal: extra.signal, progress }, args);
+      // Progress sent after the response would be dropped by the client: send it first.
+      await Promise.all(sending);
       log(`${op.name} ok ${Math.round(performance.now() - started)} ms`);
       return toolResult(value);
     } catch (e) {
+      await Promise.all(sending);
       if (isDvergrError(e)) log(`${op.name} error[${e.code}]: ${e.message}`);
       else log(`${op.name} failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
       return errorResult(e);

@@ -56,6 +56,8 @@ export interface JobRecord {
   /** The process running it and the job runner within that process. */
   pid: number;
   owner: string;
+  /** The op call that does its work, when it runs in a worker process of its own. */
+  spec?: { op: string; input: unknown };
 }
 
 export interface StateStore {

@@ -396,7 +396,10 @@ export const catalogBenchmark = defineOp({
         })),
       };
     }
-    const { job } = await ctx.jobs.start("benchmark", input.room, work);
+    const { job } = await ctx.jobs.start("benchmark", input.room, work, {
+      op: "catalog_benchmark",
+      input,
+    });
     ctx.progress?.({
       progress: 0,
       total: plan.cells.length,

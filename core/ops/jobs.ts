@@ -33,7 +33,14 @@ export interface JobRunnerOptions {
   cancelPollMs?: number;
   /** The longest wait() (default MAX_WAIT_MS, 25 s). */
   maxWaitMs?: number;
+  /**
+   * Starts a process that runs a job given with a spec (see `adopt`) and returns its pid.
+   * Without it, every job runs in this process.
+   */
+  spawnWorker?: (job: JobRecord) => Promise<number>;
 }
+
+type JobWork = Parameters<JobRunner["start"]>[2];
 
 /** A JobRunner over durable records, with the reads and controls of the job ops. */
 export interface DurableJobRunner extends JobRunner {
@@ -45,12 +52,17 @@ export interface DurableJobRunner extends JobRunner {
    * while waiting goes to `onProgress`. Unknown ids are NOT_FOUND errors.
    */
   wait(id: string, waitMs: number, onProgress?: (r: JobRecord) => void): Promise<JobRecord>;
+  /**
+   * Runs the work of a job another process started with a spec and recorded (a worker
+   * process); resolves with the record once the job has ended.
+   */
+  adopt(id: string, work: JobWork): Promise<JobRecord>;
   /** Stops a running job and returns it once it has ended (or after 10 s). */
   cancel(id: string): Promise<JobRecord>;
   list(room?: string): Promise<JobRecord[]>;
   /** Records every running job whose process stopped as failed, orphaned; returns how many. */
   recover(): Promise<number>;
-  /** Stops this runner's jobs and waits for their records (server shutdown). */
+  /** Stops the jobs running in this process and waits for their records (shutdown). */
   close(): Promise<void>;
 }
 
@@ -61,15 +73,26 @@ interface LocalJob {
   listeners: Set<() => void>;
 }
 
-/** Whether a process runs (`kill -0`; Deno refuses /proc without --allow-all). */
+const ALIVE_SCRIPT = `
+if kill -0 "$1" 2>/dev/null; then
+  # A zombie (ended, not yet reaped by its parent) does not run.
+  case "$(ps -o stat= -p "$1" 2>/dev/null)" in Z*) exit 1;; esac
+  exit 0
+fi
+kill -0 "$1" 2>&1 | grep -qi "not permitted"`;
+
+/**
+ * Whether a process runs: `kill -0` (Deno refuses /proc without --allow-all), a zombie
+ * counting as ended. Unknown (no /bin/sh) counts as running.
+ */
 export async function processAlive(pid: number): Promise<boolean> {
   try {
     const out = await new Deno.Command("/bin/sh", {
-      args: ["-c", 'kill -0 "$1"', "sh", String(pid)],
+      args: ["-c", ALIVE_SCRIPT, "sh", String(pid)],
       stdout: "null",
-      stderr: "piped",
+      stderr: "null",
     }).output();
-    return out.success || /not permitted/i.test(new TextDecoder().decode(out.stderr));
+    return out.success;
   } catch {
     return true; // Cannot tell: do not call a job orphaned.
   }
@@ -175,9 +198,85 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
     }
   }
 
+  /** Runs `work` for `record` in this process, keeping the record up to date. */
+  function execute(record: JobRecord, work: JobWork): LocalJob {
+    const { id, kind } = record;
+    const controller = new AbortController();
+    const listeners = new Set<() => void>();
+    let lastWrite = 0;
+    let writeTimer: ReturnType<typeof setTimeout> | undefined;
+    let writing: Promise<void> = Promise.resolve();
+    const persist = () => {
+      lastWrite = Date.now();
+      const snapshot = structuredClone(record);
+      writing = writing.then(() => state.putJob(snapshot)).catch((e) =>
+        console.error(`dvergr: cannot record progress of job ${id}: ${e}`)
+      );
+    };
+    const progress = (p: OpProgress) => {
+      if (record.status !== "running") return;
+      record.progress = {
+        done: p.progress,
+        total: p.total ?? record.progress.total,
+        faults: p.faults ?? record.progress.faults,
+        phase: p.phase ?? p.message ?? record.progress.phase,
+      };
+      for (const l of listeners) l();
+      if (writeTimer !== undefined) return;
+      const wait = persistEveryMs - (Date.now() - lastWrite);
+      if (wait <= 0) persist();
+      else {
+        writeTimer = setTimeout(() => {
+          writeTimer = undefined;
+          if (record.status === "running") persist();
+        }, wait);
+      }
+    };
+    const cancelPoll = setInterval(() => {
+      state.jobCancelRequested(id).then((asked) => {
+        if (asked) controller.abort();
+      }).catch(() => {});
+    }, cancelPollMs);
+
+    const ended = (async () => {
+      try {
+        // A macrotask first, so start() returns before any of the work runs.
+        await sleep(0);
+        const result = await work(controller.signal, progress);
+        record.result = result ?? null;
+        record.status = controller.signal.aborted ? "cancelled" : "succeeded";
+      } catch (e) {
+        if (controller.signal.aborted) record.status = "cancelled";
+        else {
+          record.status = "failed";
+          record.error = errorOf(e);
+          if (!isDvergrError(e)) {
+            console.error(`dvergr: job ${id} (${kind}) failed:`, e);
+          }
+        }
+      } finally {
+        clearInterval(cancelPoll);
+        if (writeTimer !== undefined) clearTimeout(writeTimer);
+        if (record.status === "cancelled" && closing) record.reason = "server-stopped";
+        record.finishedAt = clock().toISOString();
+        record.progress = {
+          ...record.progress,
+          phase: record.status === "succeeded" ? "done" : record.status,
+        };
+        persist();
+        await writing;
+        local.delete(id);
+        for (const l of listeners) l();
+      }
+    })();
+    const job = { record, controller, ended, listeners };
+    local.set(id, job);
+    return job;
+  }
+
   const runner: DurableJobRunner = {
     owner,
-    async start(kind, room, work) {
+    async start(kind, room, work, spec) {
       liveOwners.add(owner);
       const id = crypto.randomUUID();
       const record: JobRecord = {
@@ -193,78 +292,29 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
         reason: null,
         pid: Deno.pid,
         owner,
+        ...(spec ? { spec } : {}),
       };
+      if (spec && opts.spawnWorker) {
+        // A process of its own: the job outlives this server and its client.
+        const pid = await opts.spawnWorker(record);
+        await state.putJob({ ...record, pid, owner: `worker-${id}` });
+        return { job: id };
+      }
       await state.putJob(record);
-      const controller = new AbortController();
-      const listeners = new Set<() => void>();
-      let lastWrite = 0;
-      let writeTimer: ReturnType<typeof setTimeout> | undefined;
-      let writing: Promise<void> = Promise.resolve();
-      const persist = () => {
-        lastWrite = Date.now();
-        const snapshot = structuredClone(record);
-        writing = writing.then(() => state.putJob(snapshot)).catch((e) =>
-          console.error(`dvergr: cannot record progress of job ${id}: ${e}`)
-        );
-      };
-      const progress = (p: OpProgress) => {
-        if (record.status !== "running") return;
-        record.progress = {
-          done: p.progress,
-          total: p.total ?? record.progress.total,
-          faults: p.faults ?? record.progress.faults,
-          phase: p.phase ?? p.message ?? record.progress.phase,
-        };
-        for (const l of listeners) l();
-        if (writeTimer !== undefined) return;
-        const wait = persistEveryMs - (Date.now() - lastWrite);
-        if (wait <= 0) persist();
-        else {
-          writeTimer = setTimeout(() => {
-            writeTimer = undefined;
-            if (record.status === "running") persist();
-          }, wait);
-        }
-      };
-      const cancelPoll = setInterval(() => {
-        state.jobCancelRequested(id).then((asked) => {
-          if (asked) controller.abort();
-        }).catch(() => {});
-      }, cancelPollMs);
-
-      const ended = (async () => {
-        try {
-          // A macrotask first, so start() returns before any of the work runs.
-          await sleep(0);
-          const result = await work(controller.signal, progress);
-          record.result = result ?? null;
-          record.status = controller.signal.aborted ? "cancelled" : "succeeded";
-        } catch (e) {
-          if (controller.signal.aborted) record.status = "cancelled";
-          else {
-            record.status = "failed";
-            record.error = errorOf(e);
-            if (!isDvergrError(e)) {
-              console.error(`dvergr: job ${id} (${kind}) failed:`, e);
-            }
-          }
-        } finally {
-          clearInterval(cancelPoll);
-          if (writeTimer !== undefined) clearTimeout(writeTimer);
-          if (record.status === "cancelled" && closing) record.reason = "server-stopped";
-          record.finishedAt = clock().toISOString();
-          record.progress = {
-            ...record.progress,
-            phase: record.status === "succeeded" ? "done" : record.status,
-          };
-          persist();
-          await writing;
-          local.delete(id);
-          for (const l of listeners) l();
-        }
-      })();
-      local.set(id, { record, controller, ended, listeners });
+      execute(record, work);
       return { job: id };
+    },
+    async adopt(id, work) {
+      liveOwners.add(owner);
+      let r: JobRecord | null = null;
+      // The server records the job right after it spawned this worker.
+      for (let i = 0; i < 200 && !(r = await state.getJob(id)); i++) await sleep(50);
+      if (!r) throw notFound(id);
+      if (r.status !== "running") return r;
+      const record: JobRecord = { ...r, pid: Deno.pid, owner };
+      await state.putJob(record);
+      await execute(record, work).ended;
+      return (await state.getJob(id)) ?? record;
     },
     get,
     async wait(id, waitMs, onProgress) {
@@ -327,6 +377,8 @@ export interface JobView {
   started_at: string;
   finished_at: string | null;
   progress: JobRecord["progress"];
+  /** The process that runs (or ran) it. */
+  pid: number;
   reason?: string;
   error?: NonNullable<JobRecord["error"]>;
   result?: unknown;
@@ -342,6 +394,7 @@ export function jobView(r: JobRecord, opts: { result?: boolean } = {}): JobView 
     started_at: r.startedAt,
     finished_at: r.finishedAt,
     progress: r.progress,
+    pid: r.pid,
     ...(r.reason ? { reason: r.reason } : {}),
     ...(r.error ? { error: r.error } : {}),
     ...(opts.result !== false && r.result !== null && r.result !== undefined

@@ -35,12 +35,22 @@ export interface OpContext {
   jobs?: JobRunner;
 }
 
+/**
+ * The op call that does a job's work: calling `op` with `input` in a context without a
+ * job runner does the same work inline, so a runner may run it in a process of its own.
+ */
+export interface JobSpec {
+  op: string;
+  input: unknown;
+}
+
 /** Starts work that outlives a request and is polled with job_status. */
 export interface JobRunner {
   start(
     kind: string,
     room: string | null,
     work: (signal: AbortSignal, progress: (p: OpProgress) => void) => Promise<unknown>,
+    spec?: JobSpec,
   ): Promise<{ job: string }>;
 }
 

@@ -194,56 +194,84 @@ Deno.test({
 });
 
 Deno.test({
-  name: "job_cancel stops a benchmark; a server killed mid-job leaves it failed, orphaned",
+  name:
+    "jobs run in processes of their own: they outlive their server, cancel, and read orphaned when killed",
   ...opts,
   async fn() {
     const home = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${home}/candidates.edn`, '{"slow" {:command "sleep 60"}}');
+    await Deno.writeTextFile(`${home}/candidates.edn`, '{"slow" {:command "sleep 20"}}');
+    const slow = { room: "r", name: "recall", candidates: ["cmd:slow"] };
+
+    // A server started per call, as a CLI client does: the job goes on after it stops.
     const first = await connectStdio(home);
-    let killed = false;
-    let job2 = "";
+    let quick = "";
     try {
-      const { client } = first;
-      await call(client, "room_create", { room: "r" });
+      await call(first.client, "room_create", { room: "r" });
       const files: Record<string, string> = {};
       for (const [p, t] of recallBundle()) files[`workflows/recall/${p}`] = t;
-      await call(client, "room_write", { room: "r", files });
-      const start = () =>
-        call(client, "catalog_benchmark", { room: "r", name: "recall", candidates: ["cmd:slow"] });
+      await call(first.client, "room_write", { room: "r", files });
+      quick = (await call(first.client, "catalog_benchmark", {
+        room: "r",
+        name: "recall",
+        candidates: ["builtin:reference"],
+      })).job;
+    } finally {
+      await first.close();
+    }
 
-      const job1 = (await start()).job;
-      const running = await call(client, "job_status", { job: job1, wait_ms: 300 });
+    const second = await connectStdio(home);
+    let job2 = "";
+    let worker = 0;
+    try {
+      const { client } = second;
+      let done: Json;
+      for (let i = 0; i < 10; i++) {
+        done = await call(client, "job_status", { job: quick, wait_ms: 25_000 });
+        if (done.status !== "running") break;
+      }
+      assert.equal(done.status, "succeeded", JSON.stringify(done));
+      assert.equal(done.result.complete, true);
+
+      const job1 = (await call(client, "catalog_benchmark", slow)).job;
+      const running = await call(client, "job_status", { job: job1, wait_ms: 1500 });
       assert.equal(running.status, "running");
+      assert.notEqual(running.pid, second.pid, "the job runs in a worker process");
       const cancelled = await call(client, "job_cancel", { job: job1 });
       assert.equal(cancelled.status, "cancelled");
 
-      job2 = (await start()).job;
-      assert.equal(
-        (await call(client, "job_status", { job: job2, wait_ms: 300 })).status,
-        "running",
-      );
-      Deno.kill(first.pid, "SIGKILL");
-      killed = true;
+      job2 = (await call(client, "catalog_benchmark", slow)).job;
+      const r2 = await call(client, "job_status", { job: job2, wait_ms: 1500 });
+      assert.equal(r2.status, "running");
+      worker = r2.pid;
+      Deno.kill(second.pid, "SIGKILL"); // The server dies; the job's worker does not.
     } finally {
-      await first.close().catch(() => {});
+      await second.close().catch(() => {});
     }
-    assert.ok(killed);
 
-    const second = await connectStdio(home);
+    const third = await connectStdio(home);
     try {
-      const r = await call(second.client, "job_status", { job: job2 });
+      const { client } = third;
+      assert.equal((await call(client, "job_status", { job: job2 })).status, "running");
+      Deno.kill(worker, "SIGKILL");
+      let r: Json;
+      for (let i = 0; i < 40; i++) {
+        r = await call(client, "job_status", { job: job2 });
+        if (r.status !== "running") break;
+        await new Promise((res) => setTimeout(res, 100));
+      }
       assert.equal(r.status, "failed");
       assert.equal(r.reason, "orphaned");
       assert.equal(r.error.code, "JOB_ORPHANED");
-      const list = await call(second.client, "job_list", { room: "r" });
+      const list = await call(client, "job_list", { room: "r" });
       assert.deepEqual(
         list.jobs.map((j: Json) => j.status).sort(),
-        ["cancelled", "failed"],
+        ["cancelled", "failed", "succeeded"],
       );
     } finally {
-      await second.close();
+      await third.close();
     }
-    assert.match(second.stderr(), /1 job of a stopped server orphaned/);
+    const log = await Deno.readTextFile(`${home}/mcp/jobs.log`);
+    assert.match(log, new RegExp(`job ${quick} pid \\d+: ended succeeded`));
     await Deno.remove(home, { recursive: true });
   },
 });

@@ -300,3 +300,20 @@ Deno.test("job_list lists jobs newest first, only a room's when given; job_cance
   assert.equal(cancelled.status, "cancelled");
   await close();
 });
+
+Deno.test("processAlive() counts a zombie (ended, unreaped) as not running", async () => {
+  // The shell starts a short child, then becomes `sleep 3`, which never reaps it.
+  const parent = new Deno.Command("/bin/sh", {
+    args: ["-c", "sleep 0 & echo $!; exec sleep 3"],
+    stdout: "piped",
+  }).spawn();
+  const reader = parent.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const { value } = await reader.read();
+  const zombie = Number(value!.trim());
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(await processAlive(zombie), false);
+  assert.equal(await processAlive(parent.pid), true);
+  parent.kill("SIGKILL");
+  await reader.cancel();
+  await parent.status;
+});
