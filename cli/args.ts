@@ -16,7 +16,10 @@ export function parseCommandArgs<O extends OptionSpec>(
     return parseArgs({ args, options, strict: true, allowPositionals: true });
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
-    throw usageError(`Cannot parse arguments of "dvergr ${command}": ${msg}`, `Run \`dvergr ${command} --help\``);
+    throw usageError(
+      `Cannot parse arguments of "dvergr ${command}": ${msg}`,
+      `Run \`dvergr ${command} --help\``,
+    );
   }
 }
 

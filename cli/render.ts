@@ -18,7 +18,11 @@ export function renderError(e: unknown, ctx: CliContext, json: boolean): number 
   const err = e instanceof Error ? e : new Error(String(e));
   if (json) {
     ctx.stdout(
-      JSON.stringify({ error: { code: "INTERNAL", message: err.message, stack: err.stack } }, null, 2) +
+      JSON.stringify(
+        { error: { code: "INTERNAL", message: err.message, stack: err.stack } },
+        null,
+        2,
+      ) +
         "\n",
     );
   } else {
