@@ -37,6 +37,17 @@ room_create → room_write the table → catalog_cases → catalog_calibrate →
 catalog_benchmark (returns a job and the experiment id) → job_status {job, wait_ms: 25000}
 until it is not running → scorecard_list / scorecard_detail → experiment_report.`;
 
+/**
+ * Waits until the call's progress notifications are sent, then a little more when there
+ * were any: the SDK's client handles a notification a microtask later than a response read
+ * in the same chunk, and drops progress that comes after its response.
+ */
+async function flushProgress(sending: Promise<void>[]): Promise<void> {
+  if (sending.length === 0) return;
+  await Promise.all(sending);
+  await new Promise((r) => setTimeout(r, 15));
+}
+
 /** Creates the server of one connection (not yet connected to a transport). */
 export function createMcpServer(opts: McpServerOptions): Server {
   const { selection, context, log } = opts;
@@ -95,12 +106,11 @@ export function createMcpServer(opts: McpServerOptions): Server {
     const started = performance.now();
     try {
       const value = await callOp(op, { ...context, signal: extra.signal, progress }, args);
-      // Progress sent after the response would be dropped by the client: send it first.
-      await Promise.all(sending);
+      await flushProgress(sending);
       log(`${op.name} ok ${Math.round(performance.now() - started)} ms`);
       return toolResult(value);
     } catch (e) {
-      await Promise.all(sending);
+      await flushProgress(sending);
       if (isDvergrError(e)) log(`${op.name} error[${e.code}]: ${e.message}`);
       else log(`${op.name} failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
       return errorResult(e);
