@@ -4,22 +4,16 @@
  * content id). Median of N runs each (default 10):
  * `deno run <dvergr permissions> bench/cli_bench.ts [runs]`.
  */
+import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
+
 const RUNS = Number(Deno.args[0] ?? 10);
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const EXAMPLE = new URL("../examples/workflows/invoice-fields", import.meta.url).pathname;
-const PERMS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-  "--allow-net",
-  "--allow-sys=hostname,osRelease,uid,gid",
-];
 
 async function wallMs(args: string[]): Promise<number> {
   const t0 = performance.now();
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...PERMS, MAIN, ...args],
+    args: ["run", ...DVERGR_PERMISSIONS, MAIN, ...args],
     stdout: "null",
     stderr: "piped",
   }).output();

@@ -2,14 +2,8 @@
  * Runs every benchmark in bench/ one after another and prints their figures
  * (`deno task bench`). Each runs as its own process with dvergr's permissions.
  */
-const PERMS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-  "--allow-net",
-  "--allow-sys=hostname,osRelease,uid,gid",
-];
+import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
+
 const BENCHES: [string, string[]][] = [
   ["cli_bench.ts", []],
   ["checker_bench.ts", []],
@@ -23,7 +17,7 @@ for (const [file, args] of BENCHES) {
   console.log(`\n== bench/${file}`);
   const path = new URL(file, import.meta.url).pathname;
   const status = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...PERMS, path, ...args],
+    args: ["run", ...DVERGR_PERMISSIONS, path, ...args],
     stdout: "inherit",
     stderr: "inherit",
   }).spawn().status;

@@ -11,6 +11,7 @@ import { createJobRunner } from "../core/ops/jobs.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import { VERSION } from "../core/version.ts";
 import { selectTools } from "../mcp/selection.ts";
+import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
 
 export const HELP = `dvergr serve --mcp [--http [--port N]] [--home DIR]
              [--profile P | --toolsets a,b | --tools a,b [--room R]]
@@ -60,12 +61,7 @@ export const OPTIONS = {
 
 /** dvergr's permissions (deno.json's dvergr task), for the job worker processes. */
 const WORKER_PERMS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-  "--allow-net",
-  "--allow-sys=hostname,osRelease,uid,gid",
+  ...DVERGR_PERMISSIONS,
   "--unstable-kv",
   "--unstable-worker-options",
   "--no-prompt",

@@ -8,6 +8,7 @@ import { dirBlobStore } from "../../core/io/blob_store.ts";
 import { gitRoomStore } from "../../core/io/room_store.ts";
 import type { Scorecard } from "../../core/bench/scorecard.ts";
 import { wordDataset, writeBundleTo } from "../helpers/dataset_bundle.ts";
+import { DVERGR_PERMISSIONS } from "../../core/permissions.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -187,12 +188,7 @@ Deno.test({
     const dir = await writeBundleTo(wordDataset(6));
     const args = (home: string) => [
       "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-run",
-      "--allow-net",
-      "--allow-sys=hostname,osRelease,uid,gid",
+      ...DVERGR_PERMISSIONS,
       `${ROOT}main.ts`,
       "benchmark",
       dir,

@@ -11,18 +11,12 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { toolProblems } from "../../mcp/tool_schema.ts";
+import { DVERGR_PERMISSIONS } from "../../core/permissions.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** dvergr's own permissions (deno.json's task). */
-export const PERMS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-  "--allow-net",
-  "--allow-sys=hostname,osRelease,uid,gid",
-];
+export const PERMS = [...DVERGR_PERMISSIONS];
 
 /** The argv that runs `dvergr serve --mcp …` under Deno. */
 export function serveArgs(home: string, extra: string[] = []): string[] {
