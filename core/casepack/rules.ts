@@ -87,7 +87,8 @@ export function casepackItems(x: unknown): string[] {
 /**
  * Whether the answer value `got` is right for the expected value `want` under `rule`:
  * `ci` lower-cased text equality; `number` both read as numbers within the tolerance
- * (default 0.005; a relative 1e-9 absorbs binary rounding); `set` equal item sets;
+ * (default 0.005; the rounding of doubles, a few units in the last place, is
+ * absorbed); `set` equal item sets;
  * `date` the same (year, month, day); `exact` (and any other rule) numeric equality
  * when both read as numbers and the answer is an actual number, else text equality.
  * A missing (null/undefined) answer value is never right.
@@ -107,7 +108,11 @@ export function casepackFieldRight(
     const g = casepackNumber(got);
     if (w === null || g === null) return false;
     const tol = typeof tolerance === "number" && Number.isFinite(tolerance) ? tolerance : 0.005;
-    return Math.abs(w - g) <= tol + 1e-9 * Math.max(1, Math.abs(w), Math.abs(g));
+    // Reading decimals as doubles and subtracting errs by a few units in the last
+    // place of the operands: allow that much, so 1234.57 is within 0.01 of 1234.56,
+    // and no more, so a millionth beyond the tolerance is wrong for any amount.
+    const rounding = 4 * Number.EPSILON * (Math.max(Math.abs(w), Math.abs(g)) + tol);
+    return Math.abs(w - g) <= tol + rounding;
   }
   if (rule === "set") {
     const a = casepackItems(want);

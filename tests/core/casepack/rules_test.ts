@@ -105,6 +105,19 @@ Deno.test("casepackFieldRight() number grades within the tolerance", () => {
   assert.equal(casepackFieldRight("number", 0.01, "119,00", "1129.0"), false);
 });
 
+Deno.test("casepackFieldRight() number allows rounding, not more, beyond the tolerance of large amounts", () => {
+  // Exactly at ±tolerance in decimal is right, however the doubles round.
+  assert.equal(casepackFieldRight("number", 0.01, "1234.56", "1234.57"), true);
+  assert.equal(casepackFieldRight("number", 0.01, "1234.56", "1234.55"), true);
+  assert.equal(casepackFieldRight("number", 0.01, "99999999,99", "100.000.000,00"), true);
+  assert.equal(casepackFieldRight("number", 0.01, "0.3", 0.31), true);
+  // A millionth beyond it is wrong, also for amounts in the millions and billions.
+  assert.equal(casepackFieldRight("number", undefined, "1000000", 1000000.0059), false);
+  assert.equal(casepackFieldRight("number", undefined, "1.000.000,00", "1.000.000,0051"), false);
+  assert.equal(casepackFieldRight("number", 0.01, "1000000000", "1000000000.5"), false);
+  assert.equal(casepackFieldRight("number", 0, "123456789.12", "123456789.13"), false);
+});
+
 Deno.test("casepackFieldRight() set and date rules", () => {
   assert.equal(casepackFieldRight("set", undefined, "a, B", ["b", "A"]), true);
   assert.equal(casepackFieldRight("set", undefined, "a, B", ["b", "A", "c"]), false);
