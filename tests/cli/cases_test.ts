@@ -501,3 +501,24 @@ Deno.test("dvergr cases --help describes the command and is listed in dvergr --h
   const main = await dvergr(TABLES, "--help");
   assert.match(main.out, /^ {2}cases +turn a table of historical cases/m);
 });
+
+Deno.test("dvergr cases writes cases whose ids are .git, dots or longer than a file name", async () => {
+  const long = "Buchung " + "x".repeat(400);
+  const dir = await tempDir({
+    "t.csv": `id,x,y\n.git,a,1\n..,b,2\n"${long}",c,3\n"${long}y",d,4\n`,
+  });
+  const r = await dvergr(
+    dir,
+    "cases",
+    "t.csv",
+    ...["--id", "id", "--inputs", "x", "--outcome", "y:exact", "--out", "out", "--json"],
+  );
+  assert.equal(r.code, 0, r.err);
+  assert.equal(JSON.parse(r.out).certified, 4);
+  const ids = [];
+  for await (const e of Deno.readDir(join(dir, "out", "cases"))) ids.push(e.name);
+  assert.equal(ids.length, 4);
+  assert.ok(ids.includes("_git") && ids.includes("__"), ids.join(" "));
+  assert.ok(ids.every((id) => id.length <= 200));
+  await assertCalibrates(join(dir, "out"));
+});
