@@ -86,7 +86,8 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
  * Decodes a file's bytes as text. A UTF-8 or UTF-16 byte-order mark decides the
  * encoding (and is dropped); else `encoding` when given; else the bytes must be
  * UTF-8, or a TABLE_INVALID error names the line of the first foreign byte and says
- * how to convert the file. Text with NUL bytes is refused as binary.
+ * how to convert the file. A PDF, an Office document (ZIP) or an image is refused by
+ * its kind, and other text with NUL bytes as binary.
  */
 export function decodeText(
   bytes: Uint8Array,
@@ -100,7 +101,7 @@ export function decodeText(
     text = new TextDecoder("utf-16le").decode(bytes.subarray(2));
   } else if (bytes[0] === 0xfe && bytes[1] === 0xff) {
     text = new TextDecoder("utf-16be").decode(bytes.subarray(2));
-  } else if (opts.encoding !== undefined) {
+  } else if (opts.encoding !== undefined && encodingName(opts.encoding) !== "utf-8") {
     text = decodeWith(bytes, encodingName(opts.encoding));
   } else {
     text = decodeStrictUtf8(bytes, opts.file, what, 0);
@@ -108,11 +109,15 @@ export function decodeText(
   const nul = text.indexOf("\0");
   if (nul >= 0) {
     const line = text.slice(0, nul).split("\n").length;
+    const kind = binaryKind(bytes);
     throw new DvergrError(
       "TABLE_INVALID",
-      `Cannot read ${what} "${opts.file}": line ${line} holds a NUL byte, so it is not text`,
+      `Cannot read ${what} "${opts.file}": line ${line} holds a NUL byte, so it is not text` +
+        (kind ? ` (it is ${kind.kind})` : ""),
       {
-        hint: what === "attachment"
+        hint: kind
+          ? kind[what === "attachment" ? "attachment" : "table"]
+          : what === "attachment"
           ? "Attachments are text files: extract the text first (e.g. pdftotext file.pdf file.txt)"
           : "Export the table as CSV, JSON lines or EDN text",
         details: { file: opts.file, line },
@@ -122,9 +127,54 @@ export function decodeText(
   return text;
 }
 
+// File kinds a user may give where text belongs, by their first bytes.
+const BINARY_KINDS: { magic: number[]; kind: string; table: string; attachment: string }[] = [
+  {
+    magic: [0x25, 0x50, 0x44, 0x46, 0x2d], // %PDF-
+    kind: "a PDF document",
+    table: "Export the table as CSV, JSON lines or EDN text",
+    attachment: "Attachments are text: extract it first (pdftotext file.pdf file.txt) and " +
+      "name the .txt file in the table",
+  },
+  {
+    magic: [0x50, 0x4b, 0x03, 0x04], // PK.. (xlsx, docx, ods, odt are ZIP archives)
+    kind: "a ZIP archive (an Office document such as .xlsx or .docx)",
+    table: 'Save the sheet as CSV (File › Save as › "CSV UTF-8") and give that file',
+    attachment: "Attachments are text: save the document as plain text (.txt) and name " +
+      "that file in the table",
+  },
+  {
+    magic: [0x89, 0x50, 0x4e, 0x47], // .PNG
+    kind: "a PNG image",
+    table: "Export the table as CSV, JSON lines or EDN text",
+    attachment: "Attachments are text: give the text of the image (e.g. by OCR) as a .txt file",
+  },
+  {
+    magic: [0xff, 0xd8, 0xff], // JPEG
+    kind: "a JPEG image",
+    table: "Export the table as CSV, JSON lines or EDN text",
+    attachment: "Attachments are text: give the text of the image (e.g. by OCR) as a .txt file",
+  },
+];
+
+function binaryKind(bytes: Uint8Array) {
+  return BINARY_KINDS.find(({ magic }) => magic.every((b, i) => bytes[i] === b));
+}
+
+function refuseBinary(bytes: Uint8Array, file: string, what: string): void {
+  const found = binaryKind(bytes);
+  if (found === undefined) return;
+  throw new DvergrError(
+    "TABLE_INVALID",
+    `Cannot read ${what} "${file}": it is ${found.kind}, not text`,
+    { hint: what === "attachment" ? found.attachment : found.table, details: { file } },
+  );
+}
+
 function decodeStrictUtf8(bytes: Uint8Array, file: string, what: string, skipped: number): string {
   const bad = firstInvalidUtf8(bytes);
   if (bad < 0) return new TextDecoder("utf-8").decode(bytes);
+  refuseBinary(bytes, file, what);
   let line = 1;
   for (let i = 0; i < bad; i++) if (bytes[i] === 10) line++;
   const byte = bytes[bad];

@@ -65,3 +65,32 @@ Deno.test("encodingName() accepts aliases and refuses unknown encodings", () => 
   assert.equal(encodingName("utf8"), "utf-8");
   assert.equal(decodeError(() => encodingName("klingon")).code, "USAGE");
 });
+
+Deno.test("decodeText() names a PDF, an Office file or an image instead of an encoding", () => {
+  const pdf = decodeError(() =>
+    decodeText(bytes("%PDF-1.4\n", [0xe2, 0xe3, 0xcf, 0xd3], "\n"), {
+      file: "docs/r.pdf",
+      what: "attachment",
+    })
+  );
+  assert.match(pdf.message, /attachment "docs\/r\.pdf": it is a PDF document, not text/);
+  assert.match(pdf.hint ?? "", /pdftotext/);
+  assert.doesNotMatch(pdf.hint ?? "", /iconv|encoding/);
+  const xlsx = decodeError(() =>
+    decodeText(bytes("PK", [3, 4, 20, 0, 6, 0]), { file: "t.csv", encoding: "windows-1252" })
+  );
+  assert.match(xlsx.message, /line 1 holds a NUL byte, so it is not text \(it is a ZIP archive/);
+  assert.match(xlsx.hint ?? "", /CSV/);
+  const png = decodeError(() =>
+    decodeText(bytes([0x89], "PNG\r\n", [0x1a, 0x0a]), { file: "a.png", what: "attachment" })
+  );
+  assert.match(png.message, /is a PNG image/);
+});
+
+Deno.test("decodeText() with --encoding utf-8 still refuses bytes that are not UTF-8", () => {
+  const e = decodeError(() =>
+    decodeText(bytes("a;b\n", [0xc4], "pfel;1\n"), { file: "t.csv", encoding: "UTF-8" })
+  );
+  assert.match(e.message, /line 2 has the byte 0xC4/);
+  assert.equal(decodeText(bytes("Äpfel"), { file: "t.csv", encoding: "utf8" }), "Äpfel");
+});
