@@ -201,7 +201,8 @@ export function verifyExport(
     const why = relativePathProblem(k) ??
       (k.split("/").some((seg) => seg.toLowerCase() === ".git")
         ? 'has a ".git" segment (a repository\'s own data, never part of a bundle)'
-        : null);
+        : null) ??
+      (k.isWellFormed() ? null : `is not UTF-8 text: ${surrogateAt(k)}`);
     if (why) {
       throw invalid(
         file,
@@ -214,6 +215,15 @@ export function verifyExport(
         file,
         `:files ${JSON.stringify(k)} is ${describe(v)}, not text`,
         "Bundle files are UTF-8 text; export the bundle again",
+      );
+    }
+    if (!v.isWellFormed()) {
+      // Stored as UTF-8 it would become U+FFFD: the installed files would not be the
+      // bundle verified here (and the JVM hashes it as "?": another id there too).
+      throw invalid(
+        file,
+        `:files ${JSON.stringify(k)} is not UTF-8 text: ${surrogateAt(v)}`,
+        "Bundle files are UTF-8 text; export the bundle again from its source",
       );
     }
     files.set(k, v);
@@ -327,6 +337,22 @@ function calibrationOf(v: EdnValue | undefined): CalibrationSummary | null {
     ok,
     problems: Array.isArray(problems) ? problems.filter((p) => typeof p === "string") : [],
   };
+}
+
+/** Where the first unpaired surrogate of a string that is not well formed is. */
+function surrogateAt(s: string): string {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        i++;
+        continue;
+      }
+    } else if (c < 0xdc00 || c > 0xdfff) continue;
+    return `it holds an unpaired surrogate (\\u${c.toString(16)}) at character ${i + 1}`;
+  }
+  return "it holds an unpaired surrogate";
 }
 
 function describe(v: EdnValue): string {

@@ -21,7 +21,32 @@ export function roomPathProblem(path: string): string | null {
   if (path.split("/").some((seg) => seg.toLowerCase() === ".git")) {
     return 'has a ".git" segment (git keeps its own data there)';
   }
+  if (!path.isWellFormed()) return "is not UTF-8 text (it holds an unpaired surrogate)";
   return null;
+}
+
+/**
+ * The file of a room that stands where directory `dir` or one of its parents would go
+ * (a file `workflows/x` for the directory `workflows/x/`), or null. Writing into the
+ * directory would replace that file. Reads the directory, and its parents only while they
+ * hold nothing.
+ */
+export async function fileInTheWay(
+  rooms: RoomStore,
+  room: string,
+  dir: string,
+): Promise<string | null> {
+  if ((await rooms.readFiles(room, dir)).size > 0) return null;
+  const segments = dir.split("/");
+  for (let i = segments.length - 1; i >= 1; i--) {
+    const parent = segments.slice(0, i).join("/");
+    const path = segments.slice(0, i + 1).join("/");
+    const siblings = await rooms.readFiles(room, parent);
+    if (siblings.has(path)) return path;
+    // A parent holding files is a directory: nothing above it is a file.
+    if (siblings.size > 0) return null;
+  }
+  return (await rooms.readFiles(room)).has(segments[0]) ? segments[0] : null;
 }
 
 /** The directory of bundle `name` in a room: `workflows/<name>`. */

@@ -28,7 +28,7 @@ import { calibrate, type CalibrationResult } from "../calibrate/calibrate.ts";
 import type { TrustTier } from "../bench/records.ts";
 import type { Promotion } from "../io/state_store.ts";
 import { trustOf } from "../io/state_store.ts";
-import { bundleDir, readRoomBundle, readRoomBundles } from "../io/room_bundles.ts";
+import { bundleDir, fileInTheWay, readRoomBundle, readRoomBundles } from "../io/room_bundles.ts";
 import { readBundleDir, writeBundleDir } from "../io/bundle_dir.ts";
 import { VERSION } from "../version.ts";
 import type { CheckerRunner } from "../../sandbox/types.ts";
@@ -201,17 +201,27 @@ export async function importIntoRoom(
   const current = new Map(
     [...await rooms.readFiles(req.room, dir)].map(([p, t]) => [p.slice(dir.length + 1), t]),
   );
-  const unchanged = sameFiles(current, v.files);
-  const replaced = !unchanged && current.size > 0;
+  // A file where the bundle's directory goes would be replaced by it just as silently.
+  const blocker = await fileInTheWay(rooms, req.room, dir);
+  const unchanged = blocker === null && sameFiles(current, v.files);
+  const replaced = !unchanged && (current.size > 0 || blocker !== null);
   if (replaced && !req.force) {
+    const hint =
+      `Import it under another name (--as NAME, the \`as\` parameter), or replace what is there with --force (force: true); history keeps the old files`;
+    if (blocker !== null) {
+      throw new DvergrError(
+        "TARGET_EXISTS",
+        `Cannot import "${v.name}" into room ${req.room}: ${blocker} is a file, where the bundle's directory ${dir}/ would go`,
+        { hint, details: { room: req.room, name: v.name, file: blocker, bundle: v.id } },
+      );
+    }
     throw new DvergrError(
       "TARGET_EXISTS",
       `Cannot import "${v.name}" into room ${req.room}: ${dir}/ already holds other files (content id ${
         contentId(current)
       }), and importing over them would make a different bundle`,
       {
-        hint:
-          `Import it under another name (--as NAME, the \`as\` parameter), or replace what is there with --force (force: true); history keeps the old files`,
+        hint,
         details: { room: req.room, name: v.name, existing: contentId(current), bundle: v.id },
       },
     );

@@ -7,8 +7,8 @@ import { Buffer } from "node:buffer";
 import { z } from "zod";
 import { DvergrError } from "../errors.ts";
 import { defineOp, type Op } from "./op.ts";
-import { roomPathProblem } from "../io/room_bundles.ts";
-import type { CommitInfo } from "../io/room_store.ts";
+import { fileInTheWay, roomPathProblem } from "../io/room_bundles.ts";
+import type { CommitInfo, RoomStore } from "../io/room_store.ts";
 
 const room = z.string().describe("Room slug: lowercase letters, digits and dashes, e.g. `books`");
 
@@ -241,11 +241,24 @@ export const roomWrite = defineOp({
     const changes = new Map<string, string | null>();
     for (const [path, content] of entries) {
       checkRoomPath(path);
-      changes.set(
-        path,
-        content === null || input.encoding !== "base64" ? content : decodeBase64Text(path, content),
-      );
+      const text = content === null || input.encoding !== "base64"
+        ? content
+        : decodeBase64Text(path, content);
+      if (text !== null && !text.isWellFormed()) {
+        throw new DvergrError(
+          "USAGE",
+          `Cannot write ${
+            JSON.stringify(path)
+          }: its text is not UTF-8 (it holds an unpaired surrogate), and rooms hold UTF-8 text`,
+          {
+            hint: "Send whole characters: a surrogate pair, or the text as base64 of UTF-8",
+            details: { path },
+          },
+        );
+      }
+      changes.set(path, text);
     }
+    await checkNoClobber(ctx.home.rooms, input.room, changes);
     const written = entries.filter(([, c]) => c !== null).map(([p]) => p).sort();
     const deleted = entries.filter(([, c]) => c === null).map(([p]) => p).sort();
     const before = (await headOf(ctx, input.room)).id;
@@ -254,6 +267,41 @@ export const roomWrite = defineOp({
     return { room: input.room, commit, changed: commit !== before, written, deleted };
   },
 });
+
+/**
+ * Refuses a write that would silently remove files: a file where a directory is (its files
+ * would go), or a path below a file (the file would go), unless the same write removes them.
+ */
+async function checkNoClobber(
+  rooms: RoomStore,
+  room: string,
+  changes: Map<string, string | null>,
+): Promise<void> {
+  const removed = (p: string) => changes.has(p) && changes.get(p) === null;
+  const parents = new Set<string>();
+  for (const [path, text] of changes) {
+    if (text === null) continue;
+    const below = [...(await rooms.readFiles(room, path)).keys()].filter((p) => !removed(p));
+    if (below.length > 0) {
+      throw pathError(
+        path,
+        `is a directory of ${below.length} files, which writing a file there would remove`,
+      );
+    }
+    const slash = path.lastIndexOf("/");
+    if (slash > 0) parents.add(path.slice(0, slash));
+  }
+  for (const dir of parents) {
+    const blocker = await fileInTheWay(rooms, room, dir);
+    if (blocker !== null && !removed(blocker)) {
+      const path = [...changes.keys()].find((p) => p.startsWith(blocker + "/"))!;
+      throw pathError(
+        path,
+        `goes below ${blocker}, and ${blocker} is a file (writing it would remove that file)`,
+      );
+    }
+  }
+}
 
 function defaultMessage(written: string[], deleted: string[]): string {
   const part = (verb: string, paths: string[]) =>

@@ -256,6 +256,27 @@ Deno.test("verifyExport() refuses file paths that leave the bundle and values th
   }
 });
 
+Deno.test("verifyExport() refuses file texts and paths with an unpaired surrogate (not UTF-8 text), though their id matches", () => {
+  // A lone surrogate cannot be stored as UTF-8: a room would hold U+FFFD instead, a bundle
+  // with another id than the one verified (and hasch on the JVM writes "?" for it).
+  const cases: [string, FileMap][] = [
+    ["text", recallBundle({ "fixtures/docs/a.md": "Wato \ud800 Dust" })],
+    ["low half", recallBundle({ "fixtures/docs/a.md": "Wato \udc00" })],
+    ["path", recallBundle({ "fixtures/docs/\udfff.md": "x" })],
+  ];
+  for (const [label, files] of cases) {
+    const text = exportOf(files);
+    assert.match(text, /\\ud[8c-f]00|\\udfff/, `${label}: the export escapes it`);
+    const e = refusal(() => verifyExport(text, { file: "t.edn" }));
+    assert.equal(e.code, "EXPORT_INVALID", label);
+    assert.match(e.message, /unpaired surrogate/, label);
+    assert.ok(e.hint, label);
+  }
+  // A well-formed pair written as two escapes is one character, and verifies.
+  const pair = recallBundle({ "fixtures/docs/a.md": "ok \ud83d\ude42" });
+  assert.equal(verifyExport(exportOf(pair), { file: "t.edn" }).id, contentId(pair));
+});
+
 /**
  * An export as the earlier system writes it (pr-str of the map: commas, #inst with
  * -00:00), with a Clojure checker. Its files are REFERENCE §3.2's test vector, whose id

@@ -136,6 +136,37 @@ Deno.test("catalog_import refuses a target holding other files unless force, whi
   });
 });
 
+Deno.test("catalog_import refuses a file where its directory would go (workflows/<name> or workflows) unless force", async () => {
+  await withHome(async (ctx) => {
+    await putBundle(ctx, "src", "recall", recallBundle());
+    const { export: text, bundle } = await callOp(catalogExport, ctx, {
+      room: "src",
+      name: "recall",
+    });
+    for (const blocker of ["workflows/recall", "workflows"]) {
+      const room = blocker === "workflows" ? "root" : "named";
+      await callOp(roomCreate, ctx, { room });
+      await callOp(roomWrite, ctx, { room, files: { [blocker]: "notes, not a bundle" } });
+      const n = await commits(ctx, room);
+      const e = await rejects(
+        callOp(catalogImport, ctx, { room, export: text }),
+        "TARGET_EXISTS",
+        new RegExp(`${blocker} is a file`),
+      );
+      assert.match(e.hint!, /--force/);
+      assert.equal(await commits(ctx, room), n, `${blocker}: nothing written`);
+      const kept = await ctx.home.rooms.readFiles(room);
+      assert.equal(kept.get(blocker), "notes, not a bundle", `${blocker}: the file is kept`);
+
+      const forced = await callOp(catalogImport, ctx, { room, export: text, force: true });
+      assert.equal(forced.replaced, true, blocker);
+      assert.equal(await commits(ctx, room), n + 1, `${blocker}: one commit`);
+      const installed = await readRoomBundle(ctx.home.rooms, room, "recall");
+      assert.equal(contentId(installed.files), bundle, blocker);
+    }
+  });
+});
+
 Deno.test("catalog_import refuses tampered and foreign exports, committing nothing", async () => {
   await withHome(async (ctx) => {
     await putBundle(ctx, "src", "recall", recallBundle());

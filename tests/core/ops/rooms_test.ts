@@ -176,6 +176,62 @@ Deno.test("room_write refuses .., absolute paths, .git, NUL, backslashes and emp
   });
 });
 
+Deno.test("room_write refuses text and paths with an unpaired surrogate: rooms hold UTF-8", async () => {
+  await withHome(async (ctx) => {
+    await callOp(roomCreate, ctx, { room: "r" });
+    await rejects(
+      callOp(roomWrite, ctx, { room: "r", files: { "a.md": "half \ud83d of a smile" } }),
+      "USAGE",
+      /"a\.md".*unpaired surrogate/,
+    );
+    await rejects(
+      callOp(roomWrite, ctx, { room: "r", files: { "\udc00.md": "x" } }),
+      "PATH_INVALID",
+      /unpaired surrogate/,
+    );
+    assert.equal((await callOp(roomLog, ctx, { room: "r" })).total, 1, "nothing committed");
+    // A whole pair is one character and is written as it is.
+    await callOp(roomWrite, ctx, { room: "r", files: { "a.md": "\ud83d\ude42" } });
+    assert.equal((await callOp(roomRead, ctx, { room: "r", path: "a.md" })).content, "\u{1F642}");
+  });
+});
+
+Deno.test("room_write refuses a file where a directory is and a path below a file, unless the write removes it", async () => {
+  await withHome(async (ctx) => {
+    await callOp(roomCreate, ctx, { room: "r" });
+    await callOp(roomWrite, ctx, {
+      room: "r",
+      files: { "workflows/a/workflow.edn": "{}", "workflows/b/workflow.edn": "{}", "n.md": "n" },
+    });
+    const n = (await callOp(roomLog, ctx, { room: "r" })).total;
+    await rejects(
+      callOp(roomWrite, ctx, { room: "r", files: { "workflows": "oops" } }),
+      "PATH_INVALID",
+      /"workflows".*is a directory of 2 files/,
+    );
+    await rejects(
+      callOp(roomWrite, ctx, { room: "r", files: { "n.md/x.md": "x" } }),
+      "PATH_INVALID",
+      /"n\.md\/x\.md".*n\.md is a file/,
+    );
+    await rejects(
+      callOp(roomWrite, ctx, { room: "r", files: { "workflows/a/workflow.edn/x": "x" } }),
+      "PATH_INVALID",
+      /workflows\/a\/workflow\.edn is a file/,
+    );
+    assert.equal((await callOp(roomLog, ctx, { room: "r" })).total, n, "nothing committed");
+    assert.equal((await ctx.home.rooms.readFiles("r", "workflows")).size, 2, "bundles kept");
+
+    // Removing the file in the same write makes room for the directory.
+    await callOp(roomWrite, ctx, { room: "r", files: { "n.md": null, "n.md/x.md": "x" } });
+    assert.deepEqual([...(await ctx.home.rooms.readFiles("r")).keys()], [
+      "n.md/x.md",
+      "workflows/a/workflow.edn",
+      "workflows/b/workflow.edn",
+    ]);
+  });
+});
+
 Deno.test("room_write takes base64 of UTF-8 text; room_read gives text or base64", async () => {
   await withHome(async (ctx) => {
     await callOp(roomCreate, ctx, { room: "r" });
