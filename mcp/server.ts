@@ -15,6 +15,7 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import { DvergrError, isDvergrError } from "../core/errors.ts";
 import { callOp } from "../core/ops/registry.ts";
 import type { Op, OpContext, OpProgress } from "../core/ops/op.ts";
@@ -48,6 +49,9 @@ async function flushProgress(sending: Promise<void>[]): Promise<void> {
   await new Promise((r) => setTimeout(r, 15));
 }
 
+/** tools/call with any params: see where it is registered. */
+const LOOSE_TOOLS_CALL = z.looseObject({ method: z.literal("tools/call"), params: z.unknown() });
+
 /** Creates the server of one connection (not yet connected to a transport). */
 export function createMcpServer(opts: McpServerOptions): Server {
   const { selection, context, log } = opts;
@@ -60,7 +64,11 @@ export function createMcpServer(opts: McpServerOptions): Server {
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+  // Registered under a loose schema: the SDK's tools/call wrapper then validates the request
+  // and answers a malformed one with -32602. Under CallToolRequestSchema itself, the
+  // registration's own parse fails first and the client gets -32603 and a zod dump.
+  server.setRequestHandler(LOOSE_TOOLS_CALL, async (loose, extra) => {
+    const req = CallToolRequestSchema.parse(loose);
     const op = byName.get(req.params.name);
     if (!op) {
       // -32602, as the spec says for an unknown tool (McpError would prefix its own text).
