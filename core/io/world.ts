@@ -10,6 +10,7 @@
  *
  * Permissions: --allow-read and --allow-write on the temporary directory.
  */
+import { constants as fsConstants, promises as fsp } from "node:fs";
 import { join } from "node:path";
 import { DvergrError } from "../errors.ts";
 import type { WorldFiles } from "../bench/candidate.ts";
@@ -30,7 +31,15 @@ export const DEFAULT_CAPTURE_LIMITS: CaptureLimits = {
   maxFiles: 2000,
 };
 
-export type SkipReason = "binary" | "too-large" | "over-total" | "too-many" | "symlink" | "special";
+/** Why a file was not captured; "changed": it was replaced while the capture read it. */
+export type SkipReason =
+  | "binary"
+  | "too-large"
+  | "over-total"
+  | "too-many"
+  | "symlink"
+  | "special"
+  | "changed";
 
 export interface Capture {
   /** Text of every kept file, by world path, in sorted order. */
@@ -254,9 +263,9 @@ async function captureDirs(root: string, dirs: string[], limits: CaptureLimits):
       skipped.push({ path: f.world, reason: "over-total", bytes: info.size });
       continue;
     }
-    const data = await readBounded(f.host, limits.maxFileBytes);
-    if (data === null) {
-      skipped.push({ path: f.world, reason: "too-large" });
+    const data = await readCaptured(f.host, info, limits.maxFileBytes);
+    if (typeof data === "string") {
+      skipped.push({ path: f.world, reason: data });
       continue;
     }
     let text: string;
@@ -278,15 +287,43 @@ async function captureDirs(root: string, dirs: string[], limits: CaptureLimits):
   return { files, skipped, bytes };
 }
 
-/** Reads at most `max` bytes; null when the file is longer (it may grow while we read). */
-async function readBounded(path: string, max: number): Promise<Uint8Array | null> {
-  using file = await Deno.open(path, { read: true });
-  const buf = new Uint8Array(max + 1);
-  let n = 0;
-  while (n < buf.length) {
-    const r = await file.read(buf.subarray(n));
-    if (r === null) break;
-    n += r;
+/** Opening never follows a link in the last segment and never waits for a FIFO's writer. */
+const CAPTURE_OPEN_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) |
+  (fsConstants.O_NONBLOCK ?? 0);
+
+/**
+ * Reads at most `max` bytes of the regular file the walk found at `path` (`seen` is its
+ * lstat). A process that outlives its candidate may swap the path for a link, a FIFO or
+ * another file meanwhile (or a directory above it for a link): what is opened must be the
+ * very file the walk saw, else the reason it is skipped is returned instead.
+ */
+async function readCaptured(
+  path: string,
+  seen: Deno.FileInfo,
+  max: number,
+): Promise<Uint8Array | SkipReason> {
+  let file: fsp.FileHandle;
+  try {
+    file = await fsp.open(path, CAPTURE_OPEN_FLAGS);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "ELOOP") return "symlink";
+    if (code === "ENOENT" || code === "ENXIO") return "changed";
+    throw e;
   }
-  return n > max ? null : buf.slice(0, n);
+  try {
+    const info = await file.stat();
+    if (!info.isFile()) return info.isSymbolicLink() ? "symlink" : "special";
+    if (seen.ino !== null && (info.ino !== seen.ino || info.dev !== seen.dev)) return "changed";
+    const buf = new Uint8Array(max + 1);
+    let n = 0;
+    while (n < buf.length) {
+      const { bytesRead } = await file.read(buf, n, buf.length - n, null);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+    }
+    return n > max ? "too-large" : buf.slice(0, n);
+  } finally {
+    await file.close();
+  }
 }

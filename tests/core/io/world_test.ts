@@ -80,3 +80,50 @@ Deno.test("capture() caps the number of files and the total size", async () => {
   await world.remove();
   await other.remove();
 });
+
+Deno.test("capture() neither follows a link nor blocks on a FIFO that replaces a file after the walk", async () => {
+  // A candidate's process that outlives it (possible without bubblewrap) can swap
+  // /out/answer.edn between the capture's directory walk and its read.
+  const outside = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${outside}/secret.txt`, "secret");
+  const world = await createWorld({}, { mkdirs: ["/out", "/spare"] });
+  const answer = `${world.dir}/out/answer.edn`;
+  const spare = `${world.dir}/spare`;
+  const rounds = 150;
+  const fifos = Array.from({ length: rounds }, (_, i) => `${spare}/fifo-${i}`);
+  const made = await new Deno.Command("mkfifo", { args: fifos }).output();
+  assert.ok(made.success, "mkfifo");
+  let running = true;
+  const swapper = (async () => {
+    for (let i = 0; running && i < rounds; i++) {
+      await Deno.writeTextFile(`${spare}/file`, "{}");
+      await Deno.rename(`${spare}/file`, answer);
+      await Deno.symlink(`${outside}/secret.txt`, `${spare}/link`);
+      await Deno.rename(`${spare}/link`, answer);
+      await Deno.writeTextFile(`${spare}/file`, "{}");
+      await Deno.rename(`${spare}/file`, answer);
+      await Deno.rename(fifos[i], answer);
+    }
+    running = false;
+  })();
+  const seen: string[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    while (running) {
+      const cap = await Promise.race([
+        world.capture(["/out"]),
+        new Promise<null>((r) => timer = setTimeout(() => r(null), 5000)),
+      ]);
+      clearTimeout(timer);
+      assert.ok(cap !== null, "a capture blocked on a FIFO");
+      seen.push(...Object.values(cap.files));
+    }
+  } finally {
+    running = false;
+    await swapper;
+  }
+  assert.ok(seen.length > 0);
+  assert.ok(!seen.includes("secret"), "a capture followed a link out of the world");
+  await world.remove();
+  await Deno.remove(outside, { recursive: true });
+});
