@@ -51,9 +51,11 @@ export function isLoopbackOrigin(origin: string): boolean {
   }
 }
 
+/** The host name of a Host header, lower case (host names are case-insensitive). */
 function hostOf(header: string): string {
-  if (header.startsWith("[")) return header.slice(0, header.indexOf("]") + 1);
-  return header.split(":")[0];
+  const h = header.trim().toLowerCase();
+  if (h.startsWith("[")) return h.slice(0, h.indexOf("]") + 1);
+  return h.split(":")[0];
 }
 
 function jsonError(status: number, code: number, message: string, headers = {}): Response {
@@ -61,6 +63,35 @@ function jsonError(status: number, code: number, message: string, headers = {}):
     status,
     headers: { "content-type": "application/json", ...headers },
   });
+}
+
+function tooLarge(): Response {
+  return jsonError(
+    413,
+    -32000,
+    `Payload Too Large: a request body is at most ${MAX_BODY_BYTES} bytes`,
+  );
+}
+
+/** The body as text, or null when it is longer than MAX_BODY_BYTES (read no further). */
+async function readBody(req: Request): Promise<string | null> {
+  if (Number(req.headers.get("content-length") ?? "0") > MAX_BODY_BYTES) return null;
+  if (req.body === null) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of req.body) {
+    size += chunk.byteLength;
+    // Leaving the loop cancels the rest of the stream.
+    if (size > MAX_BODY_BYTES) return null;
+    chunks.push(chunk);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
 }
 
 interface Session {
@@ -90,6 +121,8 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
     const transport: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => crypto.randomUUID(),
+        // The SDK's own default (4 MiB) would refuse a big room_write in a session.
+        maxRequestBodySize: MAX_BODY_BYTES,
         onsessioninitialized: (id) => {
           sessions.set(id, { transport, server, lastUsed: Date.now() });
           opts.log(`http session ${id} opened`);
@@ -140,12 +173,10 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
     if (req.method !== "POST") {
       return jsonError(400, -32000, "Bad Request: no Mcp-Session-Id; send initialize first");
     }
-    const length = Number(req.headers.get("content-length") ?? "0");
-    if (length > MAX_BODY_BYTES) return jsonError(413, -32000, "Request body too large");
+    const text = await readBody(req);
+    if (text === null) return tooLarge();
     let body: unknown;
     try {
-      const text = await req.text();
-      if (text.length > MAX_BODY_BYTES) return jsonError(413, -32000, "Request body too large");
       body = JSON.parse(text);
     } catch {
       return jsonError(400, -32700, "Parse error: the body is not JSON");

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { connectHttp, fromScratchFlow, type Json, startHttp } from "./helpers.ts";
+import { call, connectHttp, fromScratchFlow, type Json, startHttp } from "./helpers.ts";
+import { openHome } from "../../core/io/home.ts";
+import { allOps } from "../../core/ops/registry.ts";
+import { serveHttp } from "../../mcp/http.ts";
+import { createMcpServer } from "../../mcp/server.ts";
+import { selectTools } from "../../mcp/selection.ts";
+import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
@@ -159,5 +165,124 @@ Deno.test({
     assert.match(first.stderr(), /, new\)/);
     assert.doesNotMatch(second.stderr(), /, new\)/);
     await Deno.remove(home, { recursive: true });
+  },
+});
+
+/** One raw HTTP/1.1 request (fetch would not send a Host header of our choosing). */
+async function rawPost(port: number, host: string, token: string, body: unknown) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    const payload = JSON.stringify(body);
+    const head = [
+      "POST /mcp HTTP/1.1",
+      `Host: ${host}`,
+      `Authorization: Bearer ${token}`,
+      "Content-Type: application/json",
+      "Accept: application/json, text/event-stream",
+      `Content-Length: ${new TextEncoder().encode(payload).length}`,
+      "Connection: close",
+      "",
+      "",
+    ].join("\r\n");
+    await conn.write(new TextEncoder().encode(head + payload));
+    let text = "";
+    const buf = new Uint8Array(65536);
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      text += new TextDecoder().decode(buf.subarray(0, n));
+      if (/\r\n\r\n/.test(text) && /"jsonrpc"/.test(text)) break;
+    }
+    return Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1]);
+  } finally {
+    conn.close();
+  }
+}
+
+/** serveHttp() in this process with the bench profile on a fresh home. */
+async function withHttp(
+  f: (http: { port: number; url: string }, token: string) => Promise<void>,
+): Promise<void> {
+  const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-http-" }));
+  const context = {
+    home,
+    runner: createCheckerPool({ workers: 1 }),
+    env: () => undefined,
+    cwd: Deno.cwd(),
+    clock: () => new Date(),
+  };
+  const token = "t".repeat(64);
+  const http = serveHttp({
+    port: 0,
+    token,
+    makeServer: () =>
+      createMcpServer({ context, selection: selectTools(allOps(), {}), log: () => {} }),
+    log: () => {},
+  });
+  try {
+    await f(http, token);
+  } finally {
+    await http.close();
+    context.runner.close();
+    await home.close();
+    await Deno.remove(home.dir, { recursive: true });
+  }
+}
+
+Deno.test({
+  name:
+    "serveHttp() refuses a Host that is not loopback (DNS rebinding) and takes loopback hosts in any case",
+  ...opts,
+  async fn() {
+    await withHttp(async (http, token) => {
+      const init = initialize("2025-11-25");
+      for (
+        const host of ["evil.example", `evil.example:${http.port}`, "127.0.0.2", "localhost.evil"]
+      ) {
+        assert.equal(await rawPost(http.port, host, token, init), 403, host);
+      }
+      for (
+        const host of [
+          `127.0.0.1:${http.port}`,
+          `localhost:${http.port}`,
+          `LOCALHOST:${http.port}`,
+          `LocalHost`,
+          `[::1]:${http.port}`,
+        ]
+      ) {
+        assert.equal(await rawPost(http.port, host, token, init), 200, host);
+      }
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "serveHttp() takes a request body up to 32 MiB in a session (a room_write of a 6 MB table), refuses a larger one with 413",
+  ...opts,
+  async fn() {
+    await withHttp(async (http, token) => {
+      const client = await connectHttp(http.url, token);
+      try {
+        await call(client, "room_create", { room: "big" });
+        const table = "vendor;amount\n" + "ACME GmbH;12,50\n".repeat(400_000);
+        assert.ok(table.length > 6_000_000);
+        const w = await call(client, "room_write", { room: "big", files: { "t.csv": table } });
+        assert.deepEqual(w.written, ["t.csv"]);
+        const files = await call(client, "room_files", { room: "big" });
+        assert.equal(files.files[0].bytes, table.length);
+      } finally {
+        await client.close();
+      }
+      const auth = { authorization: `Bearer ${token}` };
+      const init = await post(http.url, initialize("2025-11-25"), auth);
+      const h = { ...auth, "mcp-session-id": init.headers.get("mcp-session-id")! };
+      const pad = "x".repeat(33 * 1024 * 1024);
+      const tooBig = await post(http.url, { jsonrpc: "2.0", id: 2, method: "ping", pad }, h);
+      assert.equal(tooBig.status, 413);
+      const tooBigInit = await post(http.url, { ...initialize("2025-11-25"), pad }, auth);
+      assert.equal(tooBigInit.status, 413);
+    });
   },
 });
