@@ -20,6 +20,7 @@
  * Permissions: --allow-run (setsid, bwrap, /bin/sh), --allow-read of the mounts.
  */
 import { dirname, isAbsolute } from "node:path";
+import { DvergrError } from "../../errors.ts";
 import {
   type AttemptContext,
   type Candidate,
@@ -254,6 +255,23 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
   return {
     name: spec.name,
     identity: commandIdentity(spec),
+    /** A missing mount is the user's mistake: say so before any cell starts. */
+    async preflight() {
+      for (const m of spec.mounts ?? []) {
+        try {
+          await Deno.stat(m);
+        } catch {
+          throw new DvergrError(
+            "CANDIDATE_INVALID",
+            `Cannot use candidate "${spec.name}": its mount "${m}" does not exist`,
+            {
+              hint:
+                "Give --mount (or :mounts) an existing directory; it is mounted read-only at the same path",
+            },
+          );
+        }
+      }
+    },
     async run(ctx) {
       const isolated = opts.isolation === "bwrap";
       const started = performance.now();

@@ -160,6 +160,20 @@ if (hasBwrap) {
     assert.match(outcome.message ?? "", /mount "\/no\/such\/dir-for-dvergr" does not exist/);
   });
 
+  Deno.test("commandCandidate().preflight() refuses a missing mount before any cell", async () => {
+    const cand = commandCandidate({ name: "t", command: "true", mounts: ["/no/such/dir"] }, {
+      isolation: "bwrap",
+      env: (k) => Deno.env.get(k),
+    });
+    await assert.rejects(() => cand.preflight!(), (e: Error) => {
+      assert.match(
+        e.message,
+        /Cannot use candidate "t": its mount "\/no\/such\/dir" does not exist/,
+      );
+      return true;
+    });
+  });
+
   Deno.test("commandCandidate() [bwrap] refuses a world that would hide /etc", async () => {
     const { outcome, world } = await attempt("true", "bwrap", { fixtures: { "/etc/x": "1" } });
     await world.remove();
