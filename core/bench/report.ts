@@ -284,6 +284,21 @@ function comparisonBlocks(sc: Scorecard): ReportBlock[] {
   ];
 }
 
+/** What retried faults cost on top of the figures above, when any did. */
+function retriesText(rows: readonly CandidateSummary[]): string {
+  const extra = rows.filter((r) =>
+    r.cost.retriedTries > 0 && r.cost.spentListMicros > r.cost.listMicros
+  );
+  if (extra.length === 0) return "";
+  return " Tries that faulted and ran again cost more on top: " +
+    extra.map((r) =>
+      `${r.candidate} spent ${money(r.cost.spentListMicros)} in all (${r.cost.retriedTries} ` +
+      `retried ${r.cost.retriedTries === 1 ? "try" : "tries"}; billed ${
+        money(r.cost.spentBilledMicros)
+      })`
+    ).join(", ") + ".";
+}
+
 function casesText(cert: CertificationSummary): string {
   const excluded = Object.entries(cert.byReason).filter(([k]) => k !== "certified");
   return `${cert.certified} of ${cert.cases} cases could grade an answer` +
@@ -331,7 +346,8 @@ export function reportBlocks(scorecard: Scorecard, opts: ReportOptions = {}): Re
       kind: "paragraph",
       text: "Costs are at the models' list prices (what the same tokens cost through the API), " +
         "whether or not a subscription paid for them. Billed: " +
-        rows.map((r) => `${r.candidate} ${money(r.cost.billedMicros)}`).join(", ") + ".",
+        rows.map((r) => `${r.candidate} ${money(r.cost.billedMicros)}`).join(", ") + "." +
+        retriesText(rows),
     },
     ...failuresBlocks(rows),
     ...comparisonBlocks(scorecard),

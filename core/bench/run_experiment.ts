@@ -434,7 +434,14 @@ export async function scoreExperiment(
   result: RunResult,
   opts: { trust: TrustTier; baseline?: string },
 ): Promise<Scorecard> {
-  const scorecard = buildScorecard(result.records, {
+  // Every try of the current cells (same inputs), so what retried faults cost is counted.
+  const inputOf = new Map(
+    result.records.map((r) => [cellKey(r.candidate, r.caseId, r.repetition), r.inputHash]),
+  );
+  const history = (await state.attemptHistory(plan.id)).filter((r) =>
+    inputOf.get(cellKey(r.candidate, r.caseId, r.repetition)) === r.inputHash
+  );
+  const scorecard = buildScorecard(history, {
     candidates: plan.definition.candidates.map((c) => c.name),
     expectedCells: plan.cells.length,
     baseline: opts.baseline,

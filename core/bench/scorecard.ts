@@ -46,6 +46,11 @@ export interface CostSummary {
   listPerAttempt: number | null;
   billedPerPass: number | null;
   listPerPass: number | null;
+  /** Everything the candidate's tries cost, earlier tries of retried cells included. */
+  spentBilledMicros: number;
+  spentListMicros: number;
+  /** Tries superseded by a later try of the same cell (faults that ran again). */
+  retriedTries: number;
 }
 
 export interface TokenSummary {
@@ -202,6 +207,7 @@ function spanMs(records: readonly AttemptRecord[]): number | null {
 function summarise(
   candidate: string,
   records: readonly AttemptRecord[],
+  allTries: readonly AttemptRecord[],
   trust: TrustTier,
 ): CandidateSummary {
   const graded = records.filter((r) => r.verdict !== null);
@@ -264,6 +270,9 @@ function summarise(
       listPerAttempt: perOrNull(list, tried),
       billedPerPass: perOrNull(billed, passes),
       listPerPass: perOrNull(list, passes),
+      spentBilledMicros: allTries.reduce((a, r) => a + r.billedMicros, 0),
+      spentListMicros: allTries.reduce((a, r) => a + listOf(r), 0),
+      retriedTries: allTries.length - records.length,
     },
     tokens: {
       ...tok,
@@ -358,8 +367,9 @@ function compare(
 }
 
 /**
- * The scorecard of an experiment from its attempt records (one per cell: the latest try;
- * older tries of a cell are ignored). Throws a DvergrError when `baseline` is not one of
+ * The scorecard of an experiment from its attempt records. Every figure counts the latest
+ * try of each cell, except the money spent (`cost.spent*`), which counts every try given:
+ * pass a cell's whole history to include what its retried faults cost. Throws a DvergrError when `baseline` is not one of
  * the candidates; a record of another experiment or candidate is a bug and throws an Error.
  */
 export function buildScorecard(
@@ -399,7 +409,10 @@ export function buildScorecard(
     );
   }
 
-  const summaries = opts.candidates.map((c) => summarise(c, byCandidate.get(c)!, opts.trust));
+  const triesOf = (c: string) => records.filter((r) => r.candidate === c);
+  const summaries = opts.candidates.map((c) =>
+    summarise(c, byCandidate.get(c)!, triesOf(c), opts.trust)
+  );
   const leaderboard = leaderboardOrder(summaries);
   const baseline = opts.baseline ?? leaderboard[0] ?? null;
   const summaryOf = new Map(summaries.map((s) => [s.candidate, s]));

@@ -113,7 +113,7 @@ export async function scorecardOf(
     if (stored) return stored as Scorecard;
   }
   const def = meta.definition as unknown as ExperimentDefinition;
-  return buildScorecard(await state.cellRecords(meta.id), {
+  return buildScorecard(await state.attemptHistory(meta.id), {
     candidates: def.candidates.map((c) => c.name),
     expectedCells: meta.cells,
     baseline,

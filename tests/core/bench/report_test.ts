@@ -280,3 +280,25 @@ Deno.test("formatFixed() rounds half up on the shortest decimal, as Java's %.nf"
   assert.equal(formatFixed(-0.0001, 3), "0.000");
   assert.equal(formatFixed(0, 2), "0.00");
 });
+
+Deno.test("renderReport() says what tries that faulted and ran again cost on top", () => {
+  const faulted = record({
+    candidate: "luna",
+    verdict: null,
+    passed: false,
+    status: "fault",
+    listMicros: 3000,
+  });
+  const retry = record({ candidate: "luna", tryNo: 2, listMicros: 2000 });
+  const md = renderReport(
+    buildScorecard([faulted, retry], { ...OPTS, candidates: ["luna"], expectedCells: 1 }),
+  );
+  assert.match(
+    md,
+    /Tries that faulted and ran again cost more on top: luna spent \$0\.0050 in all \(1 retried try; billed \$0\.0000\)\./,
+  );
+  const clean = renderReport(
+    buildScorecard([retry], { ...OPTS, candidates: ["luna"], expectedCells: 1 }),
+  );
+  assert.ok(!clean.includes("ran again"), clean);
+});

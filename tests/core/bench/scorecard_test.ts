@@ -304,6 +304,10 @@ Deno.test("buildScorecard() keeps only the latest try of each cell", () => {
   assert.equal(sc.complete, true);
   assert.equal(sc.candidates[0].attempts, 1);
   assert.equal(sc.candidates[0].cost.billedMicros, 20);
+  // What the faulted first try cost is not lost: it is in the money spent.
+  assert.equal(sc.candidates[0].cost.spentBilledMicros, 30);
+  assert.equal(sc.candidates[0].cost.spentListMicros, 30);
+  assert.equal(sc.candidates[0].cost.retriedTries, 1);
 });
 
 Deno.test("buildScorecard() marks non-isolated attempts and the lowest trust tier", () => {
