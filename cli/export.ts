@@ -5,8 +5,7 @@ import type { CliContext } from "./context.ts";
 import { withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
-import { callOp } from "../core/ops/registry.ts";
-import { catalogExport, exportFiles, type ExportOutcome } from "../core/ops/catalog_bundles.ts";
+import { exportFiles, type ExportOutcome } from "../core/ops/catalog_bundles.ts";
 import { CLOJURE_NOTE } from "../core/bundle/export.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
@@ -67,7 +66,11 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   let outcome: ExportOutcome;
   if (fb.source.kind === "room") {
     const { room, name, home } = fb.source;
-    outcome = await withOpContext(ctx, home, {}, (op) => callOp(catalogExport, op, { room, name }));
+    // Not catalog_export: that op gives the export in pages sized for a tool result.
+    outcome = await withOpContext(ctx, home, {}, async (op) => ({
+      room,
+      ...await exportFiles(op, { name, files: fb.files }),
+    }));
   } else {
     const pool = createCheckerPool({ workers: 2 });
     try {

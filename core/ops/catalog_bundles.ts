@@ -364,16 +364,99 @@ export const catalogExport = defineOp({
   name: "catalog_export",
   title: "Export a bundle",
   description:
-    "Exports bundle workflows/<name>/ of a room as one EDN map in format dvergr-workflow/1 (`export`): a manifest (name, content id, title, dvergr version, time, the calibration run now) and every file. catalog_import installs it elsewhere; trust does not travel with it.",
+    "Exports bundle workflows/<name>/ of a room as one EDN map in format dvergr-workflow/1 (`export`): a manifest (name, content id, title, dvergr version, time, the calibration run now) and every file. catalog_import installs it elsewhere; trust does not travel with it. A big export comes in pages: while next_offset is not null, call again with offset = next_offset and the first page's exported_at, and concatenate the `export` texts.",
   kind: "read",
   toolset: "bench",
   roomScoped: true,
-  input: z.strictObject({ room, name }),
+  input: z.strictObject({
+    room,
+    name,
+    offset: z.number().int().min(0).optional().describe(
+      "Where the page starts in the export text (default 0); give next_offset for the next page",
+    ),
+    exported_at: z.string().optional().describe(
+      "Needed with an offset: the exported_at of the first page, so every page is of one export",
+    ),
+  }),
   async handler(ctx, input) {
+    const offset = input.offset ?? 0;
+    let at = ctx.clock();
+    if (input.exported_at !== undefined) {
+      at = new Date(input.exported_at);
+      if (Number.isNaN(at.getTime())) {
+        throw new DvergrError(
+          "USAGE",
+          `Cannot export page at ${offset}: exported_at ${
+            JSON.stringify(input.exported_at)
+          } is not a time`,
+          { hint: "Pass the exported_at the first page gave, unchanged" },
+        );
+      }
+    } else if (offset > 0) {
+      throw new DvergrError(
+        "USAGE",
+        `Cannot export page at ${offset} without exported_at: each call stamps the time it runs, and pages of two exports do not fit together`,
+        { hint: "Pass the exported_at the first page (offset 0) gave" },
+      );
+    }
     const fb = await readRoomBundle(ctx.home.rooms, input.room, input.name);
-    return { room: input.room, ...await exportFiles(ctx, fb) };
+    const outcome = await exportFiles({ runner: ctx.runner, clock: () => at }, fb);
+    const text = outcome.export;
+    if (offset > text.length) {
+      throw new DvergrError(
+        "USAGE",
+        `Cannot export from offset ${offset}: the export has ${text.length} characters`,
+        { hint: "Start at offset 0 and follow next_offset until it is null" },
+      );
+    }
+    const head = {
+      room: input.room,
+      ...outcome,
+      exported_at: at.toISOString(),
+      export_chars: text.length,
+      offset,
+      next_offset: null as number | null,
+      export: "",
+    };
+    const end = pageEnd(text, offset, PAGE_JSON_CHARS - JSON.stringify(head).length);
+    return {
+      ...head,
+      export: text.slice(offset, end),
+      next_offset: end < text.length ? end : null,
+    };
   },
 });
+
+/**
+ * How much JSON a catalog_export result may hold: below MCP's 60,000 characters of result
+ * text, beyond which a result is cut (and an export cut is no export).
+ */
+const PAGE_JSON_CHARS = 55_000;
+
+/**
+ * Where a page of `text` from `start` ends so that it takes at most `budget` characters as
+ * JSON (escapes counted) and never splits a surrogate pair; at least one character.
+ */
+function pageEnd(text: string, start: number, budget: number): number {
+  let used = 2; // the quotes
+  let i = start;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length &&
+      (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+    const cost = pair
+      ? 2
+      : c === 0x22 || c === 0x5c || c === 8 || c === 9 || c === 10 || c === 12 || c === 13
+      ? 2
+      : c < 0x20 || (c >= 0xd800 && c <= 0xdfff)
+      ? 6
+      : 1;
+    if (used + cost > budget && i > start) break;
+    used += cost;
+    i += pair ? 2 : 1;
+  }
+  return i;
+}
 
 export const catalogImport = defineOp({
   name: "catalog_import",

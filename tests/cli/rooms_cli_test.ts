@@ -60,6 +60,25 @@ Deno.test("dvergr export → import --room → list → export: the same id, one
   assert.match(out.err, /^Exported recall /);
 });
 
+Deno.test("dvergr export ROOM/NAME writes the whole export of a bundle bigger than a tool result", async () => {
+  const cwd = await Deno.makeTempDir({ prefix: "dvergr-cli-rooms-" });
+  const files = recallBundle({ "fixtures/docs/big.md": 'Wato "and" Dust.\n'.repeat(10_000) });
+  await writeTree(join(cwd, "big"), files);
+  assert.equal((await dvergr(cwd, ["room", "create", "books"])).code, 0);
+  assert.equal(
+    (await dvergr(cwd, ["room", "write", "books", "workflows/big", "--dir", "big"])).code,
+    0,
+  );
+  const exp = await dvergr(cwd, ["export", "books/big", "-o", "big.edn"]);
+  assert.equal(exp.code, 0, exp.err);
+  const text = await Deno.readTextFile(join(cwd, "big.edn"));
+  assert.ok(text.length > 100_000, `${text.length} chars`);
+  assert.equal((await dvergr(cwd, ["room", "create", "dst"])).code, 0);
+  const imp = await dvergr(cwd, ["import", "big.edn", "--room", "dst"]);
+  assert.equal(imp.code, 0, imp.err);
+  assert.match(imp.out, new RegExp(`^Imported big ${contentId(files)} `));
+});
+
 Deno.test("dvergr import --dir: directory → export → directory, refusing a non-empty one without --force", async () => {
   const { cwd, bundle } = await workspace();
   assert.equal((await dvergr(cwd, ["export", bundle, "-o", "x.edn"])).code, 0);

@@ -20,6 +20,7 @@ import { benchmarkBundle } from "../../../core/bench/benchmark_bundle.ts";
 import { parseCandidateSpec } from "../../../core/bench/candidate_spec.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { recallBundle } from "../../helpers/bundles.ts";
+import { RESULT_LIMIT } from "../../../mcp/result.ts";
 
 const CLOJURE_EXPORT = await Deno.readTextFile(
   new URL("../../fixtures/exports/tiny_clojure.edn", import.meta.url),
@@ -101,6 +102,68 @@ Deno.test("catalog_export → catalog_import: same id, exactly one commit, a sec
     });
     assert.equal(renamed.bundle, exp.bundle);
     assert.equal(await commits(ctx, "dst"), before + 2);
+  });
+});
+
+type ExportPage = Awaited<ReturnType<typeof catalogExport.handler>>;
+
+Deno.test("catalog_export gives a big export in pages that fit a tool result; concatenated they import", async () => {
+  // Fixtures full of quotes, backslashes and line breaks: escaped twice (EDN, then JSON),
+  // the export's JSON is far longer than the export.
+  const big: Record<string, string> = {};
+  for (let i = 0; i < 40; i++) {
+    big[`fixtures/docs/${i}.md`] = `"Wato" \\ 'Dust' \u00e4\n\t\u{1F642}\n`.repeat(300);
+  }
+  await withHome(async (ctx) => {
+    await putBundle(ctx, "src", "big", recallBundle(big));
+    const pages: string[] = [];
+    let offset: number | null = 0;
+    let at: string | undefined;
+    let total = 0;
+    while (offset !== null) {
+      const page: ExportPage = await callOp(
+        catalogExport,
+        ctx,
+        { room: "src", name: "big", offset, ...(at ? { exported_at: at } : {}) },
+      );
+      assert.ok(
+        JSON.stringify(page).length <= RESULT_LIMIT,
+        `page at ${offset}: ${JSON.stringify(page).length} chars of JSON`,
+      );
+      assert.equal(page.offset, offset);
+      at = page.exported_at;
+      total = page.export_chars;
+      pages.push(page.export);
+      offset = page.next_offset;
+      assert.ok(pages.length < 100, "the pages end");
+    }
+    assert.ok(pages.length > 3, `${pages.length} pages`);
+    const text = pages.join("");
+    assert.equal(text.length, total);
+    assert.ok(text.isWellFormed(), "no page splits a surrogate pair");
+
+    await callOp(roomCreate, ctx, { room: "dst" });
+    const n = await commits(ctx, "dst");
+    const imp = await callOp(catalogImport, ctx, { room: "dst", export: text });
+    assert.equal(imp.bundle, contentId(recallBundle(big)));
+    assert.equal(await commits(ctx, "dst"), n + 1);
+
+    // A later page needs the first page's time, so that the pages are of one export.
+    await rejects(
+      callOp(catalogExport, ctx, { room: "src", name: "big", offset: 10 }),
+      "USAGE",
+      /exported_at/,
+    );
+    await rejects(
+      callOp(catalogExport, ctx, { room: "src", name: "big", offset: total + 1, exported_at: at }),
+      "USAGE",
+      /offset/,
+    );
+    // A small export is one page, as before.
+    await putBundle(ctx, "src", "recall", recallBundle());
+    const one = await callOp(catalogExport, ctx, { room: "src", name: "recall" });
+    assert.equal(one.next_offset, null);
+    assert.equal(one.export.length, one.export_chars);
   });
 });
 
