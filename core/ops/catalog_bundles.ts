@@ -197,55 +197,73 @@ export async function importIntoRoom(
       },
     );
   }
-  const dir = bundleDir(v.name);
-  const current = new Map(
-    [...await rooms.readFiles(req.room, dir)].map(([p, t]) => [p.slice(dir.length + 1), t]),
-  );
-  // A file where the bundle's directory goes would be replaced by it just as silently.
-  const blocker = await fileInTheWay(rooms, req.room, dir);
-  const unchanged = blocker === null && sameFiles(current, v.files);
-  const replaced = !unchanged && (current.size > 0 || blocker !== null);
-  if (replaced && !req.force) {
-    const hint =
-      `Import it under another name (--as NAME, the \`as\` parameter), or replace what is there with --force (force: true); history keeps the old files`;
-    if (blocker !== null) {
+  // What is there is read, then replaced: imports into one room take turns, or two at once
+  // would both find the target empty and the second would silently replace the first.
+  return await inTurn(`${ctx.home.dir}\0${req.room}`, async () => {
+    const dir = bundleDir(v.name);
+    const current = new Map(
+      [...await rooms.readFiles(req.room, dir)].map(([p, t]) => [p.slice(dir.length + 1), t]),
+    );
+    // A file where the bundle's directory goes would be replaced by it just as silently.
+    const blocker = await fileInTheWay(rooms, req.room, dir);
+    const unchanged = blocker === null && sameFiles(current, v.files);
+    const replaced = !unchanged && (current.size > 0 || blocker !== null);
+    if (replaced && !req.force) {
+      const hint =
+        `Import it under another name (--as NAME, the \`as\` parameter), or replace what is there with --force (force: true); history keeps the old files`;
+      if (blocker !== null) {
+        throw new DvergrError(
+          "TARGET_EXISTS",
+          `Cannot import "${v.name}" into room ${req.room}: ${blocker} is a file, where the bundle's directory ${dir}/ would go`,
+          { hint, details: { room: req.room, name: v.name, file: blocker, bundle: v.id } },
+        );
+      }
       throw new DvergrError(
         "TARGET_EXISTS",
-        `Cannot import "${v.name}" into room ${req.room}: ${blocker} is a file, where the bundle's directory ${dir}/ would go`,
-        { hint, details: { room: req.room, name: v.name, file: blocker, bundle: v.id } },
+        `Cannot import "${v.name}" into room ${req.room}: ${dir}/ already holds other files (content id ${
+          contentId(current)
+        }), and importing over them would make a different bundle`,
+        {
+          hint,
+          details: { room: req.room, name: v.name, existing: contentId(current), bundle: v.id },
+        },
       );
     }
-    throw new DvergrError(
-      "TARGET_EXISTS",
-      `Cannot import "${v.name}" into room ${req.room}: ${dir}/ already holds other files (content id ${
-        contentId(current)
-      }), and importing over them would make a different bundle`,
-      {
-        hint,
-        details: { room: req.room, name: v.name, existing: contentId(current), bundle: v.id },
-      },
+    const commit = unchanged ? null : await rooms.replaceDir(
+      req.room,
+      dir,
+      v.files,
+      `Import ${v.name} (${v.id})${replaced ? ", replacing what was there" : ""}`,
     );
+    return {
+      name: v.name,
+      bundle: v.id,
+      room: req.room,
+      dir: null,
+      commit,
+      unchanged,
+      replaced,
+      files: v.files.size,
+      tier: await trustOf(ctx.home.state, v.id),
+      clojureChecker: v.clojureChecker,
+      notes: notesFor(v.clojureChecker),
+      manifest: manifestJson(v.manifest),
+    };
+  });
+}
+
+const turns = new Map<string, Promise<unknown>>();
+
+/** Runs `f` after every earlier call with the same key has ended (within this process). */
+async function inTurn<T>(key: string, f: () => Promise<T>): Promise<T> {
+  const before = turns.get(key) ?? Promise.resolve();
+  const mine = before.catch(() => {}).then(f);
+  turns.set(key, mine);
+  try {
+    return await mine;
+  } finally {
+    if (turns.get(key) === mine) turns.delete(key);
   }
-  const commit = unchanged ? null : await rooms.replaceDir(
-    req.room,
-    dir,
-    v.files,
-    `Import ${v.name} (${v.id})${replaced ? ", replacing what was there" : ""}`,
-  );
-  return {
-    name: v.name,
-    bundle: v.id,
-    room: req.room,
-    dir: null,
-    commit,
-    unchanged,
-    replaced,
-    files: v.files.size,
-    tier: await trustOf(ctx.home.state, v.id),
-    clojureChecker: v.clojureChecker,
-    notes: notesFor(v.clojureChecker),
-    manifest: manifestJson(v.manifest),
-  };
 }
 
 /** The files of a directory, null when there is none, "unreadable" when it cannot be read. */

@@ -230,6 +230,28 @@ Deno.test("catalog_import refuses a file where its directory would go (workflows
   });
 });
 
+Deno.test("catalog_import: of two concurrent imports of different bundles under one name, one is refused", async () => {
+  await withHome(async (ctx) => {
+    await putBundle(ctx, "src", "a", recallBundle({ "gold.edn": '{:names ["A"]}' }));
+    await putBundle(ctx, "src", "b", recallBundle({ "gold.edn": '{:names ["B"]}' }));
+    const a = (await callOp(catalogExport, ctx, { room: "src", name: "a" })).export;
+    const b = (await callOp(catalogExport, ctx, { room: "src", name: "b" })).export;
+    await callOp(roomCreate, ctx, { room: "dst" });
+    const n = await commits(ctx, "dst");
+    const settled = await Promise.allSettled([
+      callOp(catalogImport, ctx, { room: "dst", export: a, as: "x" }),
+      callOp(catalogImport, ctx, { room: "dst", export: b, as: "x" }),
+    ]);
+    const refused = settled.filter((r) => r.status === "rejected");
+    assert.equal(refused.length, 1, JSON.stringify(settled.map((r) => r.status)));
+    assert.equal(
+      ((refused[0] as PromiseRejectedResult).reason as DvergrError).code,
+      "TARGET_EXISTS",
+    );
+    assert.equal(await commits(ctx, "dst"), n + 1, "one commit, for the import that won");
+  });
+});
+
 Deno.test("catalog_import refuses tampered and foreign exports, committing nothing", async () => {
   await withHome(async (ctx) => {
     await putBundle(ctx, "src", "recall", recallBundle());
