@@ -105,8 +105,9 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
 }
 
 async function readExport(path: string, shown: string): Promise<string> {
+  let bytes: Uint8Array;
   try {
-    return await Deno.readTextFile(path);
+    bytes = await Deno.readFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
       throw new DvergrError("NOT_FOUND", `Cannot import "${shown}": no such file`, {
@@ -118,11 +119,47 @@ async function readExport(path: string, shown: string): Promise<string> {
         hint: "An export is one EDN file; to install a bundle directory, benchmark or export it",
       });
     }
-    if (e instanceof TypeError) {
-      throw new DvergrError("EXPORT_INVALID", `Cannot import "${shown}": it is not UTF-8 text`, {
-        hint: "An export is one EDN file written by `dvergr export`",
-      });
-    }
     throw e;
   }
+  // Strictly: decoded leniently, a byte of another encoding would become U+FFFD and the
+  // export would be refused as changed after export, which it was not.
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    const at = firstBadByte(bytes);
+    throw new DvergrError(
+      "EXPORT_INVALID",
+      `Cannot import "${shown}": it is not UTF-8 text${
+        at < 0 ? "" : ` (byte 0x${bytes[at].toString(16)} at offset ${at})`
+      }`,
+      {
+        hint:
+          "It was probably saved in another encoding (e.g. Windows-1252): use the file `dvergr export` wrote, or convert it back with iconv -t UTF-8",
+        details: { file: shown, offset: at },
+      },
+    );
+  }
+}
+
+/** Where the first byte that cannot start or continue a UTF-8 sequence is, or -1. */
+function firstBadByte(b: Uint8Array): number {
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i];
+    const more = c < 0x80
+      ? 0
+      : c >= 0xc2 && c <= 0xdf
+      ? 1
+      : c >= 0xe0 && c <= 0xef
+      ? 2
+      : c >= 0xf0 && c <= 0xf4
+      ? 3
+      : -1;
+    if (more < 0) return i;
+    for (let k = 1; k <= more; k++) {
+      if (i + k >= b.length || (b[i + k] & 0xc0) !== 0x80) return i;
+    }
+    i += more + 1;
+  }
+  return -1;
 }

@@ -10,7 +10,7 @@
 import { DvergrError } from "../errors.ts";
 import { readEdn } from "../edn/read.ts";
 import { writeEdn } from "../edn/write.ts";
-import { EdnUuid, type EdnValue, isEdnMap, Keyword, mapGet } from "../edn/values.ts";
+import { EdnList, EdnUuid, type EdnValue, isEdnMap, Keyword, mapGet } from "../edn/values.ts";
 import { contentId } from "./content_id.ts";
 import { type FileBundle, type FileMap, relativePathProblem, sortedFiles } from "./file_map.ts";
 import { bundleProblems, formatProblem } from "./parse.ts";
@@ -335,7 +335,10 @@ function calibrationOf(v: EdnValue | undefined): CalibrationSummary | null {
   if (typeof ok !== "boolean") return null;
   return {
     ok,
-    problems: Array.isArray(problems) ? problems.filter((p) => typeof p === "string") : [],
+    // A vector, or a list: the earlier system prints a lazy seq of problems as one.
+    problems:
+      (Array.isArray(problems) ? problems : problems instanceof EdnList ? problems.items : [])
+        .filter((p): p is string => typeof p === "string"),
   };
 }
 

@@ -127,6 +127,25 @@ Deno.test("dvergr import refuses a tampered export with exit 2 and writes nothin
   assert.match(missing.err, /no such room[\s\S]*dvergr room create nope/);
 });
 
+Deno.test("dvergr import names an export saved in another encoding (Latin-1) as not UTF-8, not as tampered", async () => {
+  const { cwd, bundle } = await workspace();
+  await writeTree(bundle, recallBundle({ "fixtures/docs/a.md": "Wato und Dust aus Zürich." }));
+  assert.equal((await dvergr(cwd, ["export", bundle, "-o", "x.edn"])).code, 0);
+  const text = await Deno.readTextFile(join(cwd, "x.edn"));
+  // What an editor saving as Windows-1252 writes: ü as the one byte 0xfc.
+  const latin1 = Uint8Array.from([...text].map((c) => c.charCodeAt(0)));
+  await Deno.writeFile(join(cwd, "latin1.edn"), latin1);
+  await dvergr(cwd, ["room", "create", "r"]);
+  const r = await dvergr(cwd, ["import", "latin1.edn", "--room", "r"]);
+  assert.equal(r.code, 2);
+  assert.match(
+    r.err,
+    /^error\[EXPORT_INVALID\]: Cannot import "latin1\.edn": it is not UTF-8 text/,
+  );
+  assert.match(r.err, /byte 0xfc at offset \d+/);
+  assert.equal(await commitCount(cwd, "r"), 1);
+});
+
 Deno.test("dvergr import installs the earlier system's export (Clojure checker) and says it cannot run yet", async () => {
   const { cwd } = await workspace();
   await dvergr(cwd, ["room", "create", "old"]);

@@ -306,6 +306,20 @@ Deno.test("verifyExport() accepts an export of the earlier system with a Clojure
   assert.equal(e.code, "EXPORT_TAMPERED");
 });
 
+Deno.test("verifyExport() keeps calibration problems the earlier system printed as a list (a lazy seq)", () => {
+  // pr-str prints a lazy seq (map, concat, for) as a list: ("…" "…").
+  const text = CLOJURE_EXPORT.replace(
+    '["calibration.edn has no :reference answer"]',
+    '("the reference fails [:a]" "empty does not score below the reference")',
+  );
+  assert.notEqual(text, CLOJURE_EXPORT);
+  const v = verifyExport(text, { file: "t.edn" });
+  assert.deepEqual(v.manifest.calibration, {
+    ok: false,
+    problems: ["the reference fails [:a]", "empty does not score below the reference"],
+  });
+});
+
 Deno.test("exportBundle() re-exports a Clojure bundle to the same id; refuses malformed bundles and bad names", () => {
   const v = verifyExport(CLOJURE_EXPORT, { file: "tiny.edn" });
   const again = exportBundle({ name: "tiny", files: v.files }, { ok: false, problems: ["x"] }, {
