@@ -14,8 +14,11 @@
  * Time is enforced inside the worker (QuickJS's interrupt handler, with the native loops
  * that ignore it bounded by sandbox/loop_guard.ts) and by a host-side watchdog. The
  * watchdog's `terminate()` does not stop a busy Deno 2.9 worker (denoland/deno#35657): the
- * caller gets its timeout and a fresh worker, but the old thread runs until the native
- * operation returns (`stats().workersAbandoned` counts these).
+ * caller gets its timeout and a fresh worker, but the old thread runs until QuickJS next
+ * polls its interrupt handler, which it does once per 10,000 loop iterations or calls: a
+ * loop whose every iteration is one slow native call (`s.indexOf` on a 40 MB string) can
+ * keep it busy for minutes (`stats().workersAbandoned` counts these). The EDN bridge keeps
+ * the deadline itself, so `edn.parse` and `edn.stringify` loops end in time.
  *
  * Permissions: the host needs none beyond starting a Worker.
  */

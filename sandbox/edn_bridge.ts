@@ -16,21 +16,39 @@ export const MAX_EDN_CHARS = 16 * 1024 * 1024;
 /**
  * Runs one bridged EDN operation. `op` "parse": `text` is EDN, `arg` the file name to
  * cite in errors. `op` "stringify": `text` is JSON of the value, `arg` "pretty" or "".
+ * `op` "ready": nothing, only whether the deadline has passed.
  * Returns JSON: `{"ok": value}` or `{"error": {name, message, line?, column?, hint?}}`.
+ *
+ * With `deadline` (a `Date.now()` time: the checker call's), an operation that starts or
+ * would finish after it answers an error instead of working on: QuickJS polls its
+ * interrupt handler only every 10,000 loop iterations, so a loop over long bridged calls
+ * would otherwise run far past the call's time limit.
  */
-export function ednBridge(op: string, text: string, arg: string): string {
+export function ednBridge(op: string, text: string, arg: string, deadline?: number): string {
   try {
+    if (deadline !== undefined && Date.now() >= deadline) return outOfTime(op);
+    if (op === "ready") return '{"ok":true}';
     if (op === "parse") {
       if (text.length > MAX_EDN_CHARS) {
         return failure("RangeError", `edn.parse: the text is too long (${text.length} characters)`);
       }
-      return JSON.stringify({ ok: toPlain(readEdn(text, { file: arg || undefined })) });
+      const value = toPlain(readEdn(text, { file: arg || undefined, deadline }), deadline);
+      const json = JSON.stringify({ ok: value });
+      return deadline !== undefined && Date.now() >= deadline ? outOfTime(op) : json;
     }
     if (op === "stringify") {
-      return JSON.stringify({ ok: writeEdn(JSON.parse(text), { pretty: arg === "pretty" }) });
+      if (text.length > MAX_EDN_CHARS) {
+        return failure(
+          "RangeError",
+          `edn.stringify: the value is too large (${text.length} characters as JSON)`,
+        );
+      }
+      const json = JSON.stringify({ ok: writeEdn(JSON.parse(text), { pretty: arg === "pretty" }) });
+      return deadline !== undefined && Date.now() >= deadline ? outOfTime(op) : json;
     }
     return failure("TypeError", `unknown edn operation "${op}"`);
   } catch (e) {
+    if (e instanceof Error && e.name === "EdnDeadlineError") return outOfTime(op);
     if (e instanceof DvergrError && e.code === "EDN_SYNTAX") {
       const d = e.details ?? {};
       return JSON.stringify({
@@ -45,6 +63,10 @@ export function ednBridge(op: string, text: string, arg: string): string {
     }
     return failure("Error", `edn.${op} failed: ${e instanceof Error ? e.message : String(e)}`);
   }
+}
+
+function outOfTime(op: string): string {
+  return failure("Error", `edn.${op} stopped: the checker's time limit has passed`);
 }
 
 function failure(name: string, message: string): string {

@@ -99,6 +99,7 @@ export const PRELUDE_SOURCE = `(function (hostLog, hostEdn) {
       return bridge("parse", text, typeof file === "string" ? file : "");
     },
     stringify: function stringifyEdn(value, pretty) {
+      bridge("ready", "", ""); // past the time limit, fail before the costly JSON.stringify
       const json = stringify(value);
       if (typeof json !== "string") {
         throw new TypeErrorType("edn.stringify needs a value that JSON can carry");

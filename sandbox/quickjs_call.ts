@@ -252,13 +252,28 @@ class CheckerCall {
       }
     }));
     const ednFn = this.keep(ctx.newFunction("hostEdn", (op, text, arg) => {
+      if (Date.now() >= this.deadline) {
+        // Past the deadline the call is over whatever the checker does with the error:
+        // QuickJS may not poll the interrupt handler for another 10,000 iterations, so
+        // each of them must be quick (not even the text is copied out).
+        this.interrupted = true;
+        const name = ctx.typeof(op) === "string" ? ctx.getString(op).slice(0, 20) : "";
+        return ctx.newString(ednBridge(name, "", "", this.deadline));
+      }
       if (
         ctx.typeof(op) !== "string" || ctx.typeof(text) !== "string" ||
         ctx.typeof(arg) !== "string"
       ) {
         return ctx.newString('{"error":{"name":"TypeError","message":"edn needs strings"}}');
       }
-      return ctx.newString(ednBridge(ctx.getString(op), ctx.getString(text), ctx.getString(arg)));
+      const answer = ednBridge(
+        ctx.getString(op),
+        ctx.getString(text),
+        ctx.getString(arg),
+        this.deadline,
+      );
+      if (Date.now() >= this.deadline) this.interrupted = true;
+      return ctx.newString(answer);
     }));
     const factory = ctx.evalCode(PRELUDE_SOURCE, "prelude.js", { type: "global" });
     if (factory.error) this.failWith(this.keep(factory.error), "setup");

@@ -30,7 +30,8 @@ import { ednWriterCore } from "./write.ts";
 
 /** The plain-mapping core's interface. */
 export interface EdnPlainCore {
-  toPlain(v: EdnValue): unknown;
+  /** Throws an Error named "EdnDeadlineError" once `Date.now()` passes `deadline`. */
+  toPlain(v: EdnValue, deadline?: number): unknown;
 }
 
 /**
@@ -42,6 +43,7 @@ export function ednPlainCore(
   write: (v: unknown, pretty: boolean) => string,
 ): EdnPlainCore {
   const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+  const CLOCK_EVERY = 4096;
 
   function keyText(k: EdnValue): string {
     if (typeof k === "string") return k;
@@ -70,11 +72,20 @@ export function ednPlainCore(
 
   // Iterative (an explicit work list, no recursion), so that values nested as deep as
   // the reader allows convert within a small QuickJS stack.
-  function toPlain(root: EdnValue): unknown {
+  function toPlain(root: EdnValue, deadline?: number): unknown {
     const box: unknown[] = [null];
     // Triples: value, the container to put its plain form in, the slot in that container.
     const work: unknown[] = [root, box, 0];
+    let untilClock = CLOCK_EVERY;
     while (work.length > 0) {
+      if (deadline !== undefined && --untilClock === 0) {
+        untilClock = CLOCK_EVERY;
+        if (Date.now() > deadline) {
+          const e = new Error("converting stopped: the time allowed ran out");
+          e.name = "EdnDeadlineError";
+          throw e;
+        }
+      }
       const slot = work.pop() as string | number;
       const target = work.pop() as Record<string | number, unknown>;
       const v = work.pop() as EdnValue;
@@ -127,7 +138,10 @@ const CORE = ednPlainCore(
   ednWriterCore(EDN_MODEL, ednReaderCore(EDN_MODEL).validName).write,
 );
 
-/** The plain JavaScript form of an EDN value (the mapping in this module's table). */
-export function toPlain(v: EdnValue): unknown {
-  return CORE.toPlain(v);
+/**
+ * The plain JavaScript form of an EDN value (the mapping in this module's table). With
+ * `deadline` (a `Date.now()` time), throws an Error named "EdnDeadlineError" once it passes.
+ */
+export function toPlain(v: EdnValue, deadline?: number): unknown {
+  return CORE.toPlain(v, deadline);
 }

@@ -14,6 +14,11 @@ export interface ReadEdnOptions {
   file?: string;
   /** Deepest nesting of collections, tags and discards accepted; default 500. */
   maxDepth?: number;
+  /**
+   * A `Date.now()` time after which reading stops with an EdnDeadlineError (checked every
+   * few thousand values), so that a caller with a time limit is never held up by one text.
+   */
+  deadline?: number;
 }
 
 /** Default depth cap: deep enough for any bundle, shallow enough for every stack. */
@@ -31,8 +36,17 @@ export interface EdnSyntaxFault extends Error {
 
 /** The reader core's interface. */
 export interface EdnReaderCore {
-  /** Reads every top-level value of `text` (`one`: exactly one). Throws an EdnSyntaxFault. */
-  read(text: string, file: string | null, maxDepth: number, one: boolean): EdnValue[];
+  /**
+   * Reads every top-level value of `text` (`one`: exactly one). Throws an EdnSyntaxFault,
+   * or an Error named "EdnDeadlineError" once `Date.now()` passes `deadline`.
+   */
+  read(
+    text: string,
+    file: string | null,
+    maxDepth: number,
+    one: boolean,
+    deadline?: number,
+  ): EdnValue[];
   /** Whether `s` reads back as a keyword (after a colon) or as a symbol with that full name. */
   validName(s: string, keyword: boolean): boolean;
 }
@@ -84,6 +98,7 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
     keyAt: number;
     keyEnd?: number;
   }
+  const CLOCK_EVERY = 4096;
   const SYNTAX_HINT = "Check the EDN near that position (https://github.com/edn-format/edn)";
 
   function isWhitespace(c: number): boolean {
@@ -160,8 +175,16 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
     return "?" + String(v);
   }
 
-  function read(text: string, file: string | null, maxDepth: number, one: boolean): EdnValue[] {
+  function read(
+    text: string,
+    file: string | null,
+    maxDepth: number,
+    one: boolean,
+    deadline?: number,
+  ): EdnValue[] {
     const n = text.length;
+    // Values read until the next look at the clock.
+    let untilClock = CLOCK_EVERY;
     let pos = text.charCodeAt(0) === 0xfeff ? 1 : 0; // a byte order mark is not content
     const out: EdnValue[] = [];
     // The open collections, tags and discards, innermost last: the reader keeps its own
@@ -608,6 +631,18 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
     }
 
     for (;;) {
+      if (deadline !== undefined && --untilClock === 0) {
+        untilClock = CLOCK_EVERY;
+        if (Date.now() > deadline) {
+          const { line, column } = lineCol(pos);
+          const e = new Error(
+            "reading stopped at line " + line + ", column " + column +
+              ": the time allowed ran out",
+          );
+          e.name = "EdnDeadlineError";
+          throw e;
+        }
+      }
       skipSpace();
       if (pos >= n) {
         if (stack.length === 0) break;
@@ -686,11 +721,18 @@ function syntaxError(e: unknown): unknown {
 /**
  * Reads the one EDN value of `text` (whitespace and comments around it are fine). Throws
  * DvergrError("EDN_SYNTAX") naming file, line and column for empty text, a second value
- * or any syntax problem.
+ * or any syntax problem; with `opts.deadline`, an Error named "EdnDeadlineError" once
+ * that time has passed.
  */
 export function readEdn(text: string, opts: ReadEdnOptions = {}): EdnValue {
   try {
-    return CORE.read(text, opts.file ?? null, opts.maxDepth ?? EDN_MAX_DEPTH, true)[0];
+    return CORE.read(
+      text,
+      opts.file ?? null,
+      opts.maxDepth ?? EDN_MAX_DEPTH,
+      true,
+      opts.deadline,
+    )[0];
   } catch (e) {
     throw syntaxError(e);
   }
@@ -699,7 +741,7 @@ export function readEdn(text: string, opts: ReadEdnOptions = {}): EdnValue {
 /** Reads every top-level EDN value of `text`, in order (empty text gives []). */
 export function readEdnAll(text: string, opts: ReadEdnOptions = {}): EdnValue[] {
   try {
-    return CORE.read(text, opts.file ?? null, opts.maxDepth ?? EDN_MAX_DEPTH, false);
+    return CORE.read(text, opts.file ?? null, opts.maxDepth ?? EDN_MAX_DEPTH, false, opts.deadline);
   } catch (e) {
     throw syntaxError(e);
   }

@@ -417,3 +417,32 @@ Deno.test("check() lets no checker read a file that the host can read", async ()
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("check() ends a checker that loops over slow edn.parse calls at its time limit, inside the sandbox", async () => {
+  // QuickJS polls its interrupt handler once per 10,000 loop iterations: when each
+  // iteration is a bridged parse of seconds, only the bridge itself can keep the limit.
+  const pool = createCheckerPool({ workers: 1, hangMarginMs: 5_000 });
+  const big = `const s = "[" + "1 ".repeat(3e6) + "]";`;
+  try {
+    assert.equal((await pool.check(NORMAL, INPUT)).ok, true); // the worker is warm
+    for (
+      const body of [
+        `${big} for (;;) edn.parse(s);`,
+        `${big} for (;;) { try { edn.parse(s); } catch (_) { /* keep going */ } }`,
+        `${big} try { edn.parse(s); } catch (_) { /* swallowed */ } return { checks: {}, reward: 1 };`,
+        `const v = []; for (let i = 0; i < 2e5; i++) v.push({ a: [i, "x"] });
+         const t = JSON.stringify(v); for (;;) { try { edn.stringify(v); } catch (_) {} }`,
+      ]
+    ) {
+      const run = await pool.check(check(body), INPUT, { timeoutMs: 300 });
+      assert.equal(run.ok, false, JSON.stringify(run));
+      assert.equal(!run.ok && run.fault, "timeout", JSON.stringify(run));
+      assert.ok(run.ms < 300 + 2_000, `ended after ${Math.round(run.ms)} ms: ${body}`);
+    }
+    assert.equal(pool.stats().workersAbandoned, 0);
+    const after = await pool.check(NORMAL, INPUT);
+    assert.equal(after.ok, true, JSON.stringify(after));
+  } finally {
+    pool.close();
+  }
+});

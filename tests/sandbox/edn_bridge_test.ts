@@ -51,3 +51,20 @@ Deno.test("edn in the sandbox parses, stringifies and refuses what is not a stri
     pool.close();
   }
 });
+
+Deno.test("ednBridge() answers an error instead of working once the call's deadline has passed", () => {
+  const big = "[" + '{:a [1 2.5 "x"]} '.repeat(200_000) + "]";
+  const t0 = Date.now();
+  const late = JSON.parse(ednBridge("parse", big, "", t0 - 1)).error;
+  assert.match(late.message, /^edn\.parse stopped: the checker's time limit has passed$/);
+  // A deadline that passes while reading stops the reader within a few milliseconds.
+  const during = JSON.parse(ednBridge("parse", big, "", Date.now() + 5)).error;
+  assert.match(during.message, /^edn\.parse stopped/);
+  assert.ok(Date.now() - t0 < 200, `took ${Date.now() - t0} ms`);
+  assert.match(
+    JSON.parse(ednBridge("stringify", "[1]", "", t0 - 1)).error.message,
+    /^edn\.stringify stopped/,
+  );
+  assert.deepEqual(JSON.parse(ednBridge("ready", "", "", Date.now() + 60_000)), { ok: true });
+  assert.equal(JSON.parse(ednBridge("parse", "[1]", "", Date.now() + 60_000)).ok[0], 1);
+});

@@ -77,3 +77,9 @@ Deno.test("toPlain() keeps set and map order as read", () => {
   assert.deepStrictEqual(Object.keys(plainOf("{:z 1 :a 2}") as object), ["z", "a"]);
   assert.strictEqual(toPlain(kw("x")), "x");
 });
+
+Deno.test("toPlain() stops with an EdnDeadlineError once its deadline has passed", () => {
+  const v = readEdn("[" + "{:a 1} ".repeat(20_000) + "]");
+  assert.throws(() => toPlain(v, Date.now() - 1), { name: "EdnDeadlineError" });
+  assert.equal((toPlain(v, Date.now() + 60_000) as unknown[]).length, 20_000);
+});
