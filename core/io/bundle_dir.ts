@@ -35,9 +35,11 @@ export async function readBundleDir(dir: string): Promise<FileBundle> {
   }
   const realRoot = await Deno.realPath(root);
   const paths: string[] = [];
-  await walk(realRoot, realRoot, dir, paths);
+  await walk(realRoot, realRoot, new Set([realRoot]), dir, paths);
   const files: FileMap = new Map();
-  const decoder = new TextDecoder("utf-8", { fatal: true });
+  // ignoreBOM keeps a leading U+FEFF in the text: it is part of the file, so of the
+  // content id (the earlier system reads files as Java does, BOM included).
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   for (let i = 0; i < paths.length; i += READ_BATCH) {
     const batch = paths.slice(i, i + READ_BATCH);
     const texts = await Promise.all(batch.map(async (rel) => {
@@ -60,7 +62,18 @@ export async function readBundleDir(dir: string): Promise<FileBundle> {
   return { name: basename(root), files: sortedFiles(files) };
 }
 
-async function walk(realRoot: string, at: string, shown: string, out: string[]): Promise<void> {
+/**
+ * Walks the directory `at` (its real path is the last of `ancestors`, the real paths of
+ * the directories from the root down to it, which a symbolic link may not lead back to).
+ */
+async function walk(
+  realRoot: string,
+  at: string,
+  ancestors: Set<string>,
+  shown: string,
+  out: string[],
+): Promise<void> {
+  const realAt = [...ancestors].at(-1)!;
   const entries: Deno.DirEntry[] = [];
   for await (const e of Deno.readDir(at)) entries.push(e);
   for (const e of entries) {
@@ -91,12 +104,24 @@ async function walk(realRoot: string, at: string, shown: string, out: string[]):
         );
       }
       const st = await Deno.stat(target);
-      if (st.isDirectory) await walk(realRoot, full, shown, out);
-      else if (st.isFile) out.push(rel);
+      if (st.isDirectory) {
+        if (ancestors.has(target)) {
+          const back = target === realRoot
+            ? "the bundle's own directory"
+            : `${relative(realRoot, target).split(sep).join("/")}/`;
+          throw new DvergrError(
+            "PATH_INVALID",
+            `Cannot read bundle "${shown}": ${rel} is a symbolic link that loops back to ${back}`,
+            { hint: "Remove the link: a bundle is a tree of files, and this one would never end" },
+          );
+        }
+        await walk(realRoot, full, new Set([...ancestors, target]), shown, out);
+      } else if (st.isFile) out.push(rel);
       continue;
     }
-    if (e.isDirectory) await walk(realRoot, full, shown, out);
-    else if (e.isFile) out.push(rel);
+    if (e.isDirectory) {
+      await walk(realRoot, full, new Set([...ancestors, join(realAt, e.name)]), shown, out);
+    } else if (e.isFile) out.push(rel);
     else {
       throw new DvergrError(
         "PATH_INVALID",
