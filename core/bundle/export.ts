@@ -202,7 +202,8 @@ export function verifyExport(
       (k.split("/").some((seg) => seg.toLowerCase() === ".git")
         ? 'has a ".git" segment (a repository\'s own data, never part of a bundle)'
         : null) ??
-      (k.isWellFormed() ? null : `is not UTF-8 text: ${surrogateAt(k)}`);
+      (k.isWellFormed() ? null : `is not UTF-8 text: ${surrogateAt(k)}`) ??
+      longSegmentProblem(k);
     if (why) {
       throw invalid(
         file,
@@ -340,6 +341,23 @@ function calibrationOf(v: EdnValue | undefined): CalibrationSummary | null {
       (Array.isArray(problems) ? problems : problems instanceof EdnList ? problems.items : [])
         .filter((p): p is string => typeof p === "string"),
   };
+}
+
+/** The longest file or directory name file systems hold, in bytes of UTF-8. */
+export const MAX_SEGMENT_BYTES = 255;
+
+/**
+ * Why a path cannot be written to a file system, or null: a segment (a file or directory
+ * name) longer than 255 bytes of UTF-8.
+ */
+export function longSegmentProblem(path: string): string | null {
+  const encoder = new TextEncoder();
+  const long = path.split("/").find((seg) => encoder.encode(seg).length > MAX_SEGMENT_BYTES);
+  return long === undefined
+    ? null
+    : `has a name longer than ${MAX_SEGMENT_BYTES} bytes ("${long.slice(0, 20)}…", ${
+      encoder.encode(long).length
+    } bytes), which no file system holds`;
 }
 
 /** Where the first unpaired surrogate of a string that is not well formed is. */

@@ -9,6 +9,7 @@ import { DvergrError } from "../errors.ts";
 import { type FileBundle, filesUnder, relativePathProblem } from "../bundle/file_map.ts";
 import type { RoomStore } from "./room_store.ts";
 import { checkBundleName } from "../bundle/bundle_name.ts";
+import { longSegmentProblem } from "../bundle/export.ts";
 
 /**
  * Why a path may not be written into a room, or null: the bundle path rules (relative,
@@ -22,7 +23,7 @@ export function roomPathProblem(path: string): string | null {
     return 'has a ".git" segment (git keeps its own data there)';
   }
   if (!path.isWellFormed()) return "is not UTF-8 text (it holds an unpaired surrogate)";
-  return null;
+  return longSegmentProblem(path);
 }
 
 /**

@@ -277,6 +277,28 @@ Deno.test("verifyExport() refuses file texts and paths with an unpaired surrogat
   assert.equal(verifyExport(exportOf(pair), { file: "t.edn" }).id, contentId(pair));
 });
 
+Deno.test("verifyExport() refuses a path segment longer than 255 bytes (no file system holds it); 255 pass", () => {
+  const ok = recallBundle({ [`fixtures/${"a".repeat(252)}.md`]: "x" });
+  assert.equal(verifyExport(exportOf(ok), { file: "t.edn" }).id, contentId(ok));
+  for (
+    const [label, path] of [
+      ["ASCII", `fixtures/${"a".repeat(253)}.md`],
+      ["two-byte characters", `fixtures/${"ä".repeat(128)}`],
+      ["directory", `${"d".repeat(300)}/a.md`],
+    ]
+  ) {
+    const e = refusal(() =>
+      verifyExport(exportOf(recallBundle({ [path]: "x" })), { file: "t.edn" })
+    );
+    assert.equal(e.code, "EXPORT_INVALID", label);
+    assert.match(e.message, /longer than 255 bytes/, label);
+  }
+  // The name becomes a directory too.
+  const long = refusal(() => verifyExport(exportOf(), { file: "t.edn", as: "n".repeat(256) }));
+  assert.equal(long.code, "USAGE");
+  assert.match(long.message, /at most 255/);
+});
+
 /**
  * An export as the earlier system writes it (pr-str of the map: commas, #inst with
  * -00:00), with a Clojure checker. Its files are REFERENCE §3.2's test vector, whose id

@@ -153,6 +153,7 @@ Deno.test("room_write refuses .., absolute paths, .git, NUL, backslashes and emp
         ["a\\b", /backslash/],
         ["a//b", /empty segment/],
         ["", /is empty/],
+        [`tables/${"t".repeat(256)}.csv`, /longer than 255 bytes/],
       ] as const
     ) {
       await rejects(
