@@ -273,8 +273,31 @@ async function existingFiles(dir: string): Promise<FileMap | null | "unreadable"
   } catch (e) {
     if (e instanceof DvergrError && e.code === "NOT_FOUND") return null;
     if (e instanceof DvergrError) return "unreadable";
-    throw e;
+    throw cannotWrite(dir, e);
   }
+}
+
+/**
+ * A file system's refusal to make `dir` (a file where a parent goes, no such parent that
+ * can be made, no permission) as the user's mistake it is; anything else as it is.
+ */
+function cannotWrite(dir: string, e: unknown): unknown {
+  const refusals = [
+    Deno.errors.NotADirectory,
+    Deno.errors.NotFound,
+    Deno.errors.PermissionDenied,
+    Deno.errors.AlreadyExists,
+    Deno.errors.IsADirectory,
+  ];
+  if (!refusals.some((c) => e instanceof c)) return e;
+  return new DvergrError(
+    "USAGE",
+    `Cannot write "${dir}": ${(e as Error).message.replace(/ \(os error \d+\).*$/, "")}`,
+    {
+      hint: "Choose a directory that can be made there (its parent a directory you may write)",
+      details: { dir },
+    },
+  );
 }
 
 /**
@@ -290,7 +313,11 @@ export async function importIntoDir(
   const current = await existingFiles(req.dir);
   const unchanged = current instanceof Map && sameFiles(current, v.files);
   const replaced = current === "unreadable" || (!unchanged && current !== null && current.size > 0);
-  if (!unchanged) await writeBundleDir(req.dir, v.files, { force: req.force });
+  if (!unchanged) {
+    await writeBundleDir(req.dir, v.files, { force: req.force }).catch((e) => {
+      throw cannotWrite(req.dir, e);
+    });
+  }
   return {
     name: v.name,
     bundle: v.id,
