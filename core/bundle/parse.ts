@@ -7,7 +7,7 @@
  */
 import type { z } from "zod";
 import { DvergrError } from "../errors.ts";
-import { readEdn } from "../edn/read.ts";
+import { isKeywordName, readEdn } from "../edn/read.ts";
 import { toPlain } from "../edn/plain.ts";
 import { Keyword } from "../edn/values.ts";
 import type { EdnValue } from "../edn/values.ts";
@@ -365,11 +365,12 @@ function checkSchema<S extends z.ZodType>(
 ): z.infer<S> | null {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
+  const mistyped = new Set<string>();
   for (const issue of r.error.issues) {
     const path = issue.path.map(String);
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
-        const field = [...path, key].map((s) => `:${s}`);
+        const field = [...path, key].map((s) => fieldName(s));
         const known = knownKeys(schema, path);
         problems.push({
           file,
@@ -380,21 +381,73 @@ function checkSchema<S extends z.ZodType>(
       }
       continue;
     }
-    const field = issue.path.filter((s) => typeof s === "string").map((s) => `:${String(s)}`);
+    const key = issue.path.map(String).join("\u0000");
+    // zod goes on checking a value of the wrong type (a vector is also "too small"): the
+    // wrong type is the one thing to say about that field.
+    if (issue.code !== "invalid_type" && mistyped.has(key)) continue;
+    if (issue.code === "invalid_type") mistyped.add(key);
+    const field = issue.path.filter((s) => typeof s === "string").map((s) => fieldName(s));
     const found = valueAt(value, issue.path);
     const message = issue.code === "invalid_type" && found === undefined
       ? "missing required key"
-      : `${issue.message.replace(/^Invalid input: /, "")}${
-        found === undefined ? "" : `, found ${describePlain(found)}`
+      : `${expectation(issue)}${
+        found === undefined || issue.code === "invalid_key" ? "" : `, found ${describePlain(found)}`
       }`;
     problems.push({
       file,
-      field: issue.path.map((s) => typeof s === "number" ? `[${s}]` : `:${String(s)}`).join(" "),
+      field: issue.path.map((s) => typeof s === "number" ? `[${s}]` : fieldName(String(s))).join(
+        " ",
+      ),
       line: lineOf(text, field),
       message,
     });
   }
   return null;
+}
+
+/** A map key as the EDN it was written as: `:title` for a keyword name, else `"/out/a"`. */
+function fieldName(key: string): string {
+  return isKeywordName(key) && !key.includes("/") ? `:${key}` : JSON.stringify(key);
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: "a string",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false",
+  array: "a vector",
+  object: "a map",
+  record: "a map",
+  map: "a map",
+};
+
+/** What a schema issue expected, in the terms of the EDN a person writes. */
+function expectation(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return `expected ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+    case "too_small": {
+      const n = Number(issue.minimum);
+      if (issue.origin === "string" && n === 1) return "expected a non-empty string";
+      if (issue.origin === "array") return `expected at least ${n} item${n === 1 ? "" : "s"}`;
+      if (issue.origin === "string") return `expected at least ${n} characters`;
+      return `expected ${issue.inclusive === false ? "more than" : "at least"} ${n}`;
+    }
+    case "too_big": {
+      const n = Number(issue.maximum);
+      if (issue.origin === "array") return `expected at most ${n} item${n === 1 ? "" : "s"}`;
+      if (issue.origin === "string") return `expected at most ${n} characters`;
+      return `expected ${issue.inclusive === false ? "less than" : "at most"} ${n}`;
+    }
+    case "invalid_value":
+      return `expected one of ${
+        issue.values.map((v) => typeof v === "string" ? `:${v}` : String(v)).join(" ")
+      }`;
+    case "invalid_key":
+      return issue.issues.length > 0 ? expectation(issue.issues[0]) : "a key of the wrong form";
+    default:
+      return issue.message.replace(/^Invalid input: /, "");
+  }
 }
 
 function knownKeys(schema: z.ZodType, path: string[]): string | null {

@@ -135,3 +135,34 @@ function assertThrowsDvergr(f: () => unknown): DvergrError {
   }
   assert.fail("expected a DvergrError");
 }
+
+Deno.test("bundleProblems() words every wrong type in EDN terms, once per field, without zod's jargon", () => {
+  const ps = problemsOf({
+    "workflow.edn":
+      '{:title 1 :task [] :doc :x :params [1] :profile 2 :capture "/out" :timeout-ms 6000.5\n' +
+      ' :fetched "yes" :judge {:model "m" :max-requests 99} :allowed-sources ["" 1] :web :tepid}',
+    "web.edn": '{"http://x" {:title "t" :body "b"}}',
+  });
+  const text = ps.join("\n");
+  assert.doesNotMatch(text, /received|Invalid|record|Too small|Too big|expected int\b/, text);
+  const expected = [
+    /:title: expected a string, found 1$/,
+    /:task: expected a string, found a vector$/,
+    /:params: expected a map, found a vector$/,
+    /:profile: expected a string, found 2$/,
+    /:capture: expected a vector, found "\/out"$/,
+    /:timeout-ms: expected a whole number, found 6000\.5$/,
+    /:fetched: expected true or false, found "yes"$/,
+    /:judge :max-requests: expected at most 50, found 99$/,
+    /:allowed-sources \[0\]: expected a non-empty string, found ""$/,
+    /:allowed-sources \[1\]: expected a string, found 1$/,
+    /:web: expected one of :live :frozen, found "tepid"$/,
+    /^web\.edn line 1: "http:\/\/x": expected an https URL without query$/,
+  ];
+  for (const re of expected) assert.ok(ps.some((p) => re.test(p)), `${re} in\n${text}`);
+  assert.equal(ps.filter((p) => / :task: /.test(p)).length, 1, text);
+  assert.match(
+    problemsOf({ "workflow.edn": '{:title "T" :task "x" :timeout-ms 5}' })[0],
+    /:timeout-ms: expected at least 1000, found 5$/,
+  );
+});
