@@ -34,7 +34,10 @@ export const OPTIONS = {
 export async function run(args: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs("calibrate", args, OPTIONS);
   if (positionals.length > 1) {
-    throw usageError(`"dvergr calibrate" takes one bundle, got ${positionals.length}`);
+    throw usageError(
+      `"dvergr calibrate" takes one bundle, got ${positionals.length}`,
+      `Run it once per bundle: dvergr calibrate path/to/bundle (quote a path with spaces)`,
+    );
   }
   const bundle = parseBundle(
     await readBundleArg("calibrate", positionals[0], { home: values.home, ctx }),

@@ -45,7 +45,10 @@ export const OPTIONS = {
 export async function run(args: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs("check", args, OPTIONS);
   if (positionals.length > 1) {
-    throw usageError(`"dvergr check" takes one bundle, got ${positionals.length}`);
+    throw usageError(
+      `"dvergr check" takes one bundle, got ${positionals.length}`,
+      `Run it once per bundle: dvergr check path/to/bundle (quote a path with spaces)`,
+    );
   }
   const fb = await readBundleArg("check", positionals[0], { home: values.home, ctx });
   const problems = bundleProblems(fb.files);

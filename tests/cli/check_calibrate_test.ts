@@ -106,3 +106,23 @@ Deno.test("dvergr check refuses a symlink leaving the bundle and a non-UTF-8 fil
   assert.equal(bad.code, 2);
   assert.match(bad.err, /fixtures\/latin1\.txt is not UTF-8 text/);
 });
+
+Deno.test("dvergr check and calibrate with two bundles exit 2 with a hint, as text and as JSON", async () => {
+  const a = join(EXAMPLES, "meeting-actions");
+  const b = join(EXAMPLES, "invoice-fields");
+  for (const command of ["check", "calibrate"]) {
+    const text = await dvergr(command, a, b);
+    assert.equal(text.code, 2);
+    assert.match(
+      text.err,
+      new RegExp(`^error\\[USAGE\\]: "dvergr ${command}" takes one bundle, got 2\\n`),
+    );
+    assert.match(text.err, /\nhint: .+/);
+    assert.doesNotMatch(text.err, /\n\s+at /);
+    const json = await dvergr(command, a, b, "--json");
+    assert.equal(json.code, 2);
+    const parsed = JSON.parse(json.out || json.err);
+    assert.equal(parsed.error.code, "USAGE");
+    assert.ok(parsed.error.hint, json.out + json.err);
+  }
+});
