@@ -6,6 +6,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { openHome } from "../../core/io/home.ts";
+import { createJobRunner, type DurableJobRunner } from "../../core/ops/jobs.ts";
 import { allOps } from "../../core/ops/registry.ts";
 import { createMcpServer } from "../../mcp/server.ts";
 import { selectTools } from "../../mcp/selection.ts";
@@ -18,8 +19,11 @@ const NO_RUNNER: CheckerRunner = {
 };
 
 /** A server of the bench profile on a fresh home, with the SDK's client in memory. */
-async function withClient(f: (client: Client) => Promise<void>): Promise<void> {
+async function withClient(
+  f: (client: Client, jobs: DurableJobRunner) => Promise<void>,
+): Promise<void> {
   const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-mcp-server-" }));
+  const jobs = createJobRunner(home.state);
   const server = createMcpServer({
     context: {
       home,
@@ -27,6 +31,7 @@ async function withClient(f: (client: Client) => Promise<void>): Promise<void> {
       env: () => undefined,
       cwd: Deno.cwd(),
       clock: () => new Date("2026-10-01T12:00:00Z"),
+      jobs,
     },
     selection: selectTools(allOps(), {}),
     log: () => {},
@@ -36,8 +41,9 @@ async function withClient(f: (client: Client) => Promise<void>): Promise<void> {
   const client = new Client({ name: "dvergr-test", version: "1.0.0" });
   await client.connect(b);
   try {
-    await f(client);
+    await f(client, jobs);
   } finally {
+    await jobs.close();
     await client.close();
     await server.close();
     await home.close();
@@ -81,5 +87,29 @@ Deno.test("createMcpServer() answers a malformed tools/call with -32602 (invalid
       CallToolResultSchema,
     );
     assert.deepEqual(ok.structuredContent, { rooms: [] });
+  });
+});
+
+Deno.test("createMcpServer() answers other calls while a job_status waits for its job", async () => {
+  await withClient(async (client, jobs) => {
+    const release = Promise.withResolvers<void>();
+    const { job } = await jobs.start("test", null, async () => {
+      await release.promise;
+      return { done: true };
+    });
+    const t0 = performance.now();
+    const waiting = client.callTool({ name: "job_status", arguments: { job, wait_ms: 3000 } });
+    const others = await Promise.all([
+      client.callTool({ name: "room_list", arguments: {} }),
+      client.callTool({ name: "job_list", arguments: {} }),
+      client.listTools(),
+    ]);
+    const othersMs = performance.now() - t0;
+    assert.ok(othersMs < 1500, `the other calls took ${Math.round(othersMs)} ms`);
+    assert.deepEqual(others[0].structuredContent, { rooms: [] });
+    release.resolve();
+    const status = (await waiting).structuredContent as { status: string };
+    assert.equal(status.status, "succeeded", "the wait answers when the job ends");
+    assert.ok(performance.now() - t0 < 2900, "before wait_ms ran out");
   });
 });
