@@ -194,10 +194,16 @@ class CheckerCall {
     const fnType = ctx.typeof(fn);
     if (fnType !== "function") {
       if (this.req.fn === "judgeRequests" && fnType === "undefined") return "[]";
+      const onlyDefault = fnType === "undefined" &&
+        ctx.typeof(this.keep(ctx.getProp(exports, "default"))) === "function";
       throw new Fault(
         "no-check",
         fnType === "undefined"
-          ? `checker.js exports no \`${this.req.fn}\` function`
+          ? `checker.js exports no \`${this.req.fn}\` function${
+            onlyDefault
+              ? ` (it has a default export; export the function by name: \`export function ${this.req.fn}(input)\`)`
+              : ""
+          }`
           : `checker.js exports \`${this.req.fn}\` but it is ${article(fnType)}, not a function`,
       );
     }

@@ -205,6 +205,13 @@ const HOSTILE: Hostile[] = [
     message: /^checker\.js exports no `check` function$/,
   },
   {
+    name: "only a default export",
+    source: "export default function check() { return { checks: {}, reward: 1 }; }",
+    fault: "no-check",
+    message:
+      /^checker\.js exports no `check` function \(it has a default export; export the function by name: `export function check\(input\)`\)$/,
+  },
+  {
     name: "a check that is not a function",
     source: "export const check = { checks: {}, reward: 1 };",
     fault: "no-check",
