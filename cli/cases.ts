@@ -1,10 +1,14 @@
-import { basename, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { writeBundleDir } from "../core/io/bundle_dir.ts";
-import type { Certification, ExclusionReason } from "../core/casepack/certify.ts";
+import {
+  attachmentRefs,
+  type Certification,
+  type ExclusionReason,
+} from "../core/casepack/certify.ts";
 import { decodeText } from "../core/casepack/decode.ts";
 import { casePackFromTable } from "../core/casepack/read_table_file.ts";
 import {
@@ -213,13 +217,25 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   const spec = await specOf(values, values.out, at);
   const delimiter = values.delimiter === undefined ? undefined : delimiterOption(values.delimiter);
   await refuseNonEmpty(at(values.out), values.out, values.force === true);
+  const inputs: [string, string][] = [[at(tablePath), `the table "${tablePath}"`]];
+  if (values.spec !== undefined) inputs.push([at(values.spec), `the spec "${values.spec}"`]);
+  for (const f of values.shared ?? []) inputs.push([at(f), `the shared file "${f}"`]);
+  if (values.force) await refuseReplacingInputs(at(values.out), values.out, inputs);
 
-  const { build } = await casePackFromTable(at(tablePath), spec, {
+  const { table, build } = await casePackFromTable(at(tablePath), spec, {
     format: values.format,
     delimiter,
     encoding: values.encoding,
     shown: tablePath,
   });
+  if (values.force) {
+    const tableDir = dirname(at(tablePath));
+    const attached = attachmentRefs(table, spec).map((ref): [string, string] => [
+      isAbsolute(ref) ? ref : join(tableDir, ref),
+      `the attachment "${ref}"`,
+    ]);
+    await refuseReplacingInputs(at(values.out), values.out, attached);
+  }
   const cert = build.certification;
   if (build.files === null) {
     const top = Object.entries(cert.byReason).sort((a, b) => b[1] - a[1])[0];
@@ -320,5 +336,36 @@ async function refuseNonEmpty(path: string, shown: string, force: boolean): Prom
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return;
     throw e;
+  }
+}
+
+/** The path with its links resolved, or as given when it does not exist. */
+async function realOrGiven(path: string): Promise<string> {
+  try {
+    return await Deno.realPath(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * Refuses to replace (--force) a directory that holds one of the command's own input
+ * files: replacing it would delete the table, spec or attachments being read.
+ */
+async function refuseReplacingInputs(
+  out: string,
+  shown: string,
+  inputs: [path: string, what: string][],
+): Promise<void> {
+  const dir = await realOrGiven(out);
+  for (const [path, what] of inputs) {
+    const real = await realOrGiven(path);
+    if (real === dir || real.startsWith(dir.endsWith(sep) ? dir : dir + sep)) {
+      throw new DvergrError(
+        "TARGET_EXISTS",
+        `Cannot replace "${shown}": it holds ${what}, which --force would delete`,
+        { hint: "Write the bundle to a directory of its own, e.g. --out packs/<name>" },
+      );
+    }
   }
 }

@@ -522,3 +522,29 @@ Deno.test("dvergr cases writes cases whose ids are .git, dots or longer than a f
   assert.ok(ids.every((id) => id.length <= 200));
   await assertCalibrates(join(dir, "out"));
 });
+
+Deno.test("dvergr cases --force never replaces a directory holding its table, spec or attachments", async () => {
+  const dir = await tempDir({
+    "t.csv": "id;text;doc;k\n1;x;docs/a.txt;y\n",
+    "docs/a.txt": "Rechnung",
+    "spec/s.edn": '{:id "id" :inputs ["text"] :expected {"k" {:rule :exact}}}',
+  });
+  const base = ["cases", "t.csv", "--attachments", "doc", "--force"];
+  const flags = ["--id", "id", "--inputs", "text", "--outcome", "k:exact"];
+  for (
+    const args of [
+      [...base, ...flags, "--out", "."],
+      [...base, ...flags, "--out", "docs"],
+      [...base, "--spec", "spec/s.edn", "--out", "spec"],
+    ]
+  ) {
+    const r = await dvergr(dir, ...args);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.match(r.err, /error\[TARGET_EXISTS\].*(holds|would delete)/, r.err);
+    assert.equal(await Deno.readTextFile(join(dir, "t.csv")), "id;text;doc;k\n1;x;docs/a.txt;y\n");
+    assert.equal(await Deno.readTextFile(join(dir, "docs/a.txt")), "Rechnung");
+    assert.ok(await exists(join(dir, "spec/s.edn")));
+  }
+  const ok = await dvergr(dir, ...base, ...flags, "--out", "pack");
+  assert.equal(ok.code, 0, ok.err);
+});
