@@ -17,7 +17,13 @@ import {
   fieldsParam,
   plainCell,
 } from "./certify.ts";
-import { casepackCheckKey, casepackGrade, casepackNumber, casepackText } from "./rules.ts";
+import {
+  casepackCheckKey,
+  casepackFieldRight,
+  casepackGrade,
+  casepackNumber,
+  casepackText,
+} from "./rules.ts";
 import type { CasePackSpec, FieldSpec } from "./spec.ts";
 import { columnIndex, type Table } from "./table.ts";
 
@@ -138,8 +144,11 @@ function wrongValue(f: FieldSpec, value: EdnValue | undefined): string {
   if (f.rule === "number") {
     // Offset from the value as the checker reads it, so the damage is always beyond
     // the tolerance (the reference parsed with "," → "." and could land on the value).
-    const n = casepackNumber(plainCell(value)) ?? 0;
-    return String(n + 1000 + 1000 * (f.tolerance ?? 1));
+    const want = plainCell(value);
+    const n = casepackNumber(want) ?? 0;
+    const wrong = String(n + 1000 + 1000 * (f.tolerance ?? 1));
+    // Beyond 2^53 an offset of 1000 can round away; twice the value cannot.
+    return casepackFieldRight("number", f.tolerance, want, wrong) ? String(n * 2) : wrong;
   }
   return `not ${casepackText(plainCell(value))}`;
 }

@@ -205,6 +205,28 @@ Deno.test("buildCasePack() writes calibration.edn from the first certified case"
   });
 });
 
+Deno.test("buildCasePack() damages a number too large for the usual offset so it still loses", () => {
+  for (const amount of ["12345678901234567890", "1e300", "-1.7e308"]) {
+    const { files } = build(
+      `no;text;amount\nA;x;${amount}\n`,
+      spec({ inputs: ["text"], expected: [parseOutcome("amount:number:0.01")] }),
+    );
+    const damaged = plainOf(files!.get("calibration.edn")!) as {
+      damaged: { amount: { files: Record<string, string>; loses: string[] } };
+    };
+    const answer = plainOf(damaged.damaged.amount.files["/out/answer.edn"]);
+    const verdict = casepackCheck(
+      {
+        files: { "/out/answer.edn": damaged.damaged.amount.files["/out/answer.edn"] },
+        params: { fields: { amount: { rule: "number", tolerance: 0.01 } } },
+        gold: { expected: { amount } },
+      },
+      plainOf,
+    );
+    assert.equal(verdict.checks.amount, false, `${amount} → ${JSON.stringify(answer)}`);
+  }
+});
+
 Deno.test("buildCasePack() puts shared files and attachments where the worlds see them", () => {
   const text = "no;vendor;doc;account\n1;ACME;docs/inv1.txt;4930\n2;Beta;inv2.txt;4931\n";
   const { files } = build(
