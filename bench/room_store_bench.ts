@@ -1,7 +1,8 @@
 /**
  * The git room store with many files: one commit adding N files in N directories (a case
- * pack's shape), reading them back, and replacing the directory unchanged and with one
- * change. Run: deno run -A bench/room_store_bench.ts [N]  (default 1000).
+ * pack's shape), reading them back (in this process, and cold in a new one), replacing the
+ * directory unchanged and with one change, small commits on top, the log.
+ * Run: deno run -A bench/room_store_bench.ts [N]  (default 1000).
  */
 import { gitRoomStore } from "../core/io/room_store.ts";
 const dir = await Deno.makeTempDir({ prefix: "dvergr-room-bench-" });
@@ -15,21 +16,48 @@ for (let i = 0; i < n; i++) {
     `{"id" ${i} "text" "${"x".repeat(200)}"}`,
   );
 }
+const ms = (t: number) => `${(performance.now() - t).toFixed(0)} ms`;
 let t = performance.now();
 await rooms.writeFiles("r", files, "add");
-console.log(`writeFiles ${n} new files: ${(performance.now() - t).toFixed(0)} ms`);
+console.log(`writeFiles ${n} new files: ${ms(t)}`);
 t = performance.now();
 const got = await rooms.readFiles("r");
-console.log(`readFiles ${got.size}: ${(performance.now() - t).toFixed(0)} ms`);
+console.log(`readFiles ${got.size}: ${ms(t)}`);
+// A new process: nothing cached (pack index parsed, trees read).
+const cold = new Deno.Command(Deno.execPath(), {
+  args: [
+    "eval",
+    `import { gitRoomStore } from ${
+      JSON.stringify(import.meta.resolve("../core/io/room_store.ts"))
+    };
+     const rooms = gitRoomStore(${JSON.stringify(dir)});
+     const t = performance.now();
+     const got = await rooms.readFiles("r");
+     console.log(\`readFiles \${got.size} in a new process: \${(performance.now() - t).toFixed(0)} ms\`);`,
+  ],
+}).outputSync();
+await Deno.stdout.write(cold.success ? cold.stdout : cold.stderr);
 t = performance.now();
 await rooms.replaceDir("r", "cases", new Map([...files].map(([p, v]) => [p.slice(6), v])), "same");
-console.log(`replaceDir unchanged: ${(performance.now() - t).toFixed(0)} ms`);
+console.log(`replaceDir unchanged: ${ms(t)}`);
 const one = new Map(files);
 one.set("cases/c0001/fixtures/docs/case.edn", "changed");
 t = performance.now();
 await rooms.replaceDir("r", "cases", new Map([...one].map(([p, v]) => [p.slice(6), v])), "one");
-console.log(`replaceDir one change: ${(performance.now() - t).toFixed(0)} ms`);
+console.log(`replaceDir one change: ${ms(t)}`);
 t = performance.now();
 await rooms.writeFiles("r", new Map([["x.txt", "1"]]), "small");
-console.log(`writeFiles 1 file: ${(performance.now() - t).toFixed(0)} ms`);
+console.log(`writeFiles 1 file: ${ms(t)}`);
+t = performance.now();
+for (let i = 0; i < 50; i++) {
+  await rooms.writeFiles(
+    "r",
+    new Map([[`cases/c${String(i).padStart(4, "0")}/x.txt`, `${i}`]]),
+    "s",
+  );
+}
+console.log(`50 commits of 1 file in a room of ${n}: ${ms(t)} (packs merged on the way)`);
+t = performance.now();
+const log = await rooms.log("r");
+console.log(`log ${log.length} commits: ${ms(t)}`);
 await Deno.remove(dir, { recursive: true });

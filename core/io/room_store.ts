@@ -994,12 +994,15 @@ async function moveBranch(gitdir: string, from: string, to: string): Promise<boo
   const lockPath = `${ref}.lock`;
   const deadline = Date.now() + 3 * STALE_LOCK_MS;
   let file: Deno.FsFile | null = null;
+  let madeDir = false;
   while (!file) {
     try {
       file = await Deno.open(lockPath, { write: true, createNew: true });
     } catch (e) {
-      if (e instanceof Deno.errors.NotFound) {
+      if (e instanceof Deno.errors.NotFound && !madeDir) {
+        // `git pack-refs` may leave refs/heads empty, and something may remove it then.
         await Deno.mkdir(join(gitdir, "refs", "heads"), { recursive: true });
+        madeDir = true;
         continue;
       }
       if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
@@ -1081,7 +1084,9 @@ async function consolidate(gitdir: string, maxPacks: number): Promise<void> {
     const merged: PackIndex[] = [];
     const loose = [...db.looseOids()];
     const packs = db.packs.filter((p) => !fs.existsSync(join(packDir, `pack-${p.name}.keep`)));
-    for (const pack of packsToMerge(packs, loose.length, maxPacks)) {
+    const chosen = packsToMerge(packs, loose.length, maxPacks);
+    if (chosen.length < 2 && loose.length === 0) return;
+    for (const pack of chosen) {
       let bytes: Uint8Array;
       try {
         bytes = await Deno.readFile(pack.packPath);
@@ -1100,7 +1105,16 @@ async function consolidate(gitdir: string, maxPacks: number): Promise<void> {
         }
         const raw = bytes.subarray(start, pack.ends.get(start));
         let parts = [raw];
-        if (((raw[0] >> 4) & 7) === OFS_DELTA) {
+        const code = (raw[0] >> 4) & 7;
+        if (code === REF_DELTA) {
+          // Its base may be in a pack left out of the merge: store the object whole.
+          const { type, content } = db.read(oid);
+          const at = builder.addObject({ oid, type, content });
+          moved.set(start, at);
+          placed.set(oid, at);
+          continue;
+        }
+        if (code === OFS_DELTA) {
           let p = 1;
           while (raw[p - 1] & 0x80) p++;
           const headerEnd = p;
@@ -1131,9 +1145,10 @@ async function consolidate(gitdir: string, maxPacks: number): Promise<void> {
     await installPack(gitdir, built);
     for (const pack of merged) {
       if (pack.name === built.name) continue;
-      await Deno.remove(join(packDir, `pack-${pack.name}.idx`)).catch(() => {});
-      await Deno.remove(pack.packPath).catch(() => {});
-      await Deno.remove(join(packDir, `pack-${pack.name}.rev`)).catch(() => {});
+      // The index first: readers (and git) find packs by it.
+      for (const ext of ["idx", "pack", "rev", "bitmap", "mtimes"]) {
+        await Deno.remove(join(packDir, `pack-${pack.name}.${ext}`)).catch(() => {});
+      }
     }
     for (const oid of loose) {
       await Deno.remove(join(gitdir, "objects", oid.slice(0, 2), oid.slice(2))).catch(() => {});
@@ -1390,7 +1405,7 @@ export function gitRoomStore(
             id,
             message: commit.message.replace(/\n$/, ""),
             at: new Date(commit.time * 1000).toISOString(),
-            parents: commit.parents,
+            parents: [...commit.parents],
           });
           for (const parent of commit.parents) {
             if (seen.has(parent)) continue;

@@ -361,66 +361,72 @@ Deno.test("gitRoomStore() two stores writing one room at once both land (the bra
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test({
-  name:
-    "gitRoomStore() reads and extends a room git repacked (deltas, packed refs), merging duplicate packs",
-  ignore: !HAS_GIT,
-  fn: async () => {
-    const dir = await Deno.makeTempDir();
-    const gitdir = `${dir}/r`;
-    const text = (n: number) =>
-      Array.from({ length: 400 }, (_, i) => `line ${i} ${i === n ? "changed" : ""}`).join("\n");
-    await gitRoomStore(dir).createRoom("r");
-    const ours = await gitRoomStore(dir).writeFiles("r", new Map([["doc.txt", text(0)]]), "v0");
-    const before = (await objectFiles(gitdir)).packs;
-    await gitRoomStore(dir).writeFiles("r", new Map([["doc.txt", text(1)]]), "v1");
-    const v1Pack = (await objectFiles(gitdir)).packs.find((p) => !before.includes(p))!;
-    for (let n = 2; n < 4; n++) {
-      await gitRoomStore(dir).writeFiles("r", new Map([["doc.txt", text(n)]]), `v${n}`);
-    }
-    const saved = await Deno.makeTempDir();
-    for (const ext of [".idx", ".pack"]) {
-      const name = v1Pack.replace(".idx", ext);
-      await Deno.copyFile(`${gitdir}/objects/pack/${name}`, `${saved}/${name}`);
-    }
-    git(gitdir, "repack", "-a", "-d", "-f", "--depth=10");
-    git(gitdir, "pack-refs", "--all");
-    await assert.rejects(() => Deno.lstat(`${gitdir}/refs/heads/main`), Deno.errors.NotFound);
-    const [gitPack] = (await objectFiles(gitdir)).packs;
-    assert.match(
-      git(gitdir, "verify-pack", "-v", `${gitdir}/objects/pack/${gitPack}`),
-      /chain length = [1-9]/,
-    );
-    // maxPacks 1: every commit merges all packs.
-    const rooms = gitRoomStore(dir, undefined, { maxPacks: 1 });
-    assert.deepEqual([...await rooms.readFiles("r")], [["doc.txt", text(3)]]);
-    assert.deepEqual((await rooms.log("r")).map((c) => c.message).slice(-2), [
-      "v0",
-      "Create room r",
-    ]);
-    // v1's pack back beside git's: its objects twice. Merging keeps one copy of each, so
-    // git's deltas move relative to their bases (with git 2.39, v1's tree lies between
-    // v3's blob and the blobs stored as deltas of it).
-    for await (const f of Deno.readDir(saved)) {
-      await Deno.copyFile(`${saved}/${f.name}`, `${gitdir}/objects/pack/${f.name}`);
-    }
-    assert.equal((await objectFiles(gitdir)).packs.length, 2);
-    for (let n = 4; n < 6; n++) {
-      await rooms.writeFiles("r", new Map([["doc.txt", text(n)]]), `v${n}`);
-    }
-    const [merged] = (await objectFiles(gitdir)).packs;
-    assert.match(
-      git(gitdir, "verify-pack", "-v", `${gitdir}/objects/pack/${merged}`),
-      /chain length = 1/,
-    );
-    assertFsck(gitdir);
-    assert.equal(git(gitdir, "rev-parse", "main~5").trim(), ours);
-    for (let n = 0; n < 6; n++) assert.equal(git(gitdir, "show", `main~${5 - n}:doc.txt`), text(n));
-    assert.deepEqual([...await gitRoomStore(dir).readFiles("r")], [["doc.txt", text(5)]]);
-    await Deno.remove(dir, { recursive: true });
-    await Deno.remove(saved, { recursive: true });
-  },
-});
+for (const deltas of ["OFS_DELTA", "REF_DELTA"]) {
+  Deno.test({
+    name:
+      `gitRoomStore() reads and extends a room git repacked (${deltas}, packed refs), merging duplicate packs`,
+    ignore: !HAS_GIT,
+    fn: async () => {
+      const dir = await Deno.makeTempDir();
+      const gitdir = `${dir}/r`;
+      const text = (n: number) =>
+        Array.from({ length: 400 }, (_, i) => `line ${i} ${i === n ? "changed" : ""}`).join("\n");
+      await gitRoomStore(dir).createRoom("r");
+      const ours = await gitRoomStore(dir).writeFiles("r", new Map([["doc.txt", text(0)]]), "v0");
+      const before = (await objectFiles(gitdir)).packs;
+      await gitRoomStore(dir).writeFiles("r", new Map([["doc.txt", text(1)]]), "v1");
+      const v1Pack = (await objectFiles(gitdir)).packs.find((p) => !before.includes(p))!;
+      for (let n = 2; n < 4; n++) {
+        await gitRoomStore(dir).writeFiles("r", new Map([["doc.txt", text(n)]]), `v${n}`);
+      }
+      const saved = await Deno.makeTempDir();
+      for (const ext of [".idx", ".pack"]) {
+        const name = v1Pack.replace(".idx", ext);
+        await Deno.copyFile(`${gitdir}/objects/pack/${name}`, `${saved}/${name}`);
+      }
+      const offsets = `repack.useDeltaBaseOffset=${deltas === "OFS_DELTA"}`;
+      git(gitdir, "-c", offsets, "repack", "-a", "-d", "-f", "--depth=10");
+      git(gitdir, "pack-refs", "--all");
+      await assert.rejects(() => Deno.lstat(`${gitdir}/refs/heads/main`), Deno.errors.NotFound);
+      const [gitPack] = (await objectFiles(gitdir)).packs;
+      assert.match(
+        git(gitdir, "verify-pack", "-v", `${gitdir}/objects/pack/${gitPack}`),
+        /chain length = [1-9]/,
+      );
+      // maxPacks 1: every commit merges all packs.
+      const rooms = gitRoomStore(dir, undefined, { maxPacks: 1 });
+      assert.deepEqual([...await rooms.readFiles("r")], [["doc.txt", text(3)]]);
+      assert.deepEqual((await rooms.log("r")).map((c) => c.message).slice(-2), [
+        "v0",
+        "Create room r",
+      ]);
+      // v1's pack back beside git's: its objects twice. Merging keeps one copy of each, so
+      // git's deltas move relative to their bases (with git 2.39, v1's tree lies between
+      // v3's blob and the blobs stored as deltas of it).
+      for await (const f of Deno.readDir(saved)) {
+        await Deno.copyFile(`${saved}/${f.name}`, `${gitdir}/objects/pack/${f.name}`);
+      }
+      assert.equal((await objectFiles(gitdir)).packs.length, 2);
+      for (let n = 4; n < 6; n++) {
+        await rooms.writeFiles("r", new Map([["doc.txt", text(n)]]), `v${n}`);
+      }
+      const [merged] = (await objectFiles(gitdir)).packs;
+      const verified = git(gitdir, "verify-pack", "-v", `${gitdir}/objects/pack/${merged}`);
+      // OFS_DELTA entries are copied (moved relative to their bases); REF_DELTA ones are stored
+      // whole (their base might be in a pack left out of a merge).
+      if (deltas === "OFS_DELTA") assert.match(verified, /chain length = 1/);
+      else assert.doesNotMatch(verified, /chain length/);
+      assertFsck(gitdir);
+      assert.equal(git(gitdir, "rev-parse", "main~5").trim(), ours);
+      for (let n = 0; n < 6; n++) {
+        assert.equal(git(gitdir, "show", `main~${5 - n}:doc.txt`), text(n));
+      }
+      assert.deepEqual([...await gitRoomStore(dir).readFiles("r")], [["doc.txt", text(5)]]);
+      await Deno.remove(dir, { recursive: true });
+      await Deno.remove(saved, { recursive: true });
+    },
+  });
+}
 
 Deno.test("gitRoomStore() reads a room of loose objects (as isomorphic-git wrote them) and packs them", async () => {
   const dir = await Deno.makeTempDir();
