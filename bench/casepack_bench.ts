@@ -3,7 +3,9 @@
  * directory, through the same path as `dvergr cases`. Prints the time of each phase,
  * the whole run and the peak resident memory.
  *
- * Run: deno run -A bench/casepack_bench.ts [--rows 100000] [--keep]
+ * With --replace, writes the bundle a second time over the first (`dvergr cases --force`).
+ *
+ * Run: deno run -A bench/casepack_bench.ts [--rows 100000] [--replace] [--keep]
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -34,6 +36,7 @@ const { values } = parseArgs({
   options: {
     rows: { type: "string", default: "100000" },
     keep: { type: "boolean" },
+    replace: { type: "boolean" },
     table: { type: "string" },
   },
 });
@@ -58,11 +61,16 @@ if (values.table !== undefined) {
   const t2 = performance.now();
   await writeBundleDir(join(table, "..", "bookings"), build.files!);
   const t3 = performance.now();
+  if (values.replace) {
+    await writeBundleDir(join(table, "..", "bookings"), build.files!, { force: true });
+  }
+  const t4 = performance.now();
   const s = (a: number, b: number) => `${((b - a) / 1000).toFixed(2)} s`;
   console.log(countsLine(build.certification));
   console.log(`read + parse     ${s(t0, t1)}`);
   console.log(`certify + build  ${s(t1, t2)}  (${build.files!.size} files)`);
   console.log(`write directory  ${s(t2, t3)}`);
+  if (values.replace) console.log(`replace (--force) ${s(t3, t4)}`);
   console.log(`total            ${s(t0, t3)}`);
   console.log(`peak RSS         ${mib(peakRss())}`);
   Deno.exit(0);
@@ -82,7 +90,14 @@ await Deno.writeTextFile(table, bookingsCsv(rows));
 const size = (await Deno.stat(table)).size;
 console.log(`table: ${rows.length} rows, ${mib(size)} (${table})`);
 const child = await new Deno.Command(Deno.execPath(), {
-  args: ["run", "-A", new URL(import.meta.url).pathname, "--table", table],
+  args: [
+    "run",
+    "-A",
+    new URL(import.meta.url).pathname,
+    "--table",
+    table,
+    ...(values.replace ? ["--replace"] : []),
+  ],
   stdout: "inherit",
   stderr: "inherit",
 }).output();

@@ -184,25 +184,64 @@ export async function writeBundleDir(
   }
 }
 
-/** Writes files under `root` (which must not exist), creating each directory once. */
+/** How many files writeTree writes at once (measured on 15,600 files: 16, 64 and 256 within noise of each other). */
+const WRITE_CONCURRENCY = 64;
+/** How many directories writeTree makes between two turns of the event loop. */
+const MKDIR_SLICE = 512;
+
+/**
+ * Writes files under `root` (created when missing). Built for bundles of 100,000 cases,
+ * where creating files and directories is the whole cost: each directory is made
+ * once, parents first, by a synchronous mkdir (no recursive probing, no thread hop);
+ * the files are then written by a pool of concurrent writers, so the kernel's work on
+ * one overlaps another's.
+ */
 export async function writeTree(root: string, files: FileMap): Promise<void> {
-  await Deno.mkdir(root, { recursive: true });
-  const dirs = new Set<string>();
-  for (const p of files.keys()) {
-    const d = dirname(p);
-    if (d !== ".") dirs.add(d);
+  const base = resolve(root);
+  await Deno.mkdir(base, { recursive: true });
+  const dirs = directoriesOf(files);
+  for (let i = 0; i < dirs.length; i++) {
+    // A server writing a bundle keeps answering: let other tasks run now and then.
+    if (i % MKDIR_SLICE === MKDIR_SLICE - 1) await new Promise((r) => setTimeout(r, 0));
+    try {
+      Deno.mkdirSync(join(base, dirs[i]));
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    }
   }
-  // Parents before children: sorted paths put "a" before "a/b".
-  for (const d of [...dirs].sort()) await Deno.mkdir(join(root, d), { recursive: true });
   const entries = [...files.entries()];
   const enc = new TextEncoder();
-  for (let i = 0; i < entries.length; i += READ_BATCH) {
-    await Promise.all(
-      entries.slice(i, i + READ_BATCH).map(([p, t]) =>
-        Deno.writeFile(join(root, p), enc.encode(t))
-      ),
-    );
-  }
+  let next = 0;
+  let failure: { error: unknown } | null = null;
+  const writer = async () => {
+    while (next < entries.length && failure === null) {
+      const [p, text] = entries[next++];
+      try {
+        await Deno.writeFile(join(base, p), enc.encode(text));
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  // Every writer has stopped before this returns or throws, so a caller removing the
+  // half-written tree does not race a write.
+  await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, entries.length) }, writer));
+  if (failure !== null) throw (failure as { error: unknown }).error;
+}
+
+/** Every directory the files lie in, ancestors included, each once, parents first. */
+function directoriesOf(files: FileMap): string[] {
+  const dirs = new Set<string>();
+  const out: string[] = [];
+  const add = (d: string) => {
+    if (d === "" || dirs.has(d)) return;
+    dirs.add(d);
+    const slash = d.lastIndexOf("/");
+    if (slash > 0) add(d.slice(0, slash));
+    out.push(d);
+  };
+  for (const p of files.keys()) add(p.slice(0, Math.max(0, p.lastIndexOf("/"))));
+  return out;
 }
 
 async function dirState(path: string): Promise<"missing" | "empty" | "non-empty" | "file"> {
