@@ -585,6 +585,9 @@ interface TreeItem {
   name: string;
   oid: string;
   isTree: boolean;
+  /** The name's UTF-8 and the id's 20 bytes, kept once known (a rewritten tree reuses them). */
+  nameBytes?: Uint8Array;
+  oidBytes?: Uint8Array;
 }
 
 interface ParsedCommit {
@@ -619,30 +622,56 @@ const WHOLE_PACK_MAX = 256 * 1024 * 1024;
 
 /** One operation's view of a repository's objects: the packs listed when it began. */
 class ObjectReader {
-  private fds = new Map<PackIndex, number>();
   private reads = new Map<PackIndex, number>();
   private whole = new Map<PackIndex, Uint8Array>();
   private loose: Set<string> | null = null;
 
-  constructor(readonly gitdir: string, readonly packs: PackIndex[]) {}
+  private constructor(
+    readonly gitdir: string,
+    readonly packs: PackIndex[],
+    private readonly fds: Map<PackIndex, number>,
+  ) {}
 
+  /**
+   * Lists the packs and opens them all at once: a pack another process removes later (when
+   * it merged packs) stays readable through its open file. A pack removed between the
+   * listing and the opening means a merged one appeared: list again.
+   */
   static open(gitdir: string): ObjectReader {
-    let names: string[] = [];
-    try {
-      names = fs.readdirSync(join(gitdir, "objects", "pack"))
-        .filter((f) => /^pack-[0-9a-f]{40}\.idx$/.test(f))
-        .map((f) => f.slice(5, 45));
-    } catch (e) {
-      if (!hasCode(e, "ENOENT")) throw e;
+    for (let attempt = 0;; attempt++) {
+      let names: string[] = [];
+      try {
+        names = fs.readdirSync(join(gitdir, "objects", "pack"))
+          .filter((f) => /^pack-[0-9a-f]{40}\.idx$/.test(f))
+          .map((f) => f.slice(5, 45));
+      } catch (e) {
+        if (!hasCode(e, "ENOENT")) throw e;
+      }
+      const known = packIndexes.get(gitdir) ?? new Map<string, PackIndex>();
+      const now = new Map<string, PackIndex>();
+      const fds = new Map<PackIndex, number>();
+      let gone = false;
+      for (const name of names.sort()) {
+        const index = known.get(name) ?? readPackIndex(gitdir, name);
+        if (index) {
+          try {
+            fds.set(index, fs.openSync(index.packPath, "r"));
+            now.set(name, index);
+            continue;
+          } catch (e) {
+            if (!hasCode(e, "ENOENT")) throw e;
+          }
+        }
+        gone = true;
+        break;
+      }
+      if (!gone) {
+        packIndexes.set(gitdir, now);
+        return new ObjectReader(gitdir, [...now.values()], fds);
+      }
+      for (const fd of fds.values()) fs.closeSync(fd);
+      if (attempt >= 20) throw damaged(gitdir, "its packs keep disappearing while being listed");
     }
-    const known = packIndexes.get(gitdir) ?? new Map<string, PackIndex>();
-    const now = new Map<string, PackIndex>();
-    for (const name of names.sort()) {
-      const index = known.get(name) ?? readPackIndex(gitdir, name);
-      if (index) now.set(name, index);
-    }
-    packIndexes.set(gitdir, now);
-    return new ObjectReader(gitdir, [...now.values()]);
   }
 
   close(): void {
@@ -696,18 +725,26 @@ class ObjectReader {
     return { type: type as ObjectType, content };
   }
 
-  private fd(pack: PackIndex): number {
-    let fd = this.fds.get(pack);
-    if (fd === undefined) {
-      try {
-        fd = fs.openSync(pack.packPath, "r");
-      } catch (e) {
-        if (hasCode(e, "ENOENT")) throw new ObjectGone(`pack ${pack.name} is gone`);
-        throw e;
-      }
-      this.fds.set(pack, fd);
+  /** `length` bytes of a pack from `at`. */
+  private readAt(pack: PackIndex, at: number, length: number): Buffer {
+    const buf = Buffer.allocUnsafe(length);
+    const fd = this.fds.get(pack)!;
+    for (let got = 0; got < length;) {
+      const n = fs.readSync(fd, buf, got, length - got, at + got);
+      if (n === 0) throw damaged(this.gitdir, `pack ${pack.name} is truncated`);
+      got += n;
     }
-    return fd;
+    return buf;
+  }
+
+  /** A whole pack's bytes (kept for the operation). */
+  packBytes(pack: PackIndex): Uint8Array {
+    let whole = this.whole.get(pack);
+    if (!whole) {
+      whole = this.readAt(pack, 0, fs.fstatSync(this.fds.get(pack)!).size);
+      this.whole.set(pack, whole);
+    }
+    return whole;
   }
 
   /** An entry's bytes: read one by one, or from the whole pack once an operation reads many. */
@@ -716,29 +753,12 @@ class ObjectReader {
     if (!whole) {
       const reads = (this.reads.get(pack) ?? 0) + 1;
       this.reads.set(pack, reads);
-      if (reads === WHOLE_PACK_AFTER) {
-        const fd = this.fd(pack);
-        const size = fs.fstatSync(fd).size;
-        if (size <= WHOLE_PACK_MAX) {
-          whole = Buffer.allocUnsafe(size);
-          for (let got = 0; got < size;) {
-            const n = fs.readSync(fd, whole, got, size - got, got);
-            if (n === 0) throw damaged(this.gitdir, `pack ${pack.name} is truncated`);
-            got += n;
-          }
-          this.whole.set(pack, whole);
-        }
+      if (reads === WHOLE_PACK_AFTER && fs.fstatSync(this.fds.get(pack)!).size <= WHOLE_PACK_MAX) {
+        whole = this.packBytes(pack);
       }
     }
     if (whole) return Buffer.from(whole.buffer, whole.byteOffset + start, end - start);
-    const buf = Buffer.allocUnsafe(end - start);
-    const fd = this.fd(pack);
-    for (let got = 0; got < buf.length;) {
-      const n = fs.readSync(fd, buf, got, buf.length - got, start + got);
-      if (n === 0) throw damaged(this.gitdir, `pack ${pack.name} is truncated`);
-      got += n;
-    }
-    return buf;
+    return this.readAt(pack, start, end - start);
   }
 
   private readEntry(pack: PackIndex, start: number): { type: ObjectType; content: Uint8Array } {
@@ -859,7 +879,7 @@ async function withObjects<T>(gitdir: string, f: (db: ObjectReader) => T | Promi
       return await f(db);
     } catch (e) {
       if (!(e instanceof ObjectGone)) throw e;
-      if (attempt >= 2) throw damaged(gitdir, e.message);
+      if (attempt >= 5) throw damaged(gitdir, e.message);
     } finally {
       db.close();
     }
@@ -881,6 +901,8 @@ function parseTree(content: Uint8Array): TreeItem[] {
       name: buf.toString("utf8", space + 1, nul),
       oid: toHex(buf, nul + 1, nul + 21),
       isTree: mode === "40000",
+      nameBytes: content.subarray(space + 1, nul),
+      oidBytes: content.subarray(nul + 1, nul + 21),
     });
     p = nul + 21;
   }
@@ -889,19 +911,24 @@ function parseTree(content: Uint8Array): TreeItem[] {
 
 /** A tree object's content: entries in git's order (names as bytes, a tree's with a `/`). */
 function encodeTree(items: TreeItem[]): Uint8Array {
-  const named = items.map((e) => ({ e, name: utf8(e.name) }));
-  if (named.length > 1) named.sort((a, b) => compareNames(a.name, a.e.isTree, b.name, b.e.isTree));
   let size = 0;
-  for (const { e, name } of named) size += e.mode.length + 1 + name.length + 1 + 20;
+  for (const e of items) {
+    e.nameBytes ??= utf8(e.name);
+    size += e.mode.length + 1 + e.nameBytes.length + 1 + 20;
+  }
+  // Mostly in order already (a tree read, then changed): a near-linear sort.
+  items.sort((a, b) => compareNames(a.nameBytes!, a.isTree, b.nameBytes!, b.isTree));
   const out = new Uint8Array(size);
   let p = 0;
-  for (const { e, name } of named) {
+  for (const e of items) {
     for (let i = 0; i < e.mode.length; i++) out[p++] = e.mode.charCodeAt(i);
     out[p++] = 0x20;
-    out.set(name, p);
-    p += name.length;
+    out.set(e.nameBytes!, p);
+    p += e.nameBytes!.length;
     out[p++] = 0;
-    putHex(out, p, e.oid);
+    if (e.oidBytes) out.set(e.oidBytes, p);
+    else putHex(out, p, e.oid);
+    e.oidBytes = out.subarray(p, p + 20);
     p += 20;
   }
   return out;
@@ -981,18 +1008,32 @@ function readHead(gitdir: string): string {
   throw damaged(gitdir, `the branch ${BRANCH} is missing`);
 }
 
-/** A lock left by a process that died holding it: git's own locks are held for milliseconds. */
+/** A branch lock not touched for this long was left by a process that died holding it. */
 const STALE_LOCK_MS = 10_000;
+/** A holder touches its lock this often (a long write is not taken for a dead one). */
+const LOCK_HEARTBEAT_MS = 2_000;
+/** How long a writer waits for a live lock before giving up. */
+const LOCK_WAIT_MS = 120_000;
+
+/** The branch, locked as git locks it: `refs/heads/main.lock`, created exclusively. */
+interface BranchLock {
+  /**
+   * Moves the branch from `from` to `to` (the lock file, written and synced, renamed over the
+   * ref) and releases the lock; false, the branch unmoved, when it no longer points at `from`.
+   */
+  move(from: string, to: string): Promise<boolean>;
+  /** Releases the lock without moving the branch (nothing when it moved). */
+  release(): Promise<void>;
+}
 
 /**
- * Moves the branch from `from` to `to` as git does: `main.lock` created exclusively (so git
- * and other processes see the update as one), written, synced and renamed over the ref.
- * False when the branch no longer points at `from` (another process committed meanwhile).
+ * Takes the branch lock of a repository (git itself honours it too). A lock left by a dead
+ * process is taken over once stale; a live one is waited for.
  */
-async function moveBranch(gitdir: string, from: string, to: string): Promise<boolean> {
+async function lockBranch(gitdir: string): Promise<BranchLock> {
   const ref = join(gitdir, BRANCH);
   const lockPath = `${ref}.lock`;
-  const deadline = Date.now() + 3 * STALE_LOCK_MS;
+  const deadline = Date.now() + LOCK_WAIT_MS;
   let file: Deno.FsFile | null = null;
   let madeDir = false;
   while (!file) {
@@ -1010,33 +1051,52 @@ async function moveBranch(gitdir: string, from: string, to: string): Promise<boo
       if (mtime !== null && Date.now() - mtime > STALE_LOCK_MS) {
         await Deno.remove(lockPath).catch(() => {});
       } else if (Date.now() > deadline) {
+        const slug = gitdir.split(/[\\/]/).pop();
         throw new DvergrError(
           "CONFLICT",
-          `Cannot commit to room "${
-            gitdir.split(/[\\/]/).pop()
-          }": its branch stays locked by another process ("${lockPath}")`,
+          `Cannot commit to room "${slug}": its branch stays locked by another process ("${lockPath}")`,
           { hint: "Retry when the other writer is done", exit: 1 },
         );
       } else {
-        await new Promise((r) => setTimeout(r, 10 + Math.random() * 20));
+        await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
       }
     }
   }
-  let moved = false;
-  try {
-    try {
-      await file.write(encoder.encode(`${to}\n`));
-      await file.syncData();
-    } finally {
-      file.close();
-    }
-    if (readHead(gitdir) !== from) return false;
-    await Deno.rename(lockPath, ref);
-    moved = true;
-    return true;
-  } finally {
-    if (!moved) await Deno.remove(lockPath).catch(() => {});
-  }
+  const held = file;
+  let closed = false, finished = false;
+  const heartbeat = setInterval(() => {
+    const now = new Date();
+    Deno.utime(lockPath, now, now).catch(() => {});
+  }, LOCK_HEARTBEAT_MS);
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(heartbeat);
+    held.close();
+  };
+  const release = async () => {
+    if (finished) return;
+    finished = true;
+    close();
+    await Deno.remove(lockPath).catch(() => {});
+  };
+  return {
+    async move(from, to) {
+      if (finished) throw new Error("BranchLock.move() after the lock was released");
+      try {
+        if (readHead(gitdir) !== from) return false;
+        await held.write(encoder.encode(`${to}\n`));
+        await held.syncData();
+        close();
+        await Deno.rename(lockPath, ref);
+        finished = true;
+        return true;
+      } finally {
+        await release();
+      }
+    },
+    release,
+  };
 }
 
 /** Makes an empty bare repository (what `git init --bare` leaves, on branch main). */
@@ -1087,13 +1147,7 @@ async function consolidate(gitdir: string, maxPacks: number): Promise<void> {
     const chosen = packsToMerge(packs, loose.length, maxPacks);
     if (chosen.length < 2 && loose.length === 0) return;
     for (const pack of chosen) {
-      let bytes: Uint8Array;
-      try {
-        bytes = await Deno.readFile(pack.packPath);
-      } catch (e) {
-        if (e instanceof Deno.errors.NotFound) throw new ObjectGone(`pack ${pack.name} is gone`);
-        throw e;
-      }
+      const bytes = db.packBytes(pack);
       merged.push(pack);
       const entries = [...pack.starts].sort((a, b) => a[1] - b[1]);
       const moved = new Map<number, number>();
@@ -1316,7 +1370,11 @@ export function gitRoomStore(
       const gitdir = gitdirOf(slug);
       return await lock(slug, async () => {
         if (!(await exists(slug))) throw noRoom(slug);
+        // First optimistically: the branch is locked only to move it, for milliseconds. When
+        // another process moved it meanwhile, again holding the lock throughout, so that
+        // busy rooms cannot starve a writer.
         for (let attempt = 0;; attempt++) {
+          const held = attempt === 0 ? null : await lockBranch(gitdir);
           const result = await withObjects(gitdir, async (db) => {
             const parent = readHead(gitdir);
             const made = new Map<string, GitObject>();
@@ -1334,19 +1392,21 @@ export function gitRoomStore(
             for (const object of made.values()) if (!db.has(object.oid)) builder.addObject(object);
             await installPack(gitdir, builder.finish());
             await options.beforeBranchMove?.(slug);
-            if (!(await moveBranch(gitdir, parent, commit.oid))) return null;
+            const branch = held ?? await lockBranch(gitdir);
+            if (!(await branch.move(parent, commit.oid))) return null;
             return { commit: commit.oid, packs: db.packs.length + 1, loose: db.looseOids().size };
-          });
+          }).finally(() => held?.release());
           if (result) {
             if (result.packs > maxPacks || result.loose > maxLoose) {
               await consolidate(gitdir, maxPacks);
             }
             return result.commit;
           }
-          if (attempt >= 8) {
+          if (attempt >= 3) {
+            // Even under the lock: a writer that ignores git's lock (or took ours as stale).
             throw new DvergrError(
               "CONFLICT",
-              `Cannot commit to room "${slug}": other processes kept moving its branch`,
+              `Cannot commit to room "${slug}": another process keeps moving its branch`,
               { hint: "Retry when the other writers are done", exit: 1 },
             );
           }

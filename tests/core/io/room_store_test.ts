@@ -361,6 +361,32 @@ Deno.test("gitRoomStore() two stores writing one room at once both land (the bra
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("gitRoomStore() processes committing to one room at once, merging packs meanwhile, lose nothing", async () => {
+  const dir = await Deno.makeTempDir();
+  await gitRoomStore(dir).createRoom("r");
+  const module = JSON.stringify(import.meta.resolve("../../../core/io/room_store.ts"));
+  const writer = (who: string) =>
+    new Deno.Command(Deno.execPath(), {
+      args: [
+        "eval",
+        `import { gitRoomStore } from ${module};
+         const rooms = gitRoomStore(${JSON.stringify(dir)}, undefined, { maxPacks: 2 });
+         for (let i = 0; i < 15; i++) {
+           await rooms.writeFiles("r", new Map([["${who}/" + i, "x"], ["shared", "${who}" + i]]), "${who}" + i);
+           if (i % 3 === 0) await rooms.readFiles("r");
+         }`,
+      ],
+    }).output();
+  const runs = await Promise.all(["a", "b", "c"].map(writer));
+  for (const run of runs) assert.ok(run.success, new TextDecoder().decode(run.stderr));
+  const rooms = gitRoomStore(dir);
+  assert.equal((await rooms.readFiles("r")).size, 46);
+  assert.equal((await rooms.log("r")).length, 46);
+  assert.deepEqual([...Deno.readDirSync(`${dir}/r/refs/heads`)].map((e) => e.name), ["main"]);
+  assertFsck(`${dir}/r`);
+  await Deno.remove(dir, { recursive: true });
+});
+
 for (const deltas of ["OFS_DELTA", "REF_DELTA"]) {
   Deno.test({
     name:
