@@ -7,8 +7,10 @@
  * head's in memory, writes the commit's new objects as ONE packfile with its index (temporary
  * names, synced, renamed in), then moves the branch: a process killed mid-write leaves the
  * room at its previous commit. There is no index or working tree to drift or corrupt. One
- * pack per commit instead of one file per object: 1,000 files commit in tens of
- * milliseconds instead of seconds. Packs are merged into one when a room has many.
+ * pack per commit instead of one file per object (isomorphic-git's way, ~2 ms a file on a
+ * slow disk): 1,000 files commit in ~0.1 s instead of 9-16 s. Small packs are merged when a
+ * room has many. The objects are read by the reader below (packs, deltas, loose objects,
+ * packed refs), so a room git itself repacked or an older loose-object room reads too.
  *
  * Permissions: --allow-read and --allow-write on the rooms directory.
  */
@@ -1235,7 +1237,7 @@ export interface GitRoomStoreOptions {
  * Rooms as bare git repositories under `dir` (`<dir>/<slug>/`). Each commit's new objects
  * are written as one packfile, then the branch moves. Writes within this process are
  * serialised per room; across processes the branch moves under git's `main.lock`, and a
- * write rebuilt on a head another process moved.
+ * write that finds the head moved by another process is built again on the new head.
  */
 export function gitRoomStore(
   dir: string,
@@ -1398,7 +1400,9 @@ export function gitRoomStore(
           }).finally(() => held?.release());
           if (result) {
             if (result.packs > maxPacks || result.loose > maxLoose) {
-              await consolidate(gitdir, maxPacks);
+              // The commit stands whatever happens here; a merge that failed (a full disk)
+              // is tried again at the next write.
+              await consolidate(gitdir, maxPacks).catch(() => {});
             }
             return result.commit;
           }
