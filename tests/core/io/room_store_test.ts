@@ -18,7 +18,7 @@ for (
   ] as const
 ) {
   Deno.test(`${kind} creates a room once and lists rooms sorted`, async () => {
-    const { rooms } = await make();
+    const { rooms, dir } = await make();
     assert.equal(await rooms.createRoom("books"), true);
     assert.equal(await rooms.createRoom("books"), false);
     assert.equal(await rooms.createRoom("alpha"), true);
@@ -28,10 +28,11 @@ for (
       () => rooms.createRoom("Not A Slug"),
       /lowercase letters, digits and dashes/,
     );
+    if (dir) await Deno.remove(dir, { recursive: true });
   });
 
   Deno.test(`${kind} writeFiles() makes one commit of exactly the given paths; null removes`, async () => {
-    const { rooms } = await make();
+    const { rooms, dir } = await make();
     await rooms.createRoom("r");
     const c1 = await rooms.writeFiles(
       "r",
@@ -60,10 +61,11 @@ for (
       /leaves the bundle/,
     );
     await assert.rejects(() => rooms.readFiles("nope"), /no such room/);
+    if (dir) await Deno.remove(dir, { recursive: true });
   });
 
   Deno.test(`${kind} syncBundle() writes a bundle once and removes files it no longer has`, async () => {
-    const { rooms } = await make();
+    const { rooms, dir } = await make();
     await rooms.createRoom("b");
     const files = new Map([["workflow.edn", "{}"], ["checker.js", "x"], [
       "cases/c1/gold.edn",
@@ -81,6 +83,7 @@ for (
       ["workflows/b/workflow.edn", "{}"],
     ]);
     assert.equal((await rooms.log("b")).length, 3);
+    if (dir) await Deno.remove(dir, { recursive: true });
   });
 }
 
