@@ -889,6 +889,8 @@ async function withObjects<T>(gitdir: string, f: (db: ObjectReader) => T | Promi
 }
 
 const decoder = new TextDecoder();
+/** File texts keep a leading byte order mark: it is part of the file and of the content id. */
+const textDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
 function parseTree(content: Uint8Array): TreeItem[] {
@@ -1427,7 +1429,7 @@ export function gitRoomStore(
           [b],
         ) => a < b ? -1 : a > b ? 1 : 0);
         const out: FileMap = new Map();
-        for (const [path, oid] of entries) out.set(path, decoder.decode(db.blob(oid)));
+        for (const [path, oid] of entries) out.set(path, textDecoder.decode(db.blob(oid)));
         return out;
       });
     },

@@ -64,6 +64,14 @@ for (
     if (dir) await Deno.remove(dir, { recursive: true });
   });
 
+  Deno.test(`${kind} keeps a file's leading byte order mark (part of the content id)`, async () => {
+    const { rooms, dir } = await make();
+    await rooms.createRoom("r");
+    await rooms.writeFiles("r", new Map([["w/workflow.edn", '\uFEFF{:title "T"}']]), "bom");
+    assert.equal((await rooms.readFiles("r")).get("w/workflow.edn"), '\uFEFF{:title "T"}');
+    if (dir) await Deno.remove(dir, { recursive: true });
+  });
+
   Deno.test(`${kind} syncBundle() writes a bundle once and removes files it no longer has`, async () => {
     const { rooms, dir } = await make();
     await rooms.createRoom("b");
