@@ -5,14 +5,18 @@
  * the experiment is planned, run (or resumed) and scored. The CLI (`dvergr benchmark`,
  * `dvergr demo`) and the engine benchmark call this.
  */
-import { DvergrError } from "../errors.ts";
 import type { FileBundle } from "../bundle/file_map.ts";
 import type { Bundle } from "../bundle/types.ts";
 import { parseBundle } from "../bundle/parse.ts";
 import type { CheckerRunner } from "../../sandbox/types.ts";
 import type { TrustTier } from "./records.ts";
 import type { Candidate } from "./candidate.ts";
-import { type CandidateSpec, readNamedCommands, resolveCandidates } from "./candidate_spec.ts";
+import {
+  type CandidateSpec,
+  checkBaseline,
+  readNamedCommands,
+  resolveCandidates,
+} from "./candidate_spec.ts";
 import { type ExperimentPlan, planExperiment, type PlanOptions } from "./experiment.ts";
 import {
   type ProgressEvent,
@@ -97,13 +101,7 @@ export async function benchmarkBundle(req: BenchmarkRequest): Promise<BenchmarkO
     homeDir: home.dir,
     createModel: req.createModel,
   });
-  if (req.baseline !== undefined && !candidates.some((c) => c.name === req.baseline)) {
-    throw new DvergrError(
-      "USAGE",
-      `Cannot compare against baseline "${req.baseline}": it is not a candidate of this run`,
-      { hint: `Name one of: ${candidates.map((c) => `"${c.name}"`).join(", ")}` },
-    );
-  }
+  checkBaseline(req.baseline, candidates);
   const plan = planExperiment(bundle, candidates, req);
   req.onPlan?.({ bundle, room, plan });
   const trust = await trustOf(home.state, bundle.id);

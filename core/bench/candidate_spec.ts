@@ -236,3 +236,16 @@ export async function resolveCandidates(
   }
   return out;
 }
+
+/** Refuses a baseline that is not one of the run's candidates, naming the ones there are. */
+export function checkBaseline(
+  baseline: string | undefined,
+  candidates: readonly Candidate[],
+): void {
+  if (baseline === undefined || candidates.some((c) => c.name === baseline)) return;
+  throw new DvergrError(
+    "USAGE",
+    `Cannot compare against baseline "${baseline}": it is not a candidate of this run`,
+    { hint: `Name one of: ${candidates.map((c) => `"${c.name}"`).join(", ")}` },
+  );
+}

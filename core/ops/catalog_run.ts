@@ -19,6 +19,7 @@ import { checkSpecColumns, completeSpec, specFromEdn } from "../casepack/spec.ts
 import { parseTable, tableFormatOf } from "../casepack/table.ts";
 import {
   type CandidateSpec,
+  checkBaseline,
   parseCandidateSpec,
   readNamedCommands,
   resolveCandidates,
@@ -312,13 +313,7 @@ export const catalogBenchmark = defineOp({
       named: await readNamedCommands(home.candidatesFile),
       homeDir: home.dir,
     });
-    if (input.baseline !== undefined && !candidates.some((c) => c.name === input.baseline)) {
-      throw new DvergrError(
-        "USAGE",
-        `Cannot compare against baseline "${input.baseline}": it is not a candidate of this run`,
-        { hint: `Name one of: ${candidates.map((c) => `"${c.name}"`).join(", ")}` },
-      );
-    }
+    checkBaseline(input.baseline, candidates);
     // Missing API keys and the like fail now, not minutes later inside the job.
     for (const c of candidates) await c.preflight?.();
     const plan = planExperiment(bundle, candidates, {
