@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  checkBaseline,
   parseCandidateSpec,
   parseModelsFlag,
   readNamedCommands,
@@ -114,4 +115,22 @@ Deno.test("resolveCandidates() gives model ids to the model registry", async () 
   assert.equal(model.name, "claude-haiku-4-5-1");
   assert.equal(model.identity.kind, "model");
   await assert.rejects(() => model.preflight!(), /ANTHROPIC_API_KEY is not set/);
+});
+
+Deno.test("checkBaseline() refuses a baseline that is not a candidate, naming the candidates", () => {
+  const candidates = [{ name: "a" }, { name: "b" }].map((c) => ({
+    ...c,
+    identity: {},
+    run: () => Promise.reject(new Error("not run")),
+  }));
+  checkBaseline(undefined, candidates);
+  checkBaseline("b", candidates);
+  assert.throws(() => checkBaseline("c", candidates), (e: Error & { hint?: string }) => {
+    assert.match(
+      e.message,
+      /Cannot compare against baseline "c": it is not a candidate of this run/,
+    );
+    assert.equal(e.hint, 'Name one of: "a", "b"');
+    return true;
+  });
 });
