@@ -147,13 +147,15 @@ function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } 
           message: `expected a map such as {:title "…" :task "…"}, found ${describeEdn(raw)}`,
         });
       } else if (keywordKeysOnly("workflow.edn", wfText, raw, problems)) {
-        parsed.workflow = checkSchema(
+        const workflow = checkSchema(
           "workflow.edn",
           wfText,
           toPlain(raw),
           workflowSchema,
           problems,
         );
+        // The schema sees plain values, where :foo and "foo" look alike; tell them apart here.
+        parsed.workflow = textOrKeywordOk(wfText, raw, problems) ? workflow : null;
       }
     }
   }
@@ -354,6 +356,43 @@ function keywordKeysOnly(
     }
   }
   return ok;
+}
+
+/** workflow.edn keys whose values are text, and those whose values are keywords. */
+const TEXT_KEYS = ["title", "doc", "task", "profile"];
+const TEXT_VECTOR_KEYS = ["capture", "allowed-sources", "blocked-sources"];
+const KEYWORD_KEYS = ["web"];
+
+/**
+ * Refuses a keyword where workflow.edn wants text (`:title :foo`) and text where it wants
+ * a keyword (`:web "frozen"`), which the plain form cannot tell apart.
+ */
+function textOrKeywordOk(text: string, m: Map<EdnValue, EdnValue>, problems: BundleProblem[]) {
+  const before = problems.length;
+  const wrong = (key: string, message: string) =>
+    problems.push({
+      file: "workflow.edn",
+      field: `:${key}`,
+      line: lineOf(text, [`:${key}`]),
+      message,
+    });
+  for (const key of TEXT_KEYS) {
+    const v = m.get(Keyword.of(key));
+    if (v instanceof Keyword) wrong(key, `expected a string such as "…", found the keyword ${v}`);
+  }
+  for (const key of TEXT_VECTOR_KEYS) {
+    const v = m.get(Keyword.of(key));
+    if (Array.isArray(v) && v.some((x) => x instanceof Keyword)) {
+      wrong(key, "expected a vector of strings, found a keyword in it");
+    }
+  }
+  for (const key of KEYWORD_KEYS) {
+    const v = m.get(Keyword.of(key));
+    if (typeof v === "string") {
+      wrong(key, `expected a keyword such as :${v}, found the string "${v}"`);
+    }
+  }
+  return problems.length === before;
 }
 
 function checkSchema<S extends z.ZodType>(

@@ -166,3 +166,15 @@ Deno.test("bundleProblems() words every wrong type in EDN terms, once per field,
     /:timeout-ms: expected at least 1000, found 5$/,
   );
 });
+
+Deno.test("bundleProblems() tells a keyword from text in workflow.edn", () => {
+  const ps = problemsOf({
+    "workflow.edn":
+      '{:title :recall\n :task "x"\n :web "live"\n :allowed-sources ["a.com" :b.com]}',
+  });
+  assert.deepEqual(ps, [
+    'workflow.edn line 1: :title: expected a string such as "…", found the keyword :recall',
+    'workflow.edn line 3: :web: expected a keyword such as :live, found the string "live"',
+    "workflow.edn line 4: :allowed-sources: expected a vector of strings, found a keyword in it",
+  ]);
+});
