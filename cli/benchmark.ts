@@ -1,8 +1,9 @@
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { intFlag, parseCommandArgs } from "./args.ts";
 import { readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
+import { writeReports } from "./report_files.ts";
 import { usageError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
@@ -14,13 +15,9 @@ import {
   parseCandidateSpec,
   parseModelsFlag,
 } from "../core/bench/candidate_spec.ts";
-import {
-  benchmarkBundle,
-  type BenchmarkOutcome,
-  certificationSummary,
-} from "../core/bench/benchmark_bundle.ts";
+import { benchmarkBundle, type BenchmarkOutcome } from "../core/bench/benchmark_bundle.ts";
 import { createProgress } from "../core/bench/progress.ts";
-import { formatFixed, renderReport } from "../core/bench/report.ts";
+import { formatFixed } from "../core/bench/report.ts";
 import type { Scorecard } from "../core/bench/scorecard.ts";
 import { openHome, resolveHomeDir } from "../core/io/home.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
@@ -56,7 +53,9 @@ Options:
   --mount DIR           a read-only directory for command candidates (repeatable)
   --home DIR            the home (default: $DVERGR_HOME, else workflow-runs/<bundle>;
                         for ROOM/NAME, else .dvergr)
-  --report FILE         where to write the Markdown report (default <home>/report.md)
+  --report FILE         where to write the Markdown report, with an HTML page beside it
+                        (default <home>/report.md; in a shared home (--home, $DVERGR_HOME
+                        or ROOM/NAME) <home>/reports/<room>/<bundle>.md)
   --check               only calibrate the bundle (prints {:ok? … :problems […]})
   --json                print the scorecard as JSON
   -h, --help            show this help
@@ -148,28 +147,6 @@ export function candidateLines(scorecard: Scorecard): string[] {
       formatFixed(c.cost.billedMicros / 1e6, 4)
     }  list price $${formatFixed(c.cost.listMicros / 1e6, 4)}`
   );
-}
-
-/** The Markdown report of a benchmark outcome. */
-export function reportFor(outcome: BenchmarkOutcome): string {
-  const commands = outcome.candidates.some((c) => c.identity.kind === "command");
-  return renderReport(outcome.scorecard, {
-    title: outcome.bundle.definition.title,
-    certification: certificationSummary(outcome.bundle),
-    ...(commands && outcome.isolation === "none"
-      ? {
-        isolatedNote:
-          "bubblewrap is not installed or cannot run here, so command candidates ran in their world directory without isolation",
-      }
-      : {}),
-  });
-}
-
-/** Writes text to a file atomically (temporary sibling, then rename). */
-async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${crypto.randomUUID()}`;
-  await Deno.writeTextFile(tmp, text);
-  await Deno.rename(tmp, path);
 }
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {
@@ -271,8 +248,15 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     await home.close();
   }
 
-  const reportPath = values.report ? resolve(ctx.cwd, values.report) : `${home.dir}/report.md`;
-  await writeAtomic(reportPath, reportFor(outcome));
+  // A home of its own (workflow-runs/<bundle>) has one report; a shared home one per bundle.
+  const sharedHome = source.kind === "room" || values.home !== undefined ||
+    ctx.env("DVERGR_HOME") !== undefined;
+  const reportPath = values.report
+    ? resolve(ctx.cwd, values.report)
+    : sharedHome
+    ? join(home.dir, "reports", outcome.room, `${outcome.bundle.name}.md`)
+    : join(home.dir, "report.md");
+  const reports = await writeReports(outcome, reportPath);
   const { result, scorecard } = outcome;
   const unfinished = result.total - result.graded;
 
@@ -282,7 +266,8 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       experiment: outcome.plan.id,
       home: home.dir,
       room: outcome.room,
-      report: reportPath,
+      report: reports.markdown,
+      reportHtml: reports.html,
       complete: scorecard.complete,
       scorecard,
     });
@@ -294,7 +279,8 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
         `${unfinished} of ${result.total} cells did not finish${faulted}; run the same command again to resume them`,
       );
     }
-    out(`Report: ${reportPath}`);
+    out(`Report: ${reports.markdown}`);
+    out(`HTML report: ${reports.html}`);
   }
   return scorecard.complete ? 0 : 1;
 }

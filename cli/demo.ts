@@ -3,7 +3,8 @@ import { fileURLToPath } from "node:url";
 import { intFlag, parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
-import { candidateLines, reportFor } from "./benchmark.ts";
+import { candidateLines } from "./benchmark.ts";
+import { writeReports } from "./report_files.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { readBundleDir } from "../core/io/bundle_dir.ts";
 import { openHome, resolveHomeDir } from "../core/io/home.ts";
@@ -112,10 +113,8 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
         if (!values.json) out(`Bundle ${bundle.name} ${bundle.id}`);
       },
     });
-    const reportPath = join(home.dir, "report.md");
-    const tmp = `${reportPath}.tmp-${crypto.randomUUID()}`;
-    await Deno.writeTextFile(tmp, reportFor(outcome));
-    await Deno.rename(tmp, reportPath);
+    const reports = await writeReports(outcome, join(home.dir, "report.md"));
+    const reportPath = reports.markdown;
     if (values.json) {
       printJson(ctx, {
         experiment: outcome.plan.id,
@@ -132,6 +131,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
         : "NOT isolated (bubblewrap is not available): they ran in their world directories";
       out(`The agents ran ${isolation}.`);
       out(`Report: ${reportPath}`);
+      out(`HTML report: ${reports.html}`);
       out(`Next: dvergr benchmark ${DEMO_BUNDLE} --candidate 'mine=cmd:YOUR AGENT COMMAND'`);
     }
     return outcome.scorecard.complete ? 0 : 1;

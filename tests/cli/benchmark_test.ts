@@ -52,10 +52,15 @@ Deno.test("dvergr benchmark prints the bundle, one line per candidate and the re
     lines[2],
     `${"agent".padEnd(40)} reward 0.667  passed 4/6  billed $0.0000  list price $0.0000`,
   );
-  assert.equal(lines[3], `Report: ${home}/report.md`);
-  const report = await Deno.readTextFile(`${home}/report.md`);
+  // A home given with --home may hold many bundles: each gets its own report.
+  assert.equal(lines[3], `Report: ${home}/reports/words/words.md`);
+  assert.equal(lines[4], `HTML report: ${home}/reports/words/words.html`);
+  const report = await Deno.readTextFile(`${home}/reports/words/words.md`);
   assert.match(report, /^# Words\n/);
   assert.match(report, /## Paired comparison/);
+  const html = await Deno.readTextFile(`${home}/reports/words/words.html`);
+  assert.match(html, /^<!doctype html>/i);
+  assert.match(html, /<svg/);
   assert.match(first.err, /Experiment [0-9a-f-]{36}: 12 cells\n/);
   // The bundle was committed into its room, once.
   const rooms = gitRoomStore(`${home}/rooms`);
@@ -111,7 +116,10 @@ Deno.test("dvergr benchmark exits 1 when cells did not finish and says how to re
     /2 of 2 cells did not finish \(2 faulted\); run the same command again to resume them/,
   );
   assert.match(r.err, /fault: x case c1 rep 0: candidate could-not-run: .*\(trying again\)/);
-  assert.match(await Deno.readTextFile(`${home}/report.md`), /\*\*Incomplete:\*\*/);
+  assert.match(
+    await Deno.readTextFile(`${home}/reports/words/words.md`),
+    /\*\*Incomplete:\*\*/,
+  );
   await Deno.remove(home, { recursive: true });
 });
 

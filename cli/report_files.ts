@@ -1,0 +1,51 @@
+import { dirname } from "node:path";
+import type { BenchmarkOutcome } from "../core/bench/benchmark_bundle.ts";
+import { certificationSummary } from "../core/bench/benchmark_bundle.ts";
+import { renderReport, type ReportOptions } from "../core/bench/report.ts";
+import { renderReportHtml } from "../core/bench/report_html.ts";
+
+/** The report options of a benchmark outcome: title, case-pack certification, isolation. */
+export function reportOptions(outcome: BenchmarkOutcome): ReportOptions {
+  const commands = outcome.candidates.some((c) => c.identity.kind === "command");
+  return {
+    title: outcome.bundle.definition.title,
+    certification: certificationSummary(outcome.bundle),
+    ...(commands && outcome.isolation === "none"
+      ? {
+        isolatedNote:
+          "bubblewrap is not installed or cannot run here, so command candidates ran in their world directory without isolation",
+      }
+      : {}),
+  };
+}
+
+/** The Markdown report of a benchmark outcome. */
+export function reportFor(outcome: BenchmarkOutcome): string {
+  return renderReport(outcome.scorecard, reportOptions(outcome));
+}
+
+/**
+ * Writes the Markdown report to `markdownPath` and the self-contained HTML page (with the
+ * cost/reward plot) beside it, each atomically (temporary sibling, then rename).
+ */
+export async function writeReports(
+  outcome: BenchmarkOutcome,
+  markdownPath: string,
+): Promise<{ markdown: string; html: string }> {
+  const html = markdownPath.replace(/\.md$/i, "") + ".html";
+  await Deno.mkdir(dirname(markdownPath), { recursive: true });
+  await writeAtomic(markdownPath, reportFor(outcome));
+  await writeAtomic(html, renderReportHtml(outcome.scorecard, reportOptions(outcome)));
+  return { markdown: markdownPath, html };
+}
+
+async function writeAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${crypto.randomUUID()}`;
+  try {
+    await Deno.writeTextFile(tmp, text);
+    await Deno.rename(tmp, path);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+}
