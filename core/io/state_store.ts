@@ -8,6 +8,10 @@
  * KV entry holds its id. Commits that meet `database is locked` (several processes on one
  * home) are retried with backoff.
  *
+ * Cell leases (`["lease", experiment, cell]`) let several processes share one experiment's
+ * cells: a lease is taken and renewed by check-and-set and expires by itself (`expireIn`,
+ * and its `until` time, which is what counts), so a killed holder's cells are freed.
+ *
  * Permissions: --allow-read and --allow-write on the KV file; `"unstable": ["kv"]`.
  */
 import { type AttemptRecord, cellKey, type TrustTier } from "../bench/records.ts";
@@ -60,6 +64,18 @@ export interface JobRecord {
   spec?: { op: string; input: unknown };
 }
 
+/** Who runs a cell now: a process on a host, until a time (ms since the epoch). */
+export interface CellLease {
+  pid: number;
+  host: string;
+  /** The run holding it (several runs may share one process). */
+  owner: string;
+  until: number;
+}
+
+/** The outcome of asking for a cell's lease: taken, or held by `holder` (alive until `until`). */
+export type LeaseTake = { ok: true; lease: CellLease } | { ok: false; holder: CellLease };
+
 export interface StateStore {
   /** Records an experiment; keeps the first `createdAt` when it is already known. */
   putExperiment(meta: ExperimentMeta): Promise<ExperimentMeta>;
@@ -72,6 +88,25 @@ export interface StateStore {
    * `record.tryNo`: another process got there first.
    */
   putAttempt(record: AttemptRecord): Promise<boolean>;
+  /** The latest record of one cell (`cellKey(candidate, caseId, repetition)`), or null. */
+  cellRecord(experimentId: string, cell: string): Promise<AttemptRecord | null>;
+  /**
+   * Takes a cell's lease for `ms` (check-and-set): refused while another owner's lease has
+   * not reached its `until`; an expired one (its holder died) is taken over. Taking a lease
+   * `holder.owner` already has renews it.
+   */
+  takeLease(
+    experimentId: string,
+    cell: string,
+    holder: { pid: number; host: string; owner: string },
+    ms: number,
+  ): Promise<LeaseTake>;
+  /** Extends `owner`'s lease by `ms` from now; false when it no longer holds it. */
+  renewLease(experimentId: string, cell: string, owner: string, ms: number): Promise<boolean>;
+  /** Gives up `owner`'s lease on a cell (nothing when another holds it). */
+  releaseLease(experimentId: string, cell: string, owner: string): Promise<void>;
+  /** The cell's lease, or null when none (an expired one is still returned until removed). */
+  leaseOf(experimentId: string, cell: string): Promise<CellLease | null>;
   /** The latest record of every cell of an experiment that has one, in key order. */
   cellRecords(experimentId: string): Promise<AttemptRecord[]>;
   /** Every try of every cell of an experiment, in key order. */
@@ -195,6 +230,46 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
           .set(tryKey, stored).commit()
       );
       return res.ok;
+    },
+    cellRecord: (id, cell) => get<AttemptRecord>(["cell", id, cell]),
+    async takeLease(id, cell, holder, ms) {
+      const key = ["lease", id, cell];
+      for (;;) {
+        const entry = await retryLocked(() => kv.get<CellLease>(key));
+        const now = Date.now();
+        const held = entry.value;
+        if (held && held.owner !== holder.owner && held.until > now) {
+          return { ok: false, holder: held };
+        }
+        const lease: CellLease = { ...holder, until: now + ms };
+        const res = await retryLocked(() =>
+          kv.atomic().check(entry).set(key, lease, { expireIn: ms }).commit()
+        );
+        if (res.ok) return { ok: true, lease };
+        // Another process changed the lease between the read and the commit: look again.
+      }
+    },
+    async renewLease(id, cell, owner, ms) {
+      const key = ["lease", id, cell];
+      const entry = await retryLocked(() => kv.get<CellLease>(key));
+      if (entry.value?.owner !== owner) return false;
+      const lease: CellLease = { ...entry.value, until: Date.now() + ms };
+      const res = await retryLocked(() =>
+        kv.atomic().check(entry).set(key, lease, { expireIn: ms }).commit()
+      );
+      return res.ok;
+    },
+    async releaseLease(id, cell, owner) {
+      const key = ["lease", id, cell];
+      for (;;) {
+        const entry = await retryLocked(() => kv.get<CellLease>(key));
+        if (entry.value?.owner !== owner) return;
+        const res = await retryLocked(() => kv.atomic().check(entry).delete(key).commit());
+        if (res.ok) return;
+      }
+    },
+    async leaseOf(id, cell) {
+      return (await retryLocked(() => kv.get<CellLease>(["lease", id, cell]))).value;
     },
     cellRecords: (id) => list<AttemptRecord>(["cell", id]),
     attemptHistory: (id) => list<AttemptRecord>(["try", id]),

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { memoryBlobStore } from "../../../core/io/blob_store.ts";
 import { openKvStateStore, trustOf } from "../../../core/io/state_store.ts";
-import type { AttemptRecord } from "../../../core/bench/records.ts";
+import { type AttemptRecord, cellKey } from "../../../core/bench/records.ts";
 
 function record(over: Partial<AttemptRecord> = {}): AttemptRecord {
   return {
@@ -110,4 +110,75 @@ Deno.test("openKvStateStore() on a file sees what another handle committed", asy
   a.close();
   b.close();
   await Deno.remove(dir, { recursive: true });
+});
+
+const A = { pid: 101, host: "h", owner: "run-a" };
+const B = { pid: 202, host: "h", owner: "run-b" };
+
+Deno.test("takeLease() refuses a live lease of another owner, renews its own, and takes over an expired one", async () => {
+  const state = await openKvStateStore(":memory:", memoryBlobStore());
+  const a = await state.takeLease("e1", "cell-1", A, 200);
+  assert.equal(a.ok, true);
+  const b = await state.takeLease("e1", "cell-1", B, 200);
+  assert.equal(b.ok, false);
+  assert.deepEqual(!b.ok && { ...b.holder, until: 0 }, { ...A, until: 0 });
+  // Another cell, or another experiment, is free.
+  assert.equal((await state.takeLease("e1", "cell-2", B, 200)).ok, true);
+  assert.equal((await state.takeLease("e2", "cell-1", B, 200)).ok, true);
+  // The holder may take its own lease again (a renewal); another owner cannot renew it.
+  assert.equal((await state.takeLease("e1", "cell-1", A, 200)).ok, true);
+  assert.equal(await state.renewLease("e1", "cell-1", B.owner, 200), false);
+  assert.equal(await state.renewLease("e1", "cell-1", A.owner, 200), true);
+  // A's holder stops renewing (killed): once `until` passes, B takes over.
+  await new Promise((r) => setTimeout(r, 250));
+  const taken = await state.takeLease("e1", "cell-1", B, 5000);
+  assert.equal(taken.ok, true);
+  assert.equal((await state.leaseOf("e1", "cell-1"))?.owner, "run-b");
+  assert.equal(await state.renewLease("e1", "cell-1", A.owner, 200), false);
+  state.close();
+});
+
+Deno.test("releaseLease() frees only the owner's lease", async () => {
+  const state = await openKvStateStore(":memory:", memoryBlobStore());
+  await state.takeLease("e1", "c", A, 10_000);
+  await state.releaseLease("e1", "c", B.owner);
+  assert.equal((await state.leaseOf("e1", "c"))?.owner, "run-a");
+  await state.releaseLease("e1", "c", A.owner);
+  assert.equal(await state.leaseOf("e1", "c"), null);
+  assert.equal((await state.takeLease("e1", "c", B, 10_000)).ok, true);
+  state.close();
+});
+
+Deno.test("takeLease() from two handles on one file lets exactly one owner win each cell", async () => {
+  const dir = await Deno.makeTempDir();
+  const a = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+  const b = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+  const cells = Array.from({ length: 15 }, (_, i) => `cell-${i}`);
+  const takes = await Promise.all(
+    cells.flatMap((c) => [
+      a.takeLease("e1", c, A, 10_000).then((t) => [c, t.ok && "a"] as const),
+      b.takeLease("e1", c, B, 10_000).then((t) => [c, t.ok && "b"] as const),
+    ]),
+  );
+  for (const c of cells) {
+    const winners = takes.filter(([cell, who]) => cell === c && who).map(([, who]) => who);
+    assert.equal(winners.length, 1, `${c}: ${winners}`);
+    const owner = (await a.leaseOf("e1", c))?.owner;
+    assert.equal(owner, winners[0] === "a" ? "run-a" : "run-b");
+  }
+  a.close();
+  b.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("cellRecord() reads one cell's latest record", async () => {
+  const state = await openKvStateStore(":memory:", memoryBlobStore());
+  assert.equal(await state.cellRecord("e1", cellKey("builtin:reference", "c1", 0)), null);
+  await state.putAttempt(record());
+  await state.putAttempt(record({ tryNo: 2, elapsedMs: 20 }));
+  const [cell] = await state.cellRecords("e1");
+  const one = await state.cellRecord("e1", cellKey("builtin:reference", "c1", 0));
+  assert.deepEqual(one, cell);
+  assert.equal(one?.tryNo, 2);
+  state.close();
 });
