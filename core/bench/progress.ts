@@ -115,6 +115,13 @@ export function createProgress(sink: ProgressSink): {
         }
         return;
       }
+      if (e.type === "waiting") {
+        const line = `waiting for ${plural(e.cells, "cell")} another process is running` +
+          ` (taken over if its ${Math.round(e.leaseMs / 1000)} s lease runs out)`;
+        sink.write(sink.isTerminal ? `\r${line}\x1b[K\n` : `${line}\n`);
+        if (sink.isTerminal) redraw();
+        return;
+      }
       if (timer !== undefined) clearInterval(timer);
       timer = undefined;
       done = e.done;

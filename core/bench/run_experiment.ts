@@ -8,6 +8,13 @@
  * A record is written only when an attempt has finished (verdict or fault), in one atomic
  * commit: a process killed at any moment loses at most the attempts in flight. A cancelled
  * run (its signal aborted) records nothing for the attempts it interrupted.
+ *
+ * Several processes may run one experiment on one home (two `dvergr benchmark`, an MCP
+ * job and a CLI run): before a cell runs, its lease is taken in the state store and
+ * renewed while the attempt runs, and released once its record is written. A cell leased
+ * by another live process is left to it; once nothing else is left, the run waits for
+ * those cells (reading their records with bounded backoff) and takes over any whose lease
+ * ran out (a killed holder), so it still ends with every cell's verdict.
  */
 import type { Bundle } from "../bundle/types.ts";
 import { checkerInputFor } from "../bundle/checker_input.ts";
@@ -43,7 +50,20 @@ export type ProgressEvent =
     /** The cell will be tried again in this run. */
     willRetry: boolean;
   }
+  | {
+    type: "waiting";
+    /** Cells another process holds the lease of, which this run waits for. */
+    cells: number;
+    /** How long a lease lasts without renewal (a stopped holder's cells wait this long). */
+    leaseMs: number;
+    done: number;
+    faults: number;
+    total: number;
+  }
   | { type: "end"; done: number; faults: number; total: number; cancelled: boolean };
+
+/** How long a cell's lease lasts unless renewed; a third of it between renewals. */
+export const LEASE_MS = 30_000;
 
 export interface RunOptions {
   state: StateStore;
@@ -67,6 +87,10 @@ export interface RunOptions {
   onEvent?: (e: ProgressEvent) => void;
   signal?: AbortSignal;
   clock?: () => Date;
+  /** A cell's lease time (renewed every third of it); default LEASE_MS. */
+  leaseMs?: number;
+  /** The longest pause between looks at cells another process runs; default 2000 ms. */
+  maxPollMs?: number;
 }
 
 export interface RunResult {
@@ -95,6 +119,28 @@ interface Pending {
 
 function message(e: unknown): string {
   return isDvergrError(e) || e instanceof Error ? e.message : String(e);
+}
+
+function hostName(): string {
+  try {
+    return Deno.hostname();
+  } catch {
+    return "unknown";
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }
 
 function bound(text: string, max = 4000): string {
@@ -182,41 +228,128 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     removals.add(p);
   };
 
+  const leaseMs = Math.max(50, opts.leaseMs ?? LEASE_MS);
+  const maxPollMs = Math.max(10, opts.maxPollMs ?? 2000);
+  const holder = { pid: Deno.pid, host: hostName(), owner: crypto.randomUUID() };
+  /** Cells whose lease another process holds, to look at again once the queue is empty. */
+  const deferred: Pending[] = [];
+
+  /** Takes a record another process wrote for a cell as the cell's result. */
+  function adopt(item: Pending, record: AttemptRecord): void {
+    latest.set(item.cell.key, record);
+    done++;
+    if (wasFault.delete(item.cell.key)) faults--;
+    opts.onEvent?.({
+      type: "attempt",
+      record,
+      done,
+      faults,
+      total: plan.cells.length,
+      willRetry: false,
+    });
+  }
+
   async function worker(): Promise<void> {
     while (!isCancelled()) {
       const item = queue.shift();
       if (!item) return;
       const candidate = byName.get(item.cell.candidate);
       if (!candidate) throw new Error(`No candidate "${item.cell.candidate}" for a planned cell`);
-      const record = await attempt(opts, candidate, item, clock, remove);
-      if (record === null) continue; // cancelled mid-attempt: nothing recorded
-      attempts++;
-      const written = await state.putAttempt(record);
-      if (!written) continue; // another process recorded this cell first
-      latest.set(item.cell.key, record);
-      const willRetry = record.verdict === null && item.retriesLeft > 0 && !isCancelled();
-      if (record.verdict) {
-        done++;
-        if (wasFault.delete(item.cell.key)) faults--;
-      } else if (!wasFault.has(item.cell.key)) {
-        wasFault.add(item.cell.key);
-        faults++;
+      const take = await state.takeLease(plan.id, item.cell.key, holder, leaseMs);
+      if (!take.ok) {
+        deferred.push(item);
+        continue;
       }
-      opts.onEvent?.({
-        type: "attempt",
-        record,
-        done,
-        faults,
-        total: plan.cells.length,
-        willRetry,
-      });
-      if (willRetry) {
-        queue.push({ cell: item.cell, tryNo: record.tryNo + 1, retriesLeft: item.retriesLeft - 1 });
+      try {
+        // Another process may have recorded the cell since this run read it.
+        const now = await state.cellRecord(plan.id, item.cell.key);
+        if (now && now.tryNo >= item.tryNo) {
+          if (now.verdict && now.inputHash === item.cell.inputHash) {
+            adopt(item, now);
+            continue;
+          }
+          item.tryNo = now.tryNo + 1;
+        }
+        const heartbeat = setInterval(() => {
+          state.renewLease(plan.id, item.cell.key, holder.owner, leaseMs).catch(() => {});
+        }, Math.floor(leaseMs / 3));
+        let record: AttemptRecord | null;
+        try {
+          record = await attempt(opts, candidate, item, clock, remove);
+        } finally {
+          clearInterval(heartbeat);
+        }
+        if (record === null) continue; // cancelled mid-attempt: nothing recorded
+        attempts++;
+        const written = await state.putAttempt(record);
+        if (!written) continue; // another process recorded this cell first
+        latest.set(item.cell.key, record);
+        const willRetry = record.verdict === null && item.retriesLeft > 0 && !isCancelled();
+        if (record.verdict) {
+          done++;
+          if (wasFault.delete(item.cell.key)) faults--;
+        } else if (!wasFault.has(item.cell.key)) {
+          wasFault.add(item.cell.key);
+          faults++;
+        }
+        opts.onEvent?.({
+          type: "attempt",
+          record,
+          done,
+          faults,
+          total: plan.cells.length,
+          willRetry,
+        });
+        if (willRetry) {
+          queue.push({
+            cell: item.cell,
+            tryNo: record.tryNo + 1,
+            retriesLeft: item.retriesLeft - 1,
+          });
+        }
+      } finally {
+        await state.releaseLease(plan.id, item.cell.key, holder.owner).catch(() => {});
       }
     }
   }
+  const drain = () => Promise.all(Array.from({ length: Math.min(parallel, queue.length) }, worker));
   try {
-    await Promise.all(Array.from({ length: Math.min(parallel, queue.length) }, worker));
+    await drain();
+    // What is left is held by other processes: wait for their records, take over expired leases.
+    let wait = 250;
+    let told = -1;
+    while ((deferred.length > 0 || queue.length > 0) && !isCancelled()) {
+      if (queue.length === 0) {
+        if (deferred.length !== told) {
+          told = deferred.length;
+          opts.onEvent?.({
+            type: "waiting",
+            cells: deferred.length,
+            leaseMs,
+            done,
+            faults,
+            total: plan.cells.length,
+          });
+        }
+        await pause(wait, opts.signal);
+        wait = Math.min(wait * 2, maxPollMs);
+        for (const item of deferred.splice(0)) {
+          const r = await state.cellRecord(plan.id, item.cell.key);
+          if (r && r.verdict && r.inputHash === item.cell.inputHash) {
+            adopt(item, r);
+            continue;
+          }
+          const lease = await state.leaseOf(plan.id, item.cell.key);
+          const held = lease && lease.owner !== holder.owner && lease.until > Date.now();
+          (held ? deferred : queue).push(item);
+        }
+      }
+      if (queue.length > 0) {
+        wait = 250;
+        told = -1;
+        await drain();
+      }
+    }
   } finally {
     await Promise.all([...removals]);
   }

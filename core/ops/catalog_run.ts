@@ -350,6 +350,8 @@ export const catalogBenchmark = defineOp({
             progress({ progress: e.kept, total: e.total, faults: 0, phase: "running" });
           } else if (e.type === "attempt") {
             progress({ progress: e.done, total: e.total, faults: e.faults, phase: "running" });
+          } else if (e.type === "waiting") {
+            progress({ progress: e.done, total: e.total, faults: e.faults, phase: "waiting" });
           } else {
             progress({ progress: e.done, total: e.total, faults: e.faults, phase: "scoring" });
           }

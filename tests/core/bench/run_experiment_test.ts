@@ -275,3 +275,152 @@ Deno.test("runExperiment() starts a new experiment beside the old one when the b
   assert.equal((await home.state.cellRecords(ra.plan.id)).length, 2);
   await home.close();
 });
+
+function runOn(
+  home: Awaited<ReturnType<typeof memoryHome>>,
+  bundle: Bundle,
+  candidates: Candidate[],
+  plan: ReturnType<typeof planExperiment>,
+  extra: { leaseMs?: number; onEvent?: (e: ProgressEvent) => void; parallel?: number } = {},
+) {
+  return runExperiment({
+    state: home.state,
+    blobs: home.blobs,
+    worldsDir: home.worldsDir,
+    bundle,
+    plan,
+    candidates,
+    runner: pool,
+    room: "words",
+    trust: "ad-hoc",
+    maxPollMs: 100,
+    ...extra,
+  });
+}
+
+Deno.test("runExperiment() twice at once on one home runs every cell once between them", async () => {
+  const home = await memoryHome();
+  const bundle = wordBundle(4);
+  const slow = [cmd("slow", "sleep 0.2; cat docs/q.txt > out/answer.txt")];
+  const plan = planExperiment(bundle, slow, { repetitions: 2 });
+  const events: ProgressEvent[][] = [[], []];
+  const [a, b] = await Promise.all(
+    [0, 1].map((i) =>
+      runOn(home, bundle, slow, plan, { parallel: 2, onEvent: (e) => events[i].push(e) })
+    ),
+  );
+  assert.equal(a.complete, true);
+  assert.equal(b.complete, true);
+  assert.deepEqual(a.records, b.records);
+  // Eight cells, eight attempts in all, shared between the two runs.
+  assert.equal(a.attempts + b.attempts, 8);
+  assert.ok(a.attempts > 0 && b.attempts > 0, `${a.attempts} + ${b.attempts}`);
+  const history = await home.state.attemptHistory(plan.id);
+  assert.equal(history.length, 8);
+  assert.ok(history.every((r) => r.tryNo === 1 && r.passed));
+  // Each run saw every cell finish, and no lease is left behind.
+  for (const ev of events) {
+    assert.deepEqual(ev.at(-1), {
+      type: "end",
+      done: 8,
+      faults: 0,
+      total: 8,
+      cancelled: false,
+    });
+  }
+  for (const cell of plan.cells) assert.equal(await home.state.leaseOf(plan.id, cell.key), null);
+  await home.close();
+});
+
+Deno.test("runExperiment() waits for a cell another live process runs and takes its record", async () => {
+  const home = await memoryHome();
+  const bundle = wordBundle(3);
+  const cands = [builtinCandidate("reference", bundle)];
+  const plan = planExperiment(bundle, cands, {});
+  const other = { pid: 1, host: "elsewhere", owner: "other-run" };
+  const held = plan.cells[1];
+  assert.equal((await home.state.takeLease(plan.id, held.key, other, 1000)).ok, true);
+  const events: ProgressEvent[] = [];
+  const running = runOn(home, bundle, cands, plan, {
+    leaseMs: 1000,
+    onEvent: (e) => events.push(e),
+  });
+  // The other process renews its lease, then records the cell and releases it.
+  for (let i = 0; i < 4; i++) {
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await home.state.renewLease(plan.id, held.key, other.owner, 1000), true);
+  }
+  const theirs = {
+    experimentId: plan.id,
+    candidate: held.candidate,
+    caseId: held.caseId,
+    repetition: held.repetition,
+    inputHash: held.inputHash,
+    tryNo: 1,
+    startedAt: "2026-01-01T00:00:00.000Z",
+    elapsedMs: 5,
+    status: "completed" as const,
+    verdict: { checks: { answered: true, right: false, "completed?": true }, reward: 0 },
+    fault: null,
+    passed: false,
+    usage: { ...NO_USAGE },
+    billedMicros: 0,
+    listMicros: null,
+    isolated: true,
+    trust: "ad-hoc" as const,
+    evidenceRef: null,
+  };
+  assert.equal(await home.state.putAttempt(theirs), true);
+  await home.state.releaseLease(plan.id, held.key, other.owner);
+  const result = await running;
+  assert.equal(result.complete, true);
+  assert.equal(result.attempts, 2);
+  assert.deepEqual(result.records[1], theirs);
+  const waiting = events.filter((e) => e.type === "waiting");
+  assert.deepEqual(waiting, [
+    { type: "waiting", cells: 1, leaseMs: 1000, done: 2, faults: 0, total: 3 },
+  ]);
+  assert.equal((await home.state.attemptHistory(plan.id)).length, 3);
+  await home.close();
+});
+
+Deno.test("runExperiment() takes over the cells of a holder that stopped once its lease runs out", async () => {
+  const home = await memoryHome();
+  const bundle = wordBundle(2);
+  const cands = [builtinCandidate("reference", bundle)];
+  const plan = planExperiment(bundle, cands, { repetitions: 2 });
+  // A holder killed with -9: its leases stay until they expire, nobody renews them.
+  const dead = { pid: 999_999, host: "gone", owner: "dead-run" };
+  for (const cell of plan.cells.slice(0, 3)) {
+    await home.state.takeLease(plan.id, cell.key, dead, 600);
+  }
+  const events: ProgressEvent[] = [];
+  const t0 = performance.now();
+  const result = await runOn(home, bundle, cands, plan, {
+    leaseMs: 600,
+    onEvent: (e) => events.push(e),
+  });
+  const ms = performance.now() - t0;
+  assert.equal(result.complete, true);
+  assert.equal(result.attempts, 4);
+  assert.ok(ms >= 500 && ms < 5000, `${ms} ms`);
+  assert.deepEqual(events.flatMap((e) => e.type === "waiting" ? [e.cells] : []), [3]);
+  const history = await home.state.attemptHistory(plan.id);
+  assert.deepEqual(history.map((r) => r.tryNo), [1, 1, 1, 1]);
+  await home.close();
+});
+
+Deno.test("runExperiment() renews a lease while a long attempt runs, so no other run takes the cell", async () => {
+  const home = await memoryHome();
+  const bundle = wordBundle(2);
+  // Each attempt lasts over three lease times: only the heartbeat keeps the lease alive.
+  const slow = [cmd("slow", "sleep 1; cat docs/q.txt > out/answer.txt")];
+  const plan = planExperiment(bundle, slow, {});
+  const [a, b] = await Promise.all(
+    [0, 1].map(() => runOn(home, bundle, slow, plan, { leaseMs: 300, parallel: 2 })),
+  );
+  assert.equal(a.complete && b.complete, true);
+  assert.equal(a.attempts + b.attempts, 2);
+  assert.equal((await home.state.attemptHistory(plan.id)).length, 2);
+  await home.close();
+});
