@@ -280,3 +280,131 @@ Deno.test({
     await Deno.remove(clean, { recursive: true });
   },
 });
+
+/** Two agents that log every attempt they make to `log` (a file outside the worlds). */
+function loggingAgents(log: string): string[] {
+  return ["a", "b"].flatMap((name) => [
+    "--candidate",
+    `${name}=cmd:sleep 0.3; echo "${name} $DVERGR_CASE $DVERGR_REPETITION" >> ${log}; ` +
+    'case "$DVERGR_CASE" in c1|c3) cat docs/q.txt > out/answer.txt;; *) echo no > out/answer.txt;; esac',
+  ]);
+}
+
+function spawnBenchmark(dir: string, home: string, log: string): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...DVERGR_PERMISSIONS,
+      `${ROOT}main.ts`,
+      "benchmark",
+      dir,
+      ...loggingAgents(log),
+      "--repetitions",
+      "2",
+      "--parallel",
+      "4",
+      "--home",
+      home,
+      "--json",
+    ],
+    cwd: ROOT,
+    env: { DVERGR_ISOLATION: "none" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+/** How many times each cell's agent ran, from the agents' log. */
+async function runsPerCell(log: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const line of (await Deno.readTextFile(log)).trim().split("\n")) {
+    counts.set(line, (counts.get(line) ?? 0) + 1);
+  }
+  return counts;
+}
+
+Deno.test({
+  name: "dvergr benchmark twice at once on one home runs every cell once between the two",
+  sanitizeResources: false,
+  async fn() {
+    const dir = await writeBundleTo(wordDataset(4));
+    const home = await Deno.makeTempDir();
+    const log = `${home}/agent-runs.log`;
+    const [one, two] = await Promise.all(
+      [0, 1].map(() => spawnBenchmark(dir, home, log).output()),
+    );
+    const text = (b: Uint8Array) => new TextDecoder().decode(b);
+    assert.equal(one.code, 0, text(one.stderr));
+    assert.equal(two.code, 0, text(two.stderr));
+    const a = JSON.parse(text(one.stdout));
+    const b = JSON.parse(text(two.stdout));
+    assert.equal(a.complete, true);
+    assert.deepEqual(essentials(a.scorecard), essentials(b.scorecard));
+    assert.equal(a.scorecard.gradedCells, 16);
+    // 2 agents × 4 cases × 2 repetitions: each agent ran once per cell, in one process or the other.
+    const runs = await runsPerCell(log);
+    assert.equal(runs.size, 16);
+    assert.deepEqual([...runs.values()].filter((n) => n !== 1), []);
+    const state = await openKvStateStore(`${home}/state.kv`, dirBlobStore(`${home}/blobs`));
+    const history = await state.attemptHistory(a.experiment);
+    assert.equal(history.length, 16);
+    assert.ok(history.every((r) => r.tryNo === 1 && r.verdict !== null));
+    state.close();
+    await Deno.remove(home, { recursive: true });
+  },
+});
+
+Deno.test({
+  name:
+    "dvergr benchmark finishes every cell when the other process on its home is killed with SIGKILL mid-run",
+  sanitizeResources: false,
+  async fn() {
+    const dir = await writeBundleTo(wordDataset(4));
+    const home = await Deno.makeTempDir();
+    const log = `${home}/agent-runs.log`;
+    const first = spawnBenchmark(dir, home, log);
+    const second = spawnBenchmark(dir, home, log);
+    // Kill the first once it has recorded some cells (a progress line), with more in flight.
+    const reader = first.stderr.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = "";
+    const deadline = Date.now() + 60_000;
+    while (!/progress: /.test(seen) && Date.now() < deadline) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += value;
+    }
+    assert.match(seen, /progress: /);
+    first.kill("SIGKILL");
+    reader.cancel().catch(() => {});
+    await first.stdout.cancel().catch(() => {});
+    assert.equal((await first.status).signal, "SIGKILL");
+
+    const t0 = performance.now();
+    const out = await second.output();
+    const waitedMs = performance.now() - t0;
+    const err = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, err);
+    const result = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.equal(result.complete, true);
+    assert.equal(result.scorecard.gradedCells, 16);
+    // The dead process's cells waited for their lease to run out, and the progress said so.
+    assert.match(
+      err,
+      /waiting for \d+ cells? another process is running \(taken over if its 30 s lease runs out\)/,
+    );
+    assert.ok(waitedMs < 60_000, `${waitedMs} ms`);
+    const state = await openKvStateStore(`${home}/state.kv`, dirBlobStore(`${home}/blobs`));
+    const verdicts = new Map<string, number>();
+    for (const r of await state.attemptHistory(result.experiment)) {
+      const key = `${r.candidate}|${r.caseId}|${r.repetition}`;
+      if (r.verdict) verdicts.set(key, (verdicts.get(key) ?? 0) + 1);
+    }
+    assert.equal(verdicts.size, 16);
+    assert.ok([...verdicts.values()].every((n) => n === 1));
+    // Only the attempts in flight when the first process died ran twice.
+    const twice = [...(await runsPerCell(log)).values()].filter((n) => n > 1).length;
+    assert.ok(twice <= 4, `${twice} cells ran twice`);
+    state.close();
+    await Deno.remove(home, { recursive: true });
+  },
+});
