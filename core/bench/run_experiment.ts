@@ -24,10 +24,11 @@ import { NO_USAGE } from "./candidate.ts";
 import { type AttemptFault, type AttemptRecord, cellKey, type TrustTier } from "./records.ts";
 import type { Cell, ExperimentPlan } from "./experiment.ts";
 import { buildScorecard, type Scorecard } from "./scorecard.ts";
-import type { StateStore } from "../io/state_store.ts";
+import type { CellLease, StateStore } from "../io/state_store.ts";
 import { type BlobStore, putJson } from "../io/blob_store.ts";
 import { type CaptureLimits, createWorld, type World } from "../io/world.ts";
 import { isDvergrError } from "../errors.ts";
+import { processAlive } from "../io/process_alive.ts";
 
 /** What the engine reports while it runs. */
 export type ProgressEvent =
@@ -119,6 +120,14 @@ interface Pending {
 
 function message(e: unknown): string {
   return isDvergrError(e) || e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * A lease's holder is known dead when it is a process of this host that no longer runs
+ * (kill -9): its cells are taken at once instead of after the lease runs out.
+ */
+async function holderDead(lease: CellLease): Promise<boolean> {
+  return lease.host === hostName() && lease.pid !== Deno.pid && !(await processAlive(lease.pid));
 }
 
 function hostName(): string {
@@ -255,7 +264,11 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       if (!item) return;
       const candidate = byName.get(item.cell.candidate);
       if (!candidate) throw new Error(`No candidate "${item.cell.candidate}" for a planned cell`);
-      const take = await state.takeLease(plan.id, item.cell.key, holder, leaseMs);
+      let take = await state.takeLease(plan.id, item.cell.key, holder, leaseMs);
+      if (!take.ok && await holderDead(take.holder)) {
+        await state.breakLease(plan.id, item.cell.key, take.holder.owner);
+        take = await state.takeLease(plan.id, item.cell.key, holder, leaseMs);
+      }
       if (!take.ok) {
         deferred.push(item);
         continue;
@@ -340,7 +353,8 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
             continue;
           }
           const lease = await state.leaseOf(plan.id, item.cell.key);
-          const held = lease && lease.owner !== holder.owner && lease.until > Date.now();
+          const held = lease && lease.owner !== holder.owner && lease.until > Date.now() &&
+            !(await holderDead(lease));
           (held ? deferred : queue).push(item);
         }
       }

@@ -14,6 +14,7 @@
  * `"unstable": ["kv"]`.
  */
 import { join, resolve } from "node:path";
+import { processAlive } from "./process_alive.ts";
 import { type BlobStore, dirBlobStore, memoryBlobStore } from "./blob_store.ts";
 import { openKvStateStore, type StateStore } from "./state_store.ts";
 import { gitRoomStore, memoryRoomStore, type RoomStore } from "./room_store.ts";
@@ -57,27 +58,12 @@ export function roomSlug(name: string): string {
   return slug || "bundle";
 }
 
-/** Whether a process runs (`kill -0`; Deno refuses /proc without --allow-all). */
-async function pidAlive(pid: number): Promise<boolean> {
-  try {
-    const out = await new Deno.Command("/bin/sh", {
-      args: ["-c", 'kill -0 "$1"', "sh", String(pid)],
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    // EPERM: it runs, as another user.
-    return out.success || /not permitted/i.test(new TextDecoder().decode(out.stderr));
-  } catch {
-    return true; // Cannot tell: keep its worlds.
-  }
-}
-
 /** Removes world directories left by processes that no longer run (killed mid-attempt). */
 async function sweepWorlds(worldsRoot: string): Promise<void> {
   try {
     for await (const e of Deno.readDir(worldsRoot)) {
       const m = /^p(\d+)$/.exec(e.name);
-      if (!m || !e.isDirectory || Number(m[1]) === Deno.pid || await pidAlive(Number(m[1]))) {
+      if (!m || !e.isDirectory || Number(m[1]) === Deno.pid || await processAlive(Number(m[1]))) {
         continue;
       }
       await Deno.remove(join(worldsRoot, e.name), { recursive: true }).catch(() => {});

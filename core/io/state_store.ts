@@ -106,6 +106,11 @@ export interface StateStore {
   /** Gives up `owner`'s lease on a cell (nothing when another holds it). */
   releaseLease(experimentId: string, cell: string, owner: string): Promise<void>;
   /** The cell's lease, or null when none (an expired one is still returned until removed). */
+  /**
+   * Removes the lease of `owner` on a cell whatever its time left (its holder is known to
+   * be dead); false when the cell's lease is not that owner's any more.
+   */
+  breakLease(experimentId: string, cell: string, owner: string): Promise<boolean>;
   leaseOf(experimentId: string, cell: string): Promise<CellLease | null>;
   /** The latest record of every cell of an experiment that has one, in key order. */
   cellRecords(experimentId: string): Promise<AttemptRecord[]>;
@@ -267,6 +272,13 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
         const res = await retryLocked(() => kv.atomic().check(entry).delete(key).commit());
         if (res.ok) return;
       }
+    },
+    async breakLease(id, cell, owner) {
+      const key = ["lease", id, cell];
+      const entry = await retryLocked(() => kv.get<CellLease>(key));
+      if (entry.value?.owner !== owner) return false;
+      const res = await retryLocked(() => kv.atomic().check(entry).delete(key).commit());
+      return res.ok;
     },
     async leaseOf(id, cell) {
       return (await retryLocked(() => kv.get<CellLease>(["lease", id, cell]))).value;

@@ -16,6 +16,7 @@ import { z } from "zod";
 import { DvergrError, isDvergrError } from "../errors.ts";
 import type { JobRecord, StateStore } from "../io/state_store.ts";
 import { defineOp, type JobRunner, type Op, type OpContext, type OpProgress } from "./op.ts";
+import { processAlive } from "../io/process_alive.ts";
 
 /** The longest job_status waits (below every common client timeout). */
 export const MAX_WAIT_MS = 25_000;
@@ -71,31 +72,6 @@ interface LocalJob {
   controller: AbortController;
   ended: Promise<void>;
   listeners: Set<() => void>;
-}
-
-const ALIVE_SCRIPT = `
-if kill -0 "$1" 2>/dev/null; then
-  # A zombie (ended, not yet reaped by its parent) does not run.
-  case "$(ps -o stat= -p "$1" 2>/dev/null)" in Z*) exit 1;; esac
-  exit 0
-fi
-kill -0 "$1" 2>&1 | grep -qi "not permitted"`;
-
-/**
- * Whether a process runs: `kill -0` (Deno refuses /proc without --allow-all), a zombie
- * counting as ended. Unknown (no /bin/sh) counts as running.
- */
-export async function processAlive(pid: number): Promise<boolean> {
-  try {
-    const out = await new Deno.Command("/bin/sh", {
-      args: ["-c", ALIVE_SCRIPT, "sh", String(pid)],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return out.success;
-  } catch {
-    return true; // Cannot tell: do not call a job orphaned.
-  }
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -410,6 +410,32 @@ Deno.test("runExperiment() takes over the cells of a holder that stopped once it
   await home.close();
 });
 
+Deno.test("runExperiment() takes a dead local process's cells at once, not after its lease", async () => {
+  const home = await memoryHome();
+  const bundle = wordBundle(2);
+  const cands = [builtinCandidate("reference", bundle)];
+  const plan = planExperiment(bundle, cands, { repetitions: 2 });
+  // A process of this host that has ended (kill -9): its pid no longer runs.
+  const child = new Deno.Command("true").spawn();
+  await child.status;
+  const dead = { pid: child.pid, host: Deno.hostname(), owner: "dead-local-run" };
+  for (const cell of plan.cells.slice(0, 3)) {
+    await home.state.takeLease(plan.id, cell.key, dead, 60_000);
+  }
+  const events: ProgressEvent[] = [];
+  const t0 = performance.now();
+  const result = await runOn(home, bundle, cands, plan, {
+    leaseMs: 60_000,
+    onEvent: (e) => events.push(e),
+  });
+  const ms = performance.now() - t0;
+  assert.equal(result.complete, true);
+  assert.equal(result.attempts, 4);
+  assert.ok(ms < 10_000, `took ${ms} ms: it waited for the dead holder's leases`);
+  assert.equal(events.some((e) => e.type === "waiting"), false);
+  await home.close();
+});
+
 Deno.test("runExperiment() renews a lease while a long attempt runs, so no other run takes the cell", async () => {
   const home = await memoryHome();
   const bundle = wordBundle(2);
