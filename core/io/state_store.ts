@@ -120,7 +120,11 @@ export interface StateStore {
   getScorecard(experimentId: string): Promise<unknown | null>;
   /** The promotion of a bundle content id on this host, or null. */
   promotion(bundleId: string): Promise<Promotion | null>;
-  putPromotion(bundleId: string, promotion: Promotion): Promise<void>;
+  /**
+   * Records a promotion unless the content id is promoted already (atomically: of two
+   * processes promoting at once, the first record stays). Returns the record that holds.
+   */
+  putPromotion(bundleId: string, promotion: Promotion): Promise<Promotion>;
   putJob(job: JobRecord): Promise<void>;
   getJob(id: string): Promise<JobRecord | null>;
   /** Every job, newest first; only those of `room` when given. */
@@ -288,7 +292,13 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
     putScorecard: (id, scorecard) => set(["scorecard", id], scorecard),
     getScorecard: (id) => get<unknown>(["scorecard", id]),
     promotion: (bundleId) => get<Promotion>(["promotion", bundleId]),
-    putPromotion: (bundleId, p) => set(["promotion", bundleId], p),
+    async putPromotion(bundleId, p) {
+      const key = ["promotion", bundleId];
+      const res = await retryLocked(async () =>
+        kv.atomic().check({ key, versionstamp: null }).set(key, await encode(p)).commit()
+      );
+      return res.ok ? p : (await get<Promotion>(key))!;
+    },
     putJob: (job) => set(["job", job.id], job),
     getJob: (id) => get<JobRecord>(["job", id]),
     async listJobs(room) {

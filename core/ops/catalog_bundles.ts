@@ -362,6 +362,7 @@ export async function promoteBundle(
   const calibration = await calibrateFiles(fb, ctx.runner);
   const previous = await ctx.home.state.promotion(id);
   if (calibration.ok && !previous) {
+    // Atomic: when another process promoted the same content meanwhile, its record stays.
     await ctx.home.state.putPromotion(id, {
       room: req.room,
       name: req.name,

@@ -97,6 +97,28 @@ Deno.test("trustOf() is room for a promoted bundle id and ad-hoc otherwise", asy
   state.close();
 });
 
+Deno.test("putPromotion() keeps the first record when two handles promote at once", async () => {
+  const dir = await Deno.makeTempDir();
+  const a = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+  const b = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+  const [x, y] = await Promise.all([
+    a.putPromotion("b1", { room: "r1", name: "one", at: "2025-01-01T00:00:00Z" }),
+    b.putPromotion("b1", { room: "r2", name: "two", at: "2025-01-01T00:00:01Z" }),
+  ]);
+  // Both are told the same record: the one that landed first.
+  assert.deepEqual(x, y);
+  assert.deepEqual(await a.promotion("b1"), x);
+  const again = await a.putPromotion("b1", {
+    room: "r3",
+    name: "three",
+    at: "2026-01-01T00:00:00Z",
+  });
+  assert.deepEqual(again, x);
+  a.close();
+  b.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("openKvStateStore() on a file sees what another handle committed", async () => {
   const dir = await Deno.makeTempDir();
   const a = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
