@@ -70,8 +70,10 @@ function pct(x: number | null): string {
   return x === null ? DASH : formatFixed(100 * x, 0) + "%";
 }
 
+/** Whole seconds as the reference prints them; under a second in ms, which "0 s" would hide. */
 function seconds(ms: number | null): string {
-  return ms === null ? DASH : formatFixed(ms / 1000, 0) + " s";
+  if (ms === null) return DASH;
+  return ms < 950 ? formatFixed(ms, 0) + " ms" : formatFixed(ms / 1000, 0) + " s";
 }
 
 function minutes(ms: number | null): string {

@@ -302,3 +302,14 @@ Deno.test("renderReport() says what tries that faulted and ran again cost on top
   );
   assert.ok(!clean.includes("ran again"), clean);
 });
+
+Deno.test("renderReport() shows attempts under a second in ms, not as 0 s", () => {
+  const quick = CASES.map((caseId) => record({ candidate: "luna", caseId, elapsedMs: 120 }));
+  const md = renderReport(
+    buildScorecard(quick, { ...OPTS, candidates: ["luna"], expectedCells: 4 }),
+  );
+  assert.ok(
+    lines(md).some((l) => l.startsWith("| luna | 4 | 4 (100%) |") && l.endsWith("| 120 ms |")),
+    md,
+  );
+});
