@@ -5,7 +5,7 @@
  *
  * With --replace, writes the bundle a second time over the first (`dvergr cases --force`).
  *
- * Run: deno run -A bench/casepack_bench.ts [--rows 100000] [--replace] [--keep]
+ * Run (or `deno task bench`): deno run <dvergr permissions, see deno.json> bench/casepack_bench.ts [--rows 100000] [--replace] [--keep]
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -16,6 +16,7 @@ import { checkSpecColumns, completeSpec, parseOutcome } from "../core/casepack/s
 import { writeBundleDir } from "../core/io/bundle_dir.ts";
 import { bookingsCsv, makeBookings } from "../examples/tables/make_bookings.ts";
 import { countsLine } from "../cli/cases.ts";
+import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
 
 /** Peak resident set size of this process in bytes (Linux VmHWM), else the current RSS. */
 function peakRss(): number {
@@ -92,7 +93,7 @@ console.log(`table: ${rows.length} rows, ${mib(size)} (${table})`);
 const child = await new Deno.Command(Deno.execPath(), {
   args: [
     "run",
-    "-A",
+    ...DVERGR_PERMISSIONS,
     new URL(import.meta.url).pathname,
     "--table",
     table,

@@ -5,7 +5,7 @@
  * evidence blob and the atomic record. Then the time to resume the finished run (every
  * cell kept), and a command candidate's cost per cell for comparison.
  *
- * Run: deno run -A bench/engine_bench.ts [--cells 1000] [--parallel 4] [--keep]
+ * Run (or `deno task bench`): deno run <dvergr permissions, see deno.json> bench/engine_bench.ts [--cells 1000] [--parallel 4] [--keep]
  */
 import { parseArgs } from "node:util";
 import { openHome } from "../core/io/home.ts";

@@ -2,7 +2,7 @@
  * The git room store with many files: one commit adding N files in N directories (a case
  * pack's shape), reading them back (in this process, and cold in a new one), replacing the
  * directory unchanged and with one change, small commits on top, the log.
- * Run: deno run -A bench/room_store_bench.ts [N]  (default 1000).
+ * Run (or `deno task bench`): deno run <dvergr permissions, see deno.json> bench/room_store_bench.ts [N]  (default 1000).
  */
 import { gitRoomStore } from "../core/io/room_store.ts";
 const dir = await Deno.makeTempDir({ prefix: "dvergr-room-bench-" });
