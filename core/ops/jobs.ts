@@ -123,6 +123,10 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
   }
 
   async function orphan(r: JobRecord): Promise<JobRecord> {
+    // Read again now that the owner is known gone: a worker writes its last record before
+    // it exits, so a job that ended meanwhile (cancelled, succeeded) keeps how it ended.
+    const now = await state.getJob(r.id);
+    if (now && now.status !== "running") return now;
     const next: JobRecord = {
       ...r,
       status: "failed",

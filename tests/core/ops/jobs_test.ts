@@ -201,6 +201,37 @@ Deno.test("DurableJobRunner.recover() records a running job of a dead process as
   state.close();
 });
 
+Deno.test("DurableJobRunner.get() keeps how a job ended when its worker wrote it just before exiting", async () => {
+  const state = await store();
+  const base: JobRecord = {
+    id: "j-race",
+    kind: "benchmark",
+    room: "books",
+    status: "running",
+    startedAt: "2026-01-01T00:00:00.000Z",
+    finishedAt: null,
+    progress: { done: 0, total: 1, faults: 0, phase: "running" },
+    result: null,
+    error: null,
+    reason: null,
+    pid: 4_000_000,
+    owner: "worker",
+  };
+  await state.putJob(base);
+  // The reader sees "running"; while it asks whether the worker lives, the worker records
+  // its cancellation and exits.
+  const jobs = createJobRunner(state, {
+    isAlive: async () => {
+      await state.putJob({ ...base, status: "cancelled", finishedAt: base.startedAt });
+      return false;
+    },
+  });
+  const r = await jobs.get("j-race");
+  assert.equal(r?.status, "cancelled");
+  assert.equal((await state.getJob("j-race"))?.status, "cancelled");
+  state.close();
+});
+
 Deno.test("DurableJobRunner.get() reads a running job of a dead process as orphaned", async () => {
   const state = await store();
   const pid = await deadPid();
