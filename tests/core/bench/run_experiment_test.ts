@@ -404,7 +404,11 @@ Deno.test("runExperiment() takes over the cells of a holder that stopped once it
   assert.equal(result.complete, true);
   assert.equal(result.attempts, 4);
   assert.ok(ms >= 500 && ms < 5000, `${ms} ms`);
-  assert.deepEqual(events.flatMap((e) => e.type === "waiting" ? [e.cells] : []), [3]);
+  // It waited for the three held cells (on a loaded machine the leases may run out one by
+  // one, so the count can go down between waits, never up).
+  const waits = events.flatMap((e) => e.type === "waiting" ? [e.cells] : []);
+  assert.equal(waits[0], 3, JSON.stringify(waits));
+  assert.ok(waits.every((n, i) => i === 0 || n <= waits[i - 1]), JSON.stringify(waits));
   const history = await home.state.attemptHistory(plan.id);
   assert.deepEqual(history.map((r) => r.tryNo), [1, 1, 1, 1]);
   await home.close();
