@@ -387,12 +387,9 @@ Deno.test({
     const result = JSON.parse(new TextDecoder().decode(out.stdout));
     assert.equal(result.complete, true);
     assert.equal(result.scorecard.gradedCells, 16);
-    // The dead process's cells waited for their lease to run out, and the progress said so.
-    assert.match(
-      err,
-      /waiting for \d+ cells? another process is running \(taken over if its 30 s lease runs out\)/,
-    );
-    assert.ok(waitedMs < 60_000, `${waitedMs} ms`);
+    // The dead process ran on this host: its cells were taken at once, without waiting for
+    // their 30 s leases to run out.
+    assert.ok(waitedMs < 25_000, `${waitedMs} ms: it waited for a dead process's leases`);
     const state = await openKvStateStore(`${home}/state.kv`, dirBlobStore(`${home}/blobs`));
     const verdicts = new Map<string, number>();
     for (const r of await state.attemptHistory(result.experiment)) {
