@@ -1,33 +1,10 @@
 import assert from "node:assert/strict";
 import type { AttemptRecord } from "../../../core/bench/records.ts";
+import { attemptRecord as record, T0 } from "../../helpers/records.ts";
 import { buildScorecard, type ScorecardOptions } from "../../../core/bench/scorecard.ts";
 import { formatFixed, renderReport } from "../../../core/bench/report.ts";
 
-const T0 = Date.parse("2026-10-01T08:00:00Z");
 const CASES = ["B0001", "B0002", "B0003", "B0004"];
-
-function record(over: Partial<AttemptRecord> & { candidate: string }): AttemptRecord {
-  return {
-    experimentId: "exp-1",
-    caseId: "B0001",
-    repetition: 0,
-    inputHash: "h",
-    tryNo: 1,
-    startedAt: new Date(T0).toISOString(),
-    elapsedMs: 1000,
-    status: "completed",
-    verdict: { checks: { ok: true }, reward: 1 },
-    fault: null,
-    passed: true,
-    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    billedMicros: 0,
-    listMicros: null,
-    isolated: true,
-    trust: "ad-hoc",
-    evidenceRef: null,
-    ...over,
-  };
-}
 
 /**
  * The earlier system's report_test: luna (a subscription: billed 0, list 2,000 µ$ per attempt)

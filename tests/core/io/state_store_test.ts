@@ -2,29 +2,17 @@ import assert from "node:assert/strict";
 import { memoryBlobStore } from "../../../core/io/blob_store.ts";
 import { openKvStateStore, trustOf } from "../../../core/io/state_store.ts";
 import { type AttemptRecord, cellKey } from "../../../core/bench/records.ts";
+import { attemptRecord } from "../../helpers/records.ts";
 
 function record(over: Partial<AttemptRecord> = {}): AttemptRecord {
-  return {
+  return attemptRecord({
     experimentId: "e1",
     candidate: "builtin:reference",
     caseId: "c1",
-    repetition: 0,
-    inputHash: "h",
-    tryNo: 1,
     startedAt: "2025-01-01T00:00:00.000Z",
     elapsedMs: 10,
-    status: "completed",
-    verdict: { checks: { ok: true }, reward: 1 },
-    fault: null,
-    passed: true,
-    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    billedMicros: 0,
-    listMicros: null,
-    isolated: true,
-    trust: "ad-hoc",
-    evidenceRef: null,
     ...over,
-  };
+  });
 }
 
 Deno.test("putAttempt() keeps the latest try per cell and every try in the history", async () => {
