@@ -23,6 +23,10 @@ const room = z.string().min(1).describe("The room (its slug)");
 const experiment = z.string().min(4).max(64).describe(
   "The experiment id catalog_benchmark returned (or a unique prefix of it)",
 );
+/** The candidate the others are compared against. */
+const baselineField = z.string().min(1).optional().describe(
+  "The candidate to compare the others against (default: the leaderboard's top)",
+);
 
 function dollars(micros: number): number {
   return Math.round(micros) / 1e6;
@@ -187,9 +191,7 @@ export const scorecardDetail = defineOp({
   input: z.strictObject({
     room,
     experiment,
-    baseline: z.string().min(1).optional().describe(
-      "The candidate to compare the others against (default: the leaderboard's top)",
-    ),
+    baseline: baselineField,
   }),
   async handler(ctx, input) {
     const meta = await findExperiment(ctx, input.room, input.experiment);
@@ -216,9 +218,7 @@ export const experimentReport = defineOp({
   input: z.strictObject({
     room,
     experiment,
-    baseline: z.string().min(1).optional().describe(
-      "The candidate to compare the others against (default: the leaderboard's top)",
-    ),
+    baseline: baselineField,
   }),
   async handler(ctx, input) {
     const meta = await findExperiment(ctx, input.room, input.experiment);
