@@ -7,8 +7,7 @@ import { writeReports } from "./report_files.ts";
 import { usageError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
-import { readEdn } from "../core/edn/read.ts";
-import { toPlain } from "../core/edn/plain.ts";
+import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { writeEdn } from "../core/edn/write.ts";
 import {
   type CandidateSpec,
@@ -47,8 +46,8 @@ Options:
   --parallel N          cells at once (default 4)
   --timeout-ms MS       per attempt (default: the bundle's :timeout-ms, else 600000)
   --budget-dollars USD  per attempt (default 0.50)
-  --param K=V           a task/checker parameter (repeatable; V is read as EDN when it
-                        is a number, true/false, or starts with " [ { : #)
+  --param K=V           a task/checker parameter (repeatable):
+                        ${paramRuleHelp(24)}
   --baseline NAME       the candidate the others are compared against
   --mount DIR           a read-only directory for command candidates (repeatable)
   --home DIR            the home (default: $DVERGR_HOME, else workflow-runs/<bundle>;
@@ -86,33 +85,6 @@ export const OPTIONS = {
   check: { type: "boolean" },
   json: { type: "boolean" },
 } as const;
-
-/**
- * A `--param K=V` value: numbers, true/false and values starting with `"`, `[`, `{`, `:`
- * or `#` are read as EDN (to their plain form); anything else is the text as given.
- */
-export function parseParam(text: string): [string, unknown] {
-  const eq = text.indexOf("=");
-  if (eq <= 0) {
-    throw usageError(`Cannot use --param "${text}": expected K=V`, "Write e.g. --param team=ops");
-  }
-  const key = text.slice(0, eq).replace(/^:/, "");
-  const raw = text.slice(eq + 1);
-  const t = raw.trim();
-  if (
-    /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(t) || t === "true" || t === "false" || /^["[{:#]/.test(t)
-  ) {
-    try {
-      return [key, toPlain(readEdn(t, { file: `--param ${key}` }))];
-    } catch (e) {
-      throw usageError(
-        `Cannot use --param "${text}": ${e instanceof Error ? e.message : String(e)}`,
-        "Quote text values for the shell, e.g. --param 'team=the ops team'",
-      );
-    }
-  }
-  return [key, raw];
-}
 
 function dollarsFlag(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -186,7 +158,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       "Add --candidate builtin:reference, --candidate 'me=cmd:COMMAND' or --models m1,m2",
     );
   }
-  const params = Object.fromEntries((values.param ?? []).map(parseParam));
+  const params = readParamFlags(values.param ?? [], "benchmark");
   const { source } = fileBundle;
   const homeDir = source.kind === "room" ? source.home : resolveHomeDir({
     flag: values.home,

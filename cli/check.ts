@@ -9,11 +9,11 @@ import { contentId } from "../core/bundle/content_id.ts";
 import { bundleProblems, formatProblem, parseBundle } from "../core/bundle/parse.ts";
 import { checkerInputFor } from "../core/bundle/checker_input.ts";
 import { readBundleDir } from "../core/io/bundle_dir.ts";
-import { parseParams } from "./params.ts";
+import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import type { CheckerRun } from "../sandbox/types.ts";
 
-export const HELP = `dvergr check <bundle> [--answer DIR] [--case ID] [--param k=v]... [--json]
+export const HELP = `dvergr check <bundle> [--answer DIR] [--case ID] [--param K=V]... [--json]
 
 The bundle is a directory, or ROOM/NAME: workflows/NAME/ of room ROOM in the home.
 
@@ -28,7 +28,8 @@ Options:
   --answer DIR     grade the answer in DIR (world layout: out/answer.edn → /out/answer.edn)
   --case ID        the case whose gold grades the answer (default: calibration's case,
                    else the first case)
-  --param k=v      override a parameter (repeatable; the value is read as EDN, else text)
+  --param K=V      override a parameter (repeatable):
+                   ${paramRuleHelp(19)}
   --home DIR       the home of ROOM/NAME bundles (default: $DVERGR_HOME, else .dvergr)
   --json           print the result as JSON
   -h, --help       show this help
@@ -92,7 +93,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
         checkerInputFor(bundle, {
           files: answer,
           caseId,
-          params: parseParams("check", values.param ?? []),
+          params: readParamFlags(values.param ?? [], "check"),
         }),
       );
       verdict = { case: caseId, files: Object.keys(answer), run };

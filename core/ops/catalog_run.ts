@@ -12,6 +12,7 @@ import { checkBundleName } from "../bundle/bundle_name.ts";
 import { bundleProblems, parseBundle } from "../bundle/parse.ts";
 import { contentId } from "../bundle/content_id.ts";
 import { checkerInputFor } from "../bundle/checker_input.ts";
+import { readParamTexts } from "../bundle/params.ts";
 import { calibrate } from "../calibrate/calibrate.ts";
 import { attachmentRefs } from "../casepack/certify.ts";
 import { buildCasePack } from "../casepack/generate.ts";
@@ -34,6 +35,11 @@ import { type LeaderboardRow, leaderboardRows } from "./scorecards.ts";
 
 const room = z.string().min(1).describe("The room (its slug)");
 const name = z.string().min(1).max(64).describe("The bundle's name: workflows/<name>/ in the room");
+const params = z.record(z.string().min(1), z.string()).optional().describe(
+  "Task and checker parameters, each value as text read like the CLI's --param K=V: nil, " +
+    "true, false, a number (no + and no leading zeros: 007 stays text), EDN when it starts " +
+    'with " [ { : or #, else the text (e.g. {"team": "ops", "n": "3"})',
+);
 
 /** A room path as given over MCP ("/data/cases.csv" or "data/cases.csv"), checked. */
 function roomPath(path: string, what: string): string {
@@ -66,6 +72,7 @@ export const catalogCheck = defineOp({
     case: z.string().min(1).optional().describe(
       "The case whose gold grades the answer (default: the calibration's case, else the first)",
     ),
+    params,
   }),
   async handler(ctx, input) {
     const fb = await readRoomBundle(ctx.home.rooms, input.room, input.name);
@@ -98,7 +105,7 @@ export const catalogCheck = defineOp({
     }
     const run = await ctx.runner.check(
       bundle.checker,
-      checkerInputFor(bundle, { files, caseId }),
+      checkerInputFor(bundle, { files, caseId, params: readParamTexts(input.params ?? {}) }),
     );
     return { ...summary, verdict: { case: caseId, files: Object.keys(files), run } };
   },
@@ -294,6 +301,7 @@ export const catalogBenchmark = defineOp({
     baseline: z.string().min(1).optional().describe(
       "The candidate the others are compared against",
     ),
+    params,
   }),
   async handler(ctx, input) {
     const fb = await readRoomBundle(ctx.home.rooms, input.room, input.name);
@@ -321,6 +329,7 @@ export const catalogBenchmark = defineOp({
       caseIds: input.case_ids,
       repetitions: input.repetitions,
       timeoutMs: input.timeout_ms,
+      params: readParamTexts(input.params ?? {}),
       budgetMicros: input.budget_dollars === undefined
         ? undefined
         : Math.round(input.budget_dollars * 1_000_000),
