@@ -3,6 +3,7 @@
  * Built-ins, command candidates (external agent processes) and model candidates
  * (dvergr's own agent loop over an LLM API) all implement it.
  */
+import type { WorldWeb } from "../web/types.ts";
 
 /** An attempt's world as seen through world paths ("/docs/a.md", "/out/answer.edn"). */
 export interface WorldFiles {
@@ -46,6 +47,11 @@ export interface AttemptContext {
   profile: string;
   /** World directories the candidate may write (the bundle's :capture). */
   writable: string[];
+  /**
+   * The attempt's web under the bundle's policy (live or frozen); absent or null when the
+   * bundle lets nothing be read. Served to candidates as the web_search/web_fetch tools.
+   */
+  web?: WorldWeb | null;
   /** Aborted when the attempt's time is up or the run is cancelled. */
   signal: AbortSignal;
 }

@@ -25,8 +25,8 @@ import {
   picoPerToken,
   picoToMicros,
 } from "../../models/cost.ts";
-import type { ChatMessage, ModelProvider, ToolResult } from "./types.ts";
-import { runWorldTool, worldTools } from "./world_tools.ts";
+import type { ChatMessage, ModelProvider, ToolResult, ToolSpec } from "./types.ts";
+import { callWorldTool, offeredTools, type ToolWorld } from "../../world_tools/registry.ts";
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a capable AI worker. Complete the given task thoroughly, in this room's files and data. Say briefly what you changed.";
@@ -99,7 +99,17 @@ export async function runAgentLoop(
 ): Promise<CandidateOutcome> {
   const started = Date.now();
   const deadline = started + ctx.timeoutMs;
-  const tools = worldTools(ctx.profile, ctx.writable);
+  const toolWorld: ToolWorld = {
+    files: ctx.world,
+    profile: ctx.profile,
+    writable: ctx.writable,
+    web: ctx.web ?? null,
+  };
+  const tools: ToolSpec[] = offeredTools(toolWorld).map((t) => ({
+    name: t.name,
+    description: t.description,
+    parameters: t.inputSchema as unknown as Record<string, unknown>,
+  }));
   const budgetPrices = opts.listPrices ?? opts.billPrices;
   const budgetPico = BigInt(Math.max(0, Math.floor(ctx.budgetMicros))) * 1_000_000n;
   const dearestInput = [budgetPrices.input, budgetPrices.cacheRead, budgetPrices.cacheWrite]
@@ -204,11 +214,11 @@ export async function runAgentLoop(
     const results: ToolResult[] = [];
     for (const call of turn.toolCalls) {
       toolCallsMade++;
-      const r = await runWorldTool(call, {
-        world: ctx.world,
-        profile: ctx.profile,
-        writable: ctx.writable,
+      const out = await callWorldTool(call.name, call.args, toolWorld, {
+        argsProblem: call.argsProblem,
+        signal: ctx.signal,
       });
+      const r: ToolResult = { callId: call.id, name: call.name, ...out };
       if (r.isError) toolErrors++;
       results.push(r);
     }

@@ -26,7 +26,7 @@ import {
   OPENAI_DEFAULT_BASE_URL,
 } from "./openai.ts";
 import type { ModelProvider } from "./types.ts";
-import { WORLD_TOOL_NAMES, WORLD_TOOLS_VERSION } from "./world_tools.ts";
+import { WORLD_TOOL_NAMES, WORLD_TOOLS_VERSION } from "../../world_tools/registry.ts";
 
 export interface ModelCandidateOptions {
   /** The candidate's position in the experiment (its name's suffix). */

@@ -602,7 +602,10 @@ Deno.test("createModelCandidate() gives a stable identity that names what decide
     provider: "anthropic",
     baseUrl: "https://api.anthropic.com",
     systemPrompt: DEFAULT_SYSTEM_PROMPT,
-    tools: { version: 1, names: ["list_files", "read_file", "write_file"] },
+    tools: {
+      version: 2,
+      names: ["list_files", "read_file", "write_file", "web_search", "web_fetch"],
+    },
     maxTurns: 30,
     maxTokens: 4096,
   });
