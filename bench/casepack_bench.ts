@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { readAttachmentFiles, readTableFile } from "../core/casepack/read_table_file.ts";
+import { readAttachmentFiles, readTableFile } from "../core/io/table_file.ts";
 import { attachmentRefs } from "../core/casepack/certify.ts";
 import { buildCasePack } from "../core/casepack/generate.ts";
 import { checkSpecColumns, completeSpec, parseOutcome } from "../core/casepack/spec.ts";

@@ -8,7 +8,7 @@
  *   `edn.parse` (the EDN reader is compiled into each fresh context on first use).
  */
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
-import type { CheckerInput } from "../sandbox/types.ts";
+import type { CheckerInput } from "../core/checker.ts";
 
 const CALLS = Number(Deno.args[0] ?? 2000);
 

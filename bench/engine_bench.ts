@@ -9,7 +9,7 @@
  */
 import { parseArgs } from "node:util";
 import { openHome } from "../core/io/home.ts";
-import { benchmarkBundle } from "../core/bench/benchmark_bundle.ts";
+import { benchmarkBundle } from "../core/engine/benchmark.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import type { FileMap } from "../core/bundle/file_map.ts";
 

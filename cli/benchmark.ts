@@ -13,9 +13,9 @@ import {
   type CandidateSpec,
   parseCandidateSpec,
   parseModelsFlag,
-} from "../core/bench/candidate_spec.ts";
-import { benchmarkBundle, type BenchmarkOutcome } from "../core/bench/benchmark_bundle.ts";
-import { createProgress } from "../core/bench/progress.ts";
+} from "../core/engine/candidate_spec.ts";
+import { benchmarkBundle, type BenchmarkOutcome } from "../core/engine/benchmark.ts";
+import { createProgress } from "./progress.ts";
 import { formatFixed } from "../core/bench/report.ts";
 import type { Scorecard } from "../core/bench/scorecard.ts";
 import { openHome, resolveHomeDir } from "../core/io/home.ts";

@@ -10,7 +10,7 @@ import {
   type ExclusionReason,
 } from "../core/casepack/certify.ts";
 import { decodeText } from "../core/casepack/decode.ts";
-import { casePackFromTable } from "../core/casepack/read_table_file.ts";
+import { casePackFromTable } from "../core/io/table_file.ts";
 import {
   completeSpec,
   parseColumnList,

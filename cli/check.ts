@@ -11,7 +11,7 @@ import { checkerInputFor } from "../core/bundle/checker_input.ts";
 import { readBundleDir } from "../core/io/bundle_dir.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
-import type { CheckerRun } from "../sandbox/types.ts";
+import type { CheckerRun } from "../core/checker.ts";
 
 export const HELP = `dvergr check <bundle> [--answer DIR] [--case ID] [--param K=V]... [--json]
 

@@ -9,8 +9,8 @@ import { DvergrError, usageError } from "../core/errors.ts";
 import { readBundleDir } from "../core/io/bundle_dir.ts";
 import { openHome, resolveHomeDir } from "../core/io/home.ts";
 import type { CommandSpec } from "../core/io/candidates/command.ts";
-import { benchmarkBundle } from "../core/bench/benchmark_bundle.ts";
-import { createProgress } from "../core/bench/progress.ts";
+import { benchmarkBundle } from "../core/engine/benchmark.ts";
+import { createProgress } from "./progress.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
 export const HELP = `dvergr demo [--repetitions N] [--home DIR] [--json]

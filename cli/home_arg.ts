@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 import { DvergrError } from "../core/errors.ts";
 import { openHome } from "../core/io/home.ts";
 import type { OpContext } from "../core/ops/op.ts";
-import type { CheckerRunner } from "../sandbox/types.ts";
+import type { CheckerRunner } from "../core/checker.ts";
 import type { CheckerPool } from "../sandbox/checker_pool.ts";
 import type { CliContext } from "./context.ts";
 

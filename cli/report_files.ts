@@ -1,6 +1,6 @@
 import { dirname } from "node:path";
-import type { BenchmarkOutcome } from "../core/bench/benchmark_bundle.ts";
-import { certificationSummary } from "../core/bench/benchmark_bundle.ts";
+import type { BenchmarkOutcome } from "../core/engine/benchmark.ts";
+import { certificationSummary } from "../core/engine/benchmark.ts";
 import { renderReport, type ReportOptions } from "../core/bench/report.ts";
 import { renderReportHtml } from "../core/bench/report_html.ts";
 

@@ -1,4 +1,4 @@
-import type { CheckerRun } from "../sandbox/types.ts";
+import type { CheckerRun } from "../core/checker.ts";
 
 /** One line for a checker run: reward and checks, or the fault. */
 export function runLine(run: CheckerRun): string {

@@ -29,7 +29,7 @@ import type {
   CheckerRun,
   CheckerRunner,
   JudgeRequestsRun,
-} from "./types.ts";
+} from "../core/checker.ts";
 import type {
   CallMessage,
   CallOutcome,

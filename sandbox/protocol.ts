@@ -2,7 +2,7 @@
  * The messages between the checker pool (host) and a checker worker. Plain data only:
  * everything crosses `postMessage`, and the checker's values cross as JSON text.
  */
-import type { CheckerFault } from "./types.ts";
+import type { CheckerFault } from "../core/checker.ts";
 
 /** Which export of checker.js a call runs. */
 export type CheckerFunction = "check" | "judgeRequests";

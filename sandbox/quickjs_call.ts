@@ -15,7 +15,7 @@ import type { CallOutcome, CheckerFunction } from "./protocol.ts";
 import { PRELUDE_SOURCE } from "./prelude.ts";
 import { LOOP_GUARD_SOURCE } from "./loop_guard.ts";
 import { ednBridge } from "./edn_bridge.ts";
-import type { CheckerFault } from "./types.ts";
+import type { CheckerFault } from "../core/checker.ts";
 
 export interface CallSetup {
   /** QuickJS heap limit (setMemoryLimit), in bytes. */

@@ -3,7 +3,7 @@
  * requests of `judgeRequests`, read from the JSON text the sandbox produced.
  */
 import { z } from "zod";
-import type { JudgeRequest, Verdict } from "./types.ts";
+import type { JudgeRequest, Verdict } from "../core/checker.ts";
 
 /** How the sandbox marks a value JSON cannot carry (see sandbox/prelude.ts). */
 const MARK = "\u0000dvergr";

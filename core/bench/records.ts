@@ -4,7 +4,7 @@
  * evidence lives in blobs and is referenced by `evidenceRef`).
  */
 import type { CandidateStatus, Usage } from "./candidate.ts";
-import type { Verdict } from "../../sandbox/types.ts";
+import type { Verdict } from "../checker.ts";
 
 export type TrustTier = "trusted" | "room" | "ad-hoc";
 

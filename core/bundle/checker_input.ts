@@ -1,4 +1,4 @@
-import type { CheckerInput } from "../../sandbox/types.ts";
+import type { CheckerInput } from "../checker.ts";
 import type { Bundle } from "./types.ts";
 
 /**

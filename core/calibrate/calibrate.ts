@@ -7,7 +7,7 @@
  */
 import { checkerInputFor } from "../bundle/checker_input.ts";
 import type { Bundle, DamagedVariant } from "../bundle/types.ts";
-import type { CheckerRun, CheckerRunner } from "../../sandbox/types.ts";
+import type { CheckerRun, CheckerRunner } from "../checker.ts";
 
 export interface VariantResult {
   run: CheckerRun;

@@ -31,7 +31,7 @@ import { trustOf } from "../io/state_store.ts";
 import { bundleDir, fileInTheWay, readRoomBundle, readRoomBundles } from "../io/room_bundles.ts";
 import { readBundleDir, writeBundleDir } from "../io/bundle_dir.ts";
 import { VERSION } from "../version.ts";
-import type { CheckerRunner } from "../../sandbox/types.ts";
+import type { CheckerRunner } from "../checker.ts";
 
 const room = z.string().describe("Room slug, e.g. `books`");
 const name = z.string().describe("Bundle name: the directory workflows/<name>/ of the room");

@@ -24,9 +24,9 @@ import {
   parseCandidateSpec,
   readNamedCommands,
   resolveCandidates,
-} from "../bench/candidate_spec.ts";
+} from "../engine/candidate_spec.ts";
 import { planExperiment } from "../bench/experiment.ts";
-import { runExperiment, scoreExperiment } from "../bench/run_experiment.ts";
+import { runExperiment, scoreExperiment } from "../engine/run_experiment.ts";
 import { trustOf } from "../io/state_store.ts";
 import { readRoomBundle, roomPathProblem } from "../io/room_bundles.ts";
 import { detectBwrap } from "../io/candidates/command.ts";

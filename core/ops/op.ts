@@ -6,7 +6,7 @@
  */
 import type { z } from "zod";
 import type { Home } from "../io/home.ts";
-import type { CheckerRunner } from "../../sandbox/types.ts";
+import type { CheckerRunner } from "../checker.ts";
 
 export type OpKind = "read" | "write" | "destructive";
 

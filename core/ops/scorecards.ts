@@ -11,7 +11,7 @@ import { parseBundle } from "../bundle/parse.ts";
 import { filesUnder } from "../bundle/file_map.ts";
 import { buildScorecard, type Scorecard } from "../bench/scorecard.ts";
 import { renderReport } from "../bench/report.ts";
-import { certificationSummary } from "../bench/benchmark_bundle.ts";
+import { certificationSummary } from "../engine/benchmark.ts";
 import type { ExperimentDefinition } from "../bench/experiment.ts";
 import type { Interval } from "../bench/stats.ts";
 import type { TrustTier } from "../bench/records.ts";

@@ -10,7 +10,7 @@ import { createJobRunner, type DurableJobRunner } from "../../core/ops/jobs.ts";
 import { allOps } from "../../core/ops/registry.ts";
 import { createMcpServer } from "../../mcp/server.ts";
 import { selectTools } from "../../mcp/selection.ts";
-import type { CheckerRunner } from "../../sandbox/types.ts";
+import type { CheckerRunner } from "../../core/checker.ts";
 
 const NO_RUNNER: CheckerRunner = {
   check: () => Promise.reject(new Error("not in these tests")),

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";
-import type { CheckerFault, CheckerInput } from "../../sandbox/types.ts";
+import type { CheckerFault, CheckerInput } from "../../core/checker.ts";
 
 const INPUT: CheckerInput = {
   files: { "/out/answer.edn": "{:total 42}" },

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createCheckerPool, sharedCheckerPool } from "../../sandbox/checker_pool.ts";
-import type { CheckerInput, CheckerRun } from "../../sandbox/types.ts";
+import type { CheckerInput, CheckerRun } from "../../core/checker.ts";
 
 const INPUT: CheckerInput = {
   files: { "/out/answer.edn": '{:total 4210 :account "1200" :tags [:a :b]}' },

@@ -14,7 +14,7 @@ import {
 } from "../../../core/ops/rooms.ts";
 import { CATALOG_BUNDLE_OPS } from "../../../core/ops/catalog_bundles.ts";
 import { DvergrError } from "../../../core/errors.ts";
-import type { CheckerRunner } from "../../../sandbox/types.ts";
+import type { CheckerRunner } from "../../../core/checker.ts";
 
 /** Room ops never run a checker: a runner that says so if one is asked. */
 const NO_RUNNER: CheckerRunner = {

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { parseBundle } from "../../../../core/bundle/parse.ts";
-import { parseModelsFlag, resolveCandidates } from "../../../../core/bench/candidate_spec.ts";
+import { parseModelsFlag, resolveCandidates } from "../../../../core/engine/candidate_spec.ts";
 import { planExperiment } from "../../../../core/bench/experiment.ts";
-import { runExperiment } from "../../../../core/bench/run_experiment.ts";
+import { runExperiment } from "../../../../core/engine/run_experiment.ts";
 import { memoryBlobStore } from "../../../../core/io/blob_store.ts";
 import { openKvStateStore } from "../../../../core/io/state_store.ts";
 import { createCheckerPool } from "../../../../sandbox/checker_pool.ts";

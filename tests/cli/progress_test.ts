@@ -4,8 +4,8 @@ import {
   estimateRemainingMs,
   formatDuration,
   progressBar,
-} from "../../../core/bench/progress.ts";
-import type { AttemptRecord } from "../../../core/bench/records.ts";
+} from "../../cli/progress.ts";
+import type { AttemptRecord } from "../../core/bench/records.ts";
 
 Deno.test("formatDuration() writes m:ss and h:mm:ss", () => {
   assert.equal(formatDuration(0), "0:00");

@@ -18,12 +18,17 @@
  */
 import type { Bundle } from "../bundle/types.ts";
 import { checkerInputFor } from "../bundle/checker_input.ts";
-import type { CheckerRunner, Verdict } from "../../sandbox/types.ts";
-import type { Candidate, CandidateOutcome } from "./candidate.ts";
-import { NO_USAGE } from "./candidate.ts";
-import { type AttemptFault, type AttemptRecord, cellKey, type TrustTier } from "./records.ts";
-import type { Cell, ExperimentPlan } from "./experiment.ts";
-import { buildScorecard, type Scorecard } from "./scorecard.ts";
+import type { CheckerRunner, Verdict } from "../checker.ts";
+import type { Candidate, CandidateOutcome } from "../bench/candidate.ts";
+import { NO_USAGE } from "../bench/candidate.ts";
+import {
+  type AttemptFault,
+  type AttemptRecord,
+  cellKey,
+  type TrustTier,
+} from "../bench/records.ts";
+import type { Cell, ExperimentPlan } from "../bench/experiment.ts";
+import { buildScorecard, type Scorecard } from "../bench/scorecard.ts";
 import type { CellLease, StateStore } from "../io/state_store.ts";
 import { type BlobStore, putJson } from "../io/blob_store.ts";
 import { type CaptureLimits, createWorld, type World } from "../io/world.ts";

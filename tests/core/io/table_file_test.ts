@@ -4,7 +4,7 @@ import {
   casePackFromTable,
   readAttachmentFiles,
   readTableFile,
-} from "../../../core/casepack/read_table_file.ts";
+} from "../../../core/io/table_file.ts";
 import { completeSpec, parseOutcome } from "../../../core/casepack/spec.ts";
 import { DvergrError } from "../../../core/errors.ts";
 

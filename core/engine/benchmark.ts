@@ -8,24 +8,24 @@
 import type { FileBundle } from "../bundle/file_map.ts";
 import type { Bundle } from "../bundle/types.ts";
 import { parseBundle } from "../bundle/parse.ts";
-import type { CheckerRunner } from "../../sandbox/types.ts";
-import type { TrustTier } from "./records.ts";
-import type { Candidate } from "./candidate.ts";
+import type { CheckerRunner } from "../checker.ts";
+import type { TrustTier } from "../bench/records.ts";
+import type { Candidate } from "../bench/candidate.ts";
 import {
   type CandidateSpec,
   checkBaseline,
   readNamedCommands,
   resolveCandidates,
 } from "./candidate_spec.ts";
-import { type ExperimentPlan, planExperiment, type PlanOptions } from "./experiment.ts";
+import { type ExperimentPlan, planExperiment, type PlanOptions } from "../bench/experiment.ts";
 import {
   type ProgressEvent,
   runExperiment,
   type RunResult,
   scoreExperiment,
 } from "./run_experiment.ts";
-import type { Scorecard } from "./scorecard.ts";
-import type { CertificationSummary } from "./report.ts";
+import type { Scorecard } from "../bench/scorecard.ts";
+import type { CertificationSummary } from "../bench/report.ts";
 import type { Home } from "../io/home.ts";
 import { roomSlug } from "../io/home.ts";
 import { syncBundle } from "../io/room_store.ts";

@@ -15,7 +15,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { DvergrError } from "../errors.ts";
-import type { Candidate } from "./candidate.ts";
+import type { Candidate } from "../bench/candidate.ts";
 import type { Bundle } from "../bundle/types.ts";
 import { BUILTIN_NAMES, builtinCandidate, type BuiltinName } from "../io/candidates/builtin.ts";
 import { commandCandidate, type CommandSpec, type Isolation } from "../io/candidates/command.ts";

@@ -4,11 +4,11 @@
  */
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { DvergrError } from "../errors.ts";
-import { decodeText } from "./decode.ts";
-import { attachmentRefs } from "./certify.ts";
-import { buildCasePack, type CasePackBuild } from "./generate.ts";
-import { type CasePackSpec, checkSpecColumns } from "./spec.ts";
-import { parseTable, type Table, tableFormatOf } from "./table.ts";
+import { decodeText } from "../casepack/decode.ts";
+import { attachmentRefs } from "../casepack/certify.ts";
+import { buildCasePack, type CasePackBuild } from "../casepack/generate.ts";
+import { type CasePackSpec, checkSpecColumns } from "../casepack/spec.ts";
+import { parseTable, type Table, tableFormatOf } from "../casepack/table.ts";
 
 export interface ReadTableOptions {
   /** csv, tsv, jsonl or edn; else by extension. */

@@ -5,7 +5,7 @@ import {
   parseModelsFlag,
   readNamedCommands,
   resolveCandidates,
-} from "../../../core/bench/candidate_spec.ts";
+} from "../../../core/engine/candidate_spec.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 
 const env = (k: string) => Deno.env.get(k);

@@ -3,7 +3,7 @@
  * done of the total, faults, elapsed, ETA), plain lines otherwise (at every tenth of the
  * cells, and one per fault with its reason). Written to a sink (stderr in the CLI).
  */
-import type { ProgressEvent } from "./run_experiment.ts";
+import type { ProgressEvent } from "../core/engine/run_experiment.ts";
 
 export interface ProgressSink {
   write(text: string): void;

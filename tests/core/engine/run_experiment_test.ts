@@ -8,7 +8,7 @@ import {
   type ProgressEvent,
   runExperiment,
   scoreExperiment,
-} from "../../../core/bench/run_experiment.ts";
+} from "../../../core/engine/run_experiment.ts";
 import { type Candidate, NO_USAGE } from "../../../core/bench/candidate.ts";
 import { builtinCandidate } from "../../../core/io/candidates/builtin.ts";
 import { commandCandidate } from "../../../core/io/candidates/command.ts";
