@@ -117,7 +117,8 @@ export function candidateLines(scorecard: Scorecard): string[] {
       formatFixed(c.meanReward ?? 0, 3)
     }  passed ${c.passes}/${c.attempts}  billed $${
       formatFixed(c.cost.billedMicros / 1e6, 4)
-    }  list price $${formatFixed(c.cost.listMicros / 1e6, 4)}`
+    }  list price $${formatFixed(c.cost.listMicros / 1e6, 4)}` +
+    (c.unfinished > 0 ? `  unfinished ${c.unfinished} of ${c.plannedCells}` : "")
   );
 }
 

@@ -34,6 +34,11 @@ export interface AttemptRecord {
   /** The final verdict (checker's checks + host's `completed?`), null when faulted. */
   verdict: Verdict | null;
   fault: AttemptFault | null;
+  /**
+   * Why a graded attempt failed before its checker could judge it (e.g. what the candidate
+   * left could not be read back, or it went over a resource limit); absent otherwise.
+   */
+  failure?: { kind: string; message: string };
   /** Every check of the final verdict is true. */
   passed: boolean;
   usage: Usage;

@@ -301,6 +301,20 @@ function retriesText(rows: readonly CandidateSummary[]): string {
     ).join(", ") + ".";
 }
 
+/** How the leaderboard ranks, and who has cells without a verdict (counted as not passed). */
+function rankText(sc: Scorecard, rows: readonly CandidateSummary[]): string {
+  const planned = rows[0]?.plannedCells ?? 0;
+  const unfinished = rows.filter((r) => r.unfinished > 0);
+  return `Ranked by reward over all ${planned} planned cell${planned === 1 ? "" : "s"} of each ` +
+    "candidate: a cell without a verdict (a fault, or not run yet) counts as not passed, " +
+    "reward 0. Leaderboard: " + sc.leaderboard.join(", ") + "." +
+    (unfinished.length > 0
+      ? " Unfinished: " +
+        unfinished.map((r) => `${r.candidate} ${r.unfinished} of ${r.plannedCells}`).join(", ") +
+        "."
+      : "");
+}
+
 function casesText(cert: CertificationSummary): string {
   const excluded = Object.entries(cert.byReason).filter(([k]) => k !== "certified");
   return `${cert.certified} of ${cert.cases} cases could grade an answer` +
@@ -334,6 +348,7 @@ export function reportBlocks(scorecard: Scorecard, opts: ReportOptions = {}): Re
     { kind: "paragraph", text: verifierText(scorecard, rows, opts.isolatedNote) },
     { kind: "heading", text: "Frontier" },
     { kind: "table", table: frontierTable(rows) },
+    { kind: "paragraph", text: rankText(scorecard, rows) },
     { kind: "frontier-plot" },
     { kind: "heading", text: "Resources" },
     { kind: "table", table: resourcesTable(rows) },

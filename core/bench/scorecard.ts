@@ -35,6 +35,11 @@ export interface ScorecardOptions {
   experimentId: string;
   /** The run's own wall clock; default: first record's start to last record's end. */
   wallClockMs?: number;
+  /**
+   * Cells planned per candidate (cases × repetitions); default expectedCells divided by the
+   * number of candidates (every candidate has the same cells in a plan).
+   */
+  plannedPerCandidate?: number;
 }
 
 /** Money in microdollars (1e-6 $). Per-attempt figures divide by every recorded attempt. */
@@ -96,6 +101,14 @@ export interface CandidateSummary {
   failedChecks: Record<string, number>;
   /** Cells whose latest try has no verdict (they run again on resume). */
   faults: number;
+  /** Cells planned for this candidate (cases × repetitions). */
+  plannedCells: number;
+  /** Planned cells without a verdict (faulted or never run), counted as not passed. */
+  unfinished: number;
+  /** What the leaderboard ranks on: reward summed over graded cells ÷ planned cells. */
+  rankedReward: number;
+  /** Passes ÷ planned cells: unfinished cells count as not passed. */
+  rankedPassRate: number;
   cost: CostSummary;
   tokens: TokenSummary;
   time: TimeSummary;
@@ -153,7 +166,10 @@ export interface Scorecard {
   wallClockMs: number | null;
   /** Per candidate, in declared order. */
   candidates: CandidateSummary[];
-  /** Candidate names by mean reward (desc), then list price per pass (asc, none last). */
+  /**
+   * Candidate names by reward over all planned cells (desc; unfinished cells count 0), then
+   * list price per pass (asc, none last).
+   */
   leaderboard: string[];
   /** Null when there are no candidates. */
   baseline: string | null;
@@ -209,6 +225,7 @@ function summarise(
   records: readonly AttemptRecord[],
   allTries: readonly AttemptRecord[],
   trust: TrustTier,
+  planned: number,
 ): CandidateSummary {
   const graded = records.filter((r) => r.verdict !== null);
   const attempts = graded.length;
@@ -263,6 +280,10 @@ function summarise(
     checkRates,
     failedChecks,
     faults: records.length - attempts,
+    plannedCells: planned,
+    unfinished: Math.max(0, planned - attempts),
+    rankedReward: planned > 0 ? rewards.reduce((a, b) => a + b, 0) / planned : 0,
+    rankedPassRate: planned > 0 ? passes / planned : 0,
     cost: {
       billedMicros: billed,
       listMicros: list,
@@ -295,10 +316,14 @@ function summarise(
   };
 }
 
-/** Mean reward desc, then list price per pass asc (no passes last), then declared order. */
+/**
+ * Reward over every planned cell desc (a cell without a verdict counts 0, so failing loudly
+ * never beats failing quietly), then list price per pass asc (no passes last), then declared
+ * order.
+ */
 function leaderboardOrder(summaries: readonly CandidateSummary[]): string[] {
   const key = (s: CandidateSummary) => ({
-    reward: s.meanReward ?? -Infinity,
+    reward: s.rankedReward,
     perPass: s.cost.listPerPass ?? Infinity,
   });
   return summaries
@@ -410,8 +435,10 @@ export function buildScorecard(
   }
 
   const triesOf = (c: string) => records.filter((r) => r.candidate === c);
+  const planned = opts.plannedPerCandidate ??
+    (opts.candidates.length > 0 ? Math.ceil(opts.expectedCells / opts.candidates.length) : 0);
   const summaries = opts.candidates.map((c) =>
-    summarise(c, byCandidate.get(c)!, triesOf(c), opts.trust)
+    summarise(c, byCandidate.get(c)!, triesOf(c), opts.trust, planned)
   );
   const leaderboard = leaderboardOrder(summaries);
   const baseline = opts.baseline ?? leaderboard[0] ?? null;

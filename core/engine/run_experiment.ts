@@ -31,7 +31,7 @@ import type { Cell, ExperimentPlan } from "../bench/experiment.ts";
 import { buildScorecard, type Scorecard } from "../bench/scorecard.ts";
 import type { CellLease, StateStore } from "../io/state_store.ts";
 import { type BlobStore, putJson } from "../io/blob_store.ts";
-import { type CaptureLimits, createWorld, type World } from "../io/world.ts";
+import { type Capture, type CaptureLimits, createWorld, type World } from "../io/world.ts";
 import { isDvergrError } from "../errors.ts";
 import { processAlive } from "../io/process_alive.ts";
 
@@ -535,7 +535,32 @@ async function attempt(
       );
     }
 
-    const captured = await world.capture(bundle.definition.capture, opts.captureLimits);
+    let captured: Capture;
+    try {
+      captured = await world.capture(bundle.definition.capture, opts.captureLimits);
+    } catch (e) {
+      // What the candidate left could not be read back: that is the candidate's failure,
+      // graded (reward 0), never a host fault it could use to drop out of the pass rate.
+      const reason = `Cannot read back what the candidate left: ${message(e)}`;
+      evidence.captureError = bound(reason);
+      return {
+        ...base,
+        elapsedMs,
+        status: outcome.status,
+        verdict: {
+          checks: { "capture-readable?": false, "completed?": outcome.status === "completed" },
+          reward: 0,
+        },
+        fault: null,
+        failure: { kind: "capture", message: bound(reason) },
+        passed: false,
+        usage: outcome.usage,
+        billedMicros: outcome.billedMicros,
+        listMicros: outcome.listMicros,
+        isolated: outcome.isolated,
+        evidenceRef: await putJson(opts.blobs, evidence).catch(() => null),
+      };
+    }
     evidence.captured = captured;
     const input = checkerInputFor(bundle, {
       files: captured.files,

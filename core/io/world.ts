@@ -23,13 +23,22 @@ export interface CaptureLimits {
   maxTotalBytes: number;
   /** Files kept; further files are skipped ("too-many"). Default 2,000. */
   maxFiles: number;
+  /** Directory levels below a capture directory that are walked ("too-deep"). Default 32. */
+  maxDepth: number;
+  /** Entries (files, directories, anything) looked at in all; the rest "too-many". Default 50,000. */
+  maxEntries: number;
 }
 
 export const DEFAULT_CAPTURE_LIMITS: CaptureLimits = {
   maxFileBytes: 1 << 20,
   maxTotalBytes: 8 << 20,
   maxFiles: 2000,
+  maxDepth: 32,
+  maxEntries: 50_000,
 };
+
+/** Skipped entries listed one by one; beyond, they are only counted. */
+const MAX_SKIPS_LISTED = 200;
 
 /** Why a file was not captured; "changed": it was replaced while the capture read it. */
 export type SkipReason =
@@ -39,13 +48,17 @@ export type SkipReason =
   | "too-many"
   | "symlink"
   | "special"
-  | "changed";
+  | "changed"
+  | "too-deep"
+  | "unreadable";
 
 export interface Capture {
   /** Text of every kept file, by world path, in sorted order. */
   files: Record<string, string>;
-  /** Files seen but not kept, and why. */
+  /** Files seen but not kept, and why (the first 200; the rest in `skippedUnlisted`). */
   skipped: { path: string; reason: SkipReason; bytes?: number }[];
+  /** Skipped entries beyond those listed. */
+  skippedUnlisted: number;
   /** Bytes of text kept. */
   bytes: number;
 }
@@ -197,27 +210,47 @@ export async function createWorld(
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** Reads regular files under the world directories `dirs` of the world at `root`. */
+/**
+ * Reads regular files under the world directories `dirs` of the world at `root`. Nothing the
+ * candidate left makes it throw for the candidate's sake: an entry that cannot be read (too
+ * deep, a name too long, no permission, gone meanwhile) is skipped with its reason, and the
+ * walk is bounded in depth and in entries.
+ */
 async function captureDirs(root: string, dirs: string[], limits: CaptureLimits): Promise<Capture> {
   const found: { world: string; host: string }[] = [];
   const skipped: Capture["skipped"] = [];
+  let skippedUnlisted = 0;
+  const skip = (path: string, reason: SkipReason, bytes?: number) => {
+    if (skipped.length < MAX_SKIPS_LISTED) {
+      skipped.push(bytes === undefined ? { path, reason } : { path, reason, bytes });
+    } else skippedUnlisted++;
+  };
+  let entriesSeen = 0;
 
-  async function walk(host: string, world: string): Promise<void> {
-    let entries: Deno.DirEntry[];
+  async function walk(host: string, world: string, depth: number): Promise<void> {
+    if (depth > limits.maxDepth) return skip(world, "too-deep");
+    const entries: Deno.DirEntry[] = [];
     try {
-      entries = [];
-      for await (const e of Deno.readDir(host)) entries.push(e);
+      for await (const e of Deno.readDir(host)) {
+        if (++entriesSeen > limits.maxEntries) {
+          skip(world, "too-many");
+          break;
+        }
+        entries.push(e);
+      }
     } catch (e) {
       if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return;
-      throw e;
+      // ENAMETOOLONG, EACCES, ELOOP…: what the candidate left cannot be read; skip it.
+      return skip(world, "unreadable");
     }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
       const w = `${world}/${e.name}`;
       const h = join(host, e.name);
-      if (e.isSymlink) skipped.push({ path: w, reason: "symlink" });
-      else if (e.isDirectory) await walk(h, w);
+      if (e.isSymlink) skip(w, "symlink");
+      else if (e.isDirectory) await walk(h, w, depth + 1);
       else if (e.isFile) found.push({ world: w, host: h });
-      else skipped.push({ path: w, reason: "special" });
+      else skip(w, "special");
     }
   }
 
@@ -229,9 +262,9 @@ async function captureDirs(root: string, dirs: string[], limits: CaptureLimits):
     let ok = true;
     for (const s of segs) {
       host = join(host, s);
-      const info = await lstatOrNull(host);
+      const info = await lstatOrNull(host).catch(() => null);
       if (info === null || info.isSymlink || !info.isDirectory) {
-        if (info?.isSymlink) skipped.push({ path: "/" + segs.join("/"), reason: "symlink" });
+        if (info?.isSymlink) skip("/" + segs.join("/"), "symlink");
         ok = false;
         break;
       }
@@ -239,7 +272,7 @@ async function captureDirs(root: string, dirs: string[], limits: CaptureLimits):
     const world = "/" + segs.join("/");
     if (ok && !seen.has(world)) {
       seen.add(world);
-      await walk(host, segs.length ? world : "");
+      await walk(host, segs.length ? world : "", 0);
     }
   }
 
@@ -249,34 +282,40 @@ async function captureDirs(root: string, dirs: string[], limits: CaptureLimits):
   let kept = 0;
   for (const f of found) {
     if (f.world in files) continue;
-    const info = await lstatOrNull(f.host);
+    let info: Deno.FileInfo | null;
+    try {
+      info = await lstatOrNull(f.host);
+    } catch {
+      skip(f.world, "unreadable");
+      continue;
+    }
     if (info === null || !info.isFile) continue;
     if (info.size > limits.maxFileBytes) {
-      skipped.push({ path: f.world, reason: "too-large", bytes: info.size });
+      skip(f.world, "too-large", info.size);
       continue;
     }
     if (kept >= limits.maxFiles) {
-      skipped.push({ path: f.world, reason: "too-many", bytes: info.size });
+      skip(f.world, "too-many", info.size);
       continue;
     }
     if (bytes + info.size > limits.maxTotalBytes) {
-      skipped.push({ path: f.world, reason: "over-total", bytes: info.size });
+      skip(f.world, "over-total", info.size);
       continue;
     }
     const data = await readCaptured(f.host, info, limits.maxFileBytes);
     if (typeof data === "string") {
-      skipped.push({ path: f.world, reason: data });
+      skip(f.world, data);
       continue;
     }
     let text: string;
     try {
       text = utf8.decode(data);
     } catch {
-      skipped.push({ path: f.world, reason: "binary", bytes: data.length });
+      skip(f.world, "binary", data.length);
       continue;
     }
     if (text.includes("\0")) {
-      skipped.push({ path: f.world, reason: "binary", bytes: data.length });
+      skip(f.world, "binary", data.length);
       continue;
     }
     files[f.world] = text;
@@ -284,7 +323,7 @@ async function captureDirs(root: string, dirs: string[], limits: CaptureLimits):
     kept++;
   }
   skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { files, skipped, bytes };
+  return { files, skipped, skippedUnlisted, bytes };
 }
 
 /** Opening never follows a link in the last segment and never waits for a FIFO's writer. */
@@ -309,7 +348,7 @@ async function readCaptured(
     const code = (e as { code?: string }).code;
     if (code === "ELOOP") return "symlink";
     if (code === "ENOENT" || code === "ENXIO") return "changed";
-    throw e;
+    return "unreadable";
   }
   try {
     const info = await file.stat();
@@ -323,7 +362,9 @@ async function readCaptured(
       n += bytesRead;
     }
     return n > max ? "too-large" : buf.slice(0, n);
+  } catch {
+    return "unreadable";
   } finally {
-    await file.close();
+    await file.close().catch(() => {});
   }
 }

@@ -43,12 +43,23 @@ export interface LeaderboardRow {
   passes: number;
   attempts: number;
   faults: number;
+  /** Cells planned for the candidate; the rank counts all of them. */
+  planned: number;
+  /** Planned cells without a verdict, counted as not passed. */
+  unfinished: number;
+  /** What the rank is by: reward summed over graded cells ÷ planned cells. */
+  ranked_reward: number;
+  /** Passes ÷ planned cells. */
+  ranked_pass_rate: number;
   list_dollars: number;
   billed_dollars: number;
   trust: TrustTier;
 }
 
-/** One leaderboard row per candidate, best first: reward and pass rate with their 95% intervals. */
+/**
+ * One leaderboard row per candidate, best first (by reward over every planned cell, unfinished
+ * ones counting 0): reward and pass rate with their 95% intervals.
+ */
 export function leaderboardRows(sc: Scorecard): LeaderboardRow[] {
   const byName = new Map(sc.candidates.map((c) => [c.candidate, c]));
   return sc.leaderboard.map((name, i) => {
@@ -63,6 +74,10 @@ export function leaderboardRows(sc: Scorecard): LeaderboardRow[] {
       passes: c.passes,
       attempts: c.attempts,
       faults: c.faults,
+      planned: c.plannedCells,
+      unfinished: c.unfinished,
+      ranked_reward: c.rankedReward,
+      ranked_pass_rate: c.rankedPassRate,
       list_dollars: dollars(c.cost.listMicros),
       billed_dollars: dollars(c.cost.billedMicros),
       trust: c.trust,

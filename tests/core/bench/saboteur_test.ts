@@ -1,0 +1,74 @@
+/**
+ * Scoring integrity: a candidate that fails loudly (leaves its world in a state the host
+ * cannot read back) must rank by what it solved, never above an honest candidate that
+ * solved more.
+ */
+import assert from "node:assert/strict";
+import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
+import { memoryHome } from "../../../core/io/home.ts";
+import { planExperiment } from "../../../core/bench/experiment.ts";
+import { runExperiment, scoreExperiment } from "../../../core/bench/run_experiment.ts";
+import { commandCandidate } from "../../../core/io/candidates/command.ts";
+import { getJson } from "../../../core/io/blob_store.ts";
+import { wordBundle } from "../../helpers/dataset_bundle.ts";
+
+const env = (k: string) => Deno.env.get(k);
+
+/** Answers case c<i> right when i ≥ `from`; otherwise runs `otherwise`. */
+function agent(name: string, from: number, otherwise: string) {
+  const command =
+    `n=\${DVERGR_CASE#c}; if [ "$n" -ge ${from} ]; then cat docs/q.txt > out/answer.txt; ` +
+    `else ${otherwise}; fi`;
+  return commandCandidate({ name, command }, { isolation: "none", env, killGraceMs: 100 });
+}
+
+// 500 directories of 10 characters below /out: a path of 5,500 bytes, beyond PATH_MAX.
+const NEST = "cd out && p=$(printf 'dddddddddd/%.0s' $(seq 100)) && " +
+  "for i in 1 2 3 4 5; do mkdir -p $p && cd $p; done";
+
+Deno.test("runExperiment() ranks a saboteur that nests 500 directories below an honest candidate that solved more", async () => {
+  const bundle = wordBundle(10);
+  // Saboteur first in declared order, so a tie would favour it.
+  const saboteur = agent("saboteur", 4, NEST);
+  const honest = agent("honest", 3, "true");
+  const home = await memoryHome();
+  const pool = createCheckerPool({ workers: 1 });
+  try {
+    const plan = planExperiment(bundle, [saboteur, honest], {});
+    const result = await runExperiment({
+      state: home.state,
+      blobs: home.blobs,
+      worldsDir: home.worldsDir,
+      bundle,
+      plan,
+      candidates: [saboteur, honest],
+      runner: pool,
+      room: "words",
+      trust: "ad-hoc",
+      parallel: 2,
+    });
+    // Every cell is graded: nothing the saboteur did is a fault of the host.
+    assert.equal(result.complete, true);
+    assert.equal(result.faults, 0);
+    const card = await scoreExperiment(home.state, plan, result, { trust: "ad-hoc" });
+    assert.deepEqual(card.leaderboard, ["honest", "saboteur"]);
+    const s = card.candidates.find((c) => c.candidate === "saboteur")!;
+    const h = card.candidates.find((c) => c.candidate === "honest")!;
+    assert.equal(s.passes, 7);
+    assert.equal(s.attempts, 10);
+    assert.equal(s.faults, 0);
+    assert.equal(s.rankedPassRate, 0.7);
+    assert.equal(h.rankedPassRate, 0.8);
+    // The sabotaged cells say why: the walk stopped at the depth limit.
+    const sabotaged = result.records.find((r) => r.candidate === "saboteur" && r.caseId === "c1")!;
+    assert.equal(sabotaged.passed, false);
+    const ev = await getJson<{ captured: { skipped: { reason: string }[] } }>(
+      home.blobs,
+      sabotaged.evidenceRef!,
+    );
+    assert.ok(ev!.captured.skipped.some((x) => x.reason === "too-deep"));
+  } finally {
+    pool.close();
+    await home.close();
+  }
+});
