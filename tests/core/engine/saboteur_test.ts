@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { memoryHome } from "../../../core/io/home.ts";
 import { planExperiment } from "../../../core/bench/experiment.ts";
-import { runExperiment, scoreExperiment } from "../../../core/bench/run_experiment.ts";
+import { runExperiment, scoreExperiment } from "../../../core/engine/run_experiment.ts";
 import { commandCandidate } from "../../../core/io/candidates/command.ts";
 import { getJson } from "../../../core/io/blob_store.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
