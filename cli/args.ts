@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { usageError } from "../core/errors.ts";
+import { describeRange, inRange, type RangeName, RANGES } from "../core/ranges.ts";
 
 export type OptionSpec = NonNullable<ParseArgsConfig["options"]>;
 
@@ -23,19 +24,23 @@ export function parseCommandArgs<O extends OptionSpec>(
   }
 }
 
-/** A flag value as a positive integer, or a usage error naming the flag. */
-export function intFlag(
+/**
+ * A flag value as a number in the range `name` (core/ranges.ts), or a usage error naming the
+ * flag and the range.
+ */
+export function rangeFlag(
   command: string,
   flag: string,
   value: string | undefined,
-  opts: { min?: number } = {},
+  name: RangeName,
 ): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  const min = opts.min ?? 1;
-  if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min) {
+  const range = RANGES[name];
+  const shape = range.integer ? /^-?\d+$/ : /^-?\d+(\.\d+)?$/;
+  const n = Number(value.trim());
+  if (!shape.test(value.trim()) || !inRange(n, range)) {
     throw usageError(
-      `Cannot use --${flag} "${value}": expected a whole number ≥ ${min}`,
+      `Cannot use --${flag} "${value}": expected ${describeRange(range)}`,
       `Run \`dvergr ${command} --help\``,
     );
   }

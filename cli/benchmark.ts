@@ -1,5 +1,5 @@
 import { join, resolve } from "node:path";
-import { intFlag, parseCommandArgs } from "./args.ts";
+import { parseCommandArgs, rangeFlag } from "./args.ts";
 import { readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
@@ -88,13 +88,7 @@ export const OPTIONS = {
 
 function dollarsFlag(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(n)) {
-    throw usageError(
-      `Cannot use --budget-dollars "${value}": expected an amount such as 0.50`,
-      "Run `dvergr benchmark --help`",
-    );
-  }
+  const n = rangeFlag("benchmark", "budget-dollars", value, "budgetDollars")!;
   return Math.round(n * 1_000_000);
 }
 
@@ -168,11 +162,11 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     bundleName: fileBundle.name,
   });
   const request = {
-    repetitions: intFlag("benchmark", "repetitions", values.repetitions),
-    cases: intFlag("benchmark", "cases", values.cases),
+    repetitions: rangeFlag("benchmark", "repetitions", values.repetitions, "repetitions"),
+    cases: rangeFlag("benchmark", "cases", values.cases, "cases"),
     caseIds: caseIdsFlag(values["case-ids"]),
-    parallel: intFlag("benchmark", "parallel", values.parallel) ?? 4,
-    timeoutMs: intFlag("benchmark", "timeout-ms", values["timeout-ms"]),
+    parallel: rangeFlag("benchmark", "parallel", values.parallel, "parallel") ?? 4,
+    timeoutMs: rangeFlag("benchmark", "timeout-ms", values["timeout-ms"], "timeoutMs"),
     budgetMicros: dollarsFlag(values["budget-dollars"]),
     params,
     baseline: values.baseline,

@@ -1,6 +1,6 @@
 import { basename, delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { intFlag, parseCommandArgs } from "./args.ts";
+import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { candidateLines } from "./benchmark.ts";
@@ -84,7 +84,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   if (positionals.length > 0) {
     throw usageError(`"dvergr demo" takes no arguments, got ${positionals.join(" ")}`);
   }
-  const repetitions = intFlag("demo", "repetitions", values.repetitions) ?? 3;
+  const repetitions = rangeFlag("demo", "repetitions", values.repetitions, "repetitions") ?? 3;
   const out = (s: string) => ctx.stdout(s + "\n");
   const bundle = await readBundleDir(DEMO_BUNDLE);
   const home = await openHome(

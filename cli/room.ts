@@ -1,6 +1,6 @@
 import { Buffer } from "node:buffer";
 import { resolve } from "node:path";
-import { intFlag, parseCommandArgs } from "./args.ts";
+import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
@@ -155,7 +155,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       });
     case "log":
       return await withOpContext(ctx, home, {}, async (op) => {
-        const limit = intFlag("room", "limit", values.limit);
+        const limit = rangeFlag("room", "limit", values.limit, "logLimit");
         const r = await callOp(roomLog, op, {
           room: rest[0],
           ...(limit !== undefined ? { limit } : {}),

@@ -2,7 +2,7 @@ import { appendFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { format } from "node:util";
-import { intFlag, parseCommandArgs } from "./args.ts";
+import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { usageError } from "../core/errors.ts";
 import { openHome } from "../core/io/home.ts";
@@ -202,10 +202,8 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     room: values.room,
   });
   const port = values.http
-    ? intFlag("serve", "port", values.port ?? ctx.env("DVERGR_MCP_PORT"), { min: 0 }) ??
-      17889
+    ? rangeFlag("serve", "port", values.port ?? ctx.env("DVERGR_MCP_PORT"), "port") ?? 17889
     : 0;
-  if (port > 65535) throw usageError(`Cannot use --port ${port}: ports end at 65535`);
   const log = (line: string) => ctx.stderr(`dvergr-mcp: ${line}\n`);
 
   const home = await openHome(homeDir);

@@ -9,6 +9,7 @@
  * resumes it; any change makes a new experiment beside the old one.
  */
 import { createHash } from "node:crypto";
+import { checkRange } from "../ranges.ts";
 import { DvergrError } from "../errors.ts";
 import type { Bundle } from "../bundle/types.ts";
 import { fillTask } from "../bundle/task.ts";
@@ -128,13 +129,21 @@ export function planExperiment(
   candidates: Candidate[],
   opts: PlanOptions = {},
 ): ExperimentPlan {
-  const repetitions = opts.repetitions ?? 1;
-  if (!Number.isSafeInteger(repetitions) || repetitions < 1) {
-    throw new DvergrError("USAGE", `Cannot run ${repetitions} repetitions: expected 1 or more`, {
-      hint: "Give --repetitions N with N ≥ 1",
-    });
-  }
+  const repetitions = checkRange("repetitions", opts.repetitions ?? 1, "repetitions");
+  if (opts.cases !== undefined) checkRange("cases", opts.cases, "cases");
+  const timeoutMs = checkRange(
+    "timeoutMs",
+    opts.timeoutMs ?? bundle.definition.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    "the time limit per attempt (timeout-ms)",
+  );
+  const budgetMicros = opts.budgetMicros ?? DEFAULT_BUDGET_MICROS;
+  checkRange("budgetDollars", budgetMicros / 1e6, "the budget per attempt in dollars");
   const cases = selectBundleCases(bundle, opts);
+  checkRange(
+    "cells",
+    candidates.length * Math.max(1, cases?.length ?? 1) * repetitions,
+    "the number of cells (candidates × cases × repetitions)",
+  );
   const params = opts.params ?? {};
   const definition: ExperimentDefinition = {
     format: "dvergr-experiment/1",
@@ -144,8 +153,8 @@ export function planExperiment(
     repetitions,
     params,
     task: fillTask(bundle.definition.task, { ...bundle.definition.params, ...params }),
-    timeoutMs: opts.timeoutMs ?? bundle.definition.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    budgetMicros: opts.budgetMicros ?? DEFAULT_BUDGET_MICROS,
+    timeoutMs,
+    budgetMicros,
   };
   const id = experimentId(definition);
   const cells: Cell[] = [];

@@ -18,7 +18,7 @@ export const workflowSchema = z.strictObject({
   task: z.string().min(1),
   profile: z.string().optional(),
   capture: z.array(capturePath).min(1).optional(),
-  "timeout-ms": z.number().int().min(1000).optional(),
+  "timeout-ms": z.number().int().min(1000).max(86_400_000).optional(),
   fetched: z.boolean().optional(),
   judge: z.strictObject({
     model: z.string().min(1),

@@ -287,7 +287,7 @@ export const catalogBenchmark = defineOp({
     repetitions: z.number().int().min(1).max(10).optional().describe(
       "Attempts per candidate per case (default 1)",
     ),
-    cases: z.number().int().min(1).optional().describe(
+    cases: z.number().int().min(1).max(1_000_000).optional().describe(
       "The first N cases of the fixed shuffle (default: all)",
     ),
     case_ids: z.array(z.string().min(1)).optional().describe("Exactly these cases"),
