@@ -107,5 +107,5 @@ Deno.test("selectBundleCases() takes --cases N from the fixed shuffle and --case
   const single = parseBundle({ name: "recall", files: recallBundle() });
   assert.equal(selectBundleCases(single, { cases: 3 }), null);
   assert.throws(() => selectBundleCases(single, { caseIds: ["a"] }), /has no cases/);
-  assert.throws(() => planExperiment(single, [cand("a")], { repetitions: 0 }), /1 or more/);
+  assert.throws(() => planExperiment(single, [cand("a")], { repetitions: 0 }), /from 1 to/);
 });
