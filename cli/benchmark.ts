@@ -3,7 +3,9 @@ import { parseCommandArgs, rangeFlag } from "./args.ts";
 import { readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
-import { writeReports } from "./report_files.ts";
+import { diagnosisOf, writeReports } from "./report_files.ts";
+import type { Diagnosis } from "../core/bench/diagnosis.ts";
+import { brokenLine, outcomeCountsText } from "../core/bench/outcome.ts";
 import { usageError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
@@ -104,16 +106,34 @@ function caseIdsFlag(value: string | undefined): string[] | undefined {
   return ids;
 }
 
-/** One summary line per candidate, as room-run prints them (REFERENCE §7.3). */
+/**
+ * One summary line per candidate, as room-run prints them (REFERENCE §7.3), followed by its
+ * outcomes when some attempt crashed, timed out, hit the budget or faulted ("2 passed, 1 crashed").
+ */
 export function candidateLines(scorecard: Scorecard): string[] {
-  return scorecard.candidates.map((c) =>
-    `${c.candidate.padEnd(40)} reward ${
+  return scorecard.candidates.map((c) => {
+    const o = c.outcomes;
+    // "passed k/n" already says passed and failed; other outcomes need words.
+    const mixed = o !== undefined && o.passed + o.failed < Object.values(o).reduce((a, b) => a + b);
+    return `${c.candidate.padEnd(40)} reward ${
       formatFixed(c.meanReward ?? 0, 3)
     }  passed ${c.passes}/${c.attempts}  billed $${
       formatFixed(c.cost.billedMicros / 1e6, 4)
     }  list price $${formatFixed(c.cost.listMicros / 1e6, 4)}` +
-    (c.unfinished > 0 ? `  unfinished ${c.unfinished} of ${c.plannedCells}` : "")
-  );
+      (c.unfinished > 0 ? `  unfinished ${c.unfinished} of ${c.plannedCells}` : "") +
+      (mixed ? `  (${outcomeCountsText(o)})` : "");
+  });
+}
+
+/** The diagnosis as `--json` carries it: causes per candidate, per-case results, items. */
+export function diagnosisJson(d: Diagnosis): Record<string, unknown> {
+  return {
+    cases: d.cases,
+    failureCauses: Object.fromEntries(d.candidates.map((c) => [c.candidate, c.causes])),
+    broken: d.broken,
+    caseResults: d.caseResults,
+    items: d.items,
+  };
 }
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {
@@ -223,7 +243,8 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     : sharedHome
     ? join(home.dir, "reports", outcome.room, `${outcome.bundle.name}.md`)
     : join(home.dir, "report.md");
-  const reports = await writeReports(outcome, reportPath);
+  const diagnosis = diagnosisOf(outcome);
+  const reports = await writeReports(outcome, reportPath, diagnosis);
   const { result, scorecard } = outcome;
   const unfinished = result.total - result.graded;
 
@@ -237,10 +258,12 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       reportHtml: reports.html,
       complete: scorecard.complete,
       scorecard,
+      ...diagnosisJson(diagnosis),
     });
   } else {
     if (scorecard.complete) candidateLines(scorecard).forEach(out);
-    else {
+    for (const b of diagnosis.broken) out(brokenLine(b));
+    if (!scorecard.complete) {
       const faulted = result.faults > 0 ? ` (${result.faults} faulted)` : "";
       out(
         `${unfinished} of ${result.total} cells did not finish${faulted}; run the same command again to resume them`,

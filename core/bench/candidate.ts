@@ -66,9 +66,21 @@ export interface AttemptContext {
  */
 export type CandidateStatus = "completed" | "timeout" | "budget" | "crashed" | "fault";
 
+/** What kind of fault a "fault" outcome is; without it, the candidate could not run. */
+export interface CandidateFault {
+  /** "provider": the candidate ran, its model provider failed (HTTP error, bad answer). */
+  source: "candidate" | "provider";
+  /** e.g. "could-not-run", "auth", "malformed-response", "http", "network". */
+  kind: string;
+  /** Trying again in the same run cannot help (a rejected API key): no retry within the run. */
+  permanent?: boolean;
+}
+
 export interface CandidateOutcome {
   status: CandidateStatus;
   message?: string;
+  /** For status "fault": who failed and how (default: the candidate could not run). */
+  fault?: CandidateFault;
   usage: Usage;
   /** What the run was charged, in microdollars. */
   billedMicros: number;

@@ -9,10 +9,15 @@ import type { Verdict } from "../checker.ts";
 export type TrustTier = "trusted" | "room" | "ad-hoc";
 
 export interface AttemptFault {
-  /** Who failed: the candidate could not start / its provider failed, the checker faulted, the host failed. */
-  source: "candidate" | "checker" | "host";
+  /**
+   * Who failed: the candidate could not start, its model provider failed (the candidate ran),
+   * the checker faulted, the host failed.
+   */
+  source: "candidate" | "provider" | "checker" | "host";
   kind: string;
   message: string;
+  /** Trying again within the same run cannot help (a rejected API key). */
+  permanent?: boolean;
 }
 
 export interface AttemptRecord {
@@ -50,9 +55,56 @@ export interface AttemptRecord {
   trust: TrustTier;
   /** Blob id of the evidence (captured files, candidate evidence), or null. */
   evidenceRef: string | null;
+  /**
+   * Why the candidate's work ended as it did, bounded, so causes can be counted and shown
+   * without reading the evidence blob. Absent in records written before it existed.
+   */
+  ending?: AttemptEnding;
+}
+
+/** How a candidate's process or loop ended: its own words, exit status, stderr's last lines. */
+export interface AttemptEnding {
+  /** The outcome's message ("ended with exit status 2", "stopped by budget: …"), or null. */
+  message: string | null;
+  /** A command's exit code (null when killed by a signal or not a command). */
+  exitCode: number | null;
+  /** The signal that ended a command, e.g. "SIGKILL". */
+  signal: string | null;
+  /** The last lines of a command's stderr (at most STDERR_LINES lines, STDERR_CHARS characters). */
+  stderrTail: string | null;
+}
+
+/** Lines of stderr kept on the record (the evidence blob keeps more). */
+export const STDERR_LINES = 5;
+/** Characters of stderr kept on the record. */
+export const STDERR_CHARS = 1000;
+
+/** The last `STDERR_LINES` non-empty lines of `text`, at most `STDERR_CHARS` characters. */
+export function stderrTail(text: string | null | undefined): string | null {
+  if (!text) return null;
+  const lines = text.replace(/\s+$/, "").split("\n").filter((l) => l.trim() !== "");
+  if (lines.length === 0) return null;
+  const tail = lines.slice(-STDERR_LINES).join("\n");
+  return tail.length <= STDERR_CHARS ? tail : "…" + tail.slice(tail.length - STDERR_CHARS);
 }
 
 /** A cell's key within an experiment: candidate × case × repetition. */
 export function cellKey(candidate: string, caseId: string | null, repetition: number): string {
   return JSON.stringify([candidate, caseId, repetition]);
+}
+
+/** The latest try of each cell (highest tryNo, then latest start). */
+export function latestTries(records: readonly AttemptRecord[]): AttemptRecord[] {
+  const byCell = new Map<string, AttemptRecord>();
+  for (const r of records) {
+    const key = cellKey(r.candidate, r.caseId, r.repetition);
+    const seen = byCell.get(key);
+    if (
+      seen === undefined || r.tryNo > seen.tryNo ||
+      (r.tryNo === seen.tryNo && r.startedAt > seen.startedAt)
+    ) {
+      byCell.set(key, r);
+    }
+  }
+  return [...byCell.values()];
 }

@@ -5,6 +5,12 @@
  */
 import type { CandidateSummary, Comparison, Scorecard } from "./scorecard.ts";
 import type { TrustTier } from "./records.ts";
+import { formatFixed } from "./format_fixed.ts";
+import type { Diagnosis } from "./diagnosis.ts";
+import { outcomeCountsText } from "./outcome.ts";
+import { caseResultBlocks, itemAnalysisBlocks, whatWentWrongBlocks } from "./report_diagnosis.ts";
+
+export { formatFixed };
 
 /** A case pack's certification counts (certification.edn). */
 export interface CertificationSummary {
@@ -22,43 +28,11 @@ export interface ReportOptions {
   certification?: CertificationSummary | null;
   /** Why attempts ran without isolation (e.g. "bubblewrap is not installed"), when some did. */
   isolatedNote?: string;
+  /** Outcomes, causes, per-case results and item analysis, from the attempt records. */
+  diagnosis?: Diagnosis | null;
 }
 
 const DASH = "–";
-
-/**
- * `x` with `digits` decimals, rounded half-up on its shortest decimal form, as Java's
- * `String.format("%.nf")` does (so 0.00015 → "0.0002", where toFixed gives "0.0001").
- * A result that rounds to zero carries no minus sign.
- */
-export function formatFixed(x: number, digits: number): string {
-  if (!Number.isFinite(x)) return String(x);
-  const negative = x < 0;
-  const [mantissa, expText] = Math.abs(x).toString().split("e");
-  const [whole, frac = ""] = mantissa.split(".");
-  let ds = whole + frac;
-  let point = whole.length + (expText === undefined ? 0 : Number(expText));
-  if (point <= 0) {
-    ds = "0".repeat(1 - point) + ds;
-    point = 1;
-  }
-  if (ds.length < point + digits) ds += "0".repeat(point + digits - ds.length);
-  const keep = point + digits;
-  const kept = ds.slice(0, keep).split("").map(Number);
-  if (ds.length > keep && ds.charCodeAt(keep) >= 53 /* "5" */) {
-    let i = kept.length - 1;
-    while (i >= 0 && kept[i] === 9) kept[i--] = 0;
-    if (i >= 0) kept[i]++;
-    else {
-      kept.unshift(1);
-      point++;
-    }
-  }
-  const intPart = kept.slice(0, point).join("").replace(/^0+(?=\d)/, "");
-  const fracPart = kept.slice(point).join("");
-  const zero = kept.every((d) => d === 0);
-  return (negative && !zero ? "-" : "") + intPart + (digits > 0 ? "." + fracPart : "");
-}
 
 /** Microdollars as `$%.4f`. */
 function money(micros: number): string {
@@ -76,8 +50,10 @@ function seconds(ms: number | null): string {
   return ms < 950 ? formatFixed(ms, 0) + " ms" : formatFixed(ms / 1000, 0) + " s";
 }
 
+/** Minutes with one decimal from a minute on; below, seconds or ms (never "0.0 min"). */
 function minutes(ms: number | null): string {
-  return ms === null ? DASH : formatFixed(ms / 60000, 1) + " min";
+  if (ms === null) return DASH;
+  return ms < 59_950 ? seconds(ms) : formatFixed(ms / 60000, 1) + " min";
 }
 
 function orDash<T>(x: T | null, f: (v: T) => string): string {
@@ -101,6 +77,8 @@ export interface ReportTable {
   header: string[];
   align: ("left" | "right")[];
   rows: string[][];
+  /** Per row and column a value in [0, 1] (null: none) that a drawing renderer shades by. */
+  heat?: (number | null)[][];
 }
 
 /**
@@ -112,6 +90,8 @@ export type ReportBlock =
   | { kind: "heading"; text: string }
   | { kind: "paragraph"; text: string }
   | { kind: "table"; table: ReportTable }
+  /** Preformatted text (a candidate's stderr), shown as is. */
+  | { kind: "code"; text: string }
   | { kind: "frontier-plot" };
 
 function table(header: string[], align: string, rows: string[][]): ReportTable {
@@ -156,8 +136,9 @@ function frontierTable(rows: CandidateSummary[]): ReportTable {
       "Cost / pass",
       "Tokens / attempt",
       "Median time",
+      "Outcomes",
     ],
-    "lrrlrrrrr",
+    "lrrlrrrrrl",
     rows.map((r) => [
       r.candidate,
       String(r.attempts),
@@ -168,6 +149,7 @@ function frontierTable(rows: CandidateSummary[]): ReportTable {
       orDash(r.cost.listPerPass, money),
       orDash(r.tokens.perAttempt, String),
       seconds(r.time.medianMs),
+      r.outcomes ? outcomeCountsText(r.outcomes) : DASH,
     ]),
   );
 }
@@ -367,7 +349,10 @@ export function reportBlocks(scorecard: Scorecard, opts: ReportOptions = {}): Re
         retriesText(rows),
     },
     ...failuresBlocks(rows),
+    ...(opts.diagnosis ? whatWentWrongBlocks(opts.diagnosis) : []),
     ...comparisonBlocks(scorecard),
+    ...(opts.diagnosis ? caseResultBlocks(opts.diagnosis) : []),
+    ...(opts.diagnosis ? itemAnalysisBlocks(opts.diagnosis) : []),
   );
   if (opts.certification) {
     blocks.push(
@@ -389,6 +374,13 @@ function markdownTable(t: ReportTable): string {
     t.rows.map(line).join("");
 }
 
+/** A fenced block longer than any run of backticks in the text. */
+function markdownCode(text: string): string {
+  const longest = Math.max(2, ...(text.match(/`+/g) ?? []).map((m) => m.length));
+  const fence = "`".repeat(longest + 1);
+  return `${fence}text\n${text}\n${fence}\n`;
+}
+
 /** The report of a scorecard as Markdown (REFERENCE.md §8.7 plus a paired comparison). */
 export function renderReport(scorecard: Scorecard, opts: ReportOptions = {}): string {
   return reportBlocks(scorecard, opts)
@@ -402,6 +394,8 @@ export function renderReport(scorecard: Scorecard, opts: ReportOptions = {}): st
           return [`${b.text}\n`];
         case "table":
           return [markdownTable(b.table)];
+        case "code":
+          return [markdownCode(b.text)];
         case "frontier-plot":
           return [];
       }

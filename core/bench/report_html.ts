@@ -25,11 +25,23 @@ function inline(text: string): string {
     .replace(/`([^`]+)`/g, "<code>$1</code>");
 }
 
+/** A background from red (0) through yellow to green (1), light enough for dark text. */
+export function heatColour(x: number): string {
+  const v = Math.max(0, Math.min(1, x));
+  return `hsl(${formatFixed(v * 120, 0)} 70% ${formatFixed(82 - 8 * Math.abs(v - 0.5), 0)}%)`;
+}
+
 function htmlTable(t: ReportTable): string {
   const cls = (i: number) => (t.align[i] === "right" ? ' class="r"' : "");
+  const shade = (row: number, i: number) => {
+    const v = t.heat?.[row]?.[i];
+    return typeof v === "number" ? ` style="background:${heatColour(v)}"` : "";
+  };
   const head = t.header.map((h, i) => `<th${cls(i)}>${escapeHtml(h)}</th>`).join("");
   const body = t.rows
-    .map((r) => `<tr>${r.map((c, i) => `<td${cls(i)}>${escapeHtml(c)}</td>`).join("")}</tr>`)
+    .map((r, row) =>
+      `<tr>${r.map((c, i) => `<td${cls(i)}${shade(row, i)}>${escapeHtml(c)}</td>`).join("")}</tr>`
+    )
     .join("\n");
   return `<table>\n<thead><tr>${head}</tr></thead>\n<tbody>\n${body}\n</tbody>\n</table>`;
 }
@@ -117,7 +129,11 @@ export function frontierSvg(candidates: readonly CandidateSummary[]): string {
     const pts = frontier.map((p) => `${f(x(p.cost))},${f(y(p.reward))}`).join(" ");
     parts.push(`<polyline class="frontier" points="${pts}"/>`);
   }
-  for (const p of points) {
+  const labels = placeLabels(
+    points.map((p) => ({ text: p.name, x: x(p.cost) + 8, y: y(p.reward) - 8 })),
+    { top: T + 10, bottom: H - B - 4 },
+  );
+  points.forEach((p, i) => {
     const cx = f(x(p.cost));
     const name = escapeHtml(p.name);
     parts.push(
@@ -125,11 +141,61 @@ export function frontierSvg(candidates: readonly CandidateSummary[]): string {
       `<circle class="point" cx="${cx}" cy="${f(y(p.reward))}" r="5"><title>${name}: reward ${
         formatFixed(p.reward, 3)
       }, $${formatFixed(p.cost, 4)} per attempt</title></circle>`,
-      `<text class="name" x="${f(x(p.cost) + 8)}" y="${f(y(p.reward) - 8)}">${name}</text>`,
+      `<text class="name" x="${f(labels[i].x)}" y="${f(labels[i].y)}">${name}</text>`,
     );
-  }
+  });
   return `<svg class="plot" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" ` +
     `aria-label="Mean reward against cost per attempt">\n${parts.join("\n")}\n</svg>`;
+}
+
+/** A label to place: its text and where it would like its baseline's start to be. */
+export interface LabelSpot {
+  text: string;
+  x: number;
+  y: number;
+}
+
+/** Label box size at the plot's 13px font: a generous character width, a line height. */
+const CHAR_W = 7.5;
+const LINE_H = 15;
+
+function overlaps(a: LabelSpot, b: LabelSpot): boolean {
+  return a.x < b.x + b.text.length * CHAR_W && b.x < a.x + a.text.length * CHAR_W &&
+    Math.abs(a.y - b.y) < LINE_H;
+}
+
+/**
+ * Label positions in which no two labels overlap: labels are taken top to bottom (then left
+ * to right) and one that would cover a label already placed moves down a line at a time
+ * (up, when that would leave the plot), so candidates that share a point get one line each.
+ */
+export function placeLabels(
+  spots: readonly LabelSpot[],
+  bounds: { top: number; bottom: number },
+): LabelSpot[] {
+  const order = spots.map((s, i) => ({ s, i })).sort((a, b) =>
+    a.s.y - b.s.y || a.s.x - b.s.x || a.i - b.i
+  );
+  const placed: LabelSpot[] = [];
+  const out: LabelSpot[] = new Array(spots.length);
+  for (const { s, i } of order) {
+    const spot = { ...s, y: Math.max(bounds.top, s.y) };
+    for (let step = 0; step < spots.length * 2 + 2; step++) {
+      if (!placed.some((p) => overlaps(p, spot))) break;
+      const down = spot.y + LINE_H;
+      spot.y = down <= bounds.bottom ? down : spot.y - LINE_H * (step + 1);
+    }
+    // Rare crowding near the bottom: the first free line from the top.
+    if (placed.some((p) => overlaps(p, spot))) {
+      for (let yy = bounds.top;; yy += LINE_H) {
+        spot.y = yy;
+        if (!placed.some((p) => overlaps(p, spot))) break;
+      }
+    }
+    placed.push(spot);
+    out[i] = spot;
+  }
+  return out;
 }
 
 const STYLE = `
@@ -142,6 +208,7 @@ th, td { padding: 4px 10px; border-bottom: 1px solid #e3e6ea; text-align: left; 
 th { background: #f2f4f7; font-weight: 600; }
 .r { text-align: right; }
 code { background: #f2f4f7; padding: 0 3px; border-radius: 3px; }
+pre { background: #f2f4f7; padding: 8px 12px; overflow-x: auto; white-space: pre-wrap; }
 .plot { max-width: 100%; height: auto; }
 .plot .grid { stroke: #eceff3; }
 .plot .axis { stroke: #8a94a3; }
@@ -166,6 +233,8 @@ export function renderReportHtml(scorecard: Scorecard, opts: ReportOptions = {})
         return `<p>${inline(b.text)}</p>`;
       case "table":
         return htmlTable(b.table);
+      case "code":
+        return `<pre>${escapeHtml(b.text)}</pre>`;
       case "frontier-plot":
         return frontierSvg(scorecard.candidates);
     }

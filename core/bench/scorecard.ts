@@ -5,7 +5,8 @@
  * attempt records alone; plain JSON, so it is stored in KV and printed by `--json`.
  */
 import type { AttemptRecord, TrustTier } from "./records.ts";
-import { cellKey } from "./records.ts";
+import { latestTries } from "./records.ts";
+import { countOutcomes, type OutcomeCounts } from "./outcome.ts";
 import {
   type Interval,
   jeffreysInterval,
@@ -76,7 +77,7 @@ export interface TokenSummary {
 
 export interface TimeSummary {
   medianMs: number | null;
-  /** Element ⌊0.9·(n − 1)⌋ of the sorted times. */
+  /** The 90th percentile (interpolated; never below the median), whole ms. */
   p90Ms: number | null;
   summedMs: number;
   /** First start to last end of this candidate's attempts (shorter than the sum in parallel). */
@@ -109,6 +110,11 @@ export interface CandidateSummary {
   rankedReward: number;
   /** Passes ÷ planned cells: unfinished cells count as not passed. */
   rankedPassRate: number;
+  /**
+   * How each cell's latest try ended (passed, failed, crashed, timed out, budget, fault).
+   * Absent in scorecards stored before outcomes were counted.
+   */
+  outcomes?: OutcomeCounts;
   cost: CostSummary;
   tokens: TokenSummary;
   time: TimeSummary;
@@ -178,22 +184,6 @@ export interface Scorecard {
 }
 
 const TRUST_RANK: Record<TrustTier, number> = { "ad-hoc": 0, room: 1, trusted: 2 };
-
-/** The latest try of each cell (highest tryNo, then latest start). */
-function latestTries(records: readonly AttemptRecord[]): AttemptRecord[] {
-  const byCell = new Map<string, AttemptRecord>();
-  for (const r of records) {
-    const key = cellKey(r.candidate, r.caseId, r.repetition);
-    const seen = byCell.get(key);
-    if (
-      seen === undefined || r.tryNo > seen.tryNo ||
-      (r.tryNo === seen.tryNo && r.startedAt > seen.startedAt)
-    ) {
-      byCell.set(key, r);
-    }
-  }
-  return [...byCell.values()];
-}
 
 function rewardOf(r: AttemptRecord): number {
   const x = r.verdict?.reward;
@@ -284,6 +274,7 @@ function summarise(
     unfinished: Math.max(0, planned - attempts),
     rankedReward: planned > 0 ? rewards.reduce((a, b) => a + b, 0) / planned : 0,
     rankedPassRate: planned > 0 ? passes / planned : 0,
+    outcomes: countOutcomes(records),
     cost: {
       billedMicros: billed,
       listMicros: list,
@@ -306,7 +297,7 @@ function summarise(
     },
     time: {
       medianMs: median(times),
-      p90Ms: percentile(times, 0.9),
+      p90Ms: orRound(percentile(times, 0.9)),
       summedMs: times.reduce((a, b) => a + b, 0),
       wallClockMs: spanMs(records),
     },
@@ -473,4 +464,8 @@ export function buildScorecard(
     baseline,
     comparisons,
   };
+}
+
+function orRound(x: number | null): number | null {
+  return x === null ? null : Math.round(x);
 }

@@ -259,10 +259,17 @@ export function median(values: readonly number[]): number | null {
   return n % 2 === 1 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-/** The q-th order statistic as the report takes it: element ⌊q·(n − 1)⌋ of the sorted values. */
+/**
+ * The q-quantile, interpolated linearly between the order statistics around q·(n − 1) (as
+ * numpy and R's default do). Monotone in q, so the 90th percentile is never below the median
+ * (taking element ⌊q·(n − 1)⌋, as the earlier report did, gives p90 < median for n = 2).
+ */
 export function percentile(values: readonly number[], q: number): number | null {
   const n = values.length;
   if (n === 0) return null;
   const s = [...values].sort((x, y) => x - y);
-  return s[Math.floor(q * (n - 1))];
+  const h = q * (n - 1);
+  const lo = Math.floor(h);
+  const hi = Math.min(n - 1, lo + 1);
+  return s[lo] + (h - lo) * (s[hi] - s[lo]);
 }

@@ -22,9 +22,11 @@ import type { CheckerRunner, Verdict } from "../checker.ts";
 import type { Candidate, CandidateOutcome } from "../bench/candidate.ts";
 import { NO_USAGE } from "../bench/candidate.ts";
 import {
+  type AttemptEnding,
   type AttemptFault,
   type AttemptRecord,
   cellKey,
+  stderrTail,
   type TrustTier,
 } from "../bench/records.ts";
 import type { Cell, ExperimentPlan } from "../bench/experiment.ts";
@@ -169,6 +171,19 @@ export function fixturesFor(bundle: Bundle, caseId: string | null): Record<strin
   return { ...bundle.fixtures, ...(kase?.fixtures ?? {}) };
 }
 
+/** The bounded ending of a candidate's work for its record: message, exit status, stderr. */
+export function endingOf(outcome: CandidateOutcome): AttemptEnding {
+  const ev = outcome.evidence ?? {};
+  const code = ev.exitCode;
+  const signal = ev.signal;
+  return {
+    message: outcome.message ? bound(outcome.message, 500) : null,
+    exitCode: typeof code === "number" ? code : null,
+    signal: typeof signal === "string" ? signal : null,
+    stderrTail: stderrTail(typeof ev.stderrTail === "string" ? ev.stderrTail : null),
+  };
+}
+
 /** The final verdict: the checker's, plus `completed?`; reward 0 for timeout and crash. */
 export function finalVerdict(checker: Verdict, status: CandidateOutcome["status"]): Verdict {
   const completed = status === "completed";
@@ -302,7 +317,8 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
         const written = await state.putAttempt(record);
         if (!written) continue; // another process recorded this cell first
         latest.set(item.cell.key, record);
-        const willRetry = record.verdict === null && item.retriesLeft > 0 && !isCancelled();
+        const willRetry = record.verdict === null && item.retriesLeft > 0 && !isCancelled() &&
+          record.fault?.permanent !== true;
         if (record.verdict) {
           done++;
           if (wasFault.delete(item.cell.key)) faults--;
@@ -449,6 +465,7 @@ async function attempt(
     listMicros: outcome?.listMicros ?? null,
     isolated: outcome?.isolated ?? false,
     evidenceRef: await putJson(opts.blobs, evidence).catch(() => null),
+    ...(outcome ? { ending: endingOf(outcome) } : {}),
   });
 
   let world: World;
@@ -527,8 +544,14 @@ async function attempt(
       candidate: outcome.evidence,
     };
     if (outcome.status === "fault") {
+      const f = outcome.fault ?? { source: "candidate", kind: "could-not-run" };
       return await faultRecord(
-        { source: "candidate", kind: "could-not-run", message: outcome.message ?? "fault" },
+        {
+          source: f.source,
+          kind: f.kind,
+          message: outcome.message ?? "fault",
+          ...(f.permanent ? { permanent: true } : {}),
+        },
         outcome,
         elapsedMs,
         evidence,
@@ -590,6 +613,7 @@ async function attempt(
       listMicros: outcome.listMicros,
       isolated: outcome.isolated,
       evidenceRef: await putJson(opts.blobs, evidence),
+      ending: endingOf(outcome),
     };
   } catch (e) {
     if (opts.signal?.aborted) return null;

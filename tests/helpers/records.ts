@@ -26,3 +26,24 @@ export function attemptRecord(over: Partial<AttemptRecord> & { candidate: string
     ...over,
   };
 }
+
+/** What sh says for a script that the sandbox cannot see. */
+export const NO_FILE = "sh: 0: cannot open my_agent.sh: No such file";
+
+/** An attempt of "mine" on `caseId` whose script was not found: exit status 2, graded 0. */
+export function crashedRecord(caseId: string, over: Partial<AttemptRecord> = {}): AttemptRecord {
+  return attemptRecord({
+    candidate: "mine",
+    caseId,
+    status: "crashed",
+    passed: false,
+    verdict: { checks: { ok: false, "completed?": false }, reward: 0 },
+    ending: {
+      message: '"mine" ended with exit status 2',
+      exitCode: 2,
+      signal: null,
+      stderrTail: NO_FILE,
+    },
+    ...over,
+  });
+}

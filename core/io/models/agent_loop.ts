@@ -14,7 +14,12 @@
  * A provider failure (after the HTTP layer's retries) ends the attempt as a fault; a model
  * that answers badly does not: tool errors go back to it as tool results.
  */
-import type { AttemptContext, CandidateOutcome, Usage } from "../../bench/candidate.ts";
+import type {
+  AttemptContext,
+  CandidateFault,
+  CandidateOutcome,
+  Usage,
+} from "../../bench/candidate.ts";
 import { NO_USAGE } from "../../bench/candidate.ts";
 import {
   addUsage,
@@ -25,7 +30,7 @@ import {
   picoPerToken,
   picoToMicros,
 } from "../../models/cost.ts";
-import type { ChatMessage, ModelProvider, ToolResult, ToolSpec } from "./types.ts";
+import type { CallFailure, ChatMessage, ModelProvider, ToolResult, ToolSpec } from "./types.ts";
 import { callWorldTool, offeredTools, type ToolWorld } from "../../world_tools/registry.ts";
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -88,6 +93,18 @@ function messageChars(m: ChatMessage): number {
   }
 }
 
+/**
+ * A provider failure as a fault: the candidate ran, so it is the provider's. A rejected key
+ * (401, 403) is permanent: trying again in the same run would only be rejected again.
+ */
+export function providerFault(failure: CallFailure, status?: number): CandidateFault {
+  if (status === 401 || status === 403) {
+    return { source: "provider", kind: "auth", permanent: true };
+  }
+  if (failure === "malformed") return { source: "provider", kind: "malformed-response" };
+  return { source: "provider", kind: failure };
+}
+
 function tokensFor(chars: number): number {
   return Math.ceil(chars / CHARS_PER_TOKEN_ESTIMATE) + ESTIMATE_OVERHEAD_TOKENS;
 }
@@ -132,6 +149,7 @@ export async function runAgentLoop(
   let lastWorstMicros = 0;
   let stop: Stop = "turn-limit";
   let message: string | undefined;
+  let fault: CandidateFault | undefined;
 
   const fixedChars = opts.systemPrompt.length + JSON.stringify(tools).length;
 
@@ -173,6 +191,7 @@ export async function runAgentLoop(
     if (!res.ok) {
       stop = res.failure === "aborted" ? "timeout" : "fault";
       message = res.message;
+      if (stop === "fault") fault = providerFault(res.failure, res.status);
       transcript.add({
         role: "error",
         failure: res.failure,
@@ -247,6 +266,7 @@ export async function runAgentLoop(
   return {
     status,
     ...(message === undefined ? {} : { message }),
+    ...(fault === undefined ? {} : { fault }),
     usage,
     billedMicros,
     listMicros,

@@ -186,7 +186,15 @@ export async function createModelCandidate(
         maxTokens: entry.maxTokens,
         billPrices: bill,
         listPrices: list,
-      });
+      }).then((outcome) =>
+        outcome.fault?.kind === "auth"
+          ? {
+            ...outcome,
+            message: `${outcome.message}: the provider rejected the key in ${keyVar.name}; ` +
+              `set ${keyVar.name} to a valid ${entry.provider} API key`,
+          }
+          : outcome
+      );
     },
   };
 }

@@ -6,6 +6,7 @@ import {
   escapeHtml,
   frontierOf,
   frontierSvg,
+  placeLabels,
   renderReportHtml,
 } from "../../../core/bench/report_html.ts";
 
@@ -131,4 +132,35 @@ Deno.test("frontierOf() keeps points that are cheaper or better than every other
     p("same-cost-worse", 1, 0.1),
   ]);
   assert.deepEqual(kept.map((k) => k.name), ["cheap-bad", "mid", "dear-good"]);
+});
+
+Deno.test("placeLabels() moves labels of candidates that share a point apart", () => {
+  const spots = [
+    { text: "builtin-noop", x: 78, y: 302 },
+    { text: "mine", x: 78, y: 302 },
+    { text: "other", x: 78, y: 302 },
+    { text: "far", x: 500, y: 40 },
+  ];
+  const placed = placeLabels(spots, { top: 30, bottom: 306 });
+  for (let i = 0; i < placed.length; i++) {
+    for (let j = i + 1; j < placed.length; j++) {
+      const a = placed[i];
+      const b = placed[j];
+      const sideBySide = a.x + a.text.length * 7.5 <= b.x || b.x + b.text.length * 7.5 <= a.x;
+      assert.ok(sideBySide || Math.abs(a.y - b.y) >= 15, JSON.stringify([a, b]));
+    }
+  }
+  assert.deepEqual(placed[3], spots[3]); // a label with room keeps its place
+});
+
+Deno.test("frontierSvg() draws the names of two candidates at one point on different lines", () => {
+  const sc = buildScorecard([...records("a-noop", 0, 0), ...records("b-noop", 0, 0)], {
+    ...OPTS,
+    candidates: ["a-noop", "b-noop"],
+    expectedCells: 8,
+  });
+  const svg = frontierSvg(sc.candidates);
+  const ys = [...svg.matchAll(/<text class="name" x="[\d.]+" y="([\d.]+)">/g)].map((m) => m[1]);
+  assert.equal(ys.length, 2);
+  assert.notEqual(ys[0], ys[1]);
 });

@@ -76,13 +76,13 @@ Deno.test("renderReport() writes the frontier row of the reference's report", ()
   assert.ok(md.includes("| luna | 4 | 3 (75%) |"));
   assert.ok(
     lines(md).includes(
-      "| luna | 4 | 3 (75%) | 28%–97% | 0.875 | $0.0020 | $0.0027 | 1000 | 20 s |",
+      "| luna | 4 | 3 (75%) | 28%–97% | 0.875 | $0.0020 | $0.0027 | 1000 | 20 s | 3 passed, 1 failed |",
     ),
     md,
   );
   assert.ok(
     lines(md).includes(
-      "| haiku | 4 | 1 (25%) | 3%–72% | 0.250 | $0.0060 | $0.0240 | 2000 | 40 s |",
+      "| haiku | 4 | 1 (25%) | 3%–72% | 0.250 | $0.0060 | $0.0240 | 2000 | 40 s | 1 passed, 3 failed |",
     ),
     md,
   );
@@ -91,7 +91,8 @@ Deno.test("renderReport() writes the frontier row of the reference's report", ()
 Deno.test("renderReport() writes the resources row: tokens, times, wall clock, list price", () => {
   const md = report();
   assert.ok(
-    lines(md).includes("| luna | 900 | 100 | – | 20 s | 20 s | 1.3 min | 0.8 min | $0.0080 |"),
+    // 48 s of wall clock: below a minute in seconds (the earlier report wrote "0.8 min").
+    lines(md).includes("| luna | 900 | 100 | – | 20 s | 20 s | 1.3 min | 48 s | $0.0080 |"),
     md,
   );
   assert.match(
@@ -234,8 +235,11 @@ Deno.test("renderReport() shows en dashes for what is unknown", () => {
   const md = renderReport(
     buildScorecard(faulted, { ...OPTS, candidates: ["luna"], expectedCells: 1 }),
   );
-  assert.ok(lines(md).includes("| luna | 0 | 0 (–) | – | – | $0.0000 | – | 0 | 1 s |"), md);
-  assert.ok(lines(md).includes("| luna | 0 | 0 | – | 1 s | 1 s | 0.0 min | – | $0.0000 |"), md);
+  assert.ok(
+    lines(md).includes("| luna | 0 | 0 (–) | – | – | $0.0000 | – | 0 | 1 s | 1 fault |"),
+    md,
+  );
+  assert.ok(lines(md).includes("| luna | 0 | 0 | – | 1 s | 1 s | 1 s | – | $0.0000 |"), md);
 });
 
 Deno.test("formatFixed() rounds half up on the shortest decimal, as Java's %.nf", () => {
@@ -286,7 +290,30 @@ Deno.test("renderReport() shows attempts under a second in ms, not as 0 s", () =
     buildScorecard(quick, { ...OPTS, candidates: ["luna"], expectedCells: 4 }),
   );
   assert.ok(
-    lines(md).some((l) => l.startsWith("| luna | 4 | 4 (100%) |") && l.endsWith("| 120 ms |")),
+    lines(md).some((l) => l.startsWith("| luna | 4 | 4 (100%) |") && l.includes("| 120 ms |")),
     md,
   );
+});
+
+Deno.test("renderReport() gives summed time under a minute in seconds or ms, never 0.0 min", () => {
+  const quick = CASES.map((caseId) => record({ candidate: "luna", caseId, elapsedMs: 300 }));
+  const md = renderReport(
+    buildScorecard(quick, { ...OPTS, candidates: ["luna"], expectedCells: 4 }),
+  );
+  const row = lines(md).find((l) => l.startsWith("| luna | 0 | 0 |"))!;
+  assert.ok(!md.includes("0.0 min"), md);
+  // Median 300 ms, p90 300 ms, summed 1.2 s → "1 s", wall clock from the records.
+  assert.match(row, /\| 300 ms \| 300 ms \| 1 s \|/);
+});
+
+Deno.test("renderReport() never prints a p90 time below the median (two attempts)", () => {
+  const two = [
+    record({ candidate: "luna", caseId: "B0001", elapsedMs: 1_000 }),
+    record({ candidate: "luna", caseId: "B0002", elapsedMs: 9_000 }),
+  ];
+  const md = renderReport(
+    buildScorecard(two, { ...OPTS, candidates: ["luna"], expectedCells: 2 }),
+  );
+  // Median 5 s; element ⌊0.9·1⌋ would have said 1 s.
+  assert.match(lines(md).find((l) => l.startsWith("| luna | 0 | 0 |"))!, /\| 5 s \| 8 s \|/);
 });

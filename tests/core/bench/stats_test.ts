@@ -137,13 +137,21 @@ Deno.test("mcnemarExact() stays finite for thousands of discordant pairs", () =>
   assert.ok(tiny > 0 && tiny < 1e-300, String(tiny));
 });
 
-Deno.test("median() averages the middle pair; percentile() takes element ⌊q·(n−1)⌋", () => {
+Deno.test("median() averages the middle pair; percentile() interpolates at q·(n−1)", () => {
   assert.equal(median([30, 10, 20]), 20);
   assert.equal(median([40, 10, 20, 30]), 25);
   assert.equal(median([]), null);
   const xs = [5, 1, 4, 2, 3, 10, 9, 8, 7, 6];
-  assert.equal(percentile(xs, 0.9), 9); // ⌊0.9 · 9⌋ = 8 → the 9th smallest
+  close(percentile(xs, 0.9)!, 9.1, 9); // 0.9 · 9 = 8.1: a tenth of the way from 9 to 10
   assert.equal(percentile([20, 20, 20, 20], 0.9), 20);
   assert.equal(percentile([7], 0.9), 7);
   assert.equal(percentile([], 0.9), null);
+});
+
+Deno.test("percentile() at 0.9 is never below the median (two attempts: 100 ms and 900 ms)", () => {
+  // Element ⌊0.9·(n−1)⌋ gave 100 ms here, below the median of 500 ms.
+  for (const xs of [[100, 900], [1, 2, 3, 1000], [5, 5, 6, 100, 100, 100]]) {
+    assert.ok(percentile(xs, 0.9)! >= median(xs)!, JSON.stringify(xs));
+  }
+  assert.equal(percentile([100, 900], 0.9), 820);
 });

@@ -1,0 +1,236 @@
+/**
+ * What happened in an attempt, as one word, and why attempts went wrong. Every attempt has
+ * exactly one outcome, derived from its record alone: passed, failed (graded, some check
+ * false), crashed (its exit status), timed out, stopped by budget, or fault (it could not
+ * run, its provider failed, the checker faulted, the host failed). Pure.
+ */
+import type { AttemptRecord } from "./records.ts";
+
+export type Outcome = "passed" | "failed" | "crashed" | "timed-out" | "budget" | "fault";
+
+/** Every outcome, in the order reports list them. */
+export const OUTCOMES: readonly Outcome[] = [
+  "passed",
+  "failed",
+  "crashed",
+  "timed-out",
+  "budget",
+  "fault",
+];
+
+/** Outcomes as people read them. */
+export const OUTCOME_TEXT: Record<Outcome, string> = {
+  passed: "passed",
+  failed: "failed",
+  crashed: "crashed",
+  "timed-out": "timed out",
+  budget: "stopped by budget",
+  fault: "fault",
+};
+
+/** The one outcome of an attempt. */
+export function outcomeOf(r: AttemptRecord): Outcome {
+  if (r.verdict === null) return "fault";
+  if (r.status === "crashed") return "crashed";
+  if (r.status === "timeout") return "timed-out";
+  if (r.status === "budget") return "budget";
+  return r.passed ? "passed" : "failed";
+}
+
+export type OutcomeCounts = Record<Outcome, number>;
+
+/** How many attempts had each outcome (every outcome present, zeros included). */
+export function countOutcomes(records: readonly AttemptRecord[]): OutcomeCounts {
+  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as OutcomeCounts;
+  for (const r of records) counts[outcomeOf(r)]++;
+  return counts;
+}
+
+/** Outcome counts as text, nonzero ones only: "3 passed, 1 crashed". */
+export function outcomeCountsText(counts: OutcomeCounts): string {
+  const parts = OUTCOMES.filter((o) => counts[o] > 0).map((o) => `${counts[o]} ${OUTCOME_TEXT[o]}`);
+  return parts.length > 0 ? parts.join(", ") : "none";
+}
+
+/** One attempt standing for its cause. */
+export interface CauseExample {
+  caseId: string | null;
+  repetition: number;
+  exitCode: number | null;
+  signal: string | null;
+  /** The last lines of the candidate's stderr, when it was a command that wrote some. */
+  stderrTail: string | null;
+  /** The fault's reason or the outcome's message. */
+  message: string | null;
+  elapsedMs: number;
+  isolated: boolean;
+}
+
+/** A distinct reason attempts of one candidate did not pass, with how many it covers. */
+export interface FailureCause {
+  outcome: Outcome;
+  /** One line that says what happened, e.g. `exit status 2: sh: 0: cannot open a.sh: No such file`. */
+  cause: string;
+  count: number;
+  example: CauseExample;
+}
+
+/** Ids, hashes and world directories vary between attempts with the same cause. */
+function normalise(text: string): string {
+  return text
+    .replace(/\/\S*\/worlds\/\S+/g, "<world>")
+    .replace(/\b[0-9a-f]{8,}(-[0-9a-f]{4,})*\b/gi, "…")
+    .trim();
+}
+
+function lastLine(text: string | null | undefined): string {
+  if (!text) return "";
+  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  return lines[lines.length - 1] ?? "";
+}
+
+function firstLine(text: string | null | undefined): string {
+  return (text ?? "").split("\n").map((l) => l.trim()).find((l) => l !== "") ?? "";
+}
+
+function exitText(r: AttemptRecord): string {
+  const e = r.ending;
+  if (e?.signal) return `killed by ${e.signal}`;
+  if (e && e.exitCode !== null) return `exit status ${e.exitCode}`;
+  // Records written before endings were kept: the message says it ("… ended with exit status 2").
+  const m = /ended with (exit status \d+|signal \w+)/.exec(e?.message ?? "");
+  return m ? m[1] : "ended abnormally";
+}
+
+/** The cause of an attempt that did not pass, as [grouping key, one-line text]; null when it passed. */
+export function causeOf(r: AttemptRecord): [string, string] | null {
+  const outcome = outcomeOf(r);
+  switch (outcome) {
+    case "passed":
+      return null;
+    case "failed": {
+      const failed = Object.entries(r.verdict?.checks ?? {})
+        .filter(([, ok]) => ok !== true).map(([k]) => k).sort();
+      const text = failed.length > 0
+        ? `checks failed: ${failed.map((k) => `:${k}`).join(" ")}`
+        : "reward below a pass";
+      return [`failed|${text}`, text];
+    }
+    case "crashed": {
+      const how = exitText(r);
+      const line = lastLine(r.ending?.stderrTail);
+      const text = line ? `${how}: ${line}` : how;
+      return [`crashed|${normalise(text)}`, text];
+    }
+    case "timed-out": {
+      const text = firstLine(r.ending?.message) || "the time limit was reached";
+      return [`timed-out|${normalise(text.replace(/\d+/g, "N"))}`, text];
+    }
+    case "budget":
+      // Amounts differ per attempt; the cause is the same.
+      return ["budget|", firstLine(r.ending?.message) || "stopped by budget"];
+    case "fault": {
+      const f = r.fault;
+      const head = f ? `${f.source} ${f.kind}` : "fault";
+      const why = firstLine(f?.message);
+      const text = why ? `${head}: ${why}` : head;
+      return [`fault|${normalise(text)}`, text];
+    }
+  }
+}
+
+function exampleOf(r: AttemptRecord): CauseExample {
+  return {
+    caseId: r.caseId,
+    repetition: r.repetition,
+    exitCode: r.ending?.exitCode ?? null,
+    signal: r.ending?.signal ?? null,
+    stderrTail: r.ending?.stderrTail ?? null,
+    message: r.fault?.message ?? r.ending?.message ?? null,
+    elapsedMs: r.elapsedMs,
+    isolated: r.isolated,
+  };
+}
+
+/**
+ * The distinct causes among `records` (one candidate's latest tries), most frequent first
+ * (ties: the order they first occur), each with its count and its first attempt as example.
+ */
+export function failureCauses(records: readonly AttemptRecord[]): FailureCause[] {
+  const byKey = new Map<string, FailureCause & { first: number }>();
+  records.forEach((r, i) => {
+    const c = causeOf(r);
+    if (c === null) return;
+    const [key, text] = c;
+    const seen = byKey.get(key);
+    if (seen) seen.count++;
+    else {byKey.set(key, {
+        outcome: outcomeOf(r),
+        cause: text,
+        count: 1,
+        example: exampleOf(r),
+        first: i,
+      });}
+  });
+  return [...byKey.values()]
+    .sort((a, b) => b.count - a.count || a.first - b.first)
+    .map(({ first: _first, ...c }) => c);
+}
+
+/** A candidate none of whose attempts ran properly: every one crashed or faulted. */
+export interface BrokenCandidate {
+  candidate: string;
+  attempts: number;
+  /** "crashed", "faulted", or "crashed or faulted". */
+  how: string;
+  /** The most frequent cause. */
+  cause: FailureCause;
+  hint: string;
+}
+
+/** A hint for a cause: what to do about the most common ways an agent cannot start. */
+export function causeHint(cause: FailureCause): string {
+  const text = `${cause.cause}\n${cause.example.stderrTail ?? ""}\n${cause.example.message ?? ""}`;
+  const missing = /no such file|not found|cannot open|can't open|ENOENT/i.test(text);
+  if (missing && cause.example.isolated) {
+    return "Under bubblewrap the agent sees only the world's directories and the system: " +
+      '--mount the agent\'s directory (e.g. --mount "$PWD", read-only at the same path), or ' +
+      "give an absolute path inside a mounted directory";
+  }
+  if (missing) {
+    return "Give the agent's command with an absolute path: it runs in the world directory";
+  }
+  if (cause.outcome === "fault" && /provider auth/.test(cause.cause)) {
+    return "Check the API key the model's provider rejected";
+  }
+  return "`dvergr show` shows an attempt in full (its stderr, exit status and files)";
+}
+
+/**
+ * Candidates every one of whose attempts crashed or faulted (at least one attempt), with the
+ * most frequent cause and a hint. `byCandidate` holds each candidate's latest tries.
+ */
+export function brokenCandidates(
+  byCandidate: ReadonlyMap<string, readonly AttemptRecord[]>,
+): BrokenCandidate[] {
+  const out: BrokenCandidate[] = [];
+  for (const [candidate, records] of byCandidate) {
+    if (records.length === 0) continue;
+    const outcomes = new Set(records.map(outcomeOf));
+    if ([...outcomes].some((o) => o !== "crashed" && o !== "fault")) continue;
+    const cause = failureCauses(records)[0];
+    const how = outcomes.size === 2
+      ? "crashed or faulted"
+      : outcomes.has("crashed")
+      ? "crashed"
+      : "faulted";
+    out.push({ candidate, attempts: records.length, how, cause, hint: causeHint(cause) });
+  }
+  return out;
+}
+
+/** The one line the CLI prints for a broken candidate. */
+export function brokenLine(b: BrokenCandidate): string {
+  const every = b.attempts === 1 ? "its only attempt" : `every attempt (${b.attempts})`;
+  return `${b.candidate}: ${every} ${b.how}; first cause: ${b.cause.cause}. Hint: ${b.hint}`;
+}
