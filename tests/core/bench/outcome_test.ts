@@ -9,7 +9,6 @@ import {
   outcomeCountsText,
   outcomeOf,
 } from "../../../core/bench/outcome.ts";
-import type { AttemptRecord } from "../../../core/bench/records.ts";
 import { stderrTail } from "../../../core/bench/records.ts";
 
 const crashed = crashedRecord;
