@@ -117,9 +117,13 @@ export function candidateLines(scorecard: Scorecard): string[] {
     const mixed = o !== undefined && o.passed + o.failed < Object.values(o).reduce((a, b) => a + b);
     return `${c.candidate.padEnd(40)} reward ${
       formatFixed(c.meanReward ?? 0, 3)
-    }  passed ${c.passes}/${c.attempts}  billed $${
-      formatFixed(c.cost.billedMicros / 1e6, 4)
-    }  list price $${formatFixed(c.cost.listMicros / 1e6, 4)}` +
+    }  passed ${c.passes}/${c.attempts}  ${
+      (c.cost.unpricedAttempts ?? 0) > 0
+        ? "cost unknown (no prices in the model registry)"
+        : `billed $${formatFixed(c.cost.billedMicros / 1e6, 4)}  list price $${
+          formatFixed(c.cost.listMicros / 1e6, 4)
+        }`
+    }` +
       (c.unfinished > 0 ? `  unfinished ${c.unfinished} of ${c.plannedCells}` : "") +
       (mixed ? `  (${outcomeCountsText(o)})` : "");
   });

@@ -86,6 +86,8 @@ export interface CandidateOutcome {
   billedMicros: number;
   /** The same tokens at list price (subscriptions); null = equals the bill. */
   listMicros: number | null;
+  /** The model's prices are unknown (not in the registry): the money figures are not costs. */
+  unpriced?: boolean;
   /** False when a command candidate ran without bubblewrap. */
   isolated: boolean;
   /** Bounded evidence: transcript, exit status, output tail… (plain JSON). */

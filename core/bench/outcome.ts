@@ -109,6 +109,10 @@ export function causeOf(r: AttemptRecord): [string, string] | null {
     case "passed":
       return null;
     case "failed": {
+      if (r.failure) {
+        const text = `${r.failure.kind}: ${firstLine(r.failure.message)}`;
+        return [`failed|${normalise(text)}`, text];
+      }
       const failed = Object.entries(r.verdict?.checks ?? {})
         .filter(([, ok]) => ok !== true).map(([k]) => k).sort();
       const text = failed.length > 0

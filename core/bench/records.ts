@@ -50,6 +50,8 @@ export interface AttemptRecord {
   billedMicros: number;
   /** The same tokens at list price; null = equals the bill. */
   listMicros: number | null;
+  /** The model's prices are unknown: its tokens are counted, its cost is not known. */
+  unpriced?: boolean;
   isolated: boolean;
   /** Trust tier of the verifier that scored it. */
   trust: TrustTier;

@@ -124,6 +124,21 @@ function verifierText(sc: Scorecard, rows: CandidateSummary[], isolatedNote?: st
     (isolatedNote ? `; ${isolatedNote.replace(/\.$/, "")}.` : ".");
 }
 
+/** A candidate some of whose attempts ran a model without known prices: its cost is unknown. */
+function unpriced(r: CandidateSummary): boolean {
+  return (r.cost.unpricedAttempts ?? 0) > 0;
+}
+
+function unpricedText(rows: readonly CandidateSummary[]): string {
+  const names = rows.filter(unpriced).map((r) => r.candidate);
+  if (names.length === 0) return "";
+  return ` The cost of ${names.join(", ")} is unknown (${DASH}): ${
+    names.length === 1 ? "its model is" : "their models are"
+  } not in the model registry, so the tokens are counted but not priced. To price them, ` +
+    "add the model's prices (dollars per million tokens) to `<home>/models.edn`, e.g. " +
+    '`{:models {"openai/gpt-5.2" {:provider :openai :prices {:input 1.25 :output 10}}}}`.';
+}
+
 function frontierTable(rows: CandidateSummary[]): ReportTable {
   return table(
     [
@@ -145,8 +160,8 @@ function frontierTable(rows: CandidateSummary[]): ReportTable {
       `${r.passes} (${pct(r.passRate)})`,
       orDash(r.passInterval, ([lo, hi]) => `${pct(lo)}${DASH}${pct(hi)}`),
       orDash(r.meanReward, (x) => formatFixed(x, 3)),
-      orDash(r.cost.listPerAttempt, money),
-      orDash(r.cost.listPerPass, money),
+      unpriced(r) ? DASH : orDash(r.cost.listPerAttempt, money),
+      unpriced(r) ? DASH : orDash(r.cost.listPerPass, money),
       orDash(r.tokens.perAttempt, String),
       seconds(r.time.medianMs),
       r.outcomes ? outcomeCountsText(r.outcomes) : DASH,
@@ -177,7 +192,7 @@ function resourcesTable(rows: CandidateSummary[]): ReportTable {
       seconds(r.time.p90Ms),
       minutes(r.time.summedMs),
       minutes(r.time.wallClockMs),
-      money(r.cost.listMicros),
+      unpriced(r) ? DASH : money(r.cost.listMicros),
     ]),
   );
 }
@@ -345,8 +360,9 @@ export function reportBlocks(scorecard: Scorecard, opts: ReportOptions = {}): Re
       kind: "paragraph",
       text: "Costs are at the models' list prices (what the same tokens cost through the API), " +
         "whether or not a subscription paid for them. Billed: " +
-        rows.map((r) => `${r.candidate} ${money(r.cost.billedMicros)}`).join(", ") + "." +
-        retriesText(rows),
+        rows.map((r) => `${r.candidate} ${unpriced(r) ? DASH : money(r.cost.billedMicros)}`)
+          .join(", ") +
+        "." + retriesText(rows) + unpricedText(rows),
     },
     ...failuresBlocks(rows),
     ...(opts.diagnosis ? whatWentWrongBlocks(opts.diagnosis) : []),

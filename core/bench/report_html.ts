@@ -83,7 +83,11 @@ export function frontierOf(points: readonly PlotPoint[]): PlotPoint[] {
  */
 export function frontierSvg(candidates: readonly CandidateSummary[]): string {
   const points: PlotPoint[] = candidates
-    .filter((c) => c.meanReward !== null && c.cost.listPerAttempt !== null)
+    // A model without known prices has no place on a cost axis.
+    .filter((c) =>
+      c.meanReward !== null && c.cost.listPerAttempt !== null &&
+      !((c.cost.unpricedAttempts ?? 0) > 0)
+    )
     .map((c) => ({
       name: c.candidate,
       cost: c.cost.listPerAttempt! / 1e6,

@@ -57,6 +57,11 @@ export interface CostSummary {
   spentListMicros: number;
   /** Tries superseded by a later try of the same cell (faults that ran again). */
   retriedTries: number;
+  /**
+   * Attempts of a model whose prices are unknown (not in the registry): every money figure
+   * above leaves their tokens out, so it is not the candidate's cost. 0 when all are priced.
+   */
+  unpricedAttempts: number;
 }
 
 export interface TokenSummary {
@@ -285,6 +290,7 @@ function summarise(
       spentBilledMicros: allTries.reduce((a, r) => a + r.billedMicros, 0),
       spentListMicros: allTries.reduce((a, r) => a + listOf(r), 0),
       retriedTries: allTries.length - records.length,
+      unpricedAttempts: records.filter((r) => r.unpriced === true).length,
     },
     tokens: {
       ...tok,

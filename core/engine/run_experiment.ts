@@ -463,6 +463,7 @@ async function attempt(
     usage: outcome?.usage ?? { ...NO_USAGE },
     billedMicros: outcome?.billedMicros ?? 0,
     listMicros: outcome?.listMicros ?? null,
+    ...(outcome?.unpriced ? { unpriced: true } : {}),
     isolated: outcome?.isolated ?? false,
     evidenceRef: await putJson(opts.blobs, evidence).catch(() => null),
     ...(outcome ? { ending: endingOf(outcome) } : {}),
@@ -580,8 +581,10 @@ async function attempt(
         usage: outcome.usage,
         billedMicros: outcome.billedMicros,
         listMicros: outcome.listMicros,
+        ...(outcome.unpriced ? { unpriced: true } : {}),
         isolated: outcome.isolated,
         evidenceRef: await putJson(opts.blobs, evidence).catch(() => null),
+        ending: endingOf(outcome),
       };
     }
     evidence.captured = captured;
@@ -611,6 +614,7 @@ async function attempt(
       usage: outcome.usage,
       billedMicros: outcome.billedMicros,
       listMicros: outcome.listMicros,
+      ...(outcome.unpriced ? { unpriced: true } : {}),
       isolated: outcome.isolated,
       evidenceRef: await putJson(opts.blobs, evidence),
       ending: endingOf(outcome),

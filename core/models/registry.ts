@@ -35,6 +35,12 @@ export interface ModelEntry {
   doc: string | null;
   /** The files that defined it, shipped first. */
   sources: string[];
+  /**
+   * False for a model named as `provider/model` that no registry file lists: it runs, its
+   * tokens are counted, but its prices are unknown (`prices` are zeros that must not be
+   * shown as a cost).
+   */
+  priced: boolean;
 }
 
 export interface ModelRegistry {
@@ -333,6 +339,7 @@ export function buildRegistry(layers: RegistryLayer[]): ModelRegistry {
       apiKeyEnv: raw.apiKeyEnv ?? null,
       doc: raw.doc ?? null,
       sources,
+      priced: true,
     });
   }
 
@@ -438,11 +445,59 @@ export async function loadRegistry(opts: { homeDir?: string } = {}): Promise<Mod
   return buildRegistry(layers);
 }
 
-/** The entry for an id or alias; a DvergrError MODEL_UNKNOWN listing close matches otherwise. */
-export function resolveModel(registry: ModelRegistry, name: string): ModelEntry {
+function lookup(registry: ModelRegistry, name: string): ModelEntry | undefined {
   const id = registry.entries.has(name) ? name : registry.aliases.get(name);
-  const entry = id === undefined ? undefined : registry.entries.get(id);
+  return id === undefined ? undefined : registry.entries.get(id);
+}
+
+/**
+ * A `provider/model` name split at its first slash, when the prefix is a provider dvergr
+ * speaks (`anthropic/`, `openai/`, `openai-compatible/`), as model ids are written across
+ * the ecosystem; null otherwise.
+ */
+export function providerPrefixed(name: string): { provider: ProviderKind; model: string } | null {
+  const slash = name.indexOf("/");
+  if (slash <= 0) return null;
+  const provider = name.slice(0, slash) as ProviderKind;
+  const model = name.slice(slash + 1);
+  if (!PROVIDERS.includes(provider) || model.trim() === "" || /\s/.test(model)) return null;
+  return { provider, model };
+}
+
+/** How to give prices to a model the registry does not list (a note for reports). */
+export function pricesHint(id: string, provider: ProviderKind): string {
+  return `add its prices (dollars per million tokens) to <home>/models.edn: {:models {"${id}" ` +
+    `{:provider :${provider} :prices {:input 1.0 :output 4.0}}}}`;
+}
+
+/**
+ * The entry for an id or alias. A name `provider/model` (`openai/gpt-5.2`) that the registry
+ * does not list runs as that provider's model `model`: the registry's entry when it lists
+ * `model` for that provider, else an unpriced entry (tokens counted, cost unknown). Any other
+ * unknown name is a DvergrError MODEL_UNKNOWN listing close matches.
+ */
+export function resolveModel(registry: ModelRegistry, name: string): ModelEntry {
+  const entry = lookup(registry, name);
   if (entry) return entry;
+  const prefixed = providerPrefixed(name);
+  if (prefixed) {
+    const known = lookup(registry, prefixed.model);
+    if (known && known.provider === prefixed.provider) return known;
+    return {
+      id: name,
+      provider: prefixed.provider,
+      apiModel: prefixed.model,
+      aliases: [],
+      prices: { ...FREE },
+      listPriceOf: null,
+      maxTokens: DEFAULT_MAX_TOKENS,
+      baseUrl: null,
+      apiKeyEnv: null,
+      doc: null,
+      sources: [],
+      priced: false,
+    };
+  }
   const known = [...registry.entries.keys(), ...registry.aliases.keys()].sort();
   const close = closeMatches(name, known);
   const closeIds = [...new Set(close.map((n) => registry.aliases.get(n) ?? n))];
@@ -451,11 +506,14 @@ export function resolveModel(registry: ModelRegistry, name: string): ModelEntry 
     "MODEL_UNKNOWN",
     `Cannot use model ${JSON.stringify(name)}: it is not in the model registry`,
     {
-      hint: close.length > 0
-        ? `Did you mean ${close.map((n) => JSON.stringify(n)).join(" or ")}? Models: ${
-          ids.join(", ")
-        }`
-        : `Models: ${ids.join(", ")}; add others to <home>/models.edn`,
+      hint:
+        (close.length > 0
+          ? `Did you mean ${close.map((n) => JSON.stringify(n)).join(" or ")}? Models: ${
+            ids.join(", ")
+          }. `
+          : `Models: ${ids.join(", ")}. `) +
+        `A model not listed runs when named with its provider, e.g. "openai/${name}" or ` +
+        `"anthropic/${name}" (its cost is then unknown), or add it to <home>/models.edn`,
       details: { model: name, closeMatches: close, closeIds, known: ids, files: registry.files },
     },
   );

@@ -53,3 +53,13 @@ export async function writeBundleTo(files: FileMap, name = "words"): Promise<str
   }
   return dir;
 }
+
+/** A checker for "sum" bundles: /out/answer.edn must be {:total N} with the gold total. */
+export const SUM_CHECKER = `
+export function check({ files, gold }) {
+  let answer = null;
+  try { answer = edn.parse(files["/out/answer.edn"] ?? ""); } catch { answer = null; }
+  const right = answer !== null && typeof answer === "object" && answer.total === gold.total;
+  return { checks: { "answer-present": answer !== null, "total-right": right }, reward: right ? 1 : 0 };
+}
+`;

@@ -161,6 +161,7 @@ export async function createModelCandidate(
       tools: { version: WORLD_TOOLS_VERSION, names: [...WORLD_TOOL_NAMES] },
       maxTurns,
       maxTokens: entry.maxTokens,
+      ...(entry.priced ? {} : { priced: false }),
     },
     preflight(): Promise<void> {
       if (keyVar.required && key() === null) return Promise.reject(missingKey());
@@ -186,15 +187,16 @@ export async function createModelCandidate(
         maxTokens: entry.maxTokens,
         billPrices: bill,
         listPrices: list,
-      }).then((outcome) =>
-        outcome.fault?.kind === "auth"
+      }).then((outcome) => ({
+        ...outcome,
+        ...(entry.priced ? {} : { unpriced: true }),
+        ...(outcome.fault?.kind === "auth"
           ? {
-            ...outcome,
             message: `${outcome.message}: the provider rejected the key in ${keyVar.name}; ` +
               `set ${keyVar.name} to a valid ${entry.provider} API key`,
           }
-          : outcome
-      );
+          : {}),
+      }));
     },
   };
 }

@@ -65,6 +65,27 @@ Deno.test("resolveModel() accepts ids and aliases", async () => {
   assert.equal(resolveModel(reg, "gpt-4o-mini").apiModel, "gpt-4o-mini");
 });
 
+Deno.test("resolveModel() runs a provider/model id the registry lacks, unpriced", async () => {
+  const reg = await loadRegistry();
+  const e = resolveModel(reg, "openai/gpt-5.2");
+  assert.equal(e.provider, "openai");
+  assert.equal(e.apiModel, "gpt-5.2");
+  assert.equal(e.priced, false);
+  assert.equal(resolveModel(reg, "anthropic/claude-sonnet-5").provider, "anthropic");
+  // A listed model under its provider's prefix is the registry's entry, prices and all.
+  const known = resolveModel(reg, "anthropic/claude-haiku-4-5");
+  assert.equal(known.id, "claude-haiku-4-5");
+  assert.equal(known.priced, true);
+  // Under another provider's prefix it is that provider's model, not the registry's.
+  assert.equal(resolveModel(reg, "openai/claude-haiku-4-5").priced, false);
+  assert.equal(resolveModel(reg, "haiku").priced, true);
+  assert.throws(() => resolveModel(reg, "acme/gpt-5.2"), /not in the model registry/);
+  assert.throws(
+    () => resolveModel(reg, "gpt-5.2"),
+    (e: Error & { hint?: string }) => /"openai\/gpt-5\.2"/.test(e.hint ?? ""),
+  );
+});
+
 Deno.test("resolveModel() refuses an unknown model and names the close matches", async () => {
   const reg = await loadRegistry();
   try {

@@ -17,15 +17,7 @@ import {
   startFakeOpenAI,
   summingAgent,
 } from "../../../helpers/fake_providers.ts";
-
-const SUM_CHECKER = `
-export function check({ files, gold }) {
-  let answer = null;
-  try { answer = edn.parse(files["/out/answer.edn"] ?? ""); } catch { answer = null; }
-  const right = answer !== null && typeof answer === "object" && answer.total === gold.total;
-  return { checks: { "answer-present": answer !== null, "total-right": right }, reward: right ? 1 : 0 };
-}
-`;
+import { SUM_CHECKER } from "../../../helpers/dataset_bundle.ts";
 
 function sumBundle() {
   return parseBundle({
