@@ -12,7 +12,14 @@ import { readEdn } from "../edn/read.ts";
 import { writeEdn } from "../edn/write.ts";
 import { EdnList, EdnUuid, type EdnValue, isEdnMap, Keyword, mapGet } from "../edn/values.ts";
 import { contentId } from "./content_id.ts";
-import { type FileBundle, type FileMap, relativePathProblem, sortedFiles } from "./file_map.ts";
+import {
+  conflictText,
+  type FileBundle,
+  fileDirConflict,
+  type FileMap,
+  relativePathProblem,
+  sortedFiles,
+} from "./file_map.ts";
 import { bundleProblems, formatProblem } from "./parse.ts";
 import type { BundleProblem } from "./types.ts";
 import { checkBundleName } from "./bundle_name.ts";
@@ -199,9 +206,6 @@ export function verifyExport(
       );
     }
     const why = relativePathProblem(k) ??
-      (k.split("/").some((seg) => seg.toLowerCase() === ".git")
-        ? 'has a ".git" segment (a repository\'s own data, never part of a bundle)'
-        : null) ??
       (k.isWellFormed() ? null : `is not UTF-8 text: ${surrogateAt(k)}`) ??
       longSegmentProblem(k);
     if (why) {
@@ -228,6 +232,14 @@ export function verifyExport(
       );
     }
     files.set(k, v);
+  }
+  const conflict = fileDirConflict(files.keys());
+  if (conflict) {
+    throw invalid(
+      file,
+      `:files cannot be installed: ${conflictText(conflict)}`,
+      "A bundle path is either a file or a directory; export the bundle again",
+    );
   }
 
   const rawId = mapGet(m, "bundle");

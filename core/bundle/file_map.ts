@@ -11,7 +11,8 @@ export interface FileBundle {
 
 /**
  * Why a relative bundle path is refused, or null when it is acceptable: POSIX,
- * relative, normalised; no `..`, `.`, empty segments, absolute paths, NUL or backslashes.
+ * relative, normalised; no `..`, `.`, empty segments, absolute paths, NUL or backslashes,
+ * and no segment that git or a common file system takes for `.git` (see gitAliasProblem).
  */
 export function relativePathProblem(path: string): string | null {
   if (path.length === 0) return "is empty";
@@ -22,8 +23,51 @@ export function relativePathProblem(path: string): string | null {
     if (seg === "") return "has an empty segment (// or a trailing /)";
     if (seg === "..") return 'leaves the bundle ("..")';
     if (seg === ".") return 'is not normalised (".")';
+    const git = gitAliasProblem(seg);
+    if (git) return git;
   }
   return null;
+}
+
+/** Code points HFS+ ignores in names, so ".g\u200cit" is ".git" there (as git's fsck knows). */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/**
+ * Why a path segment is one that git or a common file system treats as `.git`, or null:
+ * `.git` in any case, with trailing dots or spaces (Windows drops them), with an NTFS stream
+ * suffix (`.git::$INDEX_ALLOCATION`), with code points HFS+ ignores, or the 8.3 short name
+ * `git~1`. Such a segment would write into a repository's own data, and `git fsck --strict`
+ * refuses trees holding one.
+ */
+export function gitAliasProblem(segment: string): string | null {
+  const plain = segment.replace(HFS_IGNORED, "").toLowerCase();
+  const stem = plain.split(":")[0].replace(/[. ]+$/, "");
+  if (stem === ".git" || /^git~\d+$/.test(plain.replace(/[. ]+$/, ""))) {
+    return `has the segment ${JSON.stringify(segment)}, which git or the file system takes ` +
+      'for ".git" (a repository\'s own data, never part of a bundle or a room)';
+  }
+  return null;
+}
+
+/**
+ * The first path that is also a directory of another path in `paths` (a file "a" beside
+ * "a/b"), as `{ file, inside }`, or null. Such a map cannot be written to a directory or a
+ * git tree without losing one of the two.
+ */
+export function fileDirConflict(paths: Iterable<string>): { file: string; inside: string } | null {
+  const all = new Set(paths);
+  for (const p of all) {
+    for (let i = p.indexOf("/"); i >= 0; i = p.indexOf("/", i + 1)) {
+      const ancestor = p.slice(0, i);
+      if (all.has(ancestor)) return { file: ancestor, inside: p };
+    }
+  }
+  return null;
+}
+
+/** The message part for a conflict found by fileDirConflict. */
+export function conflictText(c: { file: string; inside: string }): string {
+  return `"${c.file}" is a file and also the directory of "${c.inside}"`;
 }
 
 /** The file map with its paths in sorted (code unit) order. */

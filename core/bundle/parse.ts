@@ -12,7 +12,13 @@ import { toPlain } from "../edn/plain.ts";
 import { Keyword } from "../edn/values.ts";
 import type { EdnValue } from "../edn/values.ts";
 import { contentId } from "./content_id.ts";
-import { type FileBundle, type FileMap, relativePathProblem } from "./file_map.ts";
+import {
+  conflictText,
+  type FileBundle,
+  fileDirConflict,
+  type FileMap,
+  relativePathProblem,
+} from "./file_map.ts";
 import {
   calibrationSchema,
   certificationSchema,
@@ -130,6 +136,10 @@ function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } 
     const why = relativePathProblem(path);
     if (why) problems.push({ file: path, message: `path ${why}` });
   }
+  const conflict = fileDirConflict(files.keys());
+  if (conflict) {
+    problems.push({ file: conflict.file, message: `path ${conflictText(conflict)}` });
+  }
 
   // workflow.edn
   const wfText = files.get("workflow.edn");
@@ -240,12 +250,37 @@ function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } 
   }
 
   parsed.cases = readCases(files, problems);
+  worldConflicts(files, parsed.cases, problems);
   checkCalibrationRefs(files, parsed, problems);
 
   problems.sort((a, b) =>
     a.file === b.file ? (a.line ?? 0) - (b.line ?? 0) : a.file < b.file ? -1 : 1
   );
   return { problems, parsed };
+}
+
+/**
+ * A world is the shared fixtures overlaid by a case's: a path that is a file in one and a
+ * directory in the other cannot be made (the first such case is named).
+ */
+function worldConflicts(files: FileMap, cases: BundleCase[], problems: BundleProblem[]): void {
+  const shared = Object.keys(fixturesOf(files, "fixtures/"));
+  for (const c of cases) {
+    const conflict = fileDirConflict([...shared, ...Object.keys(c.fixtures)]);
+    if (conflict) {
+      problems.push({
+        file: `cases/${c.id}/`,
+        message: `the world of case "${c.id}" (fixtures/ overlaid by the case's) cannot be ` +
+          `made: world path ${
+            conflictText({
+              file: "/" + conflict.file.replace(/^\//, ""),
+              inside: "/" + conflict.inside.replace(/^\//, ""),
+            })
+          }`,
+      });
+      return;
+    }
+  }
 }
 
 function readCases(files: FileMap, problems: BundleProblem[]): BundleCase[] {

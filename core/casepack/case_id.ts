@@ -3,6 +3,7 @@
  */
 import { EdnList, EdnSet, type EdnValue } from "../edn/values.ts";
 import { writeEdn } from "../edn/write.ts";
+import { gitAliasProblem } from "../bundle/file_map.ts";
 
 /** Whether a cell is blank: nil, blank text, or an empty collection. */
 export function isBlankCell(v: EdnValue | undefined): boolean {
@@ -22,8 +23,8 @@ export const MAX_CASE_ID_LENGTH = 200;
  * with every run of characters outside `[A-Za-z0-9._-]` replaced by `_`. Beyond the
  * reference, a case id is always one path segment that every bundle store accepts
  * (the reference would write outside the bundle or into git's own directory): an id
- * of dots only ("." or "..") has its dots replaced, `.git` (in any case) becomes
- * `_git`, and an id longer than MAX_CASE_ID_LENGTH keeps its start and ends in a
+ * of dots only ("." or "..") has its dots replaced, an id git takes for `.git` (`.git`, `.GIT.`…)
+ * has its first character replaced by `_`, and an id longer than MAX_CASE_ID_LENGTH keeps its start and ends in a
  * digest of the whole, so that long ids stay distinct.
  */
 export function caseId(cell: EdnValue | undefined): string | null {
@@ -36,7 +37,7 @@ export function caseId(cell: EdnValue | undefined): string | null {
   let id = text.trim().replace(/[^A-Za-z0-9._-]+/g, "_");
   if (id === "") return null;
   if (/^\.+$/.test(id)) id = id.replace(/\./g, "_");
-  else if (id.toLowerCase() === ".git") id = "_" + id.slice(1);
+  else if (gitAliasProblem(id) !== null) id = "_" + id.slice(1);
   if (id.length > MAX_CASE_ID_LENGTH) {
     const digest = fnv1a(id).toString(16).padStart(8, "0");
     id = id.slice(0, MAX_CASE_ID_LENGTH - 9) + "_" + digest;

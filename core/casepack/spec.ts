@@ -6,7 +6,7 @@
 import { DvergrError } from "../errors.ts";
 import { readEdn } from "../edn/read.ts";
 import { EdnFloat, type EdnValue, Keyword } from "../edn/values.ts";
-import { relativePathProblem } from "../bundle/file_map.ts";
+import { conflictText, fileDirConflict, relativePathProblem } from "../bundle/file_map.ts";
 import { casepackCheckKey, type Rule, RULES } from "./rules.ts";
 import type { Table } from "./table.ts";
 
@@ -391,6 +391,13 @@ export function completeSpec(draft: SpecDraft): CasePackSpec {
       );
     }
     shared.set(world, text);
+  }
+  const conflict = fileDirConflict([...shared.keys(), "/docs/case.edn"]);
+  if (conflict) {
+    throw specError(
+      `Cannot build the case pack: shared file ${conflictText(conflict)}`,
+      "A world path is either a file or a directory; rename one of them",
+    );
   }
   return {
     name: draft.name.trim(),

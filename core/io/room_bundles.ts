@@ -13,15 +13,12 @@ import { longSegmentProblem } from "../bundle/export.ts";
 
 /**
  * Why a path may not be written into a room, or null: the bundle path rules (relative,
- * normalised, no `..`, NUL or backslash) plus no `.git` segment (a clone of the room
- * would refuse such a tree).
+ * normalised, no `..`, NUL or backslash, no segment taken for `.git`: a clone of the room
+ * would refuse such a tree), well-formed text, no overlong segment.
  */
 export function roomPathProblem(path: string): string | null {
   const why = relativePathProblem(path);
   if (why) return why;
-  if (path.split("/").some((seg) => seg.toLowerCase() === ".git")) {
-    return 'has a ".git" segment (git keeps its own data there)';
-  }
   if (!path.isWellFormed()) return "is not UTF-8 text (it holds an unpaired surrogate)";
   return longSegmentProblem(path);
 }

@@ -19,7 +19,13 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { DvergrError } from "../errors.ts";
-import { type FileMap, relativePathProblem, sortedFiles } from "../bundle/file_map.ts";
+import {
+  conflictText,
+  fileDirConflict,
+  type FileMap,
+  relativePathProblem,
+  sortedFiles,
+} from "../bundle/file_map.ts";
 import {
   commitObject,
   encoder,
@@ -79,7 +85,19 @@ export function checkSlug(slug: string): void {
   }
 }
 
-function checkChanges(changes: Map<string, string | null>): void {
+/** A room write that would make a path both a file and a directory. */
+function conflictError(slug: string, c: { file: string; inside: string }): DvergrError {
+  return new DvergrError(
+    "PATH_INVALID",
+    `Cannot write to room "${slug}": ${conflictText(c)}; one of the two would be lost`,
+    { hint: "Remove the file first (null), or write the files under another directory" },
+  );
+}
+
+function checkChanges(changes: Map<string, string | null>, slug = ""): void {
+  const written = [...changes].filter(([, t]) => t !== null).map(([p]) => p);
+  const conflict = fileDirConflict(written);
+  if (conflict) throw conflictError(slug, conflict);
   for (const path of changes.keys()) {
     const problem = relativePathProblem(path);
     if (problem) {
@@ -155,7 +173,7 @@ export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore
     listRooms: () => Promise.resolve([...rooms.keys()].sort()),
     async writeFiles(slug, changes, message) {
       await Promise.resolve();
-      checkChanges(changes);
+      checkChanges(changes, slug);
       const history = head(slug);
       const last = history[history.length - 1];
       const files = new Map(last.files);
@@ -163,6 +181,8 @@ export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore
         if (text === null) files.delete(p);
         else files.set(p, text);
       }
+      const conflict = fileDirConflict(files.keys());
+      if (conflict) throw conflictError(slug, conflict);
       const same = files.size === last.files.size &&
         [...files].every(([p, t]) => last.files.get(p) === t);
       if (same) return last.commit.id;
@@ -303,15 +323,24 @@ export function gitRoomStore(
    * Applies changes (relative to this tree) and returns the new tree's oid, or null if empty.
    * New blobs and trees go to `made`.
    */
+  /**
+   * The tree `treeOid` with `changes` (paths relative to it) applied. Deletions go first, so
+   * a file may be replaced by a directory (or back) in one change set; otherwise a write that
+   * would turn a file into a directory or a directory into a file is refused (`at` is the
+   * tree's path, for the message), never resolved by dropping one of the two.
+   */
   function rewriteTree(
     db: ObjectReader,
     treeOid: string | null,
     changes: Map<string, string | null>,
     made: Map<string, GitObject>,
+    slug: string,
+    at = "",
   ): string | null {
     const entries = new Map<string, TreeItem>();
     if (treeOid) { for (const e of db.tree(treeOid)) entries.set(e.name, e); }
     const sub = new Map<string, Map<string, string | null>>();
+    const blobs = new Map<string, string>();
     for (const [path, text] of changes) {
       const slash = path.indexOf("/");
       if (slash >= 0) {
@@ -320,22 +349,31 @@ export function gitRoomStore(
         sub.get(head)!.set(path.slice(slash + 1), text);
       } else if (text === null) {
         if (entries.get(path)?.isTree === false) entries.delete(path);
-      } else {
-        const blob = gitObject("blob", encoder.encode(text));
-        made.set(blob.oid, blob);
-        entries.set(path, { mode: "100644", name: path, oid: blob.oid, isTree: false });
-      }
+      } else blobs.set(path, text);
     }
     for (const [name, subChanges] of sub) {
       const old = entries.get(name);
-      const oldTree = old?.isTree ? old.oid : null;
       if (old && !old.isTree) {
         if ([...subChanges.values()].every((t) => t === null)) continue;
-        entries.delete(name);
+        const inside = [...subChanges].find(([, t]) => t !== null)![0];
+        throw conflictError(slug, { file: at + name, inside: `${at}${name}/${inside}` });
       }
-      const oid = rewriteTree(db, oldTree, subChanges, made);
+      const oid = rewriteTree(db, old?.oid ?? null, subChanges, made, slug, `${at}${name}/`);
       if (oid) entries.set(name, { mode: "40000", name, oid, isTree: true });
       else entries.delete(name);
+    }
+    for (const [path, text] of blobs) {
+      if (entries.get(path)?.isTree) {
+        throw new DvergrError(
+          "PATH_INVALID",
+          `Cannot write "${at}${path}" to room "${slug}": it is a directory of the room, and ` +
+            "writing a file there would lose the files in it",
+          { hint: "Remove the directory's files first (null for each), or use another path" },
+        );
+      }
+      const blob = gitObject("blob", encoder.encode(text));
+      made.set(blob.oid, blob);
+      entries.set(path, { mode: "100644", name: path, oid: blob.oid, isTree: false });
     }
     if (entries.size === 0) return null;
     const items = [...entries.values()];
@@ -384,7 +422,7 @@ export function gitRoomStore(
       return out.sort();
     },
     async writeFiles(slug, changes, message) {
-      checkChanges(changes);
+      checkChanges(changes, slug);
       const gitdir = gitdirOf(slug);
       return await lock(slug, async () => {
         if (!(await exists(slug))) throw noRoom(slug);
@@ -397,7 +435,7 @@ export function gitRoomStore(
             const parent = readHead(gitdir);
             const made = new Map<string, GitObject>();
             const { tree: oldTree } = db.commit(parent);
-            let tree = rewriteTree(db, oldTree, changes, made);
+            let tree = rewriteTree(db, oldTree, changes, made, slug);
             if (tree === null) {
               const empty = gitObject("tree", new Uint8Array());
               made.set(empty.oid, empty);

@@ -217,7 +217,7 @@ export const roomWrite = defineOp({
   name: "room_write",
   title: "Write room files",
   description:
-    'Writes exactly the given paths of a room as one commit: each value is the file\'s new content (text, or base64 of UTF-8 text with encoding "base64"), null removes the path. Other files stay as they are; history is kept. Paths are relative; `..`, absolute paths, `.git`, NUL and backslashes are refused. No commit when nothing changes.',
+    'Writes exactly the given paths of a room as one commit: each value is the file\'s new content (text, or base64 of UTF-8 text with encoding "base64"), null removes the path. Other files stay as they are; history is kept. Paths are relative; `..`, absolute paths, `.git` (and names file systems take for it, such as `.git.` or `git~1`), NUL and backslashes are refused, and so is a write that would make a path both a file and a directory (remove the file with null in the same call). No commit when nothing changes.',
   kind: "write",
   toolset: "files",
   roomScoped: true,

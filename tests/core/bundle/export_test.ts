@@ -246,13 +246,19 @@ Deno.test("verifyExport() refuses file paths that leave the bundle and values th
     ["absolute", (f) => f.set("/etc/passwd", "x"), /is absolute/],
     ["backslash", (f) => f.set("a\\b", "x"), /backslash/],
     ["git", (f) => f.set("fixtures/.git/config", "[core]\n fsmonitor = evil"), /\.git/],
+    ["git dot", (f) => f.set("fixtures/.git./config", "x"), /\.git/],
+    ["git short name", (f) => f.set("fixtures/git~1/config", "x"), /\.git/],
+    ["file and directory", (f) => {
+      f.set("fixtures/docs", "a file");
+      f.set("fixtures/docs/more.md", "below it");
+    }, /"fixtures\/docs" is a file and also the directory of "fixtures\/docs\//],
     ["number", (f) => f.set("n.txt", 3), /is a number, not text/],
     ["keyword key", (f) => f.set(kw("x"), "y"), /has the key :x, not a path string/],
   ];
   for (const [label, change, message] of bad) {
     const e = refusal(() => verifyExport(rewrite(exportOf(), change), { file: "t.edn" }));
     assert.equal(e.code, "EXPORT_INVALID", label);
-    assert.match(e.message, message, label);
+    assert.match(e.message, message, `${label}: ${e.message}`);
   }
 });
 

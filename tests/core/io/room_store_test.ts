@@ -256,8 +256,13 @@ Deno.test("gitRoomStore() deletes files and the directories they leave empty, do
   if (HAS_GIT) {
     assert.equal(git(`${dir}/r`, "ls-tree", "-r", "-t", "--name-only", "main"), "a\na/d\ne\n");
   }
-  // A file given where a directory is (and the reverse) replaces it.
-  await rooms.writeFiles("r", new Map([["e/f", "4"]]), "dir over file");
+  // A file given where a directory is (and the reverse) is refused: one would be lost.
+  await assert.rejects(
+    () => rooms.writeFiles("r", new Map([["e/f", "4"]]), "dir over file"),
+    /"e" is a file and also the directory of "e\/f"/,
+  );
+  // Removing the file in the same change set makes the replacement explicit.
+  await rooms.writeFiles("r", new Map([["e", null], ["e/f", "4"]]), "dir over file");
   assert.deepEqual([...(await rooms.readFiles("r")).keys()], ["a/d", "e/f"]);
   assert.equal(await rooms.replaceDir("r", "a", new Map(), "empty a"), await headOf(rooms));
   await rooms.writeFiles("r", new Map([["e/f", null]]), "rm all");
