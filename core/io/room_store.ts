@@ -67,9 +67,32 @@ export interface RoomStore {
    * differs, removes what `files` lacks, in one commit. Returns the commit id, or null when
    * the directory already held exactly these files (no commit). Used to install a bundle.
    */
-  replaceDir(slug: string, prefix: string, files: FileMap, message: string): Promise<string | null>;
+  replaceDir(
+    slug: string,
+    prefix: string,
+    files: FileMap,
+    message: string,
+    opts?: ReplaceDirOptions,
+  ): Promise<string | null>;
   /** Commits from the head back to the first. */
   log(slug: string): Promise<CommitInfo[]>;
+}
+
+export interface ReplaceDirOptions {
+  /**
+   * Remove a file standing where `prefix` or one of its parents goes (an explicit --force);
+   * without it such a file makes the write fail rather than silently disappear.
+   */
+  removeFilesInTheWay?: boolean;
+}
+
+/** Deletions of every parent path of `prefix/` (a no-op for directories and absent paths). */
+function blockerRemovals(prefix: string, changes: Map<string, string | null>): void {
+  const segs = prefix.replace(/\/$/, "").split("/");
+  for (let i = 1; i <= segs.length; i++) {
+    const p = segs.slice(0, i).join("/");
+    if (!changes.has(p)) changes.set(p, null);
+  }
 }
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
@@ -202,13 +225,14 @@ export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore
       }
       return Promise.resolve(out);
     },
-    async replaceDir(slug, prefix, files, message) {
+    async replaceDir(slug, prefix, files, message, opts) {
       await Promise.resolve();
       const p = dirPrefix(prefix);
       const history = head(slug);
       const current = history[history.length - 1].files;
       const changes = dirChanges(p, files, (path) => current.get(path), current.keys());
       if (changes.size === 0) return null;
+      if (opts?.removeFilesInTheWay) blockerRemovals(p, changes);
       return await this.writeFiles(slug, changes, message);
     },
     log(slug) {
@@ -485,7 +509,7 @@ export function gitRoomStore(
         return out;
       });
     },
-    async replaceDir(slug, prefix, files, message) {
+    async replaceDir(slug, prefix, files, message, opts) {
       const p = dirPrefix(prefix);
       const gitdir = gitdirOf(slug);
       if (!(await exists(slug))) throw noRoom(slug);
@@ -502,6 +526,7 @@ export function gitRoomStore(
         (text, oid) => gitBlobOid(text) === oid,
       );
       if (changes.size === 0) return null;
+      if (opts?.removeFilesInTheWay) blockerRemovals(p, changes);
       return await this.writeFiles(slug, changes, message);
     },
     async log(slug) {

@@ -234,6 +234,7 @@ export async function importIntoRoom(
       dir,
       v.files,
       `Import ${v.name} (${v.id})${replaced ? ", replacing what was there" : ""}`,
+      { removeFilesInTheWay: req.force === true },
     );
     return {
       name: v.name,
