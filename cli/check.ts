@@ -5,13 +5,11 @@ import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
 import { usageError } from "../core/errors.ts";
-import { contentId } from "../core/bundle/content_id.ts";
-import { bundleProblems, formatProblem, parseBundle } from "../core/bundle/parse.ts";
-import { checkerInputFor } from "../core/bundle/checker_input.ts";
+import { formatProblem } from "../core/bundle/parse.ts";
+import { answerCase, type AnswerVerdict, gradeAnswer, shapeCheck } from "../core/engine/check.ts";
 import { readBundleDir } from "../core/io/bundle_dir.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
-import type { CheckerRun } from "../core/checker.ts";
 
 export const HELP = `dvergr check <bundle> [--answer DIR] [--case ID] [--param K=V]... [--json]
 
@@ -52,18 +50,18 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     );
   }
   const fb = await readBundleArg("check", positionals[0], { home: values.home, ctx });
-  const problems = bundleProblems(fb.files);
-  const id = contentId(fb.files);
-  if (problems.length > 0) {
-    if (values.json) printJson(ctx, { name: fb.name, id, ok: false, problems });
+  const shape = shapeCheck(fb);
+  if (!shape.ok) {
+    const { problems } = shape;
+    if (values.json) printJson(ctx, shape);
     else {
-      ctx.stdout(`Bundle ${fb.name}  ${id}\n`);
+      ctx.stdout(`Bundle ${shape.name}  ${shape.id}\n`);
       ctx.stdout(`${problems.length} problem${problems.length === 1 ? "" : "s"}:\n`);
       for (const p of problems) ctx.stdout(`  - ${formatProblem(p)}\n`);
     }
     return 2;
   }
-  const bundle = parseBundle(fb);
+  const { bundle } = shape;
   const summary = {
     name: bundle.name,
     id: bundle.id,
@@ -74,29 +72,14 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     problems: [],
   };
 
-  let verdict: { case: string | null; files: string[]; run: CheckerRun } | undefined;
+  let verdict: AnswerVerdict | undefined;
   if (values.answer !== undefined) {
-    const caseId = values.case ?? bundle.calibration?.case ?? bundle.cases[0]?.id ?? null;
-    if (values.case !== undefined && !bundle.cases.some((c) => c.id === values.case)) {
-      throw usageError(
-        `Bundle "${bundle.name}" has no case "${values.case}"`,
-        bundle.cases.length
-          ? `Its cases: ${bundle.cases.slice(0, 10).map((c) => c.id).join(", ")}`
-          : "It is a single-environment bundle: leave out --case",
-      );
-    }
-    const answer = await readAnswerDir(values.answer, bundle.definition.capture);
+    const caseId = answerCase(bundle, values.case);
+    const files = await readAnswerDir(values.answer, bundle.definition.capture);
+    const params = readParamFlags(values.param ?? [], "check");
     const pool = createCheckerPool({ workers: 1 });
     try {
-      const run = await pool.check(
-        bundle.checker,
-        checkerInputFor(bundle, {
-          files: answer,
-          caseId,
-          params: readParamFlags(values.param ?? [], "check"),
-        }),
-      );
-      verdict = { case: caseId, files: Object.keys(answer), run };
+      verdict = await gradeAnswer(bundle, pool, { files, caseId, params });
     } finally {
       pool.close();
     }

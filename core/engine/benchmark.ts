@@ -1,15 +1,18 @@
 /**
- * The benchmark use case, end to end: a bundle (read from a directory) is installed in its
- * room of the home (created once; `workflows/<name>/` written as one commit, files the
- * bundle no longer has removed, no commit when unchanged), its candidates are resolved,
- * the experiment is planned, run (or resumed) and scored. The CLI (`dvergr benchmark`,
- * `dvergr demo`) and the engine benchmark call this.
+ * The benchmark use case, the one path the CLI (`dvergr benchmark`, `dvergr demo`) and MCP
+ * (`catalog_benchmark`) share: resolve → baseline → plan → trust → run → score. A bundle
+ * (from a directory or a room) is installed in its room of the home (created once;
+ * `workflows/<name>/` written as one commit, files the bundle no longer has removed, no
+ * commit when unchanged), its candidates are resolved, the experiment is planned, run (or
+ * resumed) and scored. The CLI adds flags, progress and printing; MCP adds the job wrapper
+ * and refuses inline commands.
  */
 import type { FileBundle } from "../bundle/file_map.ts";
 import type { Bundle } from "../bundle/types.ts";
 import { parseBundle } from "../bundle/parse.ts";
 import type { CheckerRunner } from "../checker.ts";
 import type { TrustTier } from "../bench/records.ts";
+import { candidatesToRun, resumeState } from "../bench/resume.ts";
 import type { Candidate } from "../bench/candidate.ts";
 import {
   type CandidateSpec,
@@ -41,9 +44,7 @@ export interface BenchmarkRequest extends PlanOptions {
    * `ROOM/NAME`); default: the room named after the bundle.
    */
   room?: string;
-  runner: CheckerRunner;
   env: (name: string) => string | undefined;
-  parallel?: number;
   baseline?: string;
   /** Read-only mounts for inline command candidates (`--mount`). */
   mounts?: string[];
@@ -53,24 +54,24 @@ export interface BenchmarkRequest extends PlanOptions {
   isolation?: Isolation;
   /** Makes model candidates (tests); default: the model registry. */
   createModel?: (model: string, index: number) => Promise<Candidate>;
-  onEvent?: (e: ProgressEvent) => void;
-  /** Called once the experiment is planned, before any cell runs. */
-  onPlan?: (info: { bundle: Bundle; room: string; plan: ExperimentPlan }) => void;
-  signal?: AbortSignal;
-  clock?: () => Date;
 }
 
-export interface BenchmarkOutcome {
+/** A benchmark ready to run: what prepareBenchmark() decided. */
+export interface PreparedBenchmark {
   bundle: Bundle;
   room: string;
   /** The commit that installed this version of the bundle, or null when it was there. */
   commit: string | null;
   plan: ExperimentPlan;
   candidates: Candidate[];
-  result: RunResult;
-  scorecard: Scorecard;
   trust: TrustTier;
   isolation: Isolation;
+  baseline?: string;
+}
+
+export interface BenchmarkOutcome extends PreparedBenchmark {
+  result: RunResult;
+  scorecard: Scorecard;
 }
 
 /** A case pack's certification counts, when the bundle has certification.edn. */
@@ -81,8 +82,13 @@ export function certificationSummary(bundle: Bundle): CertificationSummary | nul
   return { cases: Number(c.cases), certified: Number(c.certified), byReason };
 }
 
-/** Installs the bundle in the home and runs (or resumes) its experiment. */
-export async function benchmarkBundle(req: BenchmarkRequest): Promise<BenchmarkOutcome> {
+/**
+ * Everything before the first cell: the bundle installed in its room, candidates resolved,
+ * the baseline checked, the experiment planned, the verifier's trust read, and the
+ * candidates that still have cells preflighted (missing API keys, mounts…), so a request
+ * fails now rather than inside a job.
+ */
+export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedBenchmark> {
   const bundle = parseBundle(req.bundle);
   const { home } = req;
   const room = req.room ?? roomSlug(bundle.name);
@@ -103,8 +109,28 @@ export async function benchmarkBundle(req: BenchmarkRequest): Promise<BenchmarkO
   });
   checkBaseline(req.baseline, candidates);
   const plan = planExperiment(bundle, candidates, req);
-  req.onPlan?.({ bundle, room, plan });
   const trust = await trustOf(home.state, bundle.id);
+  const toRun = candidatesToRun(resumeState(plan, await home.state.cellRecords(plan.id), 0));
+  for (const c of candidates) if (toRun.has(c.name)) await c.preflight?.();
+  return { bundle, room, commit, plan, candidates, trust, isolation, baseline: req.baseline };
+}
+
+export interface RunBenchmarkOptions {
+  runner: CheckerRunner;
+  /** Attempts at once; default 4. */
+  parallel?: number;
+  onEvent?: (e: ProgressEvent) => void;
+  signal?: AbortSignal;
+  clock?: () => Date;
+}
+
+/** Runs (or resumes) a prepared benchmark's cells and scores them. */
+export async function runBenchmark(
+  home: Home,
+  prepared: PreparedBenchmark,
+  opts: RunBenchmarkOptions,
+): Promise<BenchmarkOutcome> {
+  const { bundle, plan, candidates, room, trust } = prepared;
   const result = await runExperiment({
     state: home.state,
     blobs: home.blobs,
@@ -112,17 +138,29 @@ export async function benchmarkBundle(req: BenchmarkRequest): Promise<BenchmarkO
     bundle,
     plan,
     candidates,
-    runner: req.runner,
+    runner: opts.runner,
     room,
     trust,
-    parallel: req.parallel,
-    onEvent: req.onEvent,
-    signal: req.signal,
-    clock: req.clock,
+    parallel: opts.parallel,
+    onEvent: opts.onEvent,
+    signal: opts.signal,
+    clock: opts.clock,
   });
   const scorecard = await scoreExperiment(home.state, plan, result, {
     trust,
-    baseline: req.baseline,
+    baseline: prepared.baseline,
   });
-  return { bundle, room, commit, plan, candidates, result, scorecard, trust, isolation };
+  return { ...prepared, result, scorecard };
+}
+
+/** Prepares and runs a benchmark: the CLI's `benchmark` and `demo` path. */
+export async function benchmarkBundle(
+  req: BenchmarkRequest & RunBenchmarkOptions & {
+    /** Called once the experiment is planned, before any cell runs. */
+    onPlan?: (info: { bundle: Bundle; room: string; plan: ExperimentPlan }) => void;
+  },
+): Promise<BenchmarkOutcome> {
+  const prepared = await prepareBenchmark(req);
+  req.onPlan?.(prepared);
+  return await runBenchmark(req.home, prepared, req);
 }

@@ -29,7 +29,8 @@ import {
   stderrTail,
   type TrustTier,
 } from "../bench/records.ts";
-import type { Cell, ExperimentPlan } from "../bench/experiment.ts";
+import type { ExperimentPlan } from "../bench/experiment.ts";
+import { keeps, type PendingCell, resumeState } from "../bench/resume.ts";
 import { buildScorecard, type Scorecard } from "../bench/scorecard.ts";
 import type { CellLease, StateStore } from "../io/state_store.ts";
 import { type BlobStore, putJson } from "../io/blob_store.ts";
@@ -119,11 +120,7 @@ export interface RunResult {
   wallClockMs: number;
 }
 
-interface Pending {
-  cell: Cell;
-  tryNo: number;
-  retriesLeft: number;
-}
+type Pending = PendingCell;
 
 function message(e: unknown): string {
   return isDvergrError(e) || e instanceof Error ? e.message : String(e);
@@ -213,21 +210,10 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     definition: plan.definition as unknown as Record<string, unknown>,
   });
 
-  const latest = new Map<string, AttemptRecord>();
-  for (const r of await state.cellRecords(plan.id)) {
-    latest.set(cellKey(r.candidate, r.caseId, r.repetition), r);
-  }
-  const pending: Pending[] = [];
-  let kept = 0;
-  let faults = 0;
-  for (const cell of plan.cells) {
-    const r = latest.get(cell.key);
-    if (r && r.verdict && r.inputHash === cell.inputHash) kept++;
-    else {
-      if (r && !r.verdict) faults++;
-      pending.push({ cell, tryNo: (r?.tryNo ?? 0) + 1, retriesLeft: retries });
-    }
-  }
+  const resume = resumeState(plan, await state.cellRecords(plan.id), retries);
+  const { latest, kept, pending } = resume;
+  const wasFault = resume.faulted;
+  let faults = wasFault.size;
   opts.onEvent?.({
     type: "start",
     experimentId: plan.id,
@@ -236,19 +222,10 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     toRun: pending.length,
   });
 
-  // Preflight (API keys…) of the candidates that still have cells, before any cell starts.
-  const needed = new Set(pending.map((p) => p.cell.candidate));
-  for (const c of opts.candidates) if (needed.has(c.name) && c.preflight) await c.preflight();
-
   let done = kept;
   let attempts = 0;
   const queue = [...pending];
   const isCancelled = () => opts.signal?.aborted === true;
-  const wasFault = new Set(
-    pending.filter((p) => latest.get(p.cell.key) && !latest.get(p.cell.key)!.verdict).map((p) =>
-      p.cell.key
-    ),
-  );
 
   // Worlds are removed off the workers' path; the run waits for them before it returns.
   const removals = new Set<Promise<void>>();
@@ -297,7 +274,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
         // Another process may have recorded the cell since this run read it.
         const now = await state.cellRecord(plan.id, item.cell.key);
         if (now && now.tryNo >= item.tryNo) {
-          if (now.verdict && now.inputHash === item.cell.inputHash) {
+          if (keeps(item.cell, now)) {
             adopt(item, now);
             continue;
           }
@@ -369,7 +346,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
         wait = Math.min(wait * 2, maxPollMs);
         for (const item of deferred.splice(0)) {
           const r = await state.cellRecord(plan.id, item.cell.key);
-          if (r && r.verdict && r.inputHash === item.cell.inputHash) {
+          if (r && keeps(item.cell, r)) {
             adopt(item, r);
             continue;
           }

@@ -2,12 +2,12 @@
  * The I/O edge of case packs: reading a table file and the attachments beside it.
  * Needs --allow-read for the table's directory.
  */
-import { dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { DvergrError } from "../errors.ts";
 import { decodeText } from "../casepack/decode.ts";
-import { attachmentRefs } from "../casepack/certify.ts";
-import { buildCasePack, type CasePackBuild } from "../casepack/generate.ts";
-import { type CasePackSpec, checkSpecColumns } from "../casepack/spec.ts";
+import { type AttachmentReader, casePackOf, collectAttachments } from "../casepack/attachments.ts";
+import type { CasePackBuild } from "../casepack/generate.ts";
+import type { CasePackSpec } from "../casepack/spec.ts";
 import { parseTable, type Table, tableFormatOf } from "../casepack/table.ts";
 
 export interface ReadTableOptions {
@@ -20,8 +20,6 @@ export interface ReadTableOptions {
   /** The table's name in messages (default: the path). */
   shown?: string;
 }
-
-const READ_BATCH = 64;
 
 /** Reads and parses a table file (see parseTable); a missing file is NOT_FOUND. */
 export async function readTableFile(path: string, opts: ReadTableOptions = {}): Promise<Table> {
@@ -58,34 +56,39 @@ async function isDirectory(path: string): Promise<boolean> {
 }
 
 /**
- * Reads the attachments a table names, resolved relative to the table's directory.
- * Only regular files at or below that directory are read (after following links);
- * anything else is left out of the result, so certification counts it as missing.
+ * Reads the attachments a table names, by the one rule of core/casepack/attachments.ts
+ * (at or below the table's directory); on disk, links are followed and what they reach
+ * must still lie below that directory and be a regular file.
  */
 export async function readAttachmentFiles(
   tablePath: string,
   refs: string[],
   opts: { encoding?: string } = {},
 ): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  if (refs.length === 0) return out;
-  const root = await Deno.realPath(dirname(resolve(tablePath)));
-  for (let i = 0; i < refs.length; i += READ_BATCH) {
-    const batch = refs.slice(i, i + READ_BATCH);
-    const texts = await Promise.all(batch.map((ref) => readInside(root, ref, opts.encoding)));
-    batch.forEach((ref, k) => {
-      const t = texts[k];
-      if (t !== null) out.set(ref, t);
-    });
-  }
-  return out;
+  if (refs.length === 0) return new Map();
+  const { dir, read } = await attachmentReader(tablePath, opts.encoding);
+  return await collectAttachments(dir, refs, read);
 }
 
-async function readInside(root: string, ref: string, encoding?: string): Promise<string | null> {
-  const candidate = isAbsolute(ref) ? ref : join(root, ref);
+/** The table's directory and a reader of the files below it (links followed, kept inside). */
+async function attachmentReader(
+  tablePath: string,
+  encoding?: string,
+): Promise<{ dir: string; read: AttachmentReader }> {
+  const dir = dirname(resolve(tablePath));
+  const root = await Deno.realPath(dir);
+  return { dir, read: (rel) => readInside(root, join(dir, rel), rel, encoding) };
+}
+
+async function readInside(
+  root: string,
+  path: string,
+  shown: string,
+  encoding?: string,
+): Promise<string | null> {
   let real: string;
   try {
-    real = await Deno.realPath(candidate);
+    real = await Deno.realPath(path);
   } catch {
     return null;
   }
@@ -98,7 +101,7 @@ async function readInside(root: string, ref: string, encoding?: string): Promise
   } catch {
     return null;
   }
-  return decodeText(bytes, { file: ref, encoding, what: "attachment" });
+  return decodeText(bytes, { file: shown, encoding, what: "attachment" });
 }
 
 /**
@@ -111,9 +114,6 @@ export async function casePackFromTable(
   opts: ReadTableOptions = {},
 ): Promise<{ table: Table; build: CasePackBuild }> {
   const table = await readTableFile(tablePath, opts);
-  checkSpecColumns(spec, table);
-  const attachments = await readAttachmentFiles(tablePath, attachmentRefs(table, spec), {
-    encoding: opts.encoding,
-  });
-  return { table, build: buildCasePack(table, spec, attachments) };
+  const { dir, read } = await attachmentReader(tablePath, opts.encoding);
+  return { table, build: await casePackOf(table, spec, dir, read) };
 }

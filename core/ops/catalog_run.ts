@@ -7,29 +7,19 @@
 import { posix } from "node:path";
 import { z } from "zod";
 import { DvergrError } from "../errors.ts";
-import { relativePathProblem } from "../bundle/file_map.ts";
 import { checkBundleName } from "../bundle/bundle_name.ts";
-import { bundleProblems, parseBundle } from "../bundle/parse.ts";
+import { parseBundle } from "../bundle/parse.ts";
+import { answerCase, gradeAnswer, shapeCheck } from "../engine/check.ts";
 import { contentId } from "../bundle/content_id.ts";
-import { checkerInputFor } from "../bundle/checker_input.ts";
 import { readParamTexts } from "../bundle/params.ts";
 import { calibrate } from "../calibrate/calibrate.ts";
-import { attachmentRefs } from "../casepack/certify.ts";
-import { buildCasePack } from "../casepack/generate.ts";
-import { checkSpecColumns, completeSpec, specFromEdn } from "../casepack/spec.ts";
+import { completeSpec, specFromEdn } from "../casepack/spec.ts";
+import { casePackOf } from "../casepack/attachments.ts";
 import { parseTable, tableFormatOf } from "../casepack/table.ts";
-import {
-  type CandidateSpec,
-  checkBaseline,
-  parseCandidateSpec,
-  readNamedCommands,
-  resolveCandidates,
-} from "../engine/candidate_spec.ts";
-import { planExperiment } from "../bench/experiment.ts";
-import { runExperiment, scoreExperiment } from "../engine/run_experiment.ts";
-import { trustOf } from "../io/state_store.ts";
 import { readRoomBundle, roomPathProblem } from "../io/room_bundles.ts";
-import { detectBwrap } from "../io/candidates/command.ts";
+import { type CandidateSpec, parseCandidateSpec } from "../engine/candidate_spec.ts";
+import { prepareBenchmark, runBenchmark } from "../engine/benchmark.ts";
+import type { ProgressEvent } from "../engine/run_experiment.ts";
 import { defineOp, type Op, type OpProgress } from "./op.ts";
 import { type LeaderboardRow, leaderboardRows } from "./scorecards.ts";
 
@@ -75,11 +65,9 @@ export const catalogCheck = defineOp({
     params,
   }),
   async handler(ctx, input) {
-    const fb = await readRoomBundle(ctx.home.rooms, input.room, input.name);
-    const problems = bundleProblems(fb.files);
-    const id = contentId(fb.files);
-    if (problems.length > 0) return { name: fb.name, id, ok: false, problems };
-    const bundle = parseBundle(fb);
+    const shape = shapeCheck(await readRoomBundle(ctx.home.rooms, input.room, input.name));
+    if (!shape.ok) return shape;
+    const { bundle } = shape;
     const summary = {
       name: bundle.name,
       id: bundle.id,
@@ -91,23 +79,16 @@ export const catalogCheck = defineOp({
       problems: [],
     };
     if (input.answer === undefined) return summary;
-    if (input.case !== undefined && !bundle.cases.some((c) => c.id === input.case)) {
-      throw new DvergrError("USAGE", `Bundle "${bundle.name}" has no case "${input.case}"`, {
-        hint: bundle.cases.length
-          ? `Its cases include: ${bundle.cases.slice(0, 10).map((c) => c.id).join(", ")}`
-          : "It is a single-environment bundle: leave out case",
-      });
-    }
-    const caseId = input.case ?? bundle.calibration?.case ?? bundle.cases[0]?.id ?? null;
+    const caseId = answerCase(bundle, input.case);
     const files: Record<string, string> = {};
     for (const [p, text] of Object.entries(input.answer)) {
       files["/" + roomPath(p, "answer path")] = text;
     }
-    const run = await ctx.runner.check(
-      bundle.checker,
-      checkerInputFor(bundle, { files, caseId, params: readParamTexts(input.params ?? {}) }),
-    );
-    return { ...summary, verdict: { case: caseId, files: Object.keys(files), run } };
+    const params = readParamTexts(input.params ?? {});
+    return {
+      ...summary,
+      verdict: await gradeAnswer(bundle, ctx.runner, { files, caseId, params }),
+    };
   },
 });
 
@@ -175,18 +156,13 @@ export const catalogCases = defineOp({
       format: tableFormatOf(tablePath),
       delimiter: input.delimiter,
     });
-    checkSpecColumns(spec, table);
-    // Attachments are files beside the table (at or below its directory), by relative path.
     const dir = posix.dirname(tablePath);
-    const attachments = new Map<string, string>();
-    for (const ref of attachmentRefs(table, spec)) {
-      const rel = ref.replace(/^\/+/, "");
-      const path = dir === "." ? posix.normalize(rel) : posix.normalize(posix.join(dir, rel));
-      const inside = dir === "." ? !path.startsWith("..") : path.startsWith(dir + "/");
-      const text = inside && !relativePathProblem(path) ? files.get(path) : undefined;
-      if (text !== undefined) attachments.set(ref, text);
-    }
-    const build = buildCasePack(table, spec, attachments);
+    const build = await casePackOf(
+      table,
+      spec,
+      posix.join("/", dir),
+      (rel) => Promise.resolve(files.get(posix.join(dir, rel)) ?? null),
+    );
     const cert = build.certification;
     const excluded = cert.verdicts.filter((v) => v.status === "excluded").map((v) => ({
       id: v.id,
@@ -241,6 +217,13 @@ export interface BenchmarkJobResult {
   faults: number;
   baseline: string | null;
   leaderboard: LeaderboardRow[];
+}
+
+/** A benchmark's progress event as op progress (MCP notifications, job records). */
+function opProgressOf(e: ProgressEvent): OpProgress {
+  if (e.type === "start") return { progress: e.kept, total: e.total, faults: 0, phase: "running" };
+  const phase = e.type === "attempt" ? "running" : e.type === "waiting" ? "waiting" : "scoring";
+  return { progress: e.done, total: e.total, faults: e.faults, phase };
 }
 
 function candidateSpecs(models: string[], candidates: string[]): CandidateSpec[] {
@@ -304,8 +287,6 @@ export const catalogBenchmark = defineOp({
     params,
   }),
   async handler(ctx, input) {
-    const fb = await readRoomBundle(ctx.home.rooms, input.room, input.name);
-    const bundle = parseBundle(fb);
     const specs = candidateSpecs(input.models ?? [], input.candidates ?? []);
     if (specs.length === 0) {
       throw new DvergrError("USAGE", "Cannot benchmark without candidates", {
@@ -313,18 +294,14 @@ export const catalogBenchmark = defineOp({
       });
     }
     const { home } = ctx;
-    const isolation = (await detectBwrap(ctx.env)) ? "bwrap" : "none";
-    const candidates = await resolveCandidates(specs, {
-      bundle,
+    // Resolving, planning and preflight happen now: a bad request fails here, not in the job.
+    const prepared = await prepareBenchmark({
+      bundle: await readRoomBundle(home.rooms, input.room, input.name),
+      room: input.room,
+      specs,
+      home,
       env: ctx.env,
-      isolation,
-      named: await readNamedCommands(home.candidatesFile),
-      homeDir: home.dir,
-    });
-    checkBaseline(input.baseline, candidates);
-    // Missing API keys and the like fail now, not minutes later inside the job.
-    for (const c of candidates) await c.preflight?.();
-    const plan = planExperiment(bundle, candidates, {
+      baseline: input.baseline,
       cases: input.cases,
       caseIds: input.case_ids,
       repetitions: input.repetitions,
@@ -334,41 +311,19 @@ export const catalogBenchmark = defineOp({
         ? undefined
         : Math.round(input.budget_dollars * 1_000_000),
     });
-    const trust = await trustOf(home.state, bundle.id);
+    const { bundle, plan, candidates, trust } = prepared;
 
     const work = async (
       signal: AbortSignal,
       progress: (p: OpProgress) => void,
     ): Promise<BenchmarkJobResult> => {
       progress({ progress: 0, total: plan.cells.length, faults: 0, phase: "running" });
-      const result = await runExperiment({
-        state: home.state,
-        blobs: home.blobs,
-        worldsDir: home.worldsDir,
-        bundle,
-        plan,
-        candidates,
+      const { result, scorecard } = await runBenchmark(home, prepared, {
         runner: ctx.runner,
-        room: input.room,
-        trust,
         parallel: input.parallel,
         signal,
         clock: ctx.clock,
-        onEvent: (e) => {
-          if (e.type === "start") {
-            progress({ progress: e.kept, total: e.total, faults: 0, phase: "running" });
-          } else if (e.type === "attempt") {
-            progress({ progress: e.done, total: e.total, faults: e.faults, phase: "running" });
-          } else if (e.type === "waiting") {
-            progress({ progress: e.done, total: e.total, faults: e.faults, phase: "waiting" });
-          } else {
-            progress({ progress: e.done, total: e.total, faults: e.faults, phase: "scoring" });
-          }
-        },
-      });
-      const scorecard = await scoreExperiment(home.state, plan, result, {
-        trust,
-        baseline: input.baseline,
+        onEvent: (e) => progress(opProgressOf(e)),
       });
       return {
         room: input.room,

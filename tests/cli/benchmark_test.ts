@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { runMain } from "../../main.ts";
 import { memoryContext } from "../../cli/context.ts";
 import { HELP } from "../../cli/benchmark.ts";
+import { scorecardEssentials } from "../helpers/scorecard.ts";
 import { openKvStateStore } from "../../core/io/state_store.ts";
 import { dirBlobStore } from "../../core/io/blob_store.ts";
 import { gitRoomStore } from "../../core/io/room_store.ts";
@@ -160,30 +161,6 @@ Deno.test("dvergr benchmark --help lists candidates and --param K=V", () => {
   assert.match(HELP, /--param K=V/);
 });
 
-function essentials(card: Scorecard) {
-  return {
-    complete: card.complete,
-    gradedCells: card.gradedCells,
-    leaderboard: card.leaderboard,
-    candidates: card.candidates.map((c) => ({
-      candidate: c.candidate,
-      attempts: c.attempts,
-      passes: c.passes,
-      meanReward: c.meanReward,
-      rewardInterval: c.rewardInterval,
-      passInterval: c.passInterval,
-      checkRates: c.checkRates,
-      failedChecks: c.failedChecks,
-      faults: c.faults,
-    })),
-    comparisons: card.comparisons.map((c) => ({
-      ...c,
-      costPerPassRatio: null,
-      microsPerPassSaved: null,
-    })),
-  };
-}
-
 Deno.test({
   name:
     "dvergr benchmark killed with SIGKILL at random moments resumes to the uninterrupted scorecard",
@@ -257,7 +234,7 @@ Deno.test({
     const final = await spawn(home).output();
     assert.equal(final.code, 0, new TextDecoder().decode(final.stderr));
     const resumed = JSON.parse(new TextDecoder().decode(final.stdout));
-    assert.deepEqual(essentials(resumed.scorecard), essentials(expected));
+    assert.deepEqual(scorecardEssentials(resumed.scorecard), scorecardEssentials(expected));
     assert.equal(resumed.experiment, expected.experimentId);
 
     // No cell lost or doubled: one latest record per cell, and one verdict per cell in the history.
@@ -335,7 +312,7 @@ Deno.test({
     const a = JSON.parse(text(one.stdout));
     const b = JSON.parse(text(two.stdout));
     assert.equal(a.complete, true);
-    assert.deepEqual(essentials(a.scorecard), essentials(b.scorecard));
+    assert.deepEqual(scorecardEssentials(a.scorecard), scorecardEssentials(b.scorecard));
     assert.equal(a.scorecard.gradedCells, 16);
     // 2 agents × 4 cases × 2 repetitions: each agent ran once per cell, in one process or the other.
     const runs = await runsPerCell(log);

@@ -10,6 +10,7 @@ import {
   catalogCheck,
 } from "../../../core/ops/catalog_run.ts";
 import { createJobRunner } from "../../../core/ops/jobs.ts";
+import { testOpContext } from "../../helpers/op_context.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { recallBundle } from "../../helpers/bundles.ts";
 
@@ -22,14 +23,7 @@ async function setup(opts: { jobs?: boolean } = {}) {
   const files = new Map<string, string | null>();
   for (const [p, t] of recallBundle()) files.set(`workflows/recall/${p}`, t);
   await home.rooms.writeFiles("books", files, "Recall bundle");
-  const ctx: OpContext = {
-    home,
-    runner: pool,
-    env: (name) => (name === "DVERGR_ISOLATION" ? "none" : undefined),
-    cwd: Deno.cwd(),
-    clock: () => new Date(),
-    jobs,
-  };
+  const ctx = testOpContext(home, pool, jobs);
   return {
     ctx,
     async close() {

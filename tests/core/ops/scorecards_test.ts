@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { memoryHome } from "../../../core/io/home.ts";
 import type { DvergrError } from "../../../core/errors.ts";
-import type { OpContext } from "../../../core/ops/op.ts";
 import { callOp } from "../../../core/ops/registry.ts";
 import { catalogBenchmark } from "../../../core/ops/catalog_run.ts";
 import { createJobRunner } from "../../../core/ops/jobs.ts";
@@ -12,6 +11,7 @@ import {
   scorecardList,
 } from "../../../core/ops/scorecards.ts";
 import type { Scorecard } from "../../../core/bench/scorecard.ts";
+import { testOpContext } from "../../helpers/op_context.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { recallBundle } from "../../helpers/bundles.ts";
 
@@ -24,13 +24,7 @@ async function benchmarked() {
   const files = new Map<string, string | null>();
   for (const [p, t] of recallBundle()) files.set(`workflows/recall/${p}`, t);
   await home.rooms.writeFiles("books", files, "Recall bundle");
-  const ctx: OpContext = {
-    home,
-    runner: pool,
-    env: (name) => (name === "DVERGR_ISOLATION" ? "none" : undefined),
-    cwd: Deno.cwd(),
-    clock: () => new Date(),
-  };
+  const ctx = testOpContext(home, pool);
   const run = await callOp(catalogBenchmark, ctx, {
     room: "books",
     name: "recall",

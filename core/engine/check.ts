@@ -1,0 +1,62 @@
+/**
+ * The check use case, one path for `dvergr check` and MCP `catalog_check`: the shape check
+ * of a bundle (every problem with its file and line), the case an answer is graded
+ * against, and the checker's verdict on an answer given by world path.
+ */
+import { usageError } from "../errors.ts";
+import type { FileBundle } from "../bundle/file_map.ts";
+import type { Bundle } from "../bundle/types.ts";
+import { bundleProblems, parseBundle } from "../bundle/parse.ts";
+import type { BundleProblem } from "../bundle/types.ts";
+import { contentId } from "../bundle/content_id.ts";
+import { checkerInputFor } from "../bundle/checker_input.ts";
+import type { CheckerRun, CheckerRunner } from "../checker.ts";
+
+/** A bundle that has problems (with its content id), or the parsed bundle. */
+export type ShapeCheck =
+  | { ok: false; name: string; id: string; problems: BundleProblem[] }
+  | { ok: true; bundle: Bundle };
+
+/** The shape check of a bundle's files. */
+export function shapeCheck(fb: FileBundle): ShapeCheck {
+  const problems = bundleProblems(fb.files);
+  if (problems.length > 0) return { ok: false, name: fb.name, id: contentId(fb.files), problems };
+  return { ok: true, bundle: parseBundle(fb) };
+}
+
+/**
+ * The case an answer is graded against: `requested` when the bundle has it (else a USAGE
+ * error naming its cases), else the calibration's case, else the first, else null.
+ */
+export function answerCase(bundle: Bundle, requested?: string): string | null {
+  if (requested !== undefined && !bundle.cases.some((c) => c.id === requested)) {
+    throw usageError(
+      `Bundle "${bundle.name}" has no case "${requested}"`,
+      bundle.cases.length
+        ? `Its cases include: ${bundle.cases.slice(0, 10).map((c) => c.id).join(", ")}`
+        : "It is a single-environment bundle: leave out the case",
+    );
+  }
+  return requested ?? bundle.calibration?.case ?? bundle.cases[0]?.id ?? null;
+}
+
+/** The checker's verdict on an answer, with the case and the world paths it graded. */
+export interface AnswerVerdict {
+  case: string | null;
+  files: string[];
+  run: CheckerRun;
+}
+
+/** Grades an answer (world path → text) with the bundle's checker. */
+export async function gradeAnswer(
+  bundle: Bundle,
+  runner: CheckerRunner,
+  answer: {
+    files: Record<string, string>;
+    caseId: string | null;
+    params?: Record<string, unknown>;
+  },
+): Promise<AnswerVerdict> {
+  const run = await runner.check(bundle.checker, checkerInputFor(bundle, answer));
+  return { case: answer.caseId, files: Object.keys(answer.files), run };
+}
