@@ -8,6 +8,8 @@ import { parseBundle } from "../../../../core/bundle/parse.ts";
 import { parseModelsFlag, resolveCandidates } from "../../../../core/engine/candidate_spec.ts";
 import { planExperiment } from "../../../../core/bench/experiment.ts";
 import { runExperiment } from "../../../../core/engine/run_experiment.ts";
+import { prepareBenchmark } from "../../../../core/engine/benchmark.ts";
+import { memoryHome } from "../../../../core/io/home.ts";
 import { memoryBlobStore } from "../../../../core/io/blob_store.ts";
 import { openKvStateStore } from "../../../../core/io/state_store.ts";
 import { createCheckerPool } from "../../../../sandbox/checker_pool.ts";
@@ -165,43 +167,33 @@ Deno.test("runExperiment() benchmarks API models end to end, with costs to the m
   }
 });
 
-Deno.test("runExperiment() refuses to start a model benchmark without its key, before any cell", async () => {
+Deno.test("prepareBenchmark() refuses a model benchmark without its key, before any cell", async () => {
   const bundle = sumBundle();
   const anthropic = await startFakeAnthropic(summingAgent(), {});
-  const blobs = memoryBlobStore();
-  const state = await openKvStateStore(":memory:", blobs);
-  const runner = createCheckerPool({ workers: 1 });
-  const worldsDir = await Deno.makeTempDir({ prefix: "dvergr-worlds-" });
+  const home = await memoryHome();
   try {
     const env = (k: string) => ({ ANTHROPIC_BASE_URL: anthropic.url } as Record<string, string>)[k];
+    await assert.rejects(
+      prepareBenchmark({
+        bundle: { name: bundle.name, files: bundle.files },
+        specs: parseModelsFlag("haiku"),
+        home,
+        env,
+        isolation: "none",
+      }),
+      /ANTHROPIC_API_KEY is not set/,
+    );
+    assert.equal(anthropic.requests.length, 0);
     const candidates = await resolveCandidates(parseModelsFlag("haiku"), {
       bundle,
       env,
       isolation: "none",
       named: new Map(),
     });
-    const plan = planExperiment(bundle, candidates);
-    await assert.rejects(
-      runExperiment({
-        state,
-        blobs,
-        worldsDir,
-        bundle,
-        plan,
-        candidates,
-        runner,
-        room: "test",
-        trust: "ad-hoc",
-      }),
-      /ANTHROPIC_API_KEY is not set/,
-    );
-    assert.equal(anthropic.requests.length, 0);
-    assert.deepEqual(await state.cellRecords(plan.id), []);
+    assert.deepEqual(await home.state.cellRecords(planExperiment(bundle, candidates).id), []);
   } finally {
-    runner.close();
-    state.close();
+    await home.close();
     await anthropic.close();
-    await Deno.remove(worldsDir, { recursive: true });
   }
 });
 
