@@ -188,7 +188,7 @@ Deno.test("runExperiment() grades a timed-out or crashed attempt with reward 0 a
   const { home, result } = await run(bundle, [
     cmd("slow", "cat docs/q.txt > out/answer.txt; sleep 30"),
     cmd("crash", "cat docs/q.txt > out/answer.txt; exit 2"),
-  ], { timeoutMs: 500 });
+  ], { timeoutMs: 1000 });
   const [slow, crash] = result.records;
   assert.equal(slow.status, "timeout");
   assert.deepEqual(slow.verdict, {
