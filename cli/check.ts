@@ -4,14 +4,18 @@ import { readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
-import { usageError } from "../core/errors.ts";
+import { DvergrError, usageError } from "../core/errors.ts";
+import { readEdn } from "../core/edn/read.ts";
+import { toPlain } from "../core/edn/plain.ts";
 import { formatProblem } from "../core/bundle/parse.ts";
 import { answerCase, type AnswerVerdict, gradeAnswer, shapeCheck } from "../core/engine/check.ts";
 import { readBundleDir } from "../core/io/bundle_dir.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
-export const HELP = `dvergr check <bundle> [--answer DIR] [--case ID] [--param K=V]... [--json]
+export const HELP =
+  `dvergr check <bundle> [--answer DIR [--fetched FILE.edn] [--judgements FILE.edn]] [--case ID]
+             [--param K=V]... [--json]
 
 The bundle is a directory, or ROOM/NAME: workflows/NAME/ of room ROOM in the home.
 
@@ -26,6 +30,11 @@ Options:
   --answer DIR     grade the answer in DIR (world layout: out/answer.edn → /out/answer.edn)
   --case ID        the case whose gold grades the answer (default: calibration's case,
                    else the first case)
+  --fetched FILE   with --answer: the pages the checker gets as fetched, an EDN map
+                   {"https://…" "page text"} (default: none)
+  --judgements FILE
+                   with --answer: the judge's answers the checker gets, an EDN map
+                   {"request id" "answer"} (default: none; no judge is asked)
   --param K=V      override a parameter (repeatable):
                    ${paramRuleHelp(19)}
   --home DIR       the home of ROOM/NAME bundles (default: $DVERGR_HOME, else .dvergr)
@@ -35,6 +44,8 @@ Options:
 
 export const OPTIONS = {
   answer: { type: "string" },
+  fetched: { type: "string" },
+  judgements: { type: "string" },
   case: { type: "string" },
   param: { type: "string", multiple: true },
   home: { type: "string" },
@@ -73,13 +84,31 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   };
 
   let verdict: AnswerVerdict | undefined;
+  for (const flag of ["fetched", "judgements"] as const) {
+    if (values[flag] !== undefined && values.answer === undefined) {
+      throw usageError(
+        `--${flag} needs --answer DIR`,
+        `Give the answer it goes with: --answer DIR --${flag} ${values[flag]}`,
+      );
+    }
+  }
   if (values.answer !== undefined) {
     const caseId = answerCase(bundle, values.case);
     const files = await readAnswerDir(values.answer, bundle.definition.capture);
     const params = readParamFlags(values.param ?? [], "check");
     const pool = createCheckerPool({ workers: 1 });
     try {
-      verdict = await gradeAnswer(bundle, pool, { files, caseId, params });
+      verdict = await gradeAnswer(bundle, pool, {
+        files,
+        caseId,
+        params,
+        fetched: values.fetched === undefined
+          ? undefined
+          : await readStringMapFile(values.fetched, "fetched"),
+        judgements: values.judgements === undefined
+          ? undefined
+          : await readStringMapFile(values.judgements, "judgements"),
+      });
     } finally {
       pool.close();
     }
@@ -128,4 +157,32 @@ async function readAnswerDir(dir: string, capture: string[]): Promise<Record<str
     );
   }
   return out;
+}
+
+/** An EDN file holding a map of strings to strings (--fetched, --judgements). */
+async function readStringMapFile(path: string, flag: string): Promise<Record<string, string>> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    throw new DvergrError(
+      "NOT_FOUND",
+      `Cannot read --${flag} file "${path}": ${e instanceof Error ? e.message : e}`,
+      {
+        hint: `Give an EDN file such as {"https://example.com/" "page text"}`,
+      },
+    );
+  }
+  const value = toPlain(readEdn(text, { file: path }));
+  const bad = value === null || typeof value !== "object" || Array.isArray(value)
+    ? "it is not a map"
+    : Object.entries(value as Record<string, unknown>).filter(([, v]) => typeof v !== "string")
+      .map(([k]) => `the value of ${JSON.stringify(k)} is not a string`)[0];
+  if (bad) {
+    throw new DvergrError("BUNDLE_INVALID", `Cannot use --${flag} file "${path}": ${bad}`, {
+      hint: `--${flag} takes an EDN map of strings to strings, e.g. {"id" "text"}`,
+      details: { file: path },
+    });
+  }
+  return value as Record<string, string>;
 }

@@ -45,6 +45,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "calibrate a room's bundle and, when it holds, trust it on this host",
     load: () => import("./promote.ts"),
   },
+  freeze: {
+    summary: "turn a live bundle's fetched pages into a frozen-web bundle",
+    load: () => import("./freeze.ts"),
+  },
   serve: {
     summary: "serve dvergr's operations as MCP tools (stdio, or Streamable HTTP on loopback)",
     load: () => import("./serve.ts"),

@@ -32,6 +32,8 @@ export interface ExperimentDefinition {
   task: string;
   timeoutMs: number;
   budgetMicros: number;
+  /** What grades besides the bundle's checker (the judge model); absent when nothing does. */
+  verifier?: Record<string, unknown>;
 }
 
 export interface Cell {
@@ -60,6 +62,8 @@ export interface PlanOptions {
   params?: Record<string, unknown>;
   timeoutMs?: number;
   budgetMicros?: number;
+  /** The verifier's identity beyond the bundle (the judge: prepareEffects().identity). */
+  verifier?: Record<string, unknown> | null;
 }
 
 /** JSON with object keys sorted at every level: one text per value. */
@@ -155,6 +159,7 @@ export function planExperiment(
     task: fillTask(bundle.definition.task, { ...bundle.definition.params, ...params }),
     timeoutMs,
     budgetMicros,
+    ...(opts.verifier ? { verifier: opts.verifier } : {}),
   };
   const id = experimentId(definition);
   const cells: Cell[] = [];

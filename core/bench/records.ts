@@ -4,6 +4,7 @@
  * evidence lives in blobs and is referenced by `evidenceRef`).
  */
 import type { CandidateStatus, Usage } from "./candidate.ts";
+import type { WebSummary } from "../web/record.ts";
 import type { Verdict } from "../checker.ts";
 
 export type TrustTier = "trusted" | "room" | "ad-hoc";
@@ -55,6 +56,10 @@ export interface AttemptRecord {
   isolated: boolean;
   /** Trust tier of the verifier that scored it. */
   trust: TrustTier;
+  /** What the attempt did on the web (searches, pages, denials); absent without a web. */
+  web?: WebSummary;
+  /** The judge's calls and their cost (included in billedMicros/listMicros); absent without one. */
+  judge?: JudgeSummary;
   /** Blob id of the evidence (captured files, candidate evidence), or null. */
   evidenceRef: string | null;
   /**
@@ -88,6 +93,17 @@ export function stderrTail(text: string | null | undefined): string | null {
   if (lines.length === 0) return null;
   const tail = lines.slice(-STDERR_LINES).join("\n");
   return tail.length <= STDERR_CHARS ? tail : "…" + tail.slice(tail.length - STDERR_CHARS);
+}
+
+/** The judge's part of an attempt. */
+export interface JudgeSummary {
+  model: string;
+  /** Requests answered. */
+  calls: number;
+  usage: Usage;
+  billedMicros: number;
+  /** At list price; null = equals the bill. */
+  listMicros: number | null;
 }
 
 /** A cell's key within an experiment: candidate × case × repetition. */

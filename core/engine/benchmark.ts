@@ -32,6 +32,7 @@ import type { CertificationSummary } from "../bench/report.ts";
 import type { Home } from "../io/home.ts";
 import { roomSlug } from "../io/home.ts";
 import { syncBundle } from "../io/room_store.ts";
+import { type AttemptEffects, type EffectsOptions, prepareEffects } from "./attempt_effects.ts";
 import { trustOf } from "../io/state_store.ts";
 import { type CommandSpec, detectBwrap, type Isolation } from "../io/candidates/command.ts";
 
@@ -54,6 +55,8 @@ export interface BenchmarkRequest extends PlanOptions {
   isolation?: Isolation;
   /** Makes model candidates (tests); default: the model registry. */
   createModel?: (model: string, index: number) => Promise<Candidate>;
+  /** Replaces parts of how the web and the judge are reached (tests: a fetch trusting a test CA). */
+  effects?: Partial<Omit<EffectsOptions, "env">>;
 }
 
 /** A benchmark ready to run: what prepareBenchmark() decided. */
@@ -67,6 +70,8 @@ export interface PreparedBenchmark {
   trust: TrustTier;
   isolation: Isolation;
   baseline?: string;
+  /** The attempts' web and judge (keys checked when cells remain to run). */
+  effects: AttemptEffects;
 }
 
 export interface BenchmarkOutcome extends PreparedBenchmark {
@@ -108,11 +113,23 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     createModel: req.createModel,
   });
   checkBaseline(req.baseline, candidates);
-  const plan = planExperiment(bundle, candidates, req);
+  const effects = await prepareEffects(bundle, { env: req.env, homeDir: home.dir, ...req.effects });
+  const plan = planExperiment(bundle, candidates, { ...req, verifier: effects.identity });
   const trust = await trustOf(home.state, bundle.id);
   const toRun = candidatesToRun(resumeState(plan, await home.state.cellRecords(plan.id), 0));
   for (const c of candidates) if (toRun.has(c.name)) await c.preflight?.();
-  return { bundle, room, commit, plan, candidates, trust, isolation, baseline: req.baseline };
+  if (toRun.size > 0) effects.preflight();
+  return {
+    bundle,
+    room,
+    commit,
+    plan,
+    candidates,
+    trust,
+    isolation,
+    baseline: req.baseline,
+    effects,
+  };
 }
 
 export interface RunBenchmarkOptions {
@@ -141,6 +158,7 @@ export async function runBenchmark(
     runner: opts.runner,
     room,
     trust,
+    effects: prepared.effects,
     parallel: opts.parallel,
     onEvent: opts.onEvent,
     signal: opts.signal,

@@ -55,6 +55,10 @@ export async function gradeAnswer(
     files: Record<string, string>;
     caseId: string | null;
     params?: Record<string, unknown>;
+    /** Pages the checker gets as `fetched` (default none). */
+    fetched?: Record<string, string>;
+    /** The judge's answers the checker gets as `judgements` (default none). */
+    judgements?: Record<string, string>;
   },
 ): Promise<AnswerVerdict> {
   const run = await runner.check(bundle.checker, checkerInputFor(bundle, answer));

@@ -18,6 +18,15 @@
  */
 import type { Bundle } from "../bundle/types.ts";
 import { checkerInputFor } from "../bundle/checker_input.ts";
+import {
+  type AttemptEffects,
+  hostChecks,
+  judgeAttempt,
+  type JudgeOutcome,
+  prepareEffects,
+  recordWeb,
+  withJudgeCost,
+} from "./attempt_effects.ts";
 import type { CheckerRunner, Verdict } from "../checker.ts";
 import type { Candidate, CandidateOutcome } from "../bench/candidate.ts";
 import { NO_USAGE } from "../bench/candidate.ts";
@@ -100,6 +109,12 @@ export interface RunOptions {
   leaseMs?: number;
   /** The longest pause between looks at cells another process runs; default 2000 ms. */
   maxPollMs?: number;
+  /**
+   * The attempts' web and judge (prepareEffects, keys checked by prepareBenchmark);
+   * default: prepared from the process's environment. Its identity belongs in the plan
+   * (PlanOptions.verifier).
+   */
+  effects?: AttemptEffects;
 }
 
 export interface RunResult {
@@ -222,6 +237,8 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     toRun: pending.length,
   });
 
+  const effects = opts.effects ??
+    await prepareEffects(bundle, { env: (k) => Deno.env.get(k) });
   let done = kept;
   let attempts = 0;
   const queue = [...pending];
@@ -285,7 +302,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
         }, Math.floor(leaseMs / 3));
         let record: AttemptRecord | null;
         try {
-          record = await attempt(opts, candidate, item, clock, remove);
+          record = await attempt(opts, effects, candidate, item, clock, remove);
         } finally {
           clearInterval(heartbeat);
         }
@@ -406,6 +423,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
 /** One attempt of a cell; null when the run was cancelled while it ran. */
 async function attempt(
   opts: RunOptions,
+  effects: AttemptEffects,
   candidate: Candidate,
   item: Pending,
   clock: () => Date,
@@ -462,6 +480,7 @@ async function attempt(
   }
 
   try {
+    const attemptWeb = effects.openWeb();
     const ctl = new AbortController();
     const cancel = () => ctl.abort();
     opts.signal?.addEventListener("abort", cancel, { once: true });
@@ -482,6 +501,7 @@ async function attempt(
           budgetMicros: def.budgetMicros,
           profile: bundle.definition.profile,
           writable: bundle.definition.capture,
+          web: attemptWeb?.web ?? null,
           signal: ctl.signal,
         }),
         new Promise<CandidateOutcome>((resolve) => {
@@ -521,6 +541,10 @@ async function attempt(
       outcome: { status: outcome.status, message: outcome.message ?? null },
       candidate: outcome.evidence,
     };
+    const webEvidence = attemptWeb?.recorder.evidence() ?? null;
+    const web = webEvidence ? await recordWeb(opts.blobs, webEvidence) : null;
+    if (web) evidence.web = web.evidence;
+    const webPart = web ? { web: web.summary } : {};
     if (outcome.status === "fault") {
       const f = outcome.fault ?? { source: "candidate", kind: "could-not-run" };
       return await faultRecord(
@@ -554,6 +578,7 @@ async function attempt(
         },
         fault: null,
         failure: { kind: "capture", message: bound(reason) },
+        ...webPart,
         passed: false,
         usage: outcome.usage,
         billedMicros: outcome.billedMicros,
@@ -569,7 +594,27 @@ async function attempt(
       files: captured.files,
       caseId: cell.caseId,
       params: def.params,
+      fetched: bundle.definition.fetched ? webEvidence?.fetched ?? {} : {},
     });
+    let judged: JudgeOutcome | null = null;
+    if (effects.judge) {
+      const { judgements: _, ...asked } = input;
+      judged = await judgeAttempt(bundle, effects.judge, opts.runner, asked, opts.signal);
+      evidence.judge = judged.evidence;
+      if (!judged.ok) {
+        return {
+          ...await faultRecord(
+            judged.fault,
+            withJudgeCost(outcome, judged.summary),
+            elapsedMs,
+            evidence,
+          ),
+          ...webPart,
+          ...(judged.summary ? { judge: judged.summary } : {}),
+        };
+      }
+      input.judgements = judged.judgements;
+    }
     const run = await opts.runner.check(bundle.checker, input);
     evidence.checker = run.ok ? { ms: run.ms, verdict: run.verdict } : run;
     if (!run.ok) {
@@ -580,17 +625,24 @@ async function attempt(
         evidence,
       );
     }
-    const verdict = finalVerdict(run.verdict, outcome.status);
+    const final = finalVerdict(run.verdict, outcome.status);
+    const verdict = {
+      ...final,
+      checks: { ...final.checks, ...hostChecks(bundle, web?.summary ?? null) },
+    };
+    const spent = withJudgeCost(outcome, judged?.summary ?? null);
     return {
       ...base,
       elapsedMs,
       status: outcome.status,
       verdict,
       fault: null,
+      ...webPart,
+      ...(judged?.summary ? { judge: judged.summary } : {}),
       passed: Object.values(verdict.checks).every((v) => v === true),
       usage: outcome.usage,
-      billedMicros: outcome.billedMicros,
-      listMicros: outcome.listMicros,
+      billedMicros: spent.billedMicros,
+      listMicros: spent.listMicros,
       ...(outcome.unpriced ? { unpriced: true } : {}),
       isolated: outcome.isolated,
       evidenceRef: await putJson(opts.blobs, evidence),

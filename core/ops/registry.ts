@@ -7,12 +7,20 @@ import type { AnyZodObject, Op, OpContext } from "./op.ts";
 import { ROOM_OPS } from "./rooms.ts";
 import { CATALOG_BUNDLE_OPS } from "./catalog_bundles.ts";
 import { CATALOG_RUN_OPS } from "./catalog_run.ts";
+import { CATALOG_FREEZE_OPS } from "./catalog_freeze.ts";
 import { JOB_OPS } from "./jobs.ts";
 import { SCORECARD_OPS } from "./scorecards.ts";
 
 // Each area's ops, in the order tools are listed. An area module exports a list of ops
 // and is imported here; its handlers import heavy modules lazily.
-const AREAS: Op[][] = [ROOM_OPS, CATALOG_BUNDLE_OPS, CATALOG_RUN_OPS, JOB_OPS, SCORECARD_OPS];
+const AREAS: Op[][] = [
+  ROOM_OPS,
+  CATALOG_BUNDLE_OPS,
+  CATALOG_RUN_OPS,
+  CATALOG_FREEZE_OPS,
+  JOB_OPS,
+  SCORECARD_OPS,
+];
 
 /** Every registered op. */
 export function allOps(): Op[] {

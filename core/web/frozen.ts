@@ -28,16 +28,22 @@ const FROZEN_URL = /^https:\/\/[^\s?#]+$/;
  * texts dropped, title = `<title>` else the URL, body cut to 50,000 characters; later maps
  * override earlier ones; sorted by URL.
  */
-export function frozenPages(fetched: readonly Record<string, string>[]): FrozenPages {
+export function frozenPages(
+  fetched: readonly Record<string, string>[],
+  /** Titles recorded beside the pages (the recording keeps text, where `<title>` is gone). */
+  titles: readonly Record<string, string>[] = [],
+): FrozenPages {
   const pages = new Map<string, FrozenPage>();
-  for (const m of fetched) {
+  fetched.forEach((m, i) => {
     for (const [url, raw] of Object.entries(m)) {
       if (!FROZEN_URL.test(url) || url === BRAVE_SEARCH_URL) continue;
       const body = pageText(raw);
       if (body === "") continue;
-      pages.set(url, { title: pageTitle(raw) ?? url, body: body.slice(0, FROZEN_BODY_LIMIT) });
+      const title = pageTitle(raw) ??
+        (titles[i] && Object.hasOwn(titles[i], url) ? titles[i][url] : url);
+      pages.set(url, { title, body: body.slice(0, FROZEN_BODY_LIMIT) });
     }
-  }
+  });
   return Object.fromEntries([...pages].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 

@@ -6,7 +6,7 @@
  */
 
 export interface WebSite {
-  /** http://127.0.0.1:PORT */
+  /** http(s)://127.0.0.1:PORT */
   url: string;
   port: number;
   /** Paths requested, in order (search requests with their query). */
@@ -26,15 +26,32 @@ export const SITE_PAGES: Record<string, string> = {
     "<html><title>Answer key</title><p>The competitors are Bolt Hardware and Nail &amp; Co.</p></html>",
 };
 
+/** The test CA (tests/fixtures/tls/ca.pem) that signed the site's certificate. */
+export const TEST_CA_PATH = new URL("../fixtures/tls/ca.pem", import.meta.url).pathname;
+
+/** fetch() that trusts the test CA, as DENO_CERT would. */
+export function fetchTrustingTestCa(): typeof fetch {
+  const client = Deno.createHttpClient({ caCerts: [Deno.readTextFileSync(TEST_CA_PATH)] });
+  return (input, init) => fetch(input, { ...init, client });
+}
+
+/** Starts the site; with `tls` it serves https with the test CA's certificate. */
 export function startWebSite(
-  opts: { braveKey?: string; hugeBytes?: number } = {},
+  opts: { braveKey?: string; hugeBytes?: number; tls?: boolean } = {},
 ): Promise<WebSite> {
+  const scheme = opts.tls ? "https" : "http";
+  const tls = opts.tls
+    ? {
+      cert: Deno.readTextFileSync(new URL("../fixtures/tls/server.pem", import.meta.url)),
+      key: Deno.readTextFileSync(new URL("../fixtures/tls/server-key.pem", import.meta.url)),
+    }
+    : {};
   const requests: string[] = [];
   const hang = new Set<() => void>();
   const ac = new AbortController();
   let port = 0;
   const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {} },
+    { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {}, ...tls },
     (req) => {
       const u = new URL(req.url);
       requests.push(u.pathname + u.search);
@@ -48,16 +65,20 @@ export function startWebSite(
           .filter(([, html]) => q.some((t) => html.toLowerCase().includes(t)))
           .slice(0, count)
           .map(([path, html]) => ({
-            url: `http://127.0.0.1:${port}${path}`,
+            url: `${scheme}://127.0.0.1:${port}${path}`,
             title: /<title>(.*?)<\/title>/.exec(html)?.[1] ?? path,
             description: `A page about <strong>${q.join(" ")}</strong>`,
           }));
         return Response.json({ type: "search", web: { results } });
       }
-      if (u.pathname === "/moved") return Response.redirect(`http://127.0.0.1:${port}/bolt`, 302);
-      if (u.pathname === "/loop") return Response.redirect(`http://127.0.0.1:${port}/loop`, 302);
+      if (u.pathname === "/moved") {
+        return Response.redirect(`${scheme}://127.0.0.1:${port}/bolt`, 302);
+      }
+      if (u.pathname === "/loop") {
+        return Response.redirect(`${scheme}://127.0.0.1:${port}/loop`, 302);
+      }
       if (u.pathname === "/to-localhost") {
-        return Response.redirect(`http://localhost:${port}/secret`, 301);
+        return Response.redirect(`${scheme}://localhost:${port}/secret`, 301);
       }
       if (u.pathname === "/missing") return new Response("<p>no such page</p>", { status: 404 });
       if (u.pathname === "/slow") {
@@ -91,9 +112,9 @@ export function startWebSite(
         : new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } });
     },
   );
-  port = server.addr.port;
+  port = (server.addr as Deno.NetAddr).port;
   return Promise.resolve({
-    url: `http://127.0.0.1:${port}`,
+    url: `${scheme}://127.0.0.1:${port}`,
     port,
     requests,
     async close() {

@@ -99,6 +99,25 @@ export function modelKeyVariable(entry: ModelEntry): { name: string; required: b
   };
 }
 
+/** The provider that reaches a registry model at `baseUrl` with `apiKey`. */
+export function providerFor(
+  entry: ModelEntry,
+  baseUrl: string,
+  apiKey: string | null,
+  opts: { fetchImpl?: typeof fetch; retry?: RetryPolicy } = {},
+): ModelProvider {
+  const cfg = {
+    model: entry.apiModel,
+    baseUrl,
+    apiKey,
+    fetchImpl: opts.fetchImpl,
+    retry: opts.retry,
+  };
+  return entry.provider === "anthropic"
+    ? createAnthropicProvider(cfg)
+    : createOpenAIProvider({ ...cfg, compatible: entry.provider === "openai-compatible" });
+}
+
 /** A benchmark candidate for a registry model (id or alias); MODEL_UNKNOWN when there is none. */
 export async function createModelCandidate(
   modelIdOrAlias: string,
@@ -136,18 +155,8 @@ export async function createModelCandidate(
       },
     );
 
-  const provider = (apiKey: string | null): ModelProvider => {
-    const cfg = {
-      model: entry.apiModel,
-      baseUrl,
-      apiKey,
-      fetchImpl: opts.fetchImpl,
-      retry: opts.retry,
-    };
-    return entry.provider === "anthropic"
-      ? createAnthropicProvider(cfg)
-      : createOpenAIProvider({ ...cfg, compatible: entry.provider === "openai-compatible" });
-  };
+  const provider = (apiKey: string | null): ModelProvider =>
+    providerFor(entry, baseUrl, apiKey, opts);
 
   return {
     name: modelCandidateName(modelIdOrAlias, opts.index),

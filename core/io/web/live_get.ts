@@ -133,6 +133,16 @@ function decode(bytes: Uint8Array, contentType: string): string {
   }
 }
 
+/** An error's message with its causes (fetch() puts the TLS or socket reason in `cause`). */
+function errorText(e: unknown): string {
+  const parts: string[] = [];
+  for (let c: unknown = e; c !== undefined && c !== null && parts.length < 4;) {
+    parts.push(c instanceof Error ? c.message : String(c));
+    c = c instanceof Error ? c.cause : undefined;
+  }
+  return parts.join(": ");
+}
+
 /** GETs a URL under the policy; never throws. */
 export async function liveGet(rawUrl: string, opts: LiveGetOptions): Promise<LiveGetResult> {
   const timeoutMs = opts.timeoutMs ?? FETCH_TIMEOUT_MS;
@@ -196,7 +206,7 @@ export async function liveGet(rawUrl: string, opts: LiveGetOptions): Promise<Liv
     }
     return {
       ok: false,
-      message: `Cannot fetch ${url.href}: ${e instanceof Error ? e.message : String(e)}`,
+      message: `Cannot fetch ${url.href}: ${errorText(e)}`,
       atUrl: url.href,
     };
   } finally {

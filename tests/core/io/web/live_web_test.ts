@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { liveGet } from "../../../../core/io/web/live_get.ts";
 import { braveConfigFrom, braveSearch } from "../../../../core/io/web/brave.ts";
 import { OPEN_POLICY, policyOf } from "../../../../core/web/policy.ts";
-import { startWebSite } from "../../../helpers/web_site.ts";
+import { startWebSite, TEST_CA_PATH } from "../../../helpers/web_site.ts";
 
 const local = { policy: policyOf({ allowedSources: ["127.0.0.1"] }), explicitHosts: ["127.0.0.1"] };
 
@@ -133,4 +133,35 @@ Deno.test("braveConfigFrom() refuses a missing key with a clear error", () => {
     braveConfigFrom((k) => (k === "BRAVE_API_KEY" ? "x" : undefined), "b").baseUrl,
     "https://api.search.brave.com",
   );
+});
+
+Deno.test("liveGet() trusts a test CA given in DENO_CERT, and only then", async () => {
+  const site = await startWebSite({ tls: true });
+  const dir = await Deno.makeTempDir({ prefix: "dvergr-denocert-" });
+  try {
+    const script = `${dir}/get.ts`;
+    const module = new URL("../../../../core/io/web/live_get.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { liveGet } from ${JSON.stringify(module)};
+const r = await liveGet(${JSON.stringify(`${site.url}/bolt`)}, { policy: { allow: ["127.0.0.1"], deny: [] }, explicitHosts: ["127.0.0.1"] });
+console.log(JSON.stringify(r.ok ? { ok: true, status: r.status } : { ok: false, message: r.message }));`,
+    );
+    const run = async (env: Record<string, string>) => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "--no-config", "--allow-net", `--allow-read`, script],
+        env,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return JSON.parse(new TextDecoder().decode(out.stdout));
+    };
+    assert.deepEqual(await run({ DENO_CERT: TEST_CA_PATH }), { ok: true, status: 200 });
+    const untrusted = await run({});
+    assert.equal(untrusted.ok, false);
+    assert.match(untrusted.message, /certificate|UnknownIssuer|invalid peer/i);
+  } finally {
+    await site.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

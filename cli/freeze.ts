@@ -1,0 +1,118 @@
+import { dirname, join } from "node:path";
+import { parseCommandArgs } from "./args.ts";
+import { readBundleArg } from "./bundle_arg.ts";
+import type { CliContext } from "./context.ts";
+import { isDir } from "./home_arg.ts";
+import { printJson } from "./render.ts";
+import { DvergrError, usageError } from "../core/errors.ts";
+import { parseBundle } from "../core/bundle/parse.ts";
+import { openHome, resolveHomeDir, roomSlug } from "../core/io/home.ts";
+import { readBundleDir, writeBundleDir } from "../core/io/bundle_dir.ts";
+import { freezeBundle } from "../core/ops/catalog_freeze.ts";
+
+export const HELP =
+  `dvergr freeze <bundle|ROOM/NAME> [--experiment ID] [--as NAME] [--home DIR] [--json]
+
+Makes a stable benchmark of a live one: the pages the bundle's attempts fetched (as recorded
+in the home, never fetched again) become a new bundle NAME-frozen whose workflow.edn says
+:web :frozen and whose web.edn holds those pages as text. Its attempts see only those pages
+(search lexical over them, 404 otherwise, no network), so its scores compare over time.
+Pages of the bundle's :blocked-sources are left out. It is a bundle of its own: a new
+content id, calibrated and promoted on its own.
+
+The frozen bundle is written into the bundle's room in the home (workflows/NAME-frozen/)
+and, for a bundle directory, also as the directory NAME-frozen beside it.
+
+Exit status: 0 frozen; 1 nothing to freeze (no fetched pages); 2 bad input.
+
+Options:
+  --experiment ID  only the pages of this experiment's attempts (default: every experiment of the bundle)
+  --as NAME        name of the frozen bundle (default: NAME-frozen)
+  --home DIR       the home the bundle was benchmarked in (default: as \`dvergr benchmark\`)
+  --json           print the result as JSON
+  -h, --help       show this help
+`;
+
+export const OPTIONS = {
+  experiment: { type: "string" },
+  as: { type: "string" },
+  home: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+function nothingToFreeze(home: string): DvergrError {
+  return new DvergrError("NOT_FOUND", "Nothing to freeze: no fetched pages", {
+    exit: 1,
+    hint:
+      `The home ${home} holds no benchmark of this bundle: run \`dvergr benchmark\` on it first (or pass --home)`,
+  });
+}
+
+/** A directory the frozen bundle may be written to: missing, empty, or an earlier frozen bundle. */
+async function replaceableDir(dir: string): Promise<boolean> {
+  if (!(await isDir(dir))) return true;
+  try {
+    const fb = await readBundleDir(dir);
+    return fb.files.size === 0 || parseBundle(fb).definition.web === "frozen";
+  } catch {
+    return false;
+  }
+}
+
+export async function run(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs("freeze", args, OPTIONS);
+  if (positionals.length > 1) {
+    throw usageError(
+      `"dvergr freeze" takes one bundle, got ${positionals.length}: ${positionals.join(" ")}`,
+      "Run `dvergr freeze path/to/bundle` or `dvergr freeze ROOM/NAME --home DIR`",
+    );
+  }
+  const fb = await readBundleArg("freeze", positionals[0], { home: values.home, ctx });
+  const bundle = parseBundle(fb);
+  const { source } = fb;
+  const homeDir = source.kind === "room"
+    ? source.home
+    : resolveHomeDir({ flag: values.home, env: ctx.env, cwd: ctx.cwd, bundleName: bundle.name });
+  const room = source.kind === "room" ? source.room : roomSlug(bundle.name);
+  const target = values.as ?? `${bundle.name}-frozen`;
+  const outDir = source.kind === "dir" ? join(dirname(source.dir), target) : null;
+  if (outDir !== null && !(await replaceableDir(outDir))) {
+    throw new DvergrError(
+      "TARGET_EXISTS",
+      `Cannot write the frozen bundle to "${outDir}": the directory exists and is not a frozen bundle`,
+      { hint: "Name another bundle with --as NAME" },
+    );
+  }
+  if (!(await isDir(homeDir))) throw nothingToFreeze(homeDir);
+  const home = await openHome(homeDir);
+  let result;
+  try {
+    if (!(await home.rooms.hasRoom(room))) throw nothingToFreeze(homeDir);
+    result = await freezeBundle(home, bundle, {
+      room,
+      as: values.as,
+      experiment: values.experiment,
+    });
+  } finally {
+    await home.close();
+  }
+  const { files, ...summary } = result;
+  if (outDir !== null) await writeBundleDir(outDir, files, { force: true });
+  if (values.json) {
+    printJson(ctx, { ...summary, home: homeDir, directory: outDir });
+    return 0;
+  }
+  const out = (s: string) => ctx.stdout(s + "\n");
+  out(
+    `Froze ${summary.pages} page${
+      summary.pages === 1 ? "" : "s"
+    } of ${bundle.name} into ${summary.name} ${summary.id}`,
+  );
+  out(`  room: ${room}/${summary.name} in ${homeDir}`);
+  if (outDir !== null) out(`  directory: ${outDir}`);
+  if (summary.dropped.length > 0) {
+    out(`  left out (blocked sources): ${summary.dropped.join(", ")}`);
+  }
+  out(`Next: dvergr calibrate ${outDir ?? `${room}/${summary.name} --home ${homeDir}`}`);
+  return 0;
+}
