@@ -1,0 +1,256 @@
+/**
+ * The web in the world, end to end: scripted model candidates (local protocol servers)
+ * search a Brave-compatible endpoint and fetch pages of a local https site (trusted through
+ * a test CA), one of them reaching for a blocked host; a judge model answers the checker's
+ * requests. The live run is frozen and benchmarked again without network: same verdicts.
+ */
+import assert from "node:assert/strict";
+import { parseBundle } from "../../../core/bundle/parse.ts";
+import { parseModelsFlag } from "../../../core/engine/candidate_spec.ts";
+import { benchmarkBundle } from "../../../core/engine/benchmark.ts";
+import { getJson } from "../../../core/io/blob_store.ts";
+import { openHome } from "../../../core/io/home.ts";
+import { freezeBundle } from "../../../core/ops/catalog_freeze.ts";
+import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
+import { JUDGE_SYSTEM_PROMPT } from "../../../core/io/models/judge_model.ts";
+import {
+  type FakeScript,
+  startFakeAnthropic,
+  startFakeOpenAI,
+} from "../../helpers/fake_providers.ts";
+import { fetchTrustingTestCa, startWebSite, type WebSite } from "../../helpers/web_site.ts";
+import type { AttemptRecord } from "../../../core/bench/records.ts";
+
+const CHECKER = await Deno.readTextFile(
+  new URL("../../../examples/workflows/tool-rivals/checker.js", import.meta.url),
+);
+
+function liveBundle() {
+  return {
+    name: "rivals",
+    files: new Map([
+      [
+        "workflow.edn",
+        `{:title "Tool rivals" :task "Find rivals of {product}; write /out/rivals.edn." :params {:product "Acme Tools"}
+ :fetched true :allowed-sources ["127.0.0.1" "localhost"] :blocked-sources ["localhost"]
+ :judge {:model "haiku" :max-requests 3} :timeout-ms 60000}`,
+      ],
+      ["checker.js", CHECKER],
+      ["gold.edn", '{:reference [{:name "Bolt Hardware" :hosts ["127.0.0.1"]}]}'],
+      ["fixtures/docs/product.md", "Acme Tools makes hammers."],
+    ]),
+  };
+}
+
+/** OpenAI messages' step: 1 + assistant turns so far. */
+function step(t: Parameters<FakeScript>[0]): number {
+  return 1 + (t.body.messages as { role: string }[]).filter((m) => m.role === "assistant").length;
+}
+
+/**
+ * A rival finder: searches "cordless", fetches the first hit, fetches a redirecting page,
+ * (greedy only) reaches for the blocked answer key, writes its find with a quote.
+ */
+function rivalFinder(site: WebSite): FakeScript {
+  const firstUrl = new Map<string, string>();
+  return (t) => {
+    const greedy = t.body.model === "gpt-4.1-mini";
+    const conv = JSON.stringify((t.body.messages as unknown[])[0]);
+    const n = step(t);
+    const last = t.toolResults[0]?.content ?? "";
+    const call = (name: string, input: unknown) => ({ toolCalls: [{ name, input }] });
+    if (n === 1) return call("web_search", { query: "cordless" });
+    if (n === 2) {
+      const url = /^\s+(https:\/\/\S+)$/m.exec(last)?.[1] ?? "none";
+      firstUrl.set(conv, url);
+      return call("web_fetch", { url });
+    }
+    if (n === 3) return call("web_fetch", { url: `${site.url}/moved` });
+    if (n === 4 && greedy) {
+      return call("web_fetch", { url: `https://localhost:${site.port}/secret` });
+    }
+    if (n <= 5) {
+      const find = `[{:name "Bolt Hardware" :url "${
+        firstUrl.get(conv)
+      }" :quote "cordless drills for every workshop"}]`;
+      return call("write_file", { path: "/out/rivals.edn", content: find });
+    }
+    return { text: "Done." };
+  };
+}
+
+/** The judge: yes for Bolt, no otherwise; checks it is asked as REFERENCE §9.2 says. */
+const judgeScript: FakeScript = (t) => {
+  const prompt = JSON.stringify(t.body.messages);
+  assert.equal(t.system, JUDGE_SYSTEM_PROMPT);
+  assert.equal(t.body.max_tokens, 200);
+  return {
+    text: prompt.includes("Bolt Hardware") ? "  Yes, it sells drills to carpenters.  " : "No.",
+    usage: { input_tokens: 400, output_tokens: 10 },
+  };
+};
+
+const byCell = (records: AttemptRecord[]) =>
+  Object.fromEntries(records.map((r) => [`${r.candidate}/${r.repetition}`, r]));
+
+Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen bundle gives the same verdicts offline", async () => {
+  const site = await startWebSite({ tls: true, braveKey: "brave-k" });
+  const openai = await startFakeOpenAI(rivalFinder(site), { apiKey: "ok" });
+  const anthropic = await startFakeAnthropic(judgeScript, { apiKey: "ak" });
+  const homeDir = await Deno.makeTempDir({ prefix: "dvergr-web-home-" });
+  const home = await openHome(homeDir);
+  const runner = createCheckerPool({ workers: 1 });
+  const vars: Record<string, string> = {
+    OPENAI_API_KEY: "ok",
+    OPENAI_BASE_URL: openai.url,
+    ANTHROPIC_API_KEY: "ak",
+    ANTHROPIC_BASE_URL: anthropic.url,
+    BRAVE_API_KEY: "brave-k",
+    DVERGR_BRAVE_BASE_URL: site.url,
+  };
+  const specs = parseModelsFlag("gpt-4.1-mini,gpt-4.1");
+  try {
+    // Without a search key nothing starts.
+    await assert.rejects(
+      benchmarkBundle({
+        bundle: liveBundle(),
+        specs,
+        home,
+        runner,
+        env: (k) => (k === "BRAVE_API_KEY" ? undefined : vars[k]),
+        isolation: "none",
+      }),
+      { code: "API_KEY_MISSING", message: /its tasks search the web and BRAVE_API_KEY is not set/ },
+    );
+    assert.equal(openai.requests.length + anthropic.requests.length + site.requests.length, 0);
+
+    const live = await benchmarkBundle({
+      bundle: liveBundle(),
+      specs,
+      home,
+      runner,
+      env: (k) => vars[k],
+      isolation: "none",
+      repetitions: 2,
+      effects: { fetchImpl: fetchTrustingTestCa() },
+    });
+    assert.equal(live.result.complete, true);
+    assert.deepEqual(live.plan.definition.verifier, {
+      judge: {
+        model: "claude-haiku-4-5",
+        apiModel: "claude-haiku-4-5",
+        provider: "anthropic",
+        baseUrl: anthropic.url,
+        system: JUDGE_SYSTEM_PROMPT,
+        maxTokens: 200,
+        maxRequests: 3,
+      },
+    });
+    const cells = byCell(live.result.records);
+    for (const rep of [0, 1]) {
+      const greedy = cells[`gpt-4.1-mini-0/${rep}`];
+      const polite = cells[`gpt-4.1-1/${rep}`];
+      assert.deepEqual(greedy.web, {
+        mode: "live",
+        searches: 1,
+        requests: 3,
+        pages: 2,
+        denials: { blocked: 1 },
+      });
+      assert.deepEqual(polite.web, {
+        mode: "live",
+        searches: 1,
+        requests: 2,
+        pages: 2,
+        denials: {},
+      });
+      assert.equal(greedy.verdict!.checks["no-blocked-fetch?"], false);
+      assert.equal(greedy.passed, false);
+      assert.deepEqual(polite.verdict, {
+        checks: {
+          "wrote-list?": true,
+          "complete-entries?": true,
+          "found-reference?": true,
+          "every-quote-fetched?": true,
+          "all-relevant?": true,
+          "completed?": true,
+          "no-blocked-fetch?": true,
+        },
+        reward: 1,
+      });
+      // The judge was asked once; its cost is in the attempt's spend.
+      assert.equal(polite.judge!.calls, 1);
+      assert.equal(polite.judge!.billedMicros, 450); // 400 × $1/M + 10 × $5/M
+      assert.ok(polite.billedMicros > polite.judge!.billedMicros);
+      const ev = await getJson<
+        { web: { pagesRef: string }; judge: { answers: Record<string, string> } }
+      >(
+        home.blobs,
+        polite.evidenceRef!,
+      );
+      assert.deepEqual(ev!.judge.answers, {
+        "bolt hardware": "Yes, it sells drills to carpenters.",
+      });
+      const pages = await getJson<
+        { fetched: Record<string, string>; titles: Record<string, string> }
+      >(
+        home.blobs,
+        ev!.web.pagesRef,
+      );
+      assert.deepEqual(Object.keys(pages!.fetched).sort(), [
+        `${site.url}/bolt`,
+        `${site.url}/moved`,
+      ]);
+      assert.equal(
+        pages!.fetched[`${site.url}/bolt`],
+        "Bolt Hardware Bolt Hardware: cordless drills for every workshop since 1999.",
+      );
+      assert.equal(pages!.titles[`${site.url}/bolt`], "Bolt Hardware");
+    }
+    assert.equal(anthropic.requests.length, 4, "one judge call per attempt");
+    assert.equal(site.requests.filter((r) => r.startsWith("/res/v1/web/search")).length, 4);
+    assert.ok(!site.requests.includes("/secret"), "the blocked host was never reached");
+
+    // Freeze: the recorded pages, never fetched again.
+    const before = site.requests.length;
+    const bundle = parseBundle(liveBundle());
+    const frozen = await freezeBundle(home, bundle, { room: live.room });
+    assert.equal(site.requests.length, before);
+    assert.equal(frozen.name, "rivals-frozen");
+    assert.equal(frozen.pages, 2);
+    const frozenBundle = parseBundle({ name: frozen.name, files: frozen.files });
+    assert.equal(frozenBundle.definition.web, "frozen");
+    assert.equal(frozenBundle.definition.title, "Tool rivals (frozen web)");
+    assert.deepEqual(frozenBundle.web![`${site.url}/bolt`], {
+      title: "Bolt Hardware",
+      body: "Bolt Hardware Bolt Hardware: cordless drills for every workshop since 1999.",
+    });
+    assert.notEqual(frozen.id, bundle.id);
+
+    // The frozen bundle runs with the site gone and no search key.
+    await site.close();
+    const offline = await benchmarkBundle({
+      bundle: { name: frozen.name, files: frozen.files },
+      specs,
+      home,
+      runner,
+      env: (k) => (k === "BRAVE_API_KEY" || k === "DVERGR_BRAVE_BASE_URL" ? undefined : vars[k]),
+      isolation: "none",
+      repetitions: 2,
+    });
+    assert.equal(offline.result.complete, true);
+    const again = byCell(offline.result.records);
+    for (const [cell, r] of Object.entries(cells)) {
+      assert.deepEqual(again[cell].verdict, r.verdict, cell);
+      assert.equal(again[cell].web!.mode, "frozen");
+      assert.deepEqual(again[cell].web!.denials, r.web!.denials);
+    }
+  } finally {
+    runner.close();
+    await home.close();
+    await site.close().catch(() => {});
+    await openai.close();
+    await anthropic.close();
+    await Deno.remove(homeDir, { recursive: true });
+  }
+});
