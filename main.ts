@@ -5,7 +5,7 @@
  * This file is the only place that exits the process.
  */
 import { COMMANDS } from "./cli/commands.ts";
-import { type CliContext, processContext } from "./cli/context.ts";
+import { type CliContext, processContext, StdoutClosed } from "./cli/context.ts";
 import { renderError } from "./cli/render.ts";
 import { usageError } from "./core/errors.ts";
 import { VERSION } from "./core/version.ts";
@@ -62,6 +62,8 @@ export async function runMain(argv: string[], ctx: CliContext): Promise<number> 
     }
     return await command.run(rest, ctx);
   } catch (e) {
+    // The reader of stdout has gone (`| head -1`): what it wanted it has; end quietly.
+    if (e instanceof StdoutClosed) return 0;
     return renderError(e, ctx, json);
   }
 }

@@ -73,9 +73,11 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   if (result.ok) {
     const n = Object.keys(result.damaged).length;
     out(
-      `calibrated: the reference passes every check; ${n} damaged variant${
-        n === 1 ? "" : "s"
-      } lose what they damage`,
+      `calibrated: the reference passes every check; ${
+        n === 1
+          ? "1 damaged variant loses what it damages"
+          : `${n} damaged variants lose what they damage`
+      }`,
     );
     return 0;
   }

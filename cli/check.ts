@@ -8,10 +8,14 @@ import { DvergrError, usageError } from "../core/errors.ts";
 import { readEdn } from "../core/edn/read.ts";
 import { toPlain } from "../core/edn/plain.ts";
 import { formatProblem } from "../core/bundle/parse.ts";
-import { answerCase, type AnswerVerdict, gradeAnswer, shapeCheck } from "../core/engine/check.ts";
+import { answerCase, type AnswerVerdict, gradeAnswer, loadCheck } from "../core/engine/check.ts";
 import { readBundleDir } from "../core/io/bundle_dir.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
+import type { CheckerRunner } from "../core/checker.ts";
+import type { FileBundle } from "../core/bundle/file_map.ts";
+
+type CheckValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>["values"];
 
 export const HELP =
   `dvergr check <bundle> [--answer DIR [--fetched FILE.edn] [--judgements FILE.edn]] [--case ID]
@@ -61,7 +65,21 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     );
   }
   const fb = await readBundleArg("check", positionals[0], { home: values.home, ctx });
-  const shape = shapeCheck(fb);
+  const pool = createCheckerPool({ workers: 1 });
+  try {
+    return await checkWith(pool, fb, values, ctx);
+  } finally {
+    pool.close();
+  }
+}
+
+async function checkWith(
+  pool: CheckerRunner,
+  fb: FileBundle,
+  values: CheckValues,
+  ctx: CliContext,
+): Promise<number> {
+  const shape = await loadCheck(pool, fb);
   if (!shape.ok) {
     const { problems } = shape;
     if (values.json) printJson(ctx, shape);
@@ -96,22 +114,17 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     const caseId = answerCase(bundle, values.case);
     const files = await readAnswerDir(values.answer, bundle.definition.capture);
     const params = readParamFlags(values.param ?? [], "check");
-    const pool = createCheckerPool({ workers: 1 });
-    try {
-      verdict = await gradeAnswer(bundle, pool, {
-        files,
-        caseId,
-        params,
-        fetched: values.fetched === undefined
-          ? undefined
-          : await readStringMapFile(values.fetched, "fetched"),
-        judgements: values.judgements === undefined
-          ? undefined
-          : await readStringMapFile(values.judgements, "judgements"),
-      });
-    } finally {
-      pool.close();
-    }
+    verdict = await gradeAnswer(bundle, pool, {
+      files,
+      caseId,
+      params,
+      fetched: values.fetched === undefined
+        ? undefined
+        : await readStringMapFile(values.fetched, "fetched"),
+      judgements: values.judgements === undefined
+        ? undefined
+        : await readStringMapFile(values.judgements, "judgements"),
+    });
   }
 
   if (values.json) printJson(ctx, verdict ? { ...summary, verdict } : summary);

@@ -21,12 +21,43 @@ export interface Command {
   run(args: string[], ctx: CliContext): Promise<number>;
 }
 
+/**
+ * Thrown by a write to a stdout that the reader closed (`dvergr cases … | head -1`): the
+ * command stops, and main ends quietly, as a pipeline expects.
+ */
+export class StdoutClosed extends Error {
+  constructor() {
+    super("stdout was closed by its reader");
+    this.name = "StdoutClosed";
+  }
+}
+
 /** A context on the real process streams. */
 export function processContext(): CliContext {
   const enc = new TextEncoder();
+  let stdoutClosed = false;
+  let stderrClosed = false;
   return {
-    stdout: (t) => writeAll(Deno.stdout, enc.encode(t)),
-    stderr: (t) => writeAll(Deno.stderr, enc.encode(t)),
+    stdout: (t) => {
+      if (stdoutClosed) throw new StdoutClosed();
+      try {
+        writeAll(Deno.stdout, enc.encode(t));
+      } catch (e) {
+        if (!(e instanceof Deno.errors.BrokenPipe)) throw e;
+        stdoutClosed = true;
+        throw new StdoutClosed();
+      }
+    },
+    stderr: (t) => {
+      // Progress and errors to a closed stderr are dropped: nobody is there to read them.
+      if (stderrClosed) return;
+      try {
+        writeAll(Deno.stderr, enc.encode(t));
+      } catch (e) {
+        if (!(e instanceof Deno.errors.BrokenPipe)) throw e;
+        stderrClosed = true;
+      }
+    },
     isTerminal: Deno.stdout.isTerminal(),
     env: (name) => Deno.env.get(name),
     cwd: Deno.cwd(),

@@ -13,15 +13,16 @@ export interface FileBundle {
  * Why a relative bundle path is refused, or null when it is acceptable: POSIX,
  * relative, normalised; no `..`, `.`, empty segments, absolute paths, NUL or backslashes,
  * and no segment that git or a common file system takes for `.git` (see gitAliasProblem).
+ * `within` names what the path is relative to in the message ("bundle", "room").
  */
-export function relativePathProblem(path: string): string | null {
+export function relativePathProblem(path: string, within = "bundle"): string | null {
   if (path.length === 0) return "is empty";
   if (path.includes("\0")) return "contains a NUL character";
   if (path.includes("\\")) return "contains a backslash (use /)";
-  if (path.startsWith("/")) return "is absolute (bundle paths are relative)";
+  if (path.startsWith("/")) return `is absolute (${within} paths are relative)`;
   for (const seg of path.split("/")) {
     if (seg === "") return "has an empty segment (// or a trailing /)";
-    if (seg === "..") return 'leaves the bundle ("..")';
+    if (seg === "..") return `leaves the ${within} ("..")`;
     if (seg === ".") return 'is not normalised (".")';
     const git = gitAliasProblem(seg);
     if (git) return git;

@@ -413,7 +413,10 @@ function textOrKeywordOk(text: string, m: Map<EdnValue, EdnValue>, problems: Bun
     });
   for (const key of TEXT_KEYS) {
     const v = m.get(Keyword.of(key));
-    if (v instanceof Keyword) wrong(key, `expected a string such as "…", found the keyword ${v}`);
+    if (v instanceof Keyword) {
+      const text = v.ns === null ? v.name : `${v.ns}/${v.name}`;
+      wrong(key, `expected a string, found the keyword ${v}: write "${text}" (in double quotes)`);
+    }
   }
   for (const key of TEXT_VECTOR_KEYS) {
     const v = m.get(Keyword.of(key));

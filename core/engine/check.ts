@@ -11,6 +11,7 @@ import type { BundleProblem } from "../bundle/types.ts";
 import { contentId } from "../bundle/content_id.ts";
 import { checkerInputFor } from "../bundle/checker_input.ts";
 import type { CheckerRun, CheckerRunner } from "../checker.ts";
+import { checkerLoadProblems } from "../bundle/checker_loads.ts";
 
 /** A bundle that has problems (with its content id), or the parsed bundle. */
 export type ShapeCheck =
@@ -22,6 +23,18 @@ export function shapeCheck(fb: FileBundle): ShapeCheck {
   const problems = bundleProblems(fb.files);
   if (problems.length > 0) return { ok: false, name: fb.name, id: contentId(fb.files), problems };
   return { ok: true, bundle: parseBundle(fb) };
+}
+
+/**
+ * The shape check, then whether checker.js loads in the sandbox: a syntax error, an import
+ * or a throw while loading is a problem with its line (the shape check reads it as text).
+ */
+export async function loadCheck(runner: CheckerRunner, fb: FileBundle): Promise<ShapeCheck> {
+  const shape = shapeCheck(fb);
+  if (!shape.ok) return shape;
+  const problems = await checkerLoadProblems(shape.bundle, runner);
+  if (problems.length === 0) return shape;
+  return { ok: false, name: fb.name, id: shape.bundle.id, problems };
 }
 
 /**

@@ -17,7 +17,7 @@ import { longSegmentProblem } from "../bundle/export.ts";
  * would refuse such a tree), well-formed text, no overlong segment.
  */
 export function roomPathProblem(path: string): string | null {
-  const why = relativePathProblem(path);
+  const why = relativePathProblem(path, "room");
   if (why) return why;
   if (!path.isWellFormed()) return "is not UTF-8 text (it holds an unpaired surrogate)";
   return longSegmentProblem(path);

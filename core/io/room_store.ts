@@ -122,7 +122,7 @@ function checkChanges(changes: Map<string, string | null>, slug = ""): void {
   const conflict = fileDirConflict(written);
   if (conflict) throw conflictError(slug, conflict);
   for (const path of changes.keys()) {
-    const problem = relativePathProblem(path);
+    const problem = relativePathProblem(path, "room");
     if (problem) {
       throw new DvergrError(
         "PATH_INVALID",
@@ -243,7 +243,7 @@ export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore
 
 function dirPrefix(prefix: string): string {
   const p = prefix.endsWith("/") ? prefix : prefix + "/";
-  const problem = relativePathProblem(p.slice(0, -1));
+  const problem = relativePathProblem(p.slice(0, -1), "room");
   if (problem) {
     throw new DvergrError(
       "PATH_INVALID",

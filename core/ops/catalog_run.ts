@@ -9,7 +9,7 @@ import { z } from "zod";
 import { DvergrError } from "../errors.ts";
 import { checkBundleName } from "../bundle/bundle_name.ts";
 import { parseBundle } from "../bundle/parse.ts";
-import { answerCase, gradeAnswer, shapeCheck } from "../engine/check.ts";
+import { answerCase, gradeAnswer, loadCheck } from "../engine/check.ts";
 import { contentId } from "../bundle/content_id.ts";
 import { readParamTexts } from "../bundle/params.ts";
 import { calibrate } from "../calibrate/calibrate.ts";
@@ -65,7 +65,10 @@ export const catalogCheck = defineOp({
     params,
   }),
   async handler(ctx, input) {
-    const shape = shapeCheck(await readRoomBundle(ctx.home.rooms, input.room, input.name));
+    const shape = await loadCheck(
+      ctx.runner,
+      await readRoomBundle(ctx.home.rooms, input.room, input.name),
+    );
     if (!shape.ok) return shape;
     const { bundle } = shape;
     const summary = {

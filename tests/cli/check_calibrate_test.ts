@@ -126,3 +126,41 @@ Deno.test("dvergr check and calibrate with two bundles exit 2 with a hint, as te
     assert.ok(parsed.error.hint, json.out + json.err);
   }
 });
+
+Deno.test("dvergr check makes a checker.js that does not parse a problem with its line, exit 2", async () => {
+  const dir = await tempBundle({
+    "checker.js":
+      "export function check({ files }) {\n  const x = ;\n  return { checks: {}, reward: 0 };\n}\n",
+  });
+  const r = await dvergr("check", dir);
+  assert.equal(r.code, 2, r.out + r.err);
+  assert.ok(!r.out.includes("Problems  none"), r.out);
+  assert.match(r.out, /1 problem:\n {2}- checker\.js line 2, column \d+: syntax error: /);
+  const j = JSON.parse((await dvergr("check", dir, "--json")).out);
+  assert.equal(j.ok, false);
+  assert.equal(j.problems[0].file, "checker.js");
+  assert.equal(j.problems[0].line, 2);
+});
+
+Deno.test("dvergr check makes a checker.js that throws while loading a problem", async () => {
+  const dir = await tempBundle({
+    "checker.js":
+      'throw new Error("no");\nexport function check() { return { checks: {}, reward: 0 }; }\n',
+  });
+  const r = await dvergr("check", dir);
+  assert.equal(r.code, 2, r.out + r.err);
+  assert.match(r.out, /checker\.js line 1, column \d+: threw while loading Error: no/);
+});
+
+Deno.test("dvergr calibrate says '1 damaged variant loses what it damages'", async () => {
+  const dir = await tempBundle({
+    "calibration.edn": `{:reference {"/out/list.md" "Wato, Dust"}
+ :damaged {:one-missing {:files {"/out/list.md" "Wato"} :loses [:found-all]}}}`,
+  });
+  const r = await dvergr("calibrate", dir);
+  assert.equal(r.code, 0, r.out + r.err);
+  assert.match(
+    r.out,
+    /^calibrated: the reference passes every check; 1 damaged variant loses what it damages$/m,
+  );
+});

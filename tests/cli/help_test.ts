@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { COMMANDS } from "../../cli/commands.ts";
 import { memoryContext } from "../../cli/context.ts";
 import { mainHelp, runMain } from "../../main.ts";
+import { checkFlags } from "../../cli/args.ts";
 
 for (const [name, entry] of Object.entries(COMMANDS)) {
   Deno.test(`dvergr ${name} --help lists every flag the command accepts`, async () => {
@@ -37,4 +38,31 @@ Deno.test("runMain() refuses an unknown flag with exit 2, as JSON under --json",
   const out = JSON.parse(ctx.out.join(""));
   assert.equal(out.error.code, "USAGE");
   assert.match(out.error.message, /--nope/);
+});
+
+Deno.test("runMain() answers a mistyped flag with the nearest flag, not the parser's message", async () => {
+  const ctx = memoryContext();
+  assert.equal(await runMain(["benchmark", "x", "--candidat", "builtin:noop"], ctx), 2);
+  const err = ctx.err.join("");
+  assert.match(
+    err,
+    /^error\[USAGE\]: Unknown flag --candidat for "dvergr benchmark"\nhint: Did you mean --candidate\? /,
+  );
+  assert.ok(!/To specify a positional argument/.test(err), err);
+});
+
+Deno.test("runMain() says which flag lacks its value, and which takes none", async () => {
+  const missing = memoryContext();
+  assert.equal(await runMain(["benchmark", "x", "--home"], missing), 2);
+  assert.match(missing.err.join(""), /Cannot use --home of "dvergr benchmark": it needs a value/);
+  const extra = memoryContext();
+  assert.equal(await runMain(["check", "x", "--json=yes"], extra), 2);
+  assert.match(extra.out.join("") + extra.err.join(""), /--json .*it is a switch/);
+});
+
+Deno.test("checkFlags() skips the values of string flags and what follows --", () => {
+  const options = { candidate: { type: "string" }, json: { type: "boolean" } } as const;
+  checkFlags("benchmark", ["--candidate", "--weird-value", "--json", "--", "--anything"], options);
+  checkFlags("benchmark", ["--candidate=x", "-1"], options);
+  assert.throws(() => checkFlags("benchmark", ["--jsn"], options), /Unknown flag --jsn/);
 });

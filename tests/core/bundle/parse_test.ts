@@ -173,8 +173,15 @@ Deno.test("bundleProblems() tells a keyword from text in workflow.edn", () => {
       '{:title :recall\n :task "x"\n :web "live"\n :allowed-sources ["a.com" :b.com]}',
   });
   assert.deepEqual(ps, [
-    'workflow.edn line 1: :title: expected a string such as "…", found the keyword :recall',
+    'workflow.edn line 1: :title: expected a string, found the keyword :recall: write "recall" (in double quotes)',
     'workflow.edn line 3: :web: expected a keyword such as :live, found the string "live"',
     "workflow.edn line 4: :allowed-sources: expected a vector of strings, found a keyword in it",
+  ]);
+});
+
+Deno.test("bundleProblems() says how to write :profile :dev as text", () => {
+  const ps = problemsOf({ "workflow.edn": '{:title "T" :task "x" :profile :dev}' });
+  assert.deepEqual(ps, [
+    'workflow.edn line 1: :profile: expected a string, found the keyword :dev: write "dev" (in double quotes)',
   ]);
 });

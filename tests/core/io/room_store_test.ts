@@ -58,7 +58,7 @@ for (
     assert.equal((await rooms.log("r")).length, 3);
     await assert.rejects(
       () => rooms.writeFiles("r", new Map([["../x", "1"]]), "bad"),
-      /leaves the bundle/,
+      /leaves the room/,
     );
     await assert.rejects(() => rooms.readFiles("nope"), /no such room/);
     if (dir) await Deno.remove(dir, { recursive: true });
