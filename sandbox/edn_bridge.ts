@@ -32,7 +32,8 @@ export function ednBridge(op: string, text: string, arg: string, deadline?: numb
       if (text.length > MAX_EDN_CHARS) {
         return failure("RangeError", `edn.parse: the text is too long (${text.length} characters)`);
       }
-      const value = toPlain(readEdn(text, { file: arg || undefined, deadline }), deadline);
+      const expired = deadline === undefined ? undefined : () => Date.now() > deadline;
+      const value = toPlain(readEdn(text, { file: arg || undefined, expired }), expired);
       const json = JSON.stringify({ ok: value });
       return deadline !== undefined && Date.now() >= deadline ? outOfTime(op) : json;
     }

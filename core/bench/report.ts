@@ -3,6 +3,7 @@
  * resources, where answers fail, the paired comparison against the baseline, and for case
  * packs which cases could grade an answer. Pure: the same scorecard gives the same text.
  */
+import type { ReportBlock, ReportTable } from "./report_blocks.ts";
 import type { CandidateSummary, Comparison, Scorecard } from "./scorecard.ts";
 import type { TrustTier } from "./records.ts";
 import { formatFixed } from "./format_fixed.ts";
@@ -72,27 +73,7 @@ function byName(scorecard: Scorecard): CandidateSummary[] {
   );
 }
 
-/** A table of the report: cells are display text; `align` per column. */
-export interface ReportTable {
-  header: string[];
-  align: ("left" | "right")[];
-  rows: string[][];
-  /** Per row and column a value in [0, 1] (null: none) that a drawing renderer shades by. */
-  heat?: (number | null)[][];
-}
-
-/**
- * One block of the report. Text may use `**bold**` and `` `code` ``, nothing else.
- * The frontier plot is a marker for renderers that draw (HTML); Markdown leaves it out.
- */
-export type ReportBlock =
-  | { kind: "title"; text: string }
-  | { kind: "heading"; text: string }
-  | { kind: "paragraph"; text: string }
-  | { kind: "table"; table: ReportTable }
-  /** Preformatted text (a candidate's stderr), shown as is. */
-  | { kind: "code"; text: string }
-  | { kind: "frontier-plot" };
+export type { ReportBlock, ReportTable } from "./report_blocks.ts";
 
 function table(header: string[], align: string, rows: string[][]): ReportTable {
   return {

@@ -4,7 +4,7 @@
  * (cases × candidates, shaded as a heat map in HTML) and "Item analysis" (the cases worth a
  * look, a sentence each). Pure: built from a Diagnosis.
  */
-import type { ReportBlock, ReportTable } from "./report.ts";
+import type { ReportBlock, ReportTable } from "./report_blocks.ts";
 import type { Diagnosis } from "./diagnosis.ts";
 import { formatFixed } from "./format_fixed.ts";
 import { type FailureCause, OUTCOME_TEXT } from "./outcome.ts";

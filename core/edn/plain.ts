@@ -30,8 +30,8 @@ import { ednWriterCore } from "./write.ts";
 
 /** The plain-mapping core's interface. */
 export interface EdnPlainCore {
-  /** Throws an Error named "EdnDeadlineError" once `Date.now()` passes `deadline`. */
-  toPlain(v: EdnValue, deadline?: number): unknown;
+  /** Throws an Error named "EdnDeadlineError" once `expired()` answers true. */
+  toPlain(v: EdnValue, expired?: () => boolean): unknown;
 }
 
 /**
@@ -72,15 +72,15 @@ export function ednPlainCore(
 
   // Iterative (an explicit work list, no recursion), so that values nested as deep as
   // the reader allows convert within a small QuickJS stack.
-  function toPlain(root: EdnValue, deadline?: number): unknown {
+  function toPlain(root: EdnValue, expired?: () => boolean): unknown {
     const box: unknown[] = [null];
     // Triples: value, the container to put its plain form in, the slot in that container.
     const work: unknown[] = [root, box, 0];
     let untilClock = CLOCK_EVERY;
     while (work.length > 0) {
-      if (deadline !== undefined && --untilClock === 0) {
+      if (expired !== undefined && --untilClock === 0) {
         untilClock = CLOCK_EVERY;
-        if (Date.now() > deadline) {
+        if (expired()) {
           const e = new Error("converting stopped: the time allowed ran out");
           e.name = "EdnDeadlineError";
           throw e;
@@ -140,8 +140,9 @@ const CORE = ednPlainCore(
 
 /**
  * The plain JavaScript form of an EDN value (the mapping in this module's table). With
- * `deadline` (a `Date.now()` time), throws an Error named "EdnDeadlineError" once it passes.
+ * `expired` (asked every few thousand values), throws an Error named "EdnDeadlineError" once
+ * it answers true.
  */
-export function toPlain(v: EdnValue, deadline?: number): unknown {
-  return CORE.toPlain(v, deadline);
+export function toPlain(v: EdnValue, expired?: () => boolean): unknown {
+  return CORE.toPlain(v, expired);
 }

@@ -15,10 +15,11 @@ export interface ReadEdnOptions {
   /** Deepest nesting of collections, tags and discards accepted; default 500. */
   maxDepth?: number;
   /**
-   * A `Date.now()` time after which reading stops with an EdnDeadlineError (checked every
-   * few thousand values), so that a caller with a time limit is never held up by one text.
+   * Asked every few thousand values; once it answers true, reading stops with an
+   * EdnDeadlineError, so that a caller with a time limit is never held up by one text.
+   * (The caller owns the clock: this module reads none.)
    */
-  deadline?: number;
+  expired?: () => boolean;
 }
 
 /** Default depth cap: deep enough for any bundle, shallow enough for every stack. */
@@ -38,14 +39,14 @@ export interface EdnSyntaxFault extends Error {
 export interface EdnReaderCore {
   /**
    * Reads every top-level value of `text` (`one`: exactly one). Throws an EdnSyntaxFault,
-   * or an Error named "EdnDeadlineError" once `Date.now()` passes `deadline`.
+   * or an Error named "EdnDeadlineError" once `expired()` answers true.
    */
   read(
     text: string,
     file: string | null,
     maxDepth: number,
     one: boolean,
-    deadline?: number,
+    expired?: () => boolean,
   ): EdnValue[];
   /** Whether `s` reads back as a keyword (after a colon) or as a symbol with that full name. */
   validName(s: string, keyword: boolean): boolean;
@@ -180,7 +181,7 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
     file: string | null,
     maxDepth: number,
     one: boolean,
-    deadline?: number,
+    expired?: () => boolean,
   ): EdnValue[] {
     const n = text.length;
     // Values read until the next look at the clock.
@@ -631,9 +632,9 @@ export function ednReaderCore(M: EdnModel): EdnReaderCore {
     }
 
     for (;;) {
-      if (deadline !== undefined && --untilClock === 0) {
+      if (expired !== undefined && --untilClock === 0) {
         untilClock = CLOCK_EVERY;
-        if (Date.now() > deadline) {
+        if (expired()) {
           const { line, column } = lineCol(pos);
           const e = new Error(
             "reading stopped at line " + line + ", column " + column +
@@ -721,8 +722,8 @@ function syntaxError(e: unknown): unknown {
 /**
  * Reads the one EDN value of `text` (whitespace and comments around it are fine). Throws
  * DvergrError("EDN_SYNTAX") naming file, line and column for empty text, a second value
- * or any syntax problem; with `opts.deadline`, an Error named "EdnDeadlineError" once
- * that time has passed.
+ * or any syntax problem; with `opts.expired`, an Error named "EdnDeadlineError" once it
+ * answers true.
  */
 export function readEdn(text: string, opts: ReadEdnOptions = {}): EdnValue {
   try {
@@ -731,7 +732,7 @@ export function readEdn(text: string, opts: ReadEdnOptions = {}): EdnValue {
       opts.file ?? null,
       opts.maxDepth ?? EDN_MAX_DEPTH,
       true,
-      opts.deadline,
+      opts.expired,
     )[0];
   } catch (e) {
     throw syntaxError(e);
@@ -741,7 +742,7 @@ export function readEdn(text: string, opts: ReadEdnOptions = {}): EdnValue {
 /** Reads every top-level EDN value of `text`, in order (empty text gives []). */
 export function readEdnAll(text: string, opts: ReadEdnOptions = {}): EdnValue[] {
   try {
-    return CORE.read(text, opts.file ?? null, opts.maxDepth ?? EDN_MAX_DEPTH, false, opts.deadline);
+    return CORE.read(text, opts.file ?? null, opts.maxDepth ?? EDN_MAX_DEPTH, false, opts.expired);
   } catch (e) {
     throw syntaxError(e);
   }

@@ -422,32 +422,6 @@ export function buildRegistry(layers: RegistryLayer[]): ModelRegistry {
   return { entries, aliases, files: layers.map((l) => l.file) };
 }
 
-/** The shipped registry merged with `<homeDir>/models.edn` when that file exists. */
-export async function loadRegistry(opts: { homeDir?: string } = {}): Promise<ModelRegistry> {
-  const layers = [parseModelsEdn(SHIPPED_MODELS_EDN, SHIPPED_MODELS_FILE)];
-  if (opts.homeDir) {
-    const file = `${opts.homeDir.replace(/\/+$/, "")}/models.edn`;
-    let text: string | null = null;
-    try {
-      text = await Deno.readTextFile(file);
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound)) {
-        throw new DvergrError(
-          "REGISTRY_INVALID",
-          `Cannot read the model registry ${JSON.stringify(file)}: ${(e as Error).message}`,
-          {
-            hint: "Check the file's permissions, or remove it to use the shipped registry",
-            details: { file },
-            cause: e,
-          },
-        );
-      }
-    }
-    if (text !== null) layers.push(parseModelsEdn(text, file));
-  }
-  return buildRegistry(layers);
-}
-
 function lookup(registry: ModelRegistry, name: string): ModelEntry | undefined {
   const id = registry.entries.has(name) ? name : registry.aliases.get(name);
   return id === undefined ? undefined : registry.entries.get(id);

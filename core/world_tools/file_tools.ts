@@ -2,7 +2,7 @@
  * The world's file tools: list_files, read_file and (profile "developer" only) write_file,
  * limited to the attempt's writable directories (REFERENCE §1.3 :profile, :capture).
  */
-import type { ToolOutput, ToolWorld, WorldTool } from "./registry.ts";
+import type { ToolOutput, ToolWorld, WorldTool } from "./types.ts";
 
 export const WRITING_PROFILE = "developer";
 

@@ -17,53 +17,13 @@
  * and never ends the attempt. Change a tool's name, description, arguments or behaviour →
  * bump WORLD_TOOLS_VERSION (it is part of candidate identities, hence of experiment ids).
  */
-import type { WorldFiles } from "../bench/candidate.ts";
-import type { WorldWeb } from "../web/types.ts";
+import type { ToolInputSchema, ToolOutput, ToolWorld, WorldTool } from "./types.ts";
+export type { ToolInputSchema, ToolOutput, ToolWorld, WorldTool } from "./types.ts";
 import { FILE_TOOLS } from "./file_tools.ts";
 import { WEB_TOOLS } from "./web_tools.ts";
 
 /** Bump when a tool's name, description, arguments or behaviour changes (it is in identities). */
 export const WORLD_TOOLS_VERSION = 2;
-
-/** The attempt's world as its tools reach it. */
-export interface ToolWorld {
-  files: WorldFiles;
-  /** The bundle's :profile: "developer" may write files; anything else only reads. */
-  profile: string;
-  /** World directories that may be written (the bundle's :capture). */
-  writable: string[];
-  /** The attempt's web under the bundle's policy; null when it may read nothing. */
-  web: WorldWeb | null;
-}
-
-/** A tool's answer: text for the model or client; `isError` when the call did not do its work. */
-export interface ToolOutput {
-  content: string;
-  isError: boolean;
-}
-
-/** A closed JSON Schema object of string/integer properties (flat, as MCP clients want). */
-export interface ToolInputSchema {
-  type: "object";
-  properties: Record<string, { type: "string" | "integer"; description: string }>;
-  required: string[];
-  additionalProperties: false;
-}
-
-export interface WorldTool {
-  name: string;
-  /** True when the tool changes nothing in the world (MCP readOnlyHint). */
-  readOnly: boolean;
-  /** True when the tool reaches outside the world (the web; MCP openWorldHint). */
-  openWorld: boolean;
-  inputSchema: ToolInputSchema;
-  /** Whether this world offers the tool. */
-  offered(world: ToolWorld): boolean;
-  /** The description given to the model or client (may name the world's writable dirs). */
-  description(world: ToolWorld): string;
-  /** Does the work; failures come back as `isError` outputs, never as throws. */
-  run(args: Record<string, unknown>, world: ToolWorld, signal?: AbortSignal): Promise<ToolOutput>;
-}
 
 /** Every world tool, in the order they are offered. */
 export const WORLD_TOOLS: readonly WorldTool[] = [...FILE_TOOLS, ...WEB_TOOLS];

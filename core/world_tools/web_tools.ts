@@ -4,7 +4,7 @@
  * live (a GET from the host, Brave Search) or frozen (web.edn only). Offered only when the
  * attempt has a web at all.
  */
-import type { ToolOutput, WorldTool } from "./registry.ts";
+import type { ToolOutput, WorldTool } from "./types.ts";
 
 /** Hits web_search returns when no count is given (REFERENCE §9.4's frozen default). */
 export const SEARCH_DEFAULT_COUNT = 5;

@@ -4,16 +4,7 @@
  * an HTTP date), for a bounded number of tries and never past the attempt's deadline. The
  * result is a value: the parsed JSON, or a failure with a message fit for a fault record.
  */
-import type { CallFailure } from "./types.ts";
-
-export interface RetryPolicy {
-  /** Tries in all, the first included. */
-  maxTries: number;
-  /** Backoff before the second try; doubles each try. */
-  baseDelayMs: number;
-  /** Ceiling of a backoff delay (a server's retry-after may ask for longer). */
-  maxDelayMs: number;
-}
+import type { CallFailure, RetryPolicy } from "./types.ts";
 
 export const DEFAULT_RETRY: RetryPolicy = { maxTries: 6, baseDelayMs: 1000, maxDelayMs: 30_000 };
 

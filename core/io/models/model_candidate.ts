@@ -12,14 +12,14 @@ import { NO_USAGE } from "../../bench/candidate.ts";
 import { DvergrError } from "../../errors.ts";
 import {
   listPrices,
-  loadRegistry,
   type ModelEntry,
   type ModelRegistry,
   resolveModel,
 } from "../../models/registry.ts";
+import { loadRegistry } from "./load_registry.ts";
 import { DEFAULT_MAX_TURNS, DEFAULT_SYSTEM_PROMPT, runAgentLoop } from "./agent_loop.ts";
 import { ANTHROPIC_DEFAULT_BASE_URL, createAnthropicProvider } from "./anthropic.ts";
-import type { RetryPolicy } from "./http.ts";
+import type { RetryPolicy } from "./types.ts";
 import {
   createOpenAIProvider,
   OPENAI_COMPAT_DEFAULT_BASE_URL,

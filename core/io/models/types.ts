@@ -4,7 +4,6 @@
  * into a ModelTurn.
  */
 import type { Usage } from "../../bench/candidate.ts";
-import type { RetryPolicy } from "./http.ts";
 
 /** A tool the model may call: name, description and a JSON Schema for its arguments. */
 export interface ToolSpec {
@@ -88,4 +87,14 @@ export interface ProviderConfig {
   fetchImpl?: typeof fetch;
   retry?: RetryPolicy;
   random?: () => number;
+}
+
+/** How a model API call is retried. */
+export interface RetryPolicy {
+  /** Tries in all, the first included. */
+  maxTries: number;
+  /** Backoff before the second try; doubles each try. */
+  baseDelayMs: number;
+  /** Ceiling of a backoff delay (a server's retry-after may ask for longer). */
+  maxDelayMs: number;
 }

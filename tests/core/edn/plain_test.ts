@@ -78,8 +78,8 @@ Deno.test("toPlain() keeps set and map order as read", () => {
   assert.strictEqual(toPlain(kw("x")), "x");
 });
 
-Deno.test("toPlain() stops with an EdnDeadlineError once its deadline has passed", () => {
+Deno.test("toPlain() stops with an EdnDeadlineError once expired() answers true", () => {
   const v = readEdn("[" + "{:a 1} ".repeat(20_000) + "]");
-  assert.throws(() => toPlain(v, Date.now() - 1), { name: "EdnDeadlineError" });
-  assert.equal((toPlain(v, Date.now() + 60_000) as unknown[]).length, 20_000);
+  assert.throws(() => toPlain(v, () => true), { name: "EdnDeadlineError" });
+  assert.equal((toPlain(v, () => false) as unknown[]).length, 20_000);
 });

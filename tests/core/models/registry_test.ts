@@ -4,12 +4,12 @@ import {
   buildRegistry,
   closeMatches,
   listPrices,
-  loadRegistry,
   parseModelsEdn,
   resolveModel,
   SHIPPED_MODELS_EDN,
   SHIPPED_MODELS_FILE,
 } from "../../../core/models/registry.ts";
+import { loadRegistry } from "../../../core/io/models/load_registry.ts";
 
 function fromTexts(home: string) {
   return buildRegistry([
