@@ -96,6 +96,15 @@ function isPrimitive(s: unknown): boolean {
   return types.length > 0 && types.every((x) => typeof x === "string" && PRIMITIVES.has(x));
 }
 
+/** A map value given as an object or a primitive (e.g. room_write's `{text}` or null), checked by the op. */
+function isLooseValue(s: unknown): boolean {
+  if (!s || typeof s !== "object") return false;
+  const v = s as JsonSchema;
+  const types = Array.isArray(v.type) ? v.type : [v.type];
+  return v.properties === undefined && types.includes("object") &&
+    types.every((x) => x === "object" || (typeof x === "string" && PRIMITIVES.has(x)));
+}
+
 function forbiddenKeys(v: unknown, at: string, out: string[]): void {
   if (!v || typeof v !== "object") return;
   if (Array.isArray(v)) {
@@ -111,7 +120,8 @@ function forbiddenKeys(v: unknown, at: string, out: string[]): void {
 /**
  * What breaks the tool rules, or nothing: a name matching `^[a-z][a-z0-9_]{0,39}$`; an
  * object schema with additionalProperties false; no oneOf/anyOf/allOf/not/$ref; every
- * property a primitive, an array of primitives, or a map from text to primitives.
+ * property a primitive, an array of primitives, or a map from text to primitives (or to
+ * values that may be objects, which the op checks itself, as room_write's `{text}`).
  */
 export function toolProblems(tool: { name: string; inputSchema: JsonSchema }): string[] {
   const out: string[] = [];
@@ -126,7 +136,8 @@ export function toolProblems(tool: { name: string; inputSchema: JsonSchema }): s
     if (isPrimitive(p)) continue;
     if (p.type === "array" && isPrimitive(p.items)) continue;
     if (
-      p.type === "object" && p.properties === undefined && isPrimitive(p.additionalProperties)
+      p.type === "object" && p.properties === undefined &&
+      (isPrimitive(p.additionalProperties) || isLooseValue(p.additionalProperties))
     ) continue;
     out.push(`parameter "${key}" is not a primitive, a list or a map of primitives`);
   }

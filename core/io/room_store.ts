@@ -60,8 +60,11 @@ export interface RoomStore {
    * the current head.
    */
   writeFiles(slug: string, changes: Map<string, string | null>, message: string): Promise<string>;
-  /** The workspace at the head (or only the files under `prefix/`, keeping full paths). */
-  readFiles(slug: string, prefix?: string): Promise<FileMap>;
+  /**
+   * The workspace at the head, or at commit `at` of the room's history (only the files
+   * under `prefix/` when given, keeping full paths).
+   */
+  readFiles(slug: string, prefix?: string, at?: string): Promise<FileMap>;
   /**
    * Makes the directory `prefix/` hold exactly `files` (paths relative to it): writes what
    * differs, removes what `files` lacks, in one commit. Returns the commit id, or null when
@@ -76,6 +79,23 @@ export interface RoomStore {
   ): Promise<string | null>;
   /** Commits from the head back to the first. */
   log(slug: string): Promise<CommitInfo[]>;
+  /** The head commit's id (cheap: no history is read). */
+  head(slug: string): Promise<string>;
+  /**
+   * Makes room `to` a fork of room `from`: a room of its own holding `from`'s history, its
+   * head at `from`'s head (the fork's base). Refused when `to` exists.
+   */
+  forkRoom(from: string, to: string): Promise<ForkInfo>;
+  /** What a room was forked from, or null for a room that is no fork. */
+  forkOf(slug: string): Promise<ForkInfo | null>;
+  /** Records a fork's new base (a commit of its parent, after a merge). */
+  setForkBase(slug: string, base: string): Promise<void>;
+}
+
+/** A fork's parent room and the parent's commit it starts from (or was last merged at). */
+export interface ForkInfo {
+  parent: string;
+  base: string;
 }
 
 export interface ReplaceDirOptions {
@@ -165,6 +185,7 @@ function keyedMutex() {
 /** An in-memory room store: the same contract, snapshots in a Map (tests). */
 export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore {
   const rooms = new Map<string, { commit: CommitInfo; files: FileMap }[]>();
+  const forks = new Map<string, ForkInfo>();
   const head = (slug: string) => {
     const r = rooms.get(slug);
     if (!r) throw noRoom(slug);
@@ -216,11 +237,15 @@ export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore
       });
       return id;
     },
-    async readFiles(slug, prefix) {
+    async readFiles(slug, prefix, at) {
       await Promise.resolve();
       const history = head(slug);
+      const snapshot = at === undefined
+        ? history[history.length - 1]
+        : history.find((h) => h.commit.id === at);
+      if (!snapshot) throw noCommit(slug, at!);
       const out: FileMap = new Map();
-      for (const [p, t] of sortedFiles(history[history.length - 1].files)) {
+      for (const [p, t] of sortedFiles(snapshot.files)) {
         if (underPrefix(p, prefix)) out.set(p, t);
       }
       return Promise.resolve(out);
@@ -238,7 +263,59 @@ export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore
     log(slug) {
       return Promise.resolve(head(slug).map((h) => h.commit).reverse());
     },
+    head(slug) {
+      const history = head(slug);
+      return Promise.resolve(history[history.length - 1].commit.id);
+    },
+    async forkRoom(from, to) {
+      await Promise.resolve();
+      checkSlug(to);
+      const history = head(from);
+      if (rooms.has(to)) throw roomExists(to);
+      rooms.set(to, history.map((h) => ({ commit: h.commit, files: new Map(h.files) })));
+      const info = { parent: from, base: history[history.length - 1].commit.id };
+      forks.set(to, info);
+      return info;
+    },
+    forkOf(slug) {
+      head(slug);
+      return Promise.resolve(forks.get(slug) ?? null);
+    },
+    setForkBase(slug, base) {
+      const info = forks.get(slug);
+      if (info) forks.set(slug, { ...info, base });
+      return Promise.resolve();
+    },
   };
+}
+
+function noCommit(slug: string, at: string): DvergrError {
+  return new DvergrError(
+    "NOT_FOUND",
+    `Cannot read commit ${at} of room "${slug}": it is not in the room's history`,
+    { hint: `List the room's commits with room_log (dvergr room log ${slug})` },
+  );
+}
+
+function roomExists(slug: string): DvergrError {
+  return new DvergrError("CONFLICT", `Cannot fork into room "${slug}": it exists already`, {
+    hint: "Name another fork, or leave out `as` to get a new name",
+  });
+}
+
+/** Where a git room keeps what it was forked from (beside the repository's own files). */
+const FORK_FILE = "dvergr-fork.json";
+
+async function copyDir(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) {
+    // A lock is another writer's, of the room forked from.
+    if (e.name.endsWith(".lock") || e.name === FORK_FILE) continue;
+    const a = join(from, e.name);
+    const b = join(to, e.name);
+    if (e.isDirectory) await copyDir(a, b);
+    else if (e.isFile) await Deno.copyFile(a, b);
+  }
 }
 
 function dirPrefix(prefix: string): string {
@@ -495,12 +572,14 @@ export function gitRoomStore(
         }
       });
     },
-    async readFiles(slug, prefix) {
+    async readFiles(slug, prefix, at) {
       const gitdir = gitdirOf(slug);
       if (!(await exists(slug))) throw noRoom(slug);
       const p = prefix ? (prefix.endsWith("/") ? prefix : prefix + "/") : undefined;
+      if (at !== undefined && !/^[0-9a-f]{40}$/.test(at)) throw noCommit(slug, at);
       return await withObjects(gitdir, (db) => {
-        const entries = [...treeEntries(db, db.commit(readHead(gitdir)).tree, p)].sort((
+        if (at !== undefined && !db.has(at)) throw noCommit(slug, at);
+        const entries = [...treeEntries(db, db.commit(at ?? readHead(gitdir)).tree, p)].sort((
           [a],
           [b],
         ) => a < b ? -1 : a > b ? 1 : 0);
@@ -558,6 +637,55 @@ export function gitRoomStore(
         }
         return out;
       });
+    },
+    async head(slug) {
+      const gitdir = gitdirOf(slug);
+      if (!(await exists(slug))) throw noRoom(slug);
+      return readHead(gitdir);
+    },
+    async forkRoom(from, to) {
+      const src = gitdirOf(from);
+      const dst = gitdirOf(to);
+      if (!(await exists(from))) throw noRoom(from);
+      return await lock(to, async () => {
+        if (await exists(to)) throw roomExists(to);
+        // Copied into a temporary sibling, then renamed: a half-made fork never appears. The
+        // branch is read before the copy, so a write to the parent meanwhile is not the base.
+        const base = readHead(src);
+        const tmp = `${dst}.tmp-${crypto.randomUUID()}`;
+        try {
+          await copyDir(src, tmp);
+          await Deno.remove(join(tmp, BRANCH)).catch(() => {});
+          await writeDurable(join(tmp, BRANCH), encoder.encode(`${base}\n`));
+          const info: ForkInfo = { parent: from, base };
+          await Deno.writeTextFile(join(tmp, FORK_FILE), JSON.stringify(info) + "\n");
+          await Deno.rename(tmp, dst);
+          return info;
+        } catch (e) {
+          await Deno.remove(tmp, { recursive: true }).catch(() => {});
+          if (await exists(to)) throw roomExists(to);
+          throw e;
+        }
+      });
+    },
+    async forkOf(slug) {
+      const gitdir = gitdirOf(slug);
+      if (!(await exists(slug))) throw noRoom(slug);
+      try {
+        const info = JSON.parse(await Deno.readTextFile(join(gitdir, FORK_FILE)));
+        return { parent: String(info.parent), base: String(info.base) };
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) return null;
+        throw e;
+      }
+    },
+    async setForkBase(slug, base) {
+      const gitdir = gitdirOf(slug);
+      const info = await this.forkOf(slug);
+      if (!info) return;
+      const tmp = join(gitdir, `${FORK_FILE}.tmp-${crypto.randomUUID()}`);
+      await Deno.writeTextFile(tmp, JSON.stringify({ ...info, base }) + "\n");
+      await Deno.rename(tmp, join(gitdir, FORK_FILE));
     },
   };
 }

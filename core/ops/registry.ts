@@ -5,6 +5,7 @@
 import { DvergrError } from "../errors.ts";
 import type { AnyZodObject, Op, OpContext } from "./op.ts";
 import { ROOM_OPS } from "./rooms.ts";
+import { ROOM_FORK_OPS } from "./room_forks.ts";
 import { CATALOG_BUNDLE_OPS } from "./catalog_bundles.ts";
 import { CATALOG_RUN_OPS } from "./catalog_run.ts";
 import { CATALOG_FREEZE_OPS } from "./catalog_freeze.ts";
@@ -15,6 +16,7 @@ import { SCORECARD_OPS } from "./scorecards.ts";
 // and is imported here; its handlers import heavy modules lazily.
 const AREAS: Op[][] = [
   ROOM_OPS,
+  ROOM_FORK_OPS,
   CATALOG_BUNDLE_OPS,
   CATALOG_RUN_OPS,
   CATALOG_FREEZE_OPS,

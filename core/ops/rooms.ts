@@ -9,6 +9,7 @@ import { DvergrError } from "../errors.ts";
 import { defineOp, type Op } from "./op.ts";
 import { fileInTheWay, roomPathProblem } from "../io/room_bundles.ts";
 import type { CommitInfo, RoomStore } from "../io/room_store.ts";
+import { pageList, pageParams, pageText } from "./paging.ts";
 
 const room = z.string().describe("Room slug: lowercase letters, digits and dashes, e.g. `books`");
 
@@ -80,19 +81,60 @@ async function headOf(
   return (await ctx.home.rooms.log(slug))[0];
 }
 
+/** A slug from a title: lowercase letters and digits, other runs become one dash. */
+export function slugOf(title: string): string {
+  const slug = title.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64).replace(/-+$/, "");
+  if (slug === "") {
+    throw new DvergrError(
+      "USAGE",
+      `Cannot derive a room slug from the title ${
+        JSON.stringify(title)
+      }: it has no letters or digits`,
+      { hint: 'Give a slug as well, e.g. {title, slug: "books"}' },
+    );
+  }
+  return slug;
+}
+
 export const roomCreate = defineOp({
   name: "room_create",
   title: "Create a room",
   description:
-    "Creates an empty room (a git repository in the home, one initial commit). Idempotent: an existing room is left as it is and reported with created=false.",
+    "Creates an empty room (a git repository in the home, one initial commit): {title, slug?} (the slug is derived from the title when absent) or {room}. Idempotent: an existing room is left as it is and reported with created=false.",
   kind: "write",
   toolset: "rooms",
   idempotent: true,
   roomScoped: true,
-  input: z.strictObject({ room }),
+  input: z.strictObject({
+    room: room.optional(),
+    title: z.string().min(1).max(200).optional().describe(
+      'What the room is for, e.g. "Books"; its slug is derived from it unless given',
+    ),
+    slug: z.string().optional().describe("The room's slug (same as `room`)"),
+  }),
   async handler(ctx, input) {
-    const created = await ctx.home.rooms.createRoom(input.room);
-    return { room: input.room, created, head: commitView(await headOf(ctx, input.room)) };
+    if (input.room !== undefined && input.slug !== undefined && input.room !== input.slug) {
+      throw new DvergrError(
+        "USAGE",
+        `Cannot create a room named both "${input.room}" (room) and "${input.slug}" (slug)`,
+        { hint: "Give one of room and slug" },
+      );
+    }
+    const given = input.room ?? input.slug;
+    if (given === undefined && input.title === undefined) {
+      throw new DvergrError("USAGE", "Cannot create a room without a title or a slug", {
+        hint: 'Call room_create {title: "Books"} or {title: "Books", slug: "books"}',
+      });
+    }
+    const slug = given ?? slugOf(input.title!);
+    const created = await ctx.home.rooms.createRoom(slug);
+    return {
+      room: slug,
+      ...(input.title !== undefined ? { title: input.title } : {}),
+      created,
+      head: commitView(await headOf(ctx, slug)),
+    };
   },
 });
 
@@ -120,25 +162,20 @@ export const roomLog = defineOp({
   name: "room_log",
   title: "A room's history",
   description:
-    "The commits of a room, newest first (at most `limit`, default 50): id, message and time. Every room_write and every import is one commit.",
+    "The commits of a room, newest first (at most `limit`, default 50, from `offset`): id, message and time. Every room_write and every import is one commit.",
   kind: "read",
   toolset: "rooms",
   idempotent: true,
   roomScoped: true,
   input: z.strictObject({
     room,
-    limit: z.number().int().min(1).max(10_000).optional().describe(
-      "Most commits to return (default 50)",
-    ),
+    ...pageParams("commit", 10_000, 50),
   }),
   async handler(ctx, input) {
     const log = await ctx.home.rooms.log(input.room);
-    const limit = input.limit ?? 50;
-    return {
-      room: input.room,
-      total: log.length,
-      commits: log.slice(0, limit).map(commitView),
-    };
+    const page = pageList(log, input.offset ?? 0, input.limit ?? 50, "room_log with offset");
+    const { items, ...rest } = page;
+    return { room: input.room, ...rest, commits: items.map(commitView) };
   },
 });
 
@@ -146,7 +183,7 @@ export const roomFiles = defineOp({
   name: "room_files",
   title: "List a room's files",
   description:
-    "Lists the files of a room's workspace at its latest commit (only those under `prefix/` when given), sorted, with their size in bytes.",
+    "Lists the files of a room's workspace at its latest commit (only those under `prefix/` when given), sorted, with their size in bytes: at most `limit` (default 500) from `offset`.",
   kind: "read",
   toolset: "files",
   idempotent: true,
@@ -154,16 +191,24 @@ export const roomFiles = defineOp({
   input: z.strictObject({
     room,
     prefix: z.string().optional().describe("A directory such as `workflows/recall`"),
+    ...pageParams("file", 1000, 500),
   }),
   async handler(ctx, input) {
     const prefix = input.prefix?.replace(/\/+$/, "") || undefined;
     if (prefix !== undefined) checkRoomPath(prefix);
     const files = await ctx.home.rooms.readFiles(input.room, prefix);
+    const { items, total, ...rest } = pageList(
+      [...files],
+      input.offset ?? 0,
+      input.limit ?? 500,
+      "room_files with offset",
+    );
     return {
       room: input.room,
       prefix: prefix ?? null,
-      count: files.size,
-      files: [...files].map(([path, text]) => ({ path, bytes: utf8Bytes(text) })),
+      count: total,
+      ...rest,
+      files: items.map(([path, text]) => ({ path, bytes: utf8Bytes(text) })),
     };
   },
 });
@@ -172,7 +217,7 @@ export const roomRead = defineOp({
   name: "room_read",
   title: "Read a room file",
   description:
-    'Reads one file of a room at its latest commit: its text (encoding "text", the default) or its UTF-8 bytes as base64 (encoding "base64").',
+    'Reads one file of a room at its latest commit: its text (encoding "text", the default) or its UTF-8 bytes as base64 (encoding "base64"), a page of at most 40,000 characters from `offset`; a longer file\'s result says the offset of the next page (`next_offset`).',
   kind: "read",
   toolset: "files",
   idempotent: true,
@@ -181,6 +226,7 @@ export const roomRead = defineOp({
     room,
     path: z.string().describe("Relative path, e.g. `workflows/recall/workflow.edn`"),
     encoding: z.enum(["text", "base64"]).optional().describe('"text" (default) or "base64"'),
+    ...pageParams("character", 40_000, 40_000),
   }),
   async handler(ctx, input) {
     checkRoomPath(input.path);
@@ -203,28 +249,80 @@ export const roomRead = defineOp({
       );
     }
     const encoding = input.encoding ?? "text";
+    const whole = encoding === "base64" ? Buffer.from(text, "utf8").toString("base64") : text;
+    const page = pageText(whole, input.offset ?? 0, input.limit, "room_read with offset");
+    // A base64 page ends on a whole group of 4, so each page decodes on its own.
+    if (encoding === "base64" && page.next_offset !== null) {
+      const keep = page.text.length - (page.text.length % 4);
+      if (keep > 0) {
+        Object.assign(
+          page,
+          pageText(whole, page.offset, keep, "room_read with offset"),
+        );
+      }
+    }
+    const { text: content, ...rest } = page;
     return {
       room: input.room,
       path: input.path,
       bytes: utf8Bytes(text),
       encoding,
-      content: encoding === "base64" ? Buffer.from(text, "utf8").toString("base64") : text,
+      ...rest,
+      content,
     };
   },
 });
+
+/**
+ * A file's new content as room_write takes it: `{text}`, `{base64}`, a plain string (read
+ * as `encoding` says) or null. Declared loosely for the tool schema (a closed schema allows
+ * no oneOf), and checked by contentOf.
+ */
+const fileValue = z.unknown().meta({
+  type: ["object", "string", "null"],
+  description: '{"text": "…"}, {"base64": "…"}, a plain string, or null (removes the path)',
+});
+
+/** The text a room_write value gives a path, or null to remove it; anything else is refused. */
+export function contentOf(
+  path: string,
+  value: unknown,
+  encoding: "text" | "base64" | undefined,
+): string | null {
+  if (value === null) return null;
+  if (typeof value === "string") {
+    return encoding === "base64" ? decodeBase64Text(path, value) : value;
+  }
+  if (typeof value === "object" && !Array.isArray(value)) {
+    const keys = Object.keys(value as object);
+    const v = value as Record<string, unknown>;
+    if (keys.length === 1 && typeof v.text === "string") return v.text;
+    if (keys.length === 1 && typeof v.base64 === "string") return decodeBase64Text(path, v.base64);
+  }
+  throw new DvergrError(
+    "USAGE",
+    `Cannot write ${JSON.stringify(path)}: its value is ${
+      JSON.stringify(value)?.slice(0, 80)
+    }, not {"text": string}, {"base64": string}, a string or null`,
+    {
+      hint: 'Give each path {"text": "…"}, {"base64": "…"} or null (removes it)',
+      details: { path },
+    },
+  );
+}
 
 export const roomWrite = defineOp({
   name: "room_write",
   title: "Write room files",
   description:
-    'Writes exactly the given paths of a room as one commit: each value is the file\'s new content (text, or base64 of UTF-8 text with encoding "base64"), null removes the path. Other files stay as they are; history is kept. Paths are relative; `..`, absolute paths, `.git` (and names file systems take for it, such as `.git.` or `git~1`), NUL and backslashes are refused, and so is a write that would make a path both a file and a directory (remove the file with null in the same call). No commit when nothing changes.',
+    'Writes exactly the given paths of a room as one commit: each value is the file\'s new content as {"text": …} or {"base64": …} (base64 of UTF-8 text), or a plain string (text, or base64 with encoding "base64"); null removes the path. Other files stay as they are; history is kept. Paths are relative; `..`, absolute paths, `.git` (and names file systems take for it, such as `.git.` or `git~1`), NUL and backslashes are refused, and so is a write that would make a path both a file and a directory (remove the file with null in the same call). No commit when nothing changes.',
   kind: "write",
   toolset: "files",
   roomScoped: true,
   input: z.strictObject({
     room,
-    files: z.record(z.string(), z.string().nullable()).describe(
-      "Path → new content, or null to remove the path",
+    files: z.record(z.string(), fileValue).describe(
+      'Path → {"text": content}, {"base64": content}, a plain string, or null to remove the path',
     ),
     encoding: z.enum(["text", "base64"]).optional().describe(
       'How the contents are given: "text" (default) or "base64"',
@@ -239,11 +337,9 @@ export const roomWrite = defineOp({
       });
     }
     const changes = new Map<string, string | null>();
-    for (const [path, content] of entries) {
+    for (const [path, value] of entries) {
       checkRoomPath(path);
-      const text = content === null || input.encoding !== "base64"
-        ? content
-        : decodeBase64Text(path, content);
+      const text = contentOf(path, value, input.encoding);
       if (text !== null && !text.isWellFormed()) {
         throw new DvergrError(
           "USAGE",
@@ -259,8 +355,8 @@ export const roomWrite = defineOp({
       changes.set(path, text);
     }
     await checkNoClobber(ctx.home.rooms, input.room, changes);
-    const written = entries.filter(([, c]) => c !== null).map(([p]) => p).sort();
-    const deleted = entries.filter(([, c]) => c === null).map(([p]) => p).sort();
+    const written = [...changes].filter(([, c]) => c !== null).map(([p]) => p).sort();
+    const deleted = [...changes].filter(([, c]) => c === null).map(([p]) => p).sort();
     const before = (await headOf(ctx, input.room)).id;
     const message = input.message?.trim() || defaultMessage(written, deleted);
     const commit = await ctx.home.rooms.writeFiles(input.room, changes, message);
