@@ -14,7 +14,7 @@ import {
 } from "../../../core/ops/rooms.ts";
 import { roomDiff, roomFork, roomMerge } from "../../../core/ops/room_forks.ts";
 import { DvergrError } from "../../../core/errors.ts";
-import type { CheckerRunner } from "../../../sandbox/types.ts";
+import type { CheckerRunner } from "../../../core/checker.ts";
 
 const NO_RUNNER: CheckerRunner = {
   check: () => Promise.reject(new Error("room ops do not run checkers")),
