@@ -69,9 +69,10 @@ export function demoAgents(deno: string): Map<string, CommandSpec> {
     agents.set(name, {
       name,
       command: `${shellQuote(deno)} run --no-config --no-lock --quiet --no-prompt ` +
-        `--allow-read=. --allow-write=. --allow-env=DVERGR_TASK ${
-          shellQuote(join(DEMO_AGENTS, `${name}.ts`))
-        }`,
+        // careful works through the world's MCP server on a loopback port of its sandbox.
+        `--allow-read=. --allow-write=. --allow-env=DVERGR_TASK,DVERGR_MCP_URL ${
+          name === "careful" ? "--allow-net=127.0.0.1 " : ""
+        }${shellQuote(join(DEMO_AGENTS, `${name}.ts`))}`,
       mounts: [DEMO_AGENTS, dirname(deno)],
       env: { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
     });

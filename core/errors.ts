@@ -20,6 +20,7 @@ export type ErrorCode =
   | "CANDIDATE_INVALID"
   | "MODEL_UNKNOWN"
   | "API_KEY_MISSING"
+  | "AGENT_CLI_MISSING"
   | "REGISTRY_INVALID"
   | "ROOM_INVALID"
   | "CONFLICT"

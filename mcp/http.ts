@@ -11,9 +11,8 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-// @ts-types="@modelcontextprotocol/sdk/types"
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { DvergrError } from "../core/errors.ts";
+import { readInitialize } from "../core/io/mcp_initialize.ts";
 import { tokensEqual } from "./token.ts";
 
 export const DEFAULT_HTTP_PORT = 17889;
@@ -175,19 +174,9 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
     }
     const text = await readBody(req);
     if (text === null) return tooLarge();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return jsonError(400, -32700, "Parse error: the body is not JSON");
-    }
-    const initializing = Array.isArray(body)
-      ? body.some((m) => isInitializeRequest(m))
-      : isInitializeRequest(body);
-    if (!initializing) {
-      return jsonError(400, -32000, "Bad Request: no Mcp-Session-Id; send initialize first");
-    }
-    return await open(req, body);
+    const init = readInitialize(text);
+    if (!("body" in init)) return jsonError(init.status, init.code, init.message);
+    return await open(req, init.body);
   }
 
   const controller = new AbortController();

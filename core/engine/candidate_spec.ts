@@ -6,6 +6,7 @@
  * | `builtin:noop`          | writes nothing                                              |
  * | `builtin:reference`     | writes the calibration reference                            |
  * | `NAME=cmd:COMMAND…`     | the shell command line COMMAND, shown as NAME               |
+ * | `NAME=agent:CLI:MODEL`  | an agent CLI (claude-code, codex) working with MODEL        |
  * | `cmd:NAME` or `NAME`    | the command NAME of `<home>/candidates.edn`                 |
  * | anything else           | a model id or alias of the model registry                   |
  *
@@ -19,12 +20,20 @@ import type { Candidate } from "../bench/candidate.ts";
 import type { Bundle } from "../bundle/types.ts";
 import { BUILTIN_NAMES, builtinCandidate, type BuiltinName } from "../io/candidates/builtin.ts";
 import { commandCandidate, type CommandSpec, type Isolation } from "../io/candidates/command.ts";
+import {
+  AGENT_CLIS,
+  type AgentCli,
+  type AgentSpec,
+  createAgentCandidate,
+} from "../io/candidates/agent_cli.ts";
+import { commandGateway } from "../io/gateway/command_gateway.ts";
 import { readEdn } from "../edn/read.ts";
 import { toPlain } from "../edn/plain.ts";
 
 export type CandidateSpec =
   | { kind: "builtin"; builtin: BuiltinName; name: string }
   | { kind: "command"; name: string; command: string }
+  | { kind: "agent"; name: string; cli: AgentCli; model: string }
   | { kind: "named"; name: string; explicit: boolean }
   | { kind: "model"; model: string };
 
@@ -41,6 +50,7 @@ export function parseCandidateSpec(spec: string): CandidateSpec {
     throw specError(spec, "it is empty", "Write e.g. `builtin:reference` or `me=cmd:./agent.sh`");
   }
   const eq = s.indexOf("=");
+  if (eq > 0 && s.slice(eq + 1).startsWith("agent:")) return parseAgentSpec(spec, s, eq);
   if (eq > 0 && s.slice(eq + 1).startsWith("cmd:")) {
     const name = s.slice(0, eq);
     const command = s.slice(eq + 1 + "cmd:".length).trim();
@@ -86,6 +96,24 @@ export function parseCandidateSpec(spec: string): CandidateSpec {
   return { kind: "named", name: s, explicit: false };
 }
 
+/** `NAME=agent:CLI:MODEL`, e.g. `claude=agent:claude-code:claude-sonnet-4-5`. */
+function parseAgentSpec(spec: string, s: string, eq: number): CandidateSpec {
+  const name = s.slice(0, eq);
+  const [cli, ...model] = s.slice(eq + 1 + "agent:".length).split(":");
+  const hint = `Write NAME=agent:CLI:MODEL with CLI one of ${
+    AGENT_CLIS.join(", ")
+  }, e.g. \`claude=agent:claude-code:claude-sonnet-4-5\``;
+  if (!NAME.test(name)) {
+    throw specError(spec, `"${name}" is not a candidate name (letters, digits, and _ . : -)`, hint);
+  }
+  if (!(AGENT_CLIS as readonly string[]).includes(cli)) {
+    throw specError(spec, `there is no agent CLI "${cli}"`, hint);
+  }
+  const m = model.join(":").trim();
+  if (m === "") throw specError(spec, "the model is missing", hint);
+  return { kind: "agent", name, cli: cli as AgentCli, model: m };
+}
+
 /** Reads `--models a,b`: every comma-separated item is a model id or alias. */
 export function parseModelsFlag(value: string): CandidateSpec[] {
   const items = value.split(",").map((m) => m.trim());
@@ -99,7 +127,7 @@ export function parseModelsFlag(value: string): CandidateSpec[] {
   return items.map((model) => ({ kind: "model", model }));
 }
 
-const namedSchema = z.strictObject({
+const namedCommandSchema = z.strictObject({
   command: z.string().min(1),
   mounts: z.array(z.string().min(1)).optional(),
   env: z.record(z.string(), z.string()).optional(),
@@ -107,15 +135,31 @@ const namedSchema = z.strictObject({
   network: z.boolean().optional(),
   doc: z.string().optional(),
 });
-const namedFileSchema = z.record(z.string().regex(NAME), namedSchema);
+const namedAgentSchema = z.strictObject({
+  agent: z.enum(AGENT_CLIS),
+  model: z.string().min(1),
+  "install-dir": z.string().min(1).optional(),
+  "max-turns": z.number().int().min(1).max(1000).optional(),
+  args: z.array(z.string()).optional(),
+  doc: z.string().optional(),
+});
+const namedFileSchema = z.record(
+  z.string().regex(NAME),
+  z.union([namedCommandSchema, namedAgentSchema]),
+);
+
+/** A candidate of candidates.edn: a command, or an agent CLI (it has `cli`). */
+export type NamedCandidate = CommandSpec | AgentSpec;
 
 /**
- * Named command candidates of a `candidates.edn` file:
+ * Named candidates of a `candidates.edn` file: commands
  * `{"naive" {:command "sh agents/naive.sh" :mounts ["agents"] :env {"K" "v"}
- *   :pass-env ["ANTHROPIC_API_KEY"] :network false}}`. Relative mounts are resolved against
- * the file's directory. An absent file has no commands.
+ *   :pass-env ["ANTHROPIC_API_KEY"] :network false}}` and agent CLIs
+ * `{"claude" {:agent "claude-code" :model "claude-sonnet-4-5" :install-dir "/opt/agent-clis"
+ *   :max-turns 30 :args ["--effort" "low"]}}`. Relative mounts and install directories are
+ * resolved against the file's directory. An absent file has no candidates.
  */
-export async function readNamedCommands(file: string): Promise<Map<string, CommandSpec>> {
+export async function readNamedCommands(file: string): Promise<Map<string, NamedCandidate>> {
   let text: string;
   try {
     text = await Deno.readTextFile(file);
@@ -132,13 +176,26 @@ export async function readNamedCommands(file: string): Promise<Map<string, Comma
       `Cannot read ${file}: ${issue.path.map(String).join(" ")}: ${issue.message}`,
       {
         hint:
-          'Write {"name" {:command "…" :mounts ["dir"] :env {"K" "v"} :pass-env ["VAR"] :network false}}',
+          'Write {"name" {:command "…" :mounts ["dir"] :env {"K" "v"} :pass-env ["VAR"] :network false}} ' +
+          'or {"name" {:agent "claude-code" :model "…" :install-dir "dir" :max-turns 30 :args […]}}',
       },
     );
   }
   const base = resolve(file, "..");
-  const out = new Map<string, CommandSpec>();
+  const out = new Map<string, NamedCandidate>();
   for (const [name, c] of Object.entries(parsed.data)) {
+    if ("agent" in c) {
+      const dir = c["install-dir"];
+      out.set(name, {
+        name,
+        cli: c.agent,
+        model: c.model,
+        installDir: dir === undefined ? undefined : isAbsolute(dir) ? dir : resolve(base, dir),
+        maxTurns: c["max-turns"],
+        args: c.args,
+      });
+      continue;
+    }
     out.set(name, {
       name,
       command: c.command,
@@ -155,8 +212,8 @@ export interface ResolveOptions {
   bundle: Bundle;
   env: (name: string) => string | undefined;
   isolation: Isolation;
-  /** Named commands (from the home's candidates.edn). */
-  named: Map<string, CommandSpec>;
+  /** Named commands and agents (from the home's candidates.edn). */
+  named: Map<string, NamedCandidate>;
   /** Read-only mounts added to every inline command (`--mount`). */
   mounts?: string[];
   /** The home, where a models.edn may override the shipped registry. */
@@ -194,7 +251,13 @@ export async function resolveCandidates(
   opts: ResolveOptions,
 ): Promise<Candidate[]> {
   const out: Candidate[] = [];
-  const cmdOpts = { isolation: opts.isolation, env: opts.env };
+  // Every command candidate gets the attempt's world gateway (MCP tools, metered models).
+  const cmdOpts = {
+    isolation: opts.isolation,
+    env: opts.env,
+    gateway: commandGateway({ env: opts.env, homeDir: opts.homeDir }),
+  };
+  const agentOpts = { isolation: opts.isolation, env: opts.env, homeDir: opts.homeDir };
   for (const [index, spec] of specs.entries()) {
     let c: Candidate;
     if (spec.kind === "builtin") c = builtinCandidate(spec.builtin, opts.bundle, spec.name);
@@ -203,8 +266,13 @@ export async function resolveCandidates(
         { name: spec.name, command: spec.command, mounts: opts.mounts },
         cmdOpts,
       );
+    } else if (spec.kind === "agent") {
+      c = await createAgentCandidate(spec, agentOpts);
     } else if (spec.kind === "named" && opts.named.has(spec.name)) {
-      c = commandCandidate(opts.named.get(spec.name)!, cmdOpts);
+      const named = opts.named.get(spec.name)!;
+      c = "cli" in named
+        ? await createAgentCandidate(named, agentOpts)
+        : commandCandidate(named, cmdOpts);
     } else if (spec.kind === "named" && spec.explicit) {
       const known = [...opts.named.keys()];
       throw specError(

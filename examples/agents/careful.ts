@@ -2,10 +2,26 @@
 // naming a company (legal form), the number and the date come from their labels (dates
 // normalised to yyyy-mm-dd), the currency is the one written most, and the total is the
 // amount on the line labelled as the sum due, not the last amount on the page.
-import { AMOUNT, amountValue, ednMap, readTask, taskPaths, writeAnswer } from "./invoice_common.ts";
+//
+// It works through the world's MCP tools (read_file, write_file at DVERGR_MCP_URL), as any
+// MCP client can; without a gateway it falls back to the files of its working directory.
+import {
+  AMOUNT,
+  amountValue,
+  ednMap,
+  readTask,
+  taskPaths,
+  WorldMcp,
+  writeAnswer,
+} from "./invoice_common.ts";
 
 const { input, answer } = taskPaths(await readTask());
-const text = await Deno.readTextFile(input);
+const mcpUrl = Deno.env.get("DVERGR_MCP_URL");
+const mcp = mcpUrl ? new WorldMcp(mcpUrl) : null;
+await mcp?.connect();
+const text = mcp
+  ? await mcp.call("read_file", { path: "/" + input })
+  : await Deno.readTextFile(input);
 const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
 
 const LEGAL_FORM = /\b(GmbH|AG|AS|Ltd|Inc|LLC|SE|KG|S\.a\.r\.l\.|B\.V\.|Oy|AB|SAS|SpA)\b/;
@@ -39,14 +55,13 @@ const TOTAL = /^(Gesamtbetrag|Rechnungsbetrag|Total due|Amount due|Total|Summe|G
 const totalLine = lines.find((l) => TOTAL.test(l));
 const amounts = totalLine?.match(AMOUNT) ?? [];
 
-await writeAnswer(
-  answer,
-  ednMap({
-    vendor,
-    "invoice-no": invoiceNo,
-    date,
-    currency: seen > 0 ? currency : null,
-    total: amounts.length ? amountValue(amounts[amounts.length - 1]) : null,
-  }),
-);
-console.log(`careful: wrote ${answer}`);
+const edn = ednMap({
+  vendor,
+  "invoice-no": invoiceNo,
+  date,
+  currency: seen > 0 ? currency : null,
+  total: amounts.length ? amountValue(amounts[amounts.length - 1]) : null,
+});
+if (mcp) await mcp.call("write_file", { path: "/" + answer, content: edn });
+else await writeAnswer(answer, edn);
+console.log(`careful: wrote ${answer}${mcp ? " through MCP" : ""}`);

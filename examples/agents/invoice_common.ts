@@ -45,3 +45,61 @@ export async function writeAnswer(path: string, text: string): Promise<void> {
   if (dir) await Deno.mkdir(dir, { recursive: true });
   await Deno.writeTextFile(path, text);
 }
+
+/**
+ * A minimal MCP client over Streamable HTTP for the world's tools at DVERGR_MCP_URL (every
+ * command candidate gets one): initialize once, then tools/call. Answers may come as JSON
+ * or as a server-sent event stream.
+ */
+export class WorldMcp {
+  private session: string | null = null;
+  private nextId = 1;
+  constructor(private readonly url: string) {}
+
+  private async post(message: Record<string, unknown>): Promise<Record<string, unknown> | null> {
+    const res = await fetch(this.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        ...(this.session ? { "mcp-session-id": this.session } : {}),
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", ...message }),
+    });
+    this.session = res.headers.get("mcp-session-id") ?? this.session;
+    const text = await res.text();
+    if (!("id" in message)) return null;
+    if (!res.ok) throw new Error(`MCP ${message.method}: HTTP ${res.status}: ${text}`);
+    const json = (res.headers.get("content-type") ?? "").includes("text/event-stream")
+      ? text.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).pop() ?? ""
+      : text;
+    const reply = JSON.parse(json);
+    if (reply.error) throw new Error(`MCP ${message.method}: ${reply.error.message}`);
+    return reply.result;
+  }
+
+  async connect(): Promise<void> {
+    await this.post({
+      id: this.nextId++,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "dvergr-example-agent", version: "1" },
+      },
+    });
+    await this.post({ method: "notifications/initialized" });
+  }
+
+  /** The text of a tool's result; a result flagged as an error throws. */
+  async call(name: string, args: Record<string, unknown>): Promise<string> {
+    const result = await this.post({
+      id: this.nextId++,
+      method: "tools/call",
+      params: { name, arguments: args },
+    }) as { content: { type: string; text: string }[]; isError?: boolean };
+    const text = result.content.map((c) => c.text ?? "").join("");
+    if (result.isError) throw new Error(`${name}: ${text}`);
+    return text;
+  }
+}

@@ -13,6 +13,11 @@
  *   read-only mounts, no network (`--unshare-all`), and it dies with dvergr. Without
  *   bubblewrap it runs directly in the world directory and its attempts are marked as not
  *   isolated.
+ * - With a world gateway (core/io/gateway/), it reaches the world's MCP server at
+ *   `DVERGR_MCP_URL` and model APIs at `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL` (dummy keys:
+ *   the gateway swaps in the real ones, meters tokens and cost, and enforces the budget).
+ *   Under bubblewrap these are two Unix sockets bound at /run/dvergr and exposed on
+ *   loopback ports by a forwarder of ours that starts before the command.
  * - Its time limit is enforced by killing its whole process group (it starts in a session
  *   of its own via `setsid`). Its exit status and a bounded tail of stdout and stderr are
  *   kept as evidence; output beyond the tail is counted, never buffered.
@@ -27,6 +32,11 @@ import {
   type CandidateOutcome,
   NO_USAGE,
 } from "../../bench/candidate.ts";
+import {
+  type AttemptGateway,
+  type GatewayEvidence,
+  gatewayOutcome,
+} from "../gateway/attempt_gateway.ts";
 
 export interface CommandSpec {
   /** Display name, unique within an experiment. */
@@ -41,6 +51,20 @@ export interface CommandSpec {
   passEnv?: string[];
   /** Keep the host's network inside the sandbox (default: no network). */
   network?: boolean;
+  /** More bubblewrap arguments (agent CLIs: a throwaway HOME). Not from candidates.edn. */
+  bwrapExtra?: string[];
+}
+
+/** Starts an attempt's world gateway on Unix sockets ("unix", bwrap) or host loopback ports. */
+export type GatewayFactory = (
+  ctx: AttemptContext,
+  transport: "unix" | "tcp",
+) => Promise<AttemptGateway>;
+
+/** What an attempt's process left behind, for a candidate that reads its own result. */
+export interface CommandRun {
+  stdout: string;
+  gateway: GatewayEvidence | null;
 }
 
 export type Isolation = "bwrap" | "none";
@@ -54,6 +78,12 @@ export interface CommandOptions {
   tailBytes?: number;
   /** Between SIGTERM and SIGKILL of the process group at the time limit. Default 1,000 ms. */
   killGraceMs?: number;
+  /** The attempt's world gateway; none: the process has no MCP server and no model access. */
+  gateway?: GatewayFactory;
+  /** Turns the outcome of an attempt into the candidate's own (agent CLIs read their JSON). */
+  finish?: (outcome: CandidateOutcome, run: CommandRun) => CandidateOutcome;
+  /** The candidate's identity instead of the command's (an agent CLI: its version…). */
+  identity?: Record<string, unknown>;
 }
 
 /** Top-level world names that would hide the sandbox's own system directories. */
@@ -205,7 +235,10 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     if (!isAbsolute(m)) throw new Error(`Mount "${m}" of candidate "${spec.name}" is not absolute`);
   }
 
-  async function argv(ctx: AttemptContext): Promise<string[] | string> {
+  async function argv(
+    ctx: AttemptContext,
+    gateway: AttemptGateway | null,
+  ): Promise<string[] | string> {
     const sh = ["/bin/sh", "-c", spec.command];
     if (opts.isolation === "none") return sh;
     const args = ["--unshare-all", "--die-with-parent", "--new-session"];
@@ -219,18 +252,28 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
       }
       args.push("--ro-bind", m, m);
     }
+    // Mount points of the gateway and of bwrapExtra must not land inside the world.
+    const taken = new Set(
+      [...(spec.bwrapExtra ?? []), ...(gateway ? gateway.bwrapArgs() : [])]
+        .filter((a) => a.startsWith("/")).map((a) => a.split("/")[1]),
+    );
     for (const e of await worldTopLevel(ctx.worldDir)) {
-      if (RESERVED.has(e.name)) {
+      if (RESERVED.has(e.name) || (taken.has(e.name) && e.name !== "")) {
         return `the world has "/${e.name}", which would hide the sandbox's own /${e.name}`;
       }
       if (e.isSymlink) continue;
       args.push("--bind", `${ctx.worldDir}/${e.name}`, `/${e.name}`);
     }
+    args.push(...(spec.bwrapExtra ?? []));
+    if (gateway) args.push(...gateway.bwrapArgs());
     args.push("--chdir", "/");
-    return ["bwrap", ...args, ...sh];
+    return ["bwrap", ...args, ...(gateway ? gateway.wrap(sh) : sh)];
   }
 
-  function environment(ctx: AttemptContext): Record<string, string> {
+  function environment(
+    ctx: AttemptContext,
+    gateway: AttemptGateway | null,
+  ): Record<string, string> {
     const isolated = opts.isolation === "bwrap";
     const env: Record<string, string> = {
       PATH: opts.env("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
@@ -245,6 +288,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     if (ctx.task.length <= MAX_ENV_TASK) env.DVERGR_TASK = ctx.task;
     else env.DVERGR_TASK_ON_STDIN_ONLY = "1";
     if (isolated) env.TMPDIR = "/tmp";
+    if (gateway) Object.assign(env, gateway.env);
     for (const name of spec.passEnv ?? []) {
       const v = opts.env(name);
       if (v !== undefined) env[name] = v;
@@ -252,9 +296,154 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     return { ...env, ...spec.env };
   }
 
+  /** Runs the process of one attempt (behind `gateway` when there is one). */
+  async function runProcess(
+    ctx: AttemptContext,
+    gateway: AttemptGateway | null,
+  ): Promise<CandidateOutcome & { stdout: string }> {
+    const isolated = opts.isolation === "bwrap";
+    const started = performance.now();
+    const args = await argv(ctx, gateway);
+    if (typeof args === "string") {
+      return { ...faultOutcome(`Cannot start "${spec.name}": ${args}`, isolated), stdout: "" };
+    }
+    const grouped = await hasSetsid();
+    const [cmd, ...rest] = grouped ? ["setsid", ...args] : args;
+    let child: Deno.ChildProcess;
+    try {
+      child = new Deno.Command(cmd, {
+        args: rest,
+        cwd: ctx.worldDir,
+        clearEnv: true,
+        env: environment(ctx, gateway),
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+    } catch (e) {
+      return {
+        ...faultOutcome(
+          `Cannot start "${spec.name}": ${e instanceof Error ? e.message : String(e)}`,
+          isolated,
+        ),
+        stdout: "",
+      };
+    }
+    const pid = child.pid;
+    const kill = (signal: Deno.Signal) => {
+      try {
+        Deno.kill(grouped ? -pid : pid, signal);
+      } catch {
+        // Already gone.
+      }
+    };
+
+    let timedOut = false;
+    let killTimer: ReturnType<typeof setTimeout> | undefined;
+    const stop = () => {
+      if (timedOut) return;
+      timedOut = true;
+      kill("SIGTERM");
+      killTimer = setTimeout(() => kill("SIGKILL"), grace);
+    };
+    const limit = setTimeout(stop, ctx.timeoutMs);
+    if (ctx.signal.aborted) stop();
+    ctx.signal.addEventListener("abort", stop, { once: true });
+
+    const out = new Tail(tailBytes);
+    const err = new Tail(tailBytes);
+    const drained = Promise.all([drain(child.stdout, out), drain(child.stderr, err)]);
+    const feed = (async () => {
+      const w = child.stdin.getWriter();
+      try {
+        await w.write(new TextEncoder().encode(ctx.task));
+        await w.close();
+      } catch {
+        // The process does not read its stdin, or exited first: not an error.
+      }
+    })();
+
+    const status = await child.status;
+    clearTimeout(limit);
+    ctx.signal.removeEventListener("abort", stop);
+    // Whatever the process left running in its group goes with it.
+    kill("SIGKILL");
+    if (killTimer !== undefined) clearTimeout(killTimer);
+    await Promise.race([
+      Promise.all([drained, feed]),
+      new Promise((r) => setTimeout(r, 2000)),
+    ]);
+    const elapsedMs = Math.round(performance.now() - started);
+
+    const evidence = {
+      command: spec.command,
+      isolated,
+      exitCode: status.signal ? null : status.code,
+      signal: status.signal ?? null,
+      timedOut,
+      elapsedMs,
+      stdoutBytes: out.total,
+      stderrBytes: err.total,
+      stdoutTail: out.text(),
+      stderrTail: err.text(),
+    };
+    const base = {
+      usage: { ...NO_USAGE },
+      billedMicros: 0,
+      listMicros: null,
+      isolated,
+      evidence,
+      stdout: out.text(),
+    };
+    if (timedOut) {
+      return { ...base, status: "timeout", message: `Stopped after ${ctx.timeoutMs} ms` };
+    }
+    if (status.success) return { ...base, status: "completed" };
+    // 126/127: the shell could not run the command at all.
+    if (status.code === 126 || status.code === 127) {
+      return {
+        ...base,
+        status: "fault",
+        message: `Cannot start "${spec.name}": the shell could not run it (exit ${status.code}): ${
+          err.text().trim().split("\n").pop() ?? ""
+        }`,
+      };
+    }
+    const how = status.signal ? `signal ${status.signal}` : `exit status ${status.code}`;
+    return { ...base, status: "crashed", message: `"${spec.name}" ended with ${how}` };
+  }
+
+  /** One attempt: the world gateway (when there is one) around the process. */
+  async function runAttempt(ctx: AttemptContext): Promise<CandidateOutcome> {
+    const isolated = opts.isolation === "bwrap";
+    let gateway: AttemptGateway | null = null;
+    if (opts.gateway) {
+      try {
+        gateway = await opts.gateway(ctx, isolated ? "unix" : "tcp");
+      } catch (e) {
+        return faultOutcome(
+          `Cannot start the world gateway of "${spec.name}": ${
+            e instanceof Error ? e.message : String(e)
+          }`,
+          isolated,
+        );
+      }
+    }
+    let ran: CandidateOutcome & { stdout: string };
+    let evidence: GatewayEvidence | null = null;
+    try {
+      ran = await runProcess(ctx, gateway);
+    } finally {
+      if (gateway) evidence = await gateway.finish();
+    }
+    const { stdout, ...outcome } = ran;
+    const result = evidence ? gatewayOutcome(outcome, evidence) : outcome;
+    return opts.finish ? opts.finish(result, { stdout, gateway: evidence }) : result;
+  }
+
   return {
     name: spec.name,
-    identity: commandIdentity(spec),
+    identity: opts.identity ?? commandIdentity(spec),
     /** A missing mount is the user's mistake: say so before any cell starts. */
     async preflight() {
       for (const m of spec.mounts ?? []) {
@@ -273,113 +462,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
       }
     },
     async run(ctx) {
-      const isolated = opts.isolation === "bwrap";
-      const started = performance.now();
-      const args = await argv(ctx);
-      if (typeof args === "string") {
-        return faultOutcome(`Cannot start "${spec.name}": ${args}`, isolated);
-      }
-      const grouped = await hasSetsid();
-      const [cmd, ...rest] = grouped ? ["setsid", ...args] : args;
-      let child: Deno.ChildProcess;
-      try {
-        child = new Deno.Command(cmd, {
-          args: rest,
-          cwd: ctx.worldDir,
-          clearEnv: true,
-          env: environment(ctx),
-          stdin: "piped",
-          stdout: "piped",
-          stderr: "piped",
-        }).spawn();
-      } catch (e) {
-        return faultOutcome(
-          `Cannot start "${spec.name}": ${e instanceof Error ? e.message : String(e)}`,
-          isolated,
-        );
-      }
-      const pid = child.pid;
-      const kill = (signal: Deno.Signal) => {
-        try {
-          Deno.kill(grouped ? -pid : pid, signal);
-        } catch {
-          // Already gone.
-        }
-      };
-
-      let timedOut = false;
-      let killTimer: ReturnType<typeof setTimeout> | undefined;
-      const stop = () => {
-        if (timedOut) return;
-        timedOut = true;
-        kill("SIGTERM");
-        killTimer = setTimeout(() => kill("SIGKILL"), grace);
-      };
-      const limit = setTimeout(stop, ctx.timeoutMs);
-      if (ctx.signal.aborted) stop();
-      ctx.signal.addEventListener("abort", stop, { once: true });
-
-      const out = new Tail(tailBytes);
-      const err = new Tail(tailBytes);
-      const drained = Promise.all([drain(child.stdout, out), drain(child.stderr, err)]);
-      const feed = (async () => {
-        const w = child.stdin.getWriter();
-        try {
-          await w.write(new TextEncoder().encode(ctx.task));
-          await w.close();
-        } catch {
-          // The process does not read its stdin, or exited first: not an error.
-        }
-      })();
-
-      const status = await child.status;
-      clearTimeout(limit);
-      ctx.signal.removeEventListener("abort", stop);
-      // Whatever the process left running in its group goes with it.
-      kill("SIGKILL");
-      if (killTimer !== undefined) clearTimeout(killTimer);
-      await Promise.race([
-        Promise.all([drained, feed]),
-        new Promise((r) => setTimeout(r, 2000)),
-      ]);
-      const elapsedMs = Math.round(performance.now() - started);
-
-      const evidence = {
-        command: spec.command,
-        isolated,
-        exitCode: status.signal ? null : status.code,
-        signal: status.signal ?? null,
-        timedOut,
-        elapsedMs,
-        stdoutBytes: out.total,
-        stderrBytes: err.total,
-        stdoutTail: out.text(),
-        stderrTail: err.text(),
-      };
-      const base = {
-        usage: { ...NO_USAGE },
-        billedMicros: 0,
-        listMicros: null,
-        isolated,
-        evidence,
-      };
-      if (timedOut) {
-        return { ...base, status: "timeout", message: `Stopped after ${ctx.timeoutMs} ms` };
-      }
-      if (status.success) return { ...base, status: "completed" };
-      // 126/127: the shell could not run the command at all.
-      if (status.code === 126 || status.code === 127) {
-        return {
-          ...base,
-          status: "fault",
-          message:
-            `Cannot start "${spec.name}": the shell could not run it (exit ${status.code}): ${
-              err.text().trim().split("\n").pop() ?? ""
-            }`,
-        };
-      }
-      const how = status.signal ? `signal ${status.signal}` : `exit status ${status.code}`;
-      return { ...base, status: "crashed", message: `"${spec.name}" ended with ${how}` };
+      return await runAttempt(ctx);
     },
   };
 }

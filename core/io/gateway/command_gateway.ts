@@ -1,0 +1,65 @@
+/**
+ * The world gateway every command candidate gets: the attempt's world tools over MCP and
+ * the model gateway routing by the model a request names (any model of the registry whose
+ * key dvergr holds), within the attempt's budget and a request cap.
+ */
+import type { AttemptContext } from "../../bench/candidate.ts";
+import { loadRegistry, type ModelRegistry } from "../../models/registry.ts";
+import type { GatewayFactory } from "../candidates/command.ts";
+import { runWorldTool, worldTools } from "../models/world_tools.ts";
+import { startAttemptGateway } from "./attempt_gateway.ts";
+import type { ModelRoute } from "./model_gateway.ts";
+import { registryRouter } from "./routes.ts";
+import type { ProviderApi } from "./usage_meter.ts";
+import type { WorldToolset } from "./world_mcp.ts";
+
+/** Model requests a plain command candidate may make per attempt, unless configured. */
+export const DEFAULT_COMMAND_MAX_REQUESTS = 100;
+
+/** The attempt's world tools (the model agent loop's), for its MCP server. */
+export function worldToolset(ctx: AttemptContext): WorldToolset {
+  const tw = { world: ctx.world, profile: ctx.profile, writable: ctx.writable };
+  return {
+    tools: worldTools(ctx.profile, ctx.writable),
+    run: (name, args) =>
+      runWorldTool({ id: "mcp", name, args, argsProblem: null, rawArguments: "" }, tw),
+  };
+}
+
+export interface CommandGatewayOptions {
+  env: (name: string) => string | undefined;
+  /** The home, whose models.edn merges over the shipped registry. */
+  homeDir?: string;
+  /** A registry already loaded (tests). */
+  registry?: ModelRegistry;
+  maxRequests?: number;
+  /** Routes requests to one model whatever they name (agent CLIs). */
+  pinned?: (registry: ModelRegistry) => ModelRoute | { problem: string };
+  /** Tool-name prefix the first model request must offer (agent CLIs: "mcp__world"). */
+  requireToolPrefix?: string;
+  fetchImpl?: typeof fetch;
+}
+
+/** A gateway factory for command candidates. */
+export function commandGateway(opts: CommandGatewayOptions): GatewayFactory {
+  let registry: Promise<ModelRegistry> | null = opts.registry
+    ? Promise.resolve(opts.registry)
+    : null;
+  return async (ctx, transport) => {
+    registry ??= loadRegistry({ homeDir: opts.homeDir });
+    const reg = await registry;
+    const byModel = registryRouter(reg, opts.env);
+    const pinned = opts.pinned ? opts.pinned(reg) : null;
+    return await startAttemptGateway(ctx, {
+      transport,
+      toolset: worldToolset(ctx),
+      model: {
+        route: (model: string | undefined, _api: ProviderApi) => pinned ?? byModel(model),
+        budgetMicros: ctx.budgetMicros,
+        maxRequests: opts.maxRequests ?? DEFAULT_COMMAND_MAX_REQUESTS,
+        requireToolPrefix: opts.requireToolPrefix,
+        fetchImpl: opts.fetchImpl,
+      },
+    });
+  };
+}

@@ -1,0 +1,269 @@
+/**
+ * The real agent CLIs (Claude Code, Codex; installed with npm, see README) in sandboxed
+ * attempts, driven by a scripted provider of ours on 127.0.0.1 through the world gateway.
+ * Skipped, with the reason printed, only when a CLI or bubblewrap is absent; CI installs
+ * both (.ci/run) and sets DVERGR_REQUIRE_AGENT_CLIS=1, which turns a missing CLI into a
+ * failure.
+ */
+import assert from "node:assert/strict";
+import {
+  type AgentCli,
+  createAgentCandidate,
+  findAgentCli,
+} from "../../../../core/io/candidates/agent_cli.ts";
+import { detectBwrap } from "../../../../core/io/candidates/command.ts";
+import { createWorld } from "../../../../core/io/world.ts";
+import type { AttemptContext, CandidateOutcome } from "../../../../core/bench/candidate.ts";
+import {
+  buildRegistry,
+  parseModelsEdn,
+  SHIPPED_MODELS_EDN,
+  SHIPPED_MODELS_FILE,
+} from "../../../../core/models/registry.ts";
+import { costMicros } from "../../../../core/models/cost.ts";
+import {
+  type AgentScript,
+  caseReader,
+  type FakeAgentProvider,
+  startFakeAgentProvider,
+} from "../../../helpers/fake_agent_provider.ts";
+
+const SECRET = "sk-dvergr-test-real-key-0c1d2e3f";
+const hostEnv = (k: string) => Deno.env.get(k);
+const hasBwrap = await detectBwrap(hostEnv);
+const required = hostEnv("DVERGR_REQUIRE_AGENT_CLIS") === "1";
+
+const CLIS: { cli: AgentCli; model: string }[] = [
+  { cli: "claude-code", model: "fake-claude" },
+  { cli: "codex", model: "fake-gpt" },
+];
+const PRICES = "{:input 3 :output 15 :cache-read 0.3 :cache-write 3.75}";
+
+function registryFor(url: string) {
+  const home = `{:models {"fake-claude" {:provider :anthropic :base-url "${url}" :prices ${PRICES}}
+    "fake-gpt" {:provider :openai :base-url "${url}" :prices ${PRICES}}
+    "fake-gpt-sub" {:provider :openai :base-url "${url}" :list-price-of "fake-gpt"}}}`;
+  return buildRegistry([
+    parseModelsEdn(SHIPPED_MODELS_EDN, SHIPPED_MODELS_FILE),
+    parseModelsEdn(home, "models.edn (test)"),
+  ]);
+}
+
+async function skipReason(cli: AgentCli): Promise<string | null> {
+  if (!hasBwrap) return "bubblewrap is not available";
+  const found = await findAgentCli(cli, undefined, hostEnv);
+  if (found.path === null) {
+    if (required) throw new Error(`${cli} is required (DVERGR_REQUIRE_AGENT_CLIS=1) but absent`);
+    return `the ${cli} CLI is not installed (set DVERGR_AGENT_CLIS or put it on PATH)`;
+  }
+  return null;
+}
+
+interface Run {
+  outcome: CandidateOutcome;
+  captured: Record<string, string>;
+  provider: FakeAgentProvider;
+  ms: number;
+  marker: string;
+}
+
+async function runAgent(
+  cli: AgentCli,
+  model: string,
+  script: AgentScript,
+  opts: {
+    timeoutMs?: number;
+    budgetMicros?: number;
+    maxTurns?: number;
+    fixtures?: Record<string, string>;
+    args?: string[];
+  } = {},
+): Promise<Run> {
+  const provider = startFakeAgentProvider(script);
+  const marker = `dvergr-attempt-${crypto.randomUUID()}`;
+  const world = await createWorld(
+    opts.fixtures ?? { "/docs/case.txt": `quiet harbour ${marker.slice(-6)}` },
+    { mkdirs: ["/out"] },
+  );
+  try {
+    const env = (k: string) =>
+      k === "ANTHROPIC_API_KEY" || k === "OPENAI_API_KEY" ? SECRET : hostEnv(k);
+    const cand = await createAgentCandidate(
+      { name: cli, cli, model, maxTurns: opts.maxTurns ?? 8, args: opts.args },
+      { isolation: "bwrap", env, registry: registryFor(provider.url), killGraceMs: 500 },
+    );
+    await cand.preflight?.();
+    const ctx: AttemptContext = {
+      task:
+        `Read /docs/case.txt with the read_file tool and write the answer to /out/answer.edn. ${marker}`,
+      caseId: "c1",
+      repetition: 0,
+      world: world.files,
+      worldDir: world.dir,
+      reference: null,
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      budgetMicros: opts.budgetMicros ?? 1_000_000,
+      profile: "developer",
+      writable: ["/out"],
+      signal: new AbortController().signal,
+    };
+    const started = performance.now();
+    const outcome = await cand.run(ctx);
+    const ms = performance.now() - started;
+    const captured = (await world.capture(["/out"])).files;
+    return { outcome, captured, provider, ms, marker };
+  } finally {
+    await provider.close();
+    await world.remove();
+  }
+}
+
+async function processesWith(text: string): Promise<string[]> {
+  const out = await new Deno.Command("ps", { args: ["-eo", "pid,args"] }).output();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) =>
+    l.includes(text) && !l.includes("ps -eo")
+  );
+}
+
+function gatewayOf(o: CandidateOutcome) {
+  return o.evidence.gateway as {
+    mcpCalls: { tool: string; args: Record<string, unknown> }[];
+    modelLog: { path: string; refused?: string; worldTools?: boolean }[];
+    stopped: string | null;
+    fault: string | null;
+  };
+}
+
+for (const { cli, model } of CLIS) {
+  const reason = await skipReason(cli);
+  if (reason !== null) console.error(`agent_cli_test: skipping ${cli} tests: ${reason}`);
+  const t = (name: string, fn: () => Promise<void>) =>
+    Deno.test({ name: `createAgentCandidate() [${cli}] ${name}`, ignore: reason !== null, fn });
+
+  t(
+    "reads the case through MCP, writes the answer through MCP, and is metered to the token",
+    async () => {
+      const { outcome, captured, provider, marker } = await runAgent(cli, model, caseReader());
+      assert.equal(outcome.status, "completed", outcome.message);
+      assert.equal(
+        captured["/out/answer.edn"],
+        `{"answer" "QUIET HARBOUR ${marker.slice(-6).toUpperCase()}"}\n`,
+      );
+      const gw = gatewayOf(outcome);
+      assert.deepEqual(gw.mcpCalls.map((c) => c.tool), ["read_file", "write_file"]);
+      assert.deepEqual(gw.mcpCalls[0].args, { path: "/docs/case.txt" });
+      // Tokens and cost equal what the provider reported, summed.
+      const sum = provider.sent.reduce(
+        (a, u) => ({
+          input: a.input + u.input,
+          output: a.output + u.output,
+          cacheRead: a.cacheRead + u.cacheRead,
+          cacheWrite: cli === "claude-code" ? a.cacheWrite + u.cacheWrite : 0,
+        }),
+        { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      );
+      assert.equal(provider.sent.length, 3);
+      assert.deepEqual(outcome.usage, sum);
+      assert.equal(
+        outcome.billedMicros,
+        costMicros(sum, { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }),
+      );
+      // The real key reached the provider; the sandbox held only a dummy.
+      for (const r of provider.requests) {
+        const key = r.headers["x-api-key"] ?? r.headers["authorization"];
+        assert(key?.includes(SECRET), `request without the real key: ${JSON.stringify(key)}`);
+      }
+      assert(!JSON.stringify(outcome.evidence).includes(SECRET));
+      // The first request offered the world's tools, and only world/MCP tools were offered.
+      assert.equal(gw.modelLog.find((e) => e.path !== "/")?.worldTools, true);
+      const agent = outcome.evidence.agent as { result: unknown; cli: string };
+      assert.equal(agent.cli, cli);
+      assert.notEqual(agent.result, null);
+      assert.deepEqual(await processesWith(marker), []);
+    },
+  );
+
+  t("never holds the real key: environment, files and process list of the sandbox", async () => {
+    const probe = "/out/probe.txt";
+    // The model asks to write what it was told; the CLI's own environment is not reachable
+    // through the world tools, so a shell probe runs as a plain command candidate below.
+    const { outcome } = await runAgent(
+      cli,
+      model,
+      ({ toolResults }) =>
+        toolResults.length === 0
+          ? { tool: "write_file", args: { path: probe, content: "x" } }
+          : { text: "ok" },
+    );
+    assert.equal(outcome.status, "completed", outcome.message);
+    assert(!JSON.stringify(outcome).includes(SECRET));
+  });
+
+  t("stops at the turn limit: its own (Claude) or the gateway's request cap (Codex)", async () => {
+    const { outcome, provider, captured } = await runAgent(
+      cli,
+      model,
+      () => ({ tool: "list_files", args: { dir: "/" } }),
+      { maxTurns: 2 },
+    );
+    assert.equal(provider.requests.length, 2);
+    const result = (outcome.evidence.agent as { result: Record<string, unknown> }).result;
+    if (cli === "codex") assert.equal(gatewayOf(outcome).stopped, "request-cap");
+    else assert.equal(result.subtype, "error_max_turns");
+    assert.equal(outcome.status, "completed", outcome.message);
+    assert.equal(captured["/out/answer.edn"], undefined);
+  });
+
+  t("stops when the budget is spent", async () => {
+    // One call costs about $0.004 at these prices: a budget of $0.001 allows exactly one.
+    const { outcome, provider } = await runAgent(
+      cli,
+      model,
+      () => ({ tool: "list_files", args: { dir: "/" } }),
+      { budgetMicros: 1000 },
+    );
+    assert.equal(provider.requests.length, 1);
+    assert.equal(outcome.status, "budget", outcome.message);
+    assert(outcome.billedMicros > 1000);
+  });
+
+  t("a provider that keeps failing makes the attempt a fault", async () => {
+    const { outcome, ms } = await runAgent(
+      cli,
+      model,
+      () => ({ http: 500, body: '{"error":{"message":"overloaded"}}' }),
+    );
+    assert.equal(outcome.status, "fault", outcome.message);
+    assert.match(outcome.message ?? "", /provider kept failing/);
+    assert(ms < 45_000, `took ${ms} ms`);
+  });
+
+  t(
+    "a CLI left waiting (provider hangs) is stopped at the time limit with its process tree",
+    async () => {
+      const { outcome, marker, ms } = await runAgent(cli, model, () => ({ hang: true }), {
+        timeoutMs: 4000,
+      });
+      assert.equal(outcome.status, "timeout");
+      assert(ms < 20_000, `took ${ms} ms`);
+      assert.deepEqual(await processesWith(marker), []);
+    },
+  );
+
+  t("a model asking for a built-in tool gets none: the world is untouched", async () => {
+    const builtin = cli === "claude-code" ? "Bash" : "shell";
+    const { outcome, captured, provider } = await runAgent(
+      cli,
+      model,
+      ({ n }) =>
+        n === 1
+          ? { tool: builtin, args: { command: "echo pwned > /out/answer.edn", cmd: ["sh"] } }
+          : { text: "done" },
+    );
+    assert.equal(captured["/out/answer.edn"], undefined);
+    assert.deepEqual(gatewayOf(outcome).mcpCalls, []);
+    const offered = provider.requests[0].body.tools as { name: string }[];
+    const names = offered.map((t) => t.name);
+    assert(!names.includes(builtin), `built-in ${builtin} offered: ${names.join(", ")}`);
+  });
+}
