@@ -30,7 +30,7 @@ import {
 } from "../../models/registry.ts";
 import { commandGateway } from "../gateway/command_gateway.ts";
 import { routeFor } from "../gateway/routes.ts";
-import { WORLD_TOOL_NAMES, WORLD_TOOLS_VERSION } from "../models/world_tools.ts";
+import { WORLD_TOOL_NAMES, WORLD_TOOLS_VERSION } from "../../world_tools/registry.ts";
 import { commandCandidate, type CommandRun, type Isolation } from "./command.ts";
 
 export const AGENT_CLIS = ["claude-code", "codex"] as const;
@@ -365,6 +365,7 @@ export async function createAgentCandidate(
     maxTurns,
     args: extra,
     tools: { version: WORLD_TOOLS_VERSION, names: [...WORLD_TOOL_NAMES] },
+    ...(entry.priced ? {} : { priced: false }),
   };
   const inner = commandCandidate(
     {

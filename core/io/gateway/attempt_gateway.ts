@@ -216,6 +216,7 @@ export function gatewayOutcome(
     usage: f.usage,
     billedMicros: f.billedMicros,
     listMicros: f.listMicros === f.billedMicros ? null : f.listMicros,
+    ...(f.unpriced ? { unpriced: true } : {}),
     evidence: {
       ...outcome.evidence,
       gateway: {

@@ -6,7 +6,7 @@
 import type { AttemptContext } from "../../bench/candidate.ts";
 import { loadRegistry, type ModelRegistry } from "../../models/registry.ts";
 import type { GatewayFactory } from "../candidates/command.ts";
-import { runWorldTool, worldTools } from "../models/world_tools.ts";
+import { callWorldTool, offeredTools, type ToolWorld } from "../../world_tools/registry.ts";
 import { startAttemptGateway } from "./attempt_gateway.ts";
 import type { ModelRoute } from "./model_gateway.ts";
 import { registryRouter } from "./routes.ts";
@@ -16,13 +16,20 @@ import type { WorldToolset } from "./world_mcp.ts";
 /** Model requests a plain command candidate may make per attempt, unless configured. */
 export const DEFAULT_COMMAND_MAX_REQUESTS = 100;
 
-/** The attempt's world tools (the model agent loop's), for its MCP server. */
+/**
+ * The attempt's world tools for its MCP server: the registry the model agent loop uses, so
+ * web_search/web_fetch appear exactly when the bundle's web policy gives the attempt a web.
+ */
 export function worldToolset(ctx: AttemptContext): WorldToolset {
-  const tw = { world: ctx.world, profile: ctx.profile, writable: ctx.writable };
+  const world: ToolWorld = {
+    files: ctx.world,
+    profile: ctx.profile,
+    writable: ctx.writable,
+    web: ctx.web ?? null,
+  };
   return {
-    tools: worldTools(ctx.profile, ctx.writable),
-    run: (name, args) =>
-      runWorldTool({ id: "mcp", name, args, argsProblem: null, rawArguments: "" }, tw),
+    tools: offeredTools(world),
+    run: (name, args) => callWorldTool(name, args, world, { signal: ctx.signal }),
   };
 }
 

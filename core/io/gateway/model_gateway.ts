@@ -81,6 +81,8 @@ export interface GatewayFigures {
   upstreamProblem: string | null;
   /** Responses that carried no usage. */
   unmetered: number;
+  /** A request went to a model whose prices are unknown: the money figures are not costs. */
+  unpriced: boolean;
 }
 
 export interface ModelGateway {
@@ -164,6 +166,7 @@ export function createModelGateway(opts: ModelGatewayOptions): ModelGateway {
   let fault: string | null = null;
   let upstreamProblem: string | null = null;
   let unmetered = 0;
+  let unpriced = false;
 
   const record = (e: GatewayLogEntry) => {
     if (log.length < MAX_LOG) log.push(e);
@@ -249,6 +252,7 @@ export function createModelGateway(opts: ModelGatewayOptions): ModelGateway {
       );
     }
     entry.model = route.entry.id;
+    if (!route.entry.priced) unpriced = true;
     body.model = route.entry.apiModel;
     if (api === "openai-chat" && body.stream === true) {
       // Without it a streamed chat completion carries no usage to meter.
@@ -409,6 +413,7 @@ export function createModelGateway(opts: ModelGatewayOptions): ModelGateway {
         fault,
         upstreamProblem,
         unmetered,
+        unpriced,
       };
     },
   };

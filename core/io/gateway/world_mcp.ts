@@ -1,6 +1,6 @@
 /**
  * The world's MCP server of one attempt (Streamable HTTP): the same world tools the model
- * agent loop gives an API model (core/io/models/world_tools.ts), so every candidate works
+ * agent loop gives an API model (core/world_tools/registry.ts), so every candidate works
  * with the same tools. Every call is logged as evidence: tool, arguments (long strings cut),
  * result size, error flag, time.
  *
@@ -18,12 +18,12 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { readInitialize } from "../mcp_initialize.ts";
 import { VERSION } from "../../version.ts";
-import type { ToolResult, ToolSpec } from "../models/types.ts";
+import type { OfferedTool, ToolOutput } from "../../world_tools/registry.ts";
 
 /** The tools of one attempt and how to run them. */
 export interface WorldToolset {
-  tools: ToolSpec[];
-  run(name: string, args: Record<string, unknown>): Promise<ToolResult>;
+  tools: OfferedTool[];
+  run(name: string, args: Record<string, unknown>): Promise<ToolOutput>;
 }
 
 export interface McpCallLogEntry {
@@ -99,7 +99,8 @@ export function createWorldMcp(
         tools: toolset.tools.map((t) => ({
           name: t.name,
           description: t.description,
-          inputSchema: t.parameters as { type: "object" },
+          inputSchema: t.inputSchema,
+          annotations: { readOnlyHint: t.readOnly, openWorldHint: t.openWorld },
         })),
       };
     });
