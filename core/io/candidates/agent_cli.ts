@@ -28,7 +28,7 @@ import {
   type ModelRegistry,
   resolveModel,
 } from "../../models/registry.ts";
-import { commandGateway } from "../gateway/command_gateway.ts";
+import { commandGateway, type CommandGatewayOptions } from "../gateway/command_gateway.ts";
 import { routeFor } from "../gateway/routes.ts";
 import { WORLD_TOOL_NAMES, WORLD_TOOLS_VERSION } from "../../world_tools/registry.ts";
 import { commandCandidate, type CommandRun, type Isolation } from "./command.ts";
@@ -70,6 +70,8 @@ export interface AgentOptions {
   fetchImpl?: typeof fetch;
   /** Between SIGTERM and SIGKILL at the time limit. */
   killGraceMs?: number;
+  /** Wraps the world MCP server's handler (tests: a slow or failing MCP start). */
+  wrapMcp?: CommandGatewayOptions["wrapMcp"];
 }
 
 /** Quotes a word for /bin/sh. */
@@ -283,6 +285,19 @@ export function agentOutcome(
 ): CandidateOutcome {
   const result = cli === "claude-code" ? claudeResult(run.stdout) : codexResult(run.stdout);
   const out = { ...outcome, evidence: { ...outcome.evidence, agent: { cli, result } } };
+  const gw = run.gateway;
+  if (
+    gw && gw.mcpToolLists === 0 && gw.figures.requests === 0 &&
+    (outcome.status === "crashed" || outcome.status === "completed")
+  ) {
+    // It gave up before asking the model anything: its MCP connection never came up.
+    return {
+      ...out,
+      status: "fault",
+      message: `${cli} never listed the world's MCP tools and asked no model: ` +
+        `its MCP connection did not start`,
+    };
+  }
   if (
     cli === "claude-code" && result?.subtype === "error_max_turns" && outcome.status === "crashed"
   ) {
@@ -389,6 +404,7 @@ export async function createAgentCandidate(
         pinned: (reg) => routeFor(reg, entry, opts.env),
         requireToolPrefix: `mcp__${WORLD_SERVER}__`,
         fetchImpl: opts.fetchImpl,
+        wrapMcp: opts.wrapMcp,
       }),
       finish: (outcome, run) => agentOutcome(spec.cli, outcome, run, maxTurns),
     },

@@ -38,6 +38,8 @@ export interface AttemptGatewayOptions {
   model: Omit<ModelGatewayOptions, "now">;
   /** Parent of the per-attempt directory (default the system temp dir; keep it short). */
   tmpDir?: string;
+  /** Wraps the MCP server's handler (tests: a slow or failing MCP start). */
+  wrapMcp?: (handle: (req: Request) => Promise<Response>) => (req: Request) => Promise<Response>;
 }
 
 export interface GatewayEvidence {
@@ -121,6 +123,7 @@ export async function startAttemptGateway(
   opts: AttemptGatewayOptions,
 ): Promise<AttemptGateway> {
   const mcp = createWorldMcp(opts.toolset);
+  const mcpHandle = opts.wrapMcp ? opts.wrapMcp(mcp.handle) : mcp.handle;
   const model = createModelGateway(opts.model);
   const aborter = new AbortController();
   const onAbort = () => aborter.abort();
@@ -138,7 +141,7 @@ export async function startAttemptGateway(
       dir = await Deno.makeTempDir({ dir: opts.tmpDir, prefix: "dvg-" });
       await Deno.chmod(dir, 0o700);
       await Deno.writeTextFile(`${dir}/forward.js`, FORWARDER_JS);
-      for (const [name, handler] of [["model", model.handle], ["mcp", mcp.handle]] as const) {
+      for (const [name, handler] of [["model", model.handle], ["mcp", mcpHandle]] as const) {
         servers.push(Deno.serve({
           ...quiet,
           path: `${dir}/${name}.sock`,
@@ -149,7 +152,7 @@ export async function startAttemptGateway(
       env = gatewayEnv(SANDBOX_MODEL_PORT, SANDBOX_MCP_PORT);
     } else {
       const ports: number[] = [];
-      for (const handler of [model.handle, mcp.handle]) {
+      for (const handler of [model.handle, mcpHandle]) {
         const s = Deno.serve(
           { ...quiet, hostname: "127.0.0.1", port: 0, signal: aborter.signal },
           handler,

@@ -7,7 +7,7 @@ import type { AttemptContext } from "../../bench/candidate.ts";
 import { loadRegistry, type ModelRegistry } from "../../models/registry.ts";
 import type { GatewayFactory } from "../candidates/command.ts";
 import { callWorldTool, offeredTools, type ToolWorld } from "../../world_tools/registry.ts";
-import { startAttemptGateway } from "./attempt_gateway.ts";
+import { type AttemptGatewayOptions, startAttemptGateway } from "./attempt_gateway.ts";
 import type { ModelRoute } from "./model_gateway.ts";
 import { registryRouter } from "./routes.ts";
 import type { ProviderApi } from "./usage_meter.ts";
@@ -45,6 +45,8 @@ export interface CommandGatewayOptions {
   /** Tool-name prefix the first model request must offer (agent CLIs: "mcp__world"). */
   requireToolPrefix?: string;
   fetchImpl?: typeof fetch;
+  /** Wraps the MCP server's handler (tests: a slow or failing MCP start). */
+  wrapMcp?: AttemptGatewayOptions["wrapMcp"];
 }
 
 /** A gateway factory for command candidates. */
@@ -60,6 +62,7 @@ export function commandGateway(opts: CommandGatewayOptions): GatewayFactory {
     return await startAttemptGateway(ctx, {
       transport,
       toolset: worldToolset(ctx),
+      wrapMcp: opts.wrapMcp,
       model: {
         route: (model: string | undefined, _api: ProviderApi) => pinned ?? byModel(model),
         budgetMicros: ctx.budgetMicros,

@@ -77,6 +77,7 @@ async function runAgent(
     maxTurns?: number;
     fixtures?: Record<string, string>;
     args?: string[];
+    wrapMcp?: (h: (r: Request) => Promise<Response>) => (r: Request) => Promise<Response>;
   } = {},
 ): Promise<Run> {
   const provider = startFakeAgentProvider(script);
@@ -90,7 +91,13 @@ async function runAgent(
       k === "ANTHROPIC_API_KEY" || k === "OPENAI_API_KEY" ? SECRET : hostEnv(k);
     const cand = await createAgentCandidate(
       { name: cli, cli, model, maxTurns: opts.maxTurns ?? 8, args: opts.args },
-      { isolation: "bwrap", env, registry: registryFor(provider.url), killGraceMs: 500 },
+      {
+        isolation: "bwrap",
+        env,
+        registry: registryFor(provider.url),
+        killGraceMs: 500,
+        wrapMcp: opts.wrapMcp,
+      },
     );
     await cand.preflight?.();
     const ctx: AttemptContext = {
@@ -265,5 +272,39 @@ for (const { cli, model } of CLIS) {
     const offered = provider.requests[0].body.tools as { name: string }[];
     const names = offered.map((t) => t.name);
     assert(!names.includes(builtin), `built-in ${builtin} offered: ${names.join(", ")}`);
+  });
+}
+
+for (const { cli, model } of CLIS) {
+  const reason = await skipReason(cli);
+  const t = (name: string, fn: () => Promise<void>) =>
+    Deno.test({ name: `createAgentCandidate() [${cli}] ${name}`, ignore: reason !== null, fn });
+
+  t("waits for a slow MCP start: the first model request offers the world's tools", async () => {
+    let first = true;
+    const { outcome, captured } = await runAgent(cli, model, caseReader(), {
+      wrapMcp: (h) => async (req) => {
+        if (first) {
+          first = false;
+          await new Promise((r) => setTimeout(r, 3000));
+        }
+        return await h(req);
+      },
+    });
+    assert.equal(outcome.status, "completed", outcome.message);
+    assert.match(captured["/out/answer.edn"] ?? "", /QUIET HARBOUR/);
+    assert.equal(gatewayOf(outcome).modelLog.find((e) => e.path !== "/")?.worldTools, true);
+  });
+
+  t("an MCP server that never comes up makes the attempt a fault, not a verdict", async () => {
+    const { outcome, provider } = await runAgent(cli, model, caseReader(), {
+      wrapMcp: () => () => Promise.resolve(new Response("unavailable", { status: 503 })),
+    });
+    assert.equal(outcome.status, "fault", outcome.message);
+    // Either the gateway refused a first request without the tools, or none was made.
+    assert(
+      provider.requests.length === 0,
+      `the provider was asked ${provider.requests.length} times`,
+    );
   });
 }
