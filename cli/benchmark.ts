@@ -4,6 +4,8 @@ import { readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { diagnosisOf, writeReports } from "./report_files.ts";
+import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
+import { benchmarkJunit } from "../core/bench/junit.ts";
 import type { Diagnosis } from "../core/bench/diagnosis.ts";
 import { brokenLine, outcomeCountsText } from "../core/bench/outcome.ts";
 import { usageError } from "../core/errors.ts";
@@ -57,6 +59,8 @@ Options:
   --report FILE         where to write the Markdown report, with an HTML page beside it
                         (default <home>/report.md; in a shared home (--home, $DVERGR_HOME
                         or ROOM/NAME) <home>/reports/<room>/<bundle>.md)
+  --junit FILE          also write JUnit XML for CI: one test case per cell (a failed,
+                        crashed or timed-out attempt is a failure, a fault an error)
   --check               only calibrate the bundle (prints {:ok? … :problems […]})
   --json                print the scorecard as JSON
   -h, --help            show this help
@@ -84,6 +88,7 @@ export const OPTIONS = {
   mount: { type: "string", multiple: true },
   home: { type: "string" },
   report: { type: "string" },
+  junit: { type: "string" },
   check: { type: "boolean" },
   json: { type: "boolean" },
 } as const;
@@ -249,6 +254,12 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     : join(home.dir, "report.md");
   const diagnosis = diagnosisOf(outcome);
   const reports = await writeReports(outcome, reportPath, diagnosis);
+  if (values.junit !== undefined) {
+    await writeAtomic(
+      resolve(ctx.cwd, values.junit),
+      benchmarkJunit(outcome.bundle.name, outcome.plan.cells, outcome.result.records),
+    );
+  }
   const { result, scorecard } = outcome;
   const unfinished = result.total - result.graded;
 

@@ -7,8 +7,11 @@ import { usageError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
+import { calibrationJunit } from "../core/bench/junit.ts";
+import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
+import { resolve } from "node:path";
 
-export const HELP = `dvergr calibrate <bundle> [--verbose] [--json]
+export const HELP = `dvergr calibrate <bundle> [--verbose] [--junit FILE] [--json]
 
 The bundle is a directory, or ROOM/NAME: workflows/NAME/ of room ROOM in the home.
 
@@ -21,6 +24,7 @@ Exit status: 0 calibrated; 1 not calibrated (CI fails the job); 2 bad input.
 Options:
   --verbose   list every check of every variant
   --home DIR  the home of ROOM/NAME bundles (default: $DVERGR_HOME, else .dvergr)
+  --junit FILE  also write the result as JUnit XML for CI (one test case per variant)
   --json      print the calibration result as JSON
   -h, --help  show this help
 `;
@@ -28,6 +32,7 @@ Options:
 export const OPTIONS = {
   verbose: { type: "boolean" },
   home: { type: "string" },
+  junit: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -48,6 +53,9 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     result = await calibrate(bundle, pool);
   } finally {
     pool.close();
+  }
+  if (values.junit !== undefined) {
+    await writeAtomic(resolve(ctx.cwd, values.junit), calibrationJunit(bundle.name, result));
   }
   if (values.json) {
     printJson(ctx, { name: bundle.name, ...result });

@@ -1,10 +1,11 @@
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
+import { writeFileAtomic } from "./write_atomic.ts";
 import { parseCommandArgs } from "./args.ts";
 import { readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
-import { DvergrError, usageError } from "../core/errors.ts";
+import { usageError } from "../core/errors.ts";
 import { exportFiles, type ExportOutcome } from "../core/ops/catalog_bundles.ts";
 import { CLOJURE_NOTE } from "../core/bundle/export.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
@@ -31,28 +32,6 @@ export const OPTIONS = {
   home: { type: "string" },
   json: { type: "boolean" },
 } as const;
-
-/** Writes text to `path` atomically: a temporary sibling, then a rename. */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
-  try {
-    if ((await Deno.stat(path)).isDirectory) {
-      throw new DvergrError("TARGET_EXISTS", `Cannot write "${path}": it is a directory`, {
-        hint: "Name a file, e.g. -o recall.edn",
-      });
-    }
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
-  await Deno.mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${crypto.randomUUID().slice(0, 8)}`;
-  try {
-    await Deno.writeTextFile(tmp, text);
-    await Deno.rename(tmp, path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
-    throw e;
-  }
-}
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parseCommandArgs("export", args, OPTIONS);

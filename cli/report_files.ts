@@ -1,4 +1,5 @@
 import { dirname } from "node:path";
+import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
 import type { BenchmarkOutcome } from "../core/engine/benchmark.ts";
 import { certificationSummary } from "../core/engine/benchmark.ts";
 import { renderReport, type ReportOptions } from "../core/bench/report.ts";
@@ -50,15 +51,4 @@ export async function writeReports(
   await writeAtomic(markdownPath, renderReport(outcome.scorecard, opts));
   await writeAtomic(html, renderReportHtml(outcome.scorecard, opts));
   return { markdown: markdownPath, html };
-}
-
-async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${crypto.randomUUID()}`;
-  try {
-    await Deno.writeTextFile(tmp, text);
-    await Deno.rename(tmp, path);
-  } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
-    throw e;
-  }
 }

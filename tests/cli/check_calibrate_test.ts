@@ -4,6 +4,7 @@ import { memoryContext } from "../../cli/context.ts";
 import { runMain } from "../../main.ts";
 import { writeTree } from "../../core/io/bundle_dir.ts";
 import { recallBundle } from "../helpers/bundles.ts";
+import { parse, type TestSuites } from "junit2json";
 
 const EXAMPLES = new URL("../../examples/workflows/", import.meta.url).pathname;
 
@@ -163,4 +164,24 @@ Deno.test("dvergr calibrate says '1 damaged variant loses what it damages'", asy
     r.out,
     /^calibrated: the reference passes every check; 1 damaged variant loses what it damages$/m,
   );
+});
+
+Deno.test("dvergr calibrate --junit writes one test case per variant, a failure for a bad one", async () => {
+  const dir = await tempBundle({
+    "calibration.edn": `{:reference {"/out/list.md" "Wato, Dust"}
+ :damaged {:one-missing {:files {"/out/list.md" "Wato"} :loses [:found-all]}
+           :harmless {:files {"/out/list.md" "Wato, Dust"} :loses [:found-all]}}}`,
+  });
+  const file = join(await Deno.makeTempDir(), "ci", "calibration.xml");
+  const r = await dvergr("calibrate", dir, "--junit", file);
+  assert.equal(r.code, 1, r.out + r.err);
+  const doc = await parse(await Deno.readTextFile(file)) as TestSuites;
+  const cases = doc.testsuite![0].testcase!;
+  assert.deepEqual(cases.map((c) => c.name), [
+    "reference",
+    "damaged harmless",
+    "damaged one-missing",
+  ]);
+  assert.equal(doc.failures, 1);
+  assert.match(cases[1].failure![0].message!, /^harmless still passes \[:found-all\]/);
 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { runMain } from "../../main.ts";
 import { memoryContext } from "../../cli/context.ts";
 import { wordDataset, writeBundleTo } from "../helpers/dataset_bundle.ts";
+import { parse, type TestSuites } from "junit2json";
 
 async function dvergr(args: string[]) {
   const ctx = memoryContext({ env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" } });
@@ -34,6 +35,8 @@ async function run(json: boolean) {
     "1500",
     "--home",
     home,
+    "--junit",
+    `${home}/junit.xml`,
     ...(json ? ["--json"] : []),
   ];
   return { ...(await dvergr(args)), home };
@@ -61,6 +64,14 @@ Deno.test("dvergr benchmark says in one line when every attempt of a candidate c
   assert.match(report, /```text\nstep one\nbad input\n```/);
   assert.match(report, /Case `c3`: no candidate passed it/);
   assert.match(report, /\| c3 \| 0\.000 \(0\/1\) \|/);
+
+  // --junit: one test case per cell, read back by a JUnit parser.
+  const junit = await parse(await Deno.readTextFile(`${home}/junit.xml`)) as TestSuites;
+  assert.equal(junit.tests, 15);
+  assert.equal(junit.errors, 0);
+  assert.equal(junit.failures, 13); // good passes c1 and c2; every other cell fails
+  const hang = junit.testsuite!.find((s) => s.name === "words hang")!;
+  assert.equal(hang.testcase![0].failure![0].type, "timed-out");
 });
 
 Deno.test("dvergr benchmark --json carries outcomes, causes, per-case results and items", async () => {
