@@ -8,13 +8,9 @@
 import { NO_USAGE, type Usage } from "../../bench/candidate.ts";
 import { DvergrError } from "../../errors.ts";
 import { addUsage, costMicros } from "../../models/cost.ts";
-import {
-  listPrices,
-  loadRegistry,
-  type ModelRegistry,
-  resolveModel,
-} from "../../models/registry.ts";
-import type { RetryPolicy } from "./http.ts";
+import { listPrices, type ModelRegistry, resolveModel } from "../../models/registry.ts";
+import { loadRegistry } from "./load_registry.ts";
+import type { RetryPolicy } from "./types.ts";
 import { modelBaseUrl, modelKeyVariable, providerFor } from "./model_candidate.ts";
 
 export const JUDGE_SYSTEM_PROMPT = "Answer the question exactly as it asks, briefly.";
