@@ -22,12 +22,8 @@
 import { dirname, join } from "node:path";
 import type { Candidate, CandidateOutcome } from "../../bench/candidate.ts";
 import { DvergrError } from "../../errors.ts";
-import {
-  loadRegistry,
-  type ModelEntry,
-  type ModelRegistry,
-  resolveModel,
-} from "../../models/registry.ts";
+import { type ModelEntry, type ModelRegistry, resolveModel } from "../../models/registry.ts";
+import { loadRegistry } from "../models/load_registry.ts";
 import { commandGateway, type CommandGatewayOptions } from "../gateway/command_gateway.ts";
 import { routeFor } from "../gateway/routes.ts";
 import { WORLD_TOOL_NAMES, WORLD_TOOLS_VERSION } from "../../world_tools/registry.ts";

@@ -35,6 +35,7 @@ import {
 import {
   type AttemptGateway,
   type GatewayEvidence,
+  type GatewayFactory,
   gatewayOutcome,
 } from "../gateway/attempt_gateway.ts";
 
@@ -55,11 +56,7 @@ export interface CommandSpec {
   bwrapExtra?: string[];
 }
 
-/** Starts an attempt's world gateway on Unix sockets ("unix", bwrap) or host loopback ports. */
-export type GatewayFactory = (
-  ctx: AttemptContext,
-  transport: "unix" | "tcp",
-) => Promise<AttemptGateway>;
+export type { GatewayFactory } from "../gateway/attempt_gateway.ts";
 
 /** What an attempt's process left behind, for a candidate that reads its own result. */
 export interface CommandRun {

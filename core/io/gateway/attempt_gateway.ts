@@ -252,3 +252,9 @@ export function gatewayOutcome(
   }
   return out;
 }
+
+/** Starts an attempt's world gateway on Unix sockets ("unix", bwrap) or host loopback ports. */
+export type GatewayFactory = (
+  ctx: AttemptContext,
+  transport: "unix" | "tcp",
+) => Promise<AttemptGateway>;

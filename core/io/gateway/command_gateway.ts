@@ -4,8 +4,9 @@
  * key dvergr holds), within the attempt's budget and a request cap.
  */
 import type { AttemptContext } from "../../bench/candidate.ts";
-import { loadRegistry, type ModelRegistry } from "../../models/registry.ts";
-import type { GatewayFactory } from "../candidates/command.ts";
+import type { ModelRegistry } from "../../models/registry.ts";
+import { loadRegistry } from "../models/load_registry.ts";
+import type { GatewayFactory } from "./attempt_gateway.ts";
 import { callWorldTool, offeredTools, type ToolWorld } from "../../world_tools/registry.ts";
 import { type AttemptGatewayOptions, startAttemptGateway } from "./attempt_gateway.ts";
 import type { ModelRoute } from "./model_gateway.ts";
