@@ -9,6 +9,7 @@ import { readEdn } from "../core/edn/read.ts";
 import { toPlain } from "../core/edn/plain.ts";
 import { formatProblem } from "../core/bundle/parse.ts";
 import { answerCase, type AnswerVerdict, gradeAnswer, loadCheck } from "../core/engine/check.ts";
+import { clojureWarnings } from "../core/bundle/clojure_lint.ts";
 import { readBundleDir } from "../core/io/bundle_dir.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
@@ -25,6 +26,11 @@ The bundle is a directory, or ROOM/NAME: workflows/NAME/ of room ROOM in the hom
 
 Shape-checks a workflow bundle: prints its name, content id, title and cases, and
 every problem with its file and line (exit 2 when there are any).
+
+The checker is checker.js, else checker.clj (the earlier system's Clojure checker, run
+by SCI in the same sandbox); a bundle with both runs checker.js. For checker.clj it
+warns about Java regex syntax that JavaScript regexes read differently (\p{…}, \A, \z,
+possessive quantifiers) and (.length s).
 
 With --answer DIR (a directory laid out like an attempt's world, e.g. DIR/out/answer.edn)
 the bundle's checker also grades the files under the bundle's :capture directories and
@@ -91,14 +97,20 @@ async function checkWith(
     return 2;
   }
   const { bundle } = shape;
+  const unused = bundle.checkerFile === "checker.js" && bundle.files.has("checker.clj");
+  const warnings = bundle.checkerFile === "checker.clj"
+    ? clojureWarnings(bundle.checker).map((w) => ({ file: "checker.clj", ...w }))
+    : [];
   const summary = {
     name: bundle.name,
     id: bundle.id,
     title: bundle.definition.title,
     cases: bundle.cases.map((c) => c.id),
     files: bundle.files.size,
+    checker: bundle.checkerFile,
     ok: true,
     problems: [],
+    warnings,
   };
 
   let verdict: AnswerVerdict | undefined;
@@ -138,7 +150,19 @@ async function checkWith(
           bundle.cases.length > 8 ? ", …" : ""
         }\n`,
     );
+    ctx.stdout(
+      `Checker  ${bundle.checkerFile}${
+        bundle.checkerFile === "checker.clj"
+          ? " (Clojure, run by SCI in the sandbox)"
+          : unused
+          ? " (checker.clj is also present and not used: checker.js grades)"
+          : ""
+      }\n`,
+    );
     ctx.stdout("Problems  none\n");
+    for (const w of warnings) {
+      ctx.stdout(`Warning  checker.clj line ${w.line}, column ${w.column}: ${w.message}\n`);
+    }
     if (verdict) {
       ctx.stdout(
         `Answer ${values.answer} (${verdict.files.length} captured file${

@@ -7,7 +7,6 @@ import { withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import { exportFiles, type ExportOutcome } from "../core/ops/catalog_bundles.ts";
-import { CLOJURE_NOTE } from "../core/bundle/export.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
 export const HELP = `dvergr export <bundle|ROOM/NAME> [-o FILE] [--home DIR] [--json]
@@ -81,6 +80,5 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
         outcome.calibration.problems.join("; ")
       }`,
   );
-  if (outcome.clojureChecker) say(`note: ${CLOJURE_NOTE}`);
   return 0;
 }

@@ -19,8 +19,8 @@ nothing (exit 2).
 A target that already holds other files is refused, so an import never silently becomes a
 different bundle; --force replaces it (a room's history keeps the old files). Importing the
 same bundle again changes nothing. The bundle is ad-hoc here until \`dvergr promote\`:
-trust does not travel with an export. An export whose checker is checker.clj (Clojure)
-imports and verifies; running its checker waits for Clojure checker support.
+trust does not travel with an export. An export whose checker is checker.clj (the earlier
+system's Clojure checker) imports, verifies and runs like any other.
 
 Options:
   --room ROOM     the room to install into (it must exist: \`dvergr room create ROOM\`)

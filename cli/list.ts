@@ -53,7 +53,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       for (const b of room.bundles) {
         const notes = [
           b.problems > 0 ? `${b.problems} problem${b.problems === 1 ? "" : "s"}` : "",
-          b.clojureChecker ? "Clojure checker: cannot run yet" : "",
+          b.clojureChecker ? "Clojure checker" : "",
         ].filter(Boolean);
         out(
           `  ${b.name.padEnd(width)}  ${b.id}  ${b.tier.padEnd(6)}  ${b.title ?? "(no title)"}${

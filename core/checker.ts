@@ -1,3 +1,5 @@
+import type { Tagged } from "../core/edn/tagged.ts";
+
 /**
  * The checker contract: what a bundle's checker.js receives and must return.
  * All values are plain JSON (EDN keywords become strings without the colon).
@@ -10,6 +12,13 @@ export interface CheckerInput {
   gold: unknown;
   fetched: Record<string, string>;
   judgements: Record<string, string>;
+  /**
+   * Present iff the checker is checker.clj: the same input as the Clojure data the
+   * earlier system gave its checkers, `{:files :params :gold :fetched :judgements}` with
+   * gold and params as their EDN (keywords, sets, `#inst`), as tagged JSON
+   * (core/edn/tagged.ts). The pool runs such a checker in the Clojure sandbox.
+   */
+  clojure?: Tagged;
 }
 
 export interface Verdict {

@@ -38,6 +38,11 @@ import type {
   WorkerMessage,
 } from "./protocol.ts";
 import { readJudgeRequests, readVerdict } from "./verdict.ts";
+import {
+  type ClojurePool,
+  type ClojurePoolStats,
+  createClojurePool,
+} from "./clojure/clojure_pool.ts";
 
 export interface CheckerPoolOptions {
   /** Workers kept warm; default 2. */
@@ -69,6 +74,8 @@ export interface CheckerPoolStats {
   callsQueued: number;
   /** Deno permission states the last started worker reported about itself. */
   workerPermissions?: Record<string, string>;
+  /** The Clojure workers, once a checker.clj ran. */
+  clojure?: ClojurePoolStats;
 }
 
 /** A CheckerRunner backed by Deno Workers; `stats()` tells how the workers fared. */
@@ -284,8 +291,17 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
     });
   }
 
+  // checker.clj runs in Clojure workers of its own (sandbox/clojure/), started on the
+  // first Clojure call: an input carrying `clojure` data is a Clojure checker's.
+  let clojure: ClojurePool | undefined;
+  const clojurePool = () =>
+    clojure ??= createClojurePool({ workers: size, memoryBytes, defaultTimeoutMs, hangMarginMs });
+
   return {
     async check(source, input: CheckerInput, callOpts): Promise<CheckerRun> {
+      if (input.clojure !== undefined) {
+        return await clojurePool().check(source, input.clojure, callOpts);
+      }
       const { outcome, logs, ms } = await submit("check", source, input, callOpts);
       const extra = logs.length > 0 ? { logs } : {};
       if (!outcome.ok) {
@@ -297,6 +313,9 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
         : { ok: false, fault: "invalid-verdict", message: v.message, ms, ...extra };
     },
     async judgeRequests(source, input, callOpts): Promise<JudgeRequestsRun> {
+      if (input.clojure !== undefined) {
+        return await clojurePool().judgeRequests(source, input.clojure, callOpts);
+      }
       const { outcome, logs, ms } = await submit("judgeRequests", source, input, callOpts);
       const extra = logs.length > 0 ? { logs } : {};
       if (!outcome.ok) {
@@ -310,6 +329,8 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
     close(): void {
       if (closed) return;
       closed = true;
+      // Created if need be, so that later Clojure calls also find the pool closed.
+      clojurePool().close();
       for (const slot of [...slots]) {
         const job = slot.job;
         remove(slot, false);
@@ -327,6 +348,7 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
         workersAlive: slots.length,
         callsQueued: queue.length,
         ...(stats.workerPermissions ? { workerPermissions: stats.workerPermissions } : {}),
+        ...(clojure ? { clojure: clojure.stats() } : {}),
       };
     },
   };

@@ -52,35 +52,23 @@ export interface VerifiedExport {
   /** The name to install it as: `as`, else the manifest's. */
   name: string;
   id: string;
-  /**
-   * The bundle's checker is only checker.clj (the earlier system's): it verifies and
-   * imports, but running its checker waits for Clojure checker support.
-   */
+  /** The bundle's checker is checker.clj (the earlier system's Clojure checker). */
   clojureChecker: boolean;
 }
 
-/** The message that says a bundle imports but its Clojure checker cannot run yet. */
-export const CLOJURE_NOTE =
-  "its checker is checker.clj (the earlier system's Clojure checker): it imports and verifies, but running it waits for Clojure checker support";
-
-/** Whether the only checker of these files is checker.clj. */
+/** Whether the checker these files run is checker.clj (they have no checker.js). */
 export function hasOnlyClojureChecker(files: FileMap): boolean {
   return files.has("checker.clj") && !files.has("checker.js");
 }
 
-/**
- * The shape problems that stop a bundle from travelling: every problem except a
- * Clojure-only checker, which an export may carry (it verifies by content id).
- */
+/** The shape problems that stop a bundle from travelling: all of them. */
 export function exportProblems(files: FileMap): BundleProblem[] {
-  const clojure = hasOnlyClojureChecker(files);
-  return bundleProblems(files).filter((p) => !(clojure && p.file === "checker.clj"));
+  return bundleProblems(files);
 }
 
 /**
  * Refuses a bundle that cannot be exported: a name outside `[a-z0-9][a-z0-9-]*` (USAGE) or
- * a malformed bundle (BUNDLE_INVALID, every problem listed; a Clojure-only checker is not
- * a problem here).
+ * a malformed bundle (BUNDLE_INVALID, every problem listed).
  */
 export function checkExportable(bundle: FileBundle): void {
   checkBundleName(
@@ -105,8 +93,7 @@ export function checkExportable(bundle: FileBundle): void {
 /**
  * The export of a bundle as EDN text in format dvergr-workflow/1: the manifest (name,
  * content id, title, program version, time of export, the calibration run for it) and the
- * sorted file map. Throws BUNDLE_INVALID for a malformed bundle (a Clojure-only checker
- * is not a problem here) and USAGE for a name outside `[a-z0-9][a-z0-9-]*`.
+ * sorted file map. Throws BUNDLE_INVALID for a malformed bundle and USAGE for a name outside `[a-z0-9][a-z0-9-]*`.
  */
 export function exportBundle(
   bundle: FileBundle,
@@ -156,8 +143,8 @@ function invalid(file: string, why: string, hint: string): DvergrError {
  * Reads and verifies an export: EDN, format dvergr-workflow/1, text files at valid
  * relative paths, a workflow name (`opts.as`, else the manifest's), files whose
  * recomputed content id is the manifest's :bundle (else EXPORT_TAMPERED, with both ids),
- * a manifest :title that is workflow.edn's, and a well-formed bundle (a Clojure-only
- * checker is accepted and flagged). Throws a DvergrError naming what is wrong.
+ * a manifest :title that is workflow.edn's, and a well-formed bundle (checker.js or the
+ * earlier system's checker.clj). Throws a DvergrError naming what is wrong.
  */
 export function verifyExport(
   text: string,

@@ -89,7 +89,7 @@ export function parseBundle(fb: FileBundle): Bundle {
     id: contentId(files),
     files,
     definition,
-    checker: files.get("checker.js") ?? "",
+    ...checkerOf(files),
     gold: parsed.gold,
     calibration,
     certification: (parsed.certification as Record<string, unknown> | null) ?? null,
@@ -99,6 +99,13 @@ export function parseBundle(fb: FileBundle): Bundle {
     fixtures: fixturesOf(files, "fixtures/"),
     cases: parsed.cases,
   };
+}
+
+/** The checker a bundle runs: checker.js when it has one (even beside checker.clj). */
+function checkerOf(files: FileMap): Pick<Bundle, "checker" | "checkerFile"> {
+  const js = files.get("checker.js");
+  if (js !== undefined) return { checker: js, checkerFile: "checker.js" };
+  return { checker: files.get("checker.clj") ?? "", checkerFile: "checker.clj" };
 }
 
 /** A problem as one line: `file line L, column C: field: message`. */
@@ -170,20 +177,13 @@ function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } 
     }
   }
 
-  // the checker
-  if (!files.has("checker.js")) {
-    problems.push(
-      files.has("checker.clj")
-        ? {
-          file: "checker.clj",
-          message:
-            "this bundle has only a Clojure checker (checker.clj, the earlier system's format); dvergr runs checker.js and does not support Clojure checkers yet",
-        }
-        : {
-          file: "checker.js",
-          message: "checker.js is missing: an ES module exporting check(input) grades each attempt",
-        },
-    );
+  // the checker: checker.js, or the earlier system's checker.clj
+  if (!files.has("checker.js") && !files.has("checker.clj")) {
+    problems.push({
+      file: "checker.js",
+      message:
+        "checker.js is missing: an ES module exporting check(input) grades each attempt (or checker.clj, a Clojure namespace with `check`)",
+    });
   }
 
   // fixtures or cases

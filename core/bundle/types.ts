@@ -56,8 +56,13 @@ export interface Bundle {
   id: string;
   files: FileMap;
   definition: WorkflowDefinition;
-  /** checker.js source. */
+  /** The source of the checker it runs: `checkerFile`'s text. */
   checker: string;
+  /**
+   * checker.js, or checker.clj (a Clojure namespace, the earlier system's checker) when
+   * the bundle has no checker.js.
+   */
+  checkerFile: "checker.js" | "checker.clj";
   /** The bundle's gold.edn (plain), or null. */
   gold: unknown;
   calibration: Calibration | null;

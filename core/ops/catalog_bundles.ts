@@ -17,7 +17,6 @@ import { isEdnMap, mapGet } from "../edn/values.ts";
 import {
   type CalibrationSummary,
   checkExportable,
-  CLOJURE_NOTE,
   exportBundle,
   exportProblems,
   hasOnlyClojureChecker,
@@ -46,7 +45,7 @@ export interface BundleEntry {
   title: string | null;
   /** Number of shape problems (0: well formed). */
   problems: number;
-  /** Its only checker is checker.clj: it cannot run until Clojure checkers are supported. */
+  /** Its checker is checker.clj (the earlier system's Clojure checker; no checker.js). */
   clojureChecker: boolean;
   /** Where and when this content was promoted on this host, if it was. */
   promotion: Promotion | null;
@@ -81,29 +80,14 @@ export async function describeBundle(ctx: OpContext, fb: FileBundle): Promise<Bu
   };
 }
 
-function clojureCalibration(id: string): CalibrationResult {
-  return {
-    ok: false,
-    bundle: id,
-    reference: null,
-    damaged: {},
-    problems: [`checker.clj: cannot calibrate: ${CLOJURE_NOTE}`],
-  };
-}
-
 /**
- * Calibrates a bundle now. A bundle whose only checker is checker.clj does not calibrate
- * (its checker cannot run here yet); a malformed bundle is a BUNDLE_INVALID error.
+ * Calibrates a bundle now (checker.js, or checker.clj in the Clojure sandbox); a
+ * malformed bundle is a BUNDLE_INVALID error.
  */
 export async function calibrateFiles(
   fb: FileBundle,
   runner: CheckerRunner,
 ): Promise<CalibrationResult> {
-  if (hasOnlyClojureChecker(fb.files)) {
-    // Any problem besides the Clojure checker: parseBundle names them all.
-    if (exportProblems(fb.files).length > 0) parseBundle(fb);
-    return clojureCalibration(contentId(fb.files));
-  }
   return await calibrate(parseBundle(fb), runner);
 }
 
@@ -161,7 +145,7 @@ export interface ImportOutcome {
    */
   tier: TrustTier | null;
   clojureChecker: boolean;
-  /** Notes for the user (e.g. a Clojure checker that cannot run yet). */
+  /** Notes for the user. */
   notes: string[];
   manifest: Record<string, unknown>;
 }
@@ -171,7 +155,11 @@ function sameFiles(a: FileMap, b: FileMap): boolean {
 }
 
 function notesFor(clojure: boolean): string[] {
-  return clojure ? [CLOJURE_NOTE] : [];
+  return clojure
+    ? [
+      "its checker is checker.clj (the earlier system's Clojure checker): it runs in the Clojure sandbox",
+    ]
+    : [];
 }
 
 /**

@@ -146,13 +146,13 @@ Deno.test("dvergr import names an export saved in another encoding (Latin-1) as 
   assert.equal(await commitCount(cwd, "r"), 1);
 });
 
-Deno.test("dvergr import installs the earlier system's export (Clojure checker) and says it cannot run yet", async () => {
+Deno.test("dvergr import installs the earlier system's export (Clojure checker) and says its checker is checker.clj", async () => {
   const { cwd } = await workspace();
   await dvergr(cwd, ["room", "create", "old"]);
   const r = await dvergr(cwd, ["import", CLOJURE_EXPORT, "--room", "old"]);
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /Imported tiny 2009b08f-92a1-5af7-8637-bf82ff4c0e6d \(3 files\)/);
-  assert.match(r.out, /note: .*running it waits for Clojure checker support/);
+  assert.match(r.out, /note: its checker is checker\.clj .*runs in the Clojure sandbox/);
   assert.equal(await commitCount(cwd, "old"), 2);
   const list = await dvergr(cwd, ["list", "old"]);
   assert.match(

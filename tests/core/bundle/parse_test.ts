@@ -36,10 +36,11 @@ Deno.test("bundleProblems() reports a missing workflow.edn and a missing checker
   assert.match(ps[1], /workflow\.edn is missing/);
 });
 
-Deno.test("bundleProblems() gives a Clojure-only bundle its own problem", () => {
-  const ps = problemsOf({ "checker.js": null, "checker.clj": "(ns c)" });
+Deno.test("bundleProblems() accepts checker.clj in place of checker.js", () => {
+  assert.deepEqual(problemsOf({ "checker.js": null, "checker.clj": "(ns c)" }), []);
+  const ps = problemsOf({ "checker.js": null });
   assert.equal(ps.length, 1);
-  assert.match(ps[0], /^checker\.clj: .*Clojure checker.*not support Clojure checkers yet/);
+  assert.match(ps[0], /^checker\.js: checker\.js is missing: .*or checker\.clj/);
 });
 
 Deno.test("bundleProblems() locates malformed EDN in every EDN file", () => {

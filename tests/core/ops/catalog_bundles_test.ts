@@ -19,11 +19,16 @@ import { readRoomBundle } from "../../../core/io/room_bundles.ts";
 import { benchmarkBundle } from "../../../core/engine/benchmark.ts";
 import { parseCandidateSpec } from "../../../core/engine/candidate_spec.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
+import { catalogCheck } from "../../../core/ops/catalog_run.ts";
 import { recallBundle } from "../../helpers/bundles.ts";
 import { RESULT_LIMIT } from "../../../mcp/result.ts";
 
 const CLOJURE_EXPORT = await Deno.readTextFile(
   new URL("../../fixtures/exports/tiny_clojure.edn", import.meta.url),
+);
+/** An earlier-system-style export whose checker.clj calibrates (written for these tests). */
+const CALIBRATED_CLOJURE_EXPORT = await Deno.readTextFile(
+  new URL("../../fixtures/exports/invoice_clojure.edn", import.meta.url),
 );
 
 async function withHome(
@@ -283,23 +288,23 @@ Deno.test("catalog_import refuses tampered and foreign exports, committing nothi
   });
 });
 
-Deno.test("catalog_import installs an export of the earlier system (Clojure checker) and says it cannot run yet", async () => {
+Deno.test("catalog_import installs an export of the earlier system (Clojure checker); without a calibration it is not promoted", async () => {
   await withHome(async (ctx) => {
     await callOp(roomCreate, ctx, { room: "r" });
     const imp = await callOp(catalogImport, ctx, { room: "r", export: CLOJURE_EXPORT });
     assert.equal(imp.bundle, "2009b08f-92a1-5af7-8637-bf82ff4c0e6d");
     assert.equal(imp.clojureChecker, true);
-    assert.match(imp.notes[0], /running it waits for Clojure checker support/);
+    assert.match(imp.notes[0], /checker\.clj .*runs in the Clojure sandbox/);
     assert.equal(await commits(ctx, "r"), 2);
     const { rooms } = await callOp(catalogList, ctx, { room: "r" });
     assert.deepEqual(
       rooms[0].bundles.map((b) => [b.name, b.id, b.tier, b.problems, b.clojureChecker]),
       [["tiny", "2009b08f-92a1-5af7-8637-bf82ff4c0e6d", "ad-hoc", 0, true]],
     );
-    // It cannot calibrate here, so it is not promoted.
+    // It has no calibration.edn, so it does not calibrate and is not promoted.
     const p = await callOp(catalogPromote, ctx, { room: "r", name: "tiny" });
     assert.equal(p.promoted, false);
-    assert.match(p.calibration.problems[0], /Clojure/);
+    assert.match(p.calibration.problems[0], /no calibration\.edn/);
     assert.equal(await ctx.home.state.promotion(imp.bundle), null);
     // It exports again to the same id.
     const again = await callOp(catalogExport, ctx, { room: "r", name: "tiny" });
@@ -489,5 +494,44 @@ Deno.test("every attempt and the scorecard carry the tier: promoted → room, a 
     assert.equal(second.scorecard.trust, "ad-hoc");
     const changed = await home.state.attemptHistory(second.plan.id);
     assert.ok(changed.length >= 2 && changed.every((r) => r.trust === "ad-hoc"));
+  });
+});
+
+Deno.test("an earlier system's export with checker.clj imports, calibrates, promotes, checks and benchmarks", async () => {
+  await withHome(async (ctx, home) => {
+    await callOp(roomCreate, ctx, { room: "old" });
+    const imp = await callOp(catalogImport, ctx, {
+      room: "old",
+      export: CALIBRATED_CLOJURE_EXPORT,
+    });
+    assert.equal(imp.clojureChecker, true);
+    const p = await callOp(catalogPromote, ctx, { room: "old", name: "invoice-totals" });
+    assert.deepEqual(p.calibration.problems, []);
+    assert.equal(p.promoted, true);
+    const checked = await callOp(catalogCheck, ctx, {
+      room: "old",
+      name: "invoice-totals",
+      answer: { "/out/answer.edn": '{:total "119,00" :currency :usd}' },
+    }) as { verdict: { run: { ok: boolean; verdict: { checks: Record<string, boolean> } } } };
+    assert.equal(checked.verdict.run.ok, true);
+    assert.deepEqual(checked.verdict.run.verdict.checks, {
+      "answer?": true,
+      "total?": true,
+      "currency?": false,
+    });
+    const r = await benchmarkBundle({
+      bundle: await readRoomBundle(home.rooms, "old", "invoice-totals"),
+      room: "old",
+      specs: [parseCandidateSpec("builtin:reference"), parseCandidateSpec("builtin:noop")],
+      home,
+      runner: ctx.runner,
+      env: () => undefined,
+      isolation: "none",
+    });
+    const rows = Object.fromEntries(r.scorecard.candidates.map((c) => [c.candidate, c]));
+    assert.equal(r.scorecard.complete, true);
+    assert.equal(rows["builtin:reference"].passRate, 1);
+    assert.equal(rows["builtin:noop"].passRate, 0);
+    assert.equal(r.scorecard.trust, "room");
   });
 });

@@ -1,0 +1,63 @@
+/**
+ * Validation of what a Clojure checker returns, on the host: the `pr-str` text of its
+ * result is read with dvergr's EDN reader and then validated exactly like checker.js
+ * results (sandbox/verdict.ts), after one Clojure-only rule: check names are keywords.
+ */
+import { DvergrError } from "../../core/errors.ts";
+import { readEdn } from "../../core/edn/read.ts";
+import { toPlain } from "../../core/edn/plain.ts";
+import { isEdnMap, Keyword, mapGet } from "../../core/edn/values.ts";
+import type { EdnValue } from "../../core/edn/values.ts";
+import type { JudgeRequest, Verdict } from "../types.ts";
+import { readJudgeRequests, readVerdict, type Validated } from "../verdict.ts";
+
+/** Reads `{:checks {kw bool} :reward n}` from the EDN a Clojure checker's `check` printed. */
+export function readClojureVerdict(edn: string): Validated<Verdict> {
+  const v = read(edn, "The checker returned no verdict");
+  if (!v.ok) return v;
+  if (isEdnMap(v.value)) {
+    const checks = mapGet(v.value, "checks");
+    if (isEdnMap(checks)) {
+      for (const k of checks.keys()) {
+        if (!(k instanceof Keyword)) {
+          return {
+            ok: false,
+            message:
+              `The checker returned no verdict: checks: expected keyword names such as :ok?, got ${
+                shortEdn(k)
+              }`,
+          };
+        }
+      }
+    }
+  }
+  return readVerdict(JSON.stringify(toPlain(v.value)));
+}
+
+/** Reads `[{:id "…" :prompt "…"} …]` (nil: none) from what `judge-requests` printed. */
+export function readClojureJudgeRequests(edn: string): Validated<JudgeRequest[]> {
+  const v = read(edn, "judge-requests returned no requests");
+  if (!v.ok) return v;
+  return readJudgeRequests(JSON.stringify(toPlain(v.value)));
+}
+
+function read(edn: string, what: string): Validated<EdnValue> {
+  try {
+    return { ok: true, value: readEdn(edn, { file: "checker.clj's result" }) };
+  } catch (e) {
+    if (e instanceof DvergrError && e.code === "EDN_SYNTAX") {
+      return {
+        ok: false,
+        message: `${what}: it is not EDN data (${e.message}): ${
+          edn.length > 80 ? edn.slice(0, 77) + "…" : edn
+        }`,
+      };
+    }
+    throw e;
+  }
+}
+
+function shortEdn(k: EdnValue): string {
+  const s = typeof k === "string" ? JSON.stringify(k) : String(k);
+  return s.length > 40 ? s.slice(0, 37) + "…" : s;
+}

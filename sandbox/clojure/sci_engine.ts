@@ -1,0 +1,558 @@
+/**
+ * The Clojure checker engine: SCI (scittle) inside one QuickJS runtime whose whole state
+ * lives in a WebAssembly memory the engine owns, so a copy of that memory is a snapshot
+ * of everything: interned vars, namespaces, atoms, patched prototypes, JS globals.
+ *
+ * - Boot: QuickJS, a console, scittle, the compatibility layer and the glue
+ *   (sandbox/clojure/boot_source.ts), then the base snapshot (~0.4 s, once per engine).
+ * - Prepare (once per checker per engine, keyed by the SHA-256 of checker.clj): restore
+ *   the base, evaluate checker.clj, find `check` and `judge-requests` in the namespace
+ *   current after it, snapshot again.
+ * - Call: restore the checker's snapshot, turn the tagged-JSON input into Clojure data,
+ *   call, print the result with `pr-str`. Nothing of one call survives into the next:
+ *   every call starts from a restored snapshot.
+ *
+ * Rules that keep snapshots sound (each one was a bug when broken): the runtime, context
+ * and every handle the engine keeps (the context's undefined/global, the glue's
+ * functions) exist before the base snapshot; no host functions (`newFunction` keeps
+ * their ids in a JavaScript table a restore would not roll back); per-call handles are
+ * disposed before the next restore; memory above a snapshot is zeroed on restore; the
+ * interrupt handler and the memory and stack limits are set before the snapshot. A host
+ * stack overflow inside QuickJS leaves wasm globals (the C stack pointer) outside linear
+ * memory in an unknown state: the engine is then poisoned and must be replaced.
+ *
+ * Host-agnostic: it takes a loaded QuickJS module and its memory, so a Worker or a
+ * process can host it. Never throws for anything a checker does.
+ */
+import type {
+  QuickJSContext,
+  QuickJSHandle,
+  QuickJSRuntime,
+  QuickJSWASMModule,
+} from "quickjs-emscripten-core";
+import type { CheckerFault } from "../types.ts";
+import {
+  BEFORE_SCI_JS,
+  COMPAT_CLJ,
+  COMPAT_JS,
+  GLUE_CLJ,
+  GLUE_JS,
+  MAX_LOG_LINE_CHARS,
+  MAX_LOG_LINES,
+} from "./boot_source.ts";
+
+export interface SciEngineSetup {
+  /** QuickJS heap limit (setMemoryLimit), in bytes. */
+  memoryLimitBytes: number;
+  /** The hard cap of the wasm memory, for messages. */
+  memoryCapBytes: number;
+  /** QuickJS stack limit, in bytes. */
+  stackBytes: number;
+  /** Prepared checkers kept, at most, by their snapshots' total size; default 96 MiB. */
+  preparedBytes?: number;
+  /** The clock (`Date.now`); injectable for tests. */
+  now?: () => number;
+}
+
+export type ClojureFunction = "check" | "judgeRequests";
+
+export interface ClojureCallRequest {
+  fn: ClojureFunction;
+  /** SHA-256 of the checker source: prepared checkers are reused by it. */
+  key: string;
+  source: string;
+  /** The input as tagged JSON text (core/edn/tagged.ts). */
+  input: string;
+  timeoutMs: number;
+}
+
+/** The result printed with `pr-str`, or a fault. */
+export type ClojureOutcome =
+  | { ok: true; edn: string }
+  | { ok: false; fault: CheckerFault; message: string };
+
+export interface ClojureCallReport {
+  outcome: ClojureOutcome;
+  logs: string[];
+  /** The engine can no longer be trusted (a host stack overflow, a trap): replace it. */
+  poisoned: boolean;
+  /** The checker was loaded for this call (not found prepared). */
+  loaded: boolean;
+}
+
+/** Largest result accepted, as EDN text. */
+export const MAX_RESULT_CHARS = 4 * 1024 * 1024;
+const BOOT_TIMEOUT_MS = 120_000;
+const DEFAULT_PREPARED_BYTES = 96 * 1024 * 1024;
+/** Deterministic load faults remembered per engine, so a broken checker fails fast. */
+const MAX_REMEMBERED_FAULTS = 64;
+
+/** A copy of the wasm memory up to its last non-zero word. */
+class Snapshot {
+  constructor(readonly bytes: Uint8Array) {}
+
+  static take(memory: WebAssembly.Memory): Snapshot {
+    const words = new Uint32Array(memory.buffer);
+    let end = words.length;
+    while (end > 0 && words[end - 1] === 0) end--;
+    return new Snapshot(new Uint8Array(memory.buffer, 0, end * 4).slice());
+  }
+
+  restore(memory: WebAssembly.Memory): void {
+    const all = new Uint8Array(memory.buffer);
+    all.set(this.bytes);
+    all.fill(0, this.bytes.length);
+  }
+}
+
+type FnKind = "fn" | "value" | "none";
+
+interface Prepared {
+  snapshot: Snapshot;
+  ns: string;
+  check: FnKind;
+  judge: FnKind;
+}
+
+/** One thrown value (and its causes) as the glue describes it. */
+interface Described {
+  isError: boolean;
+  name?: string;
+  message?: string;
+  line?: number;
+  column?: number;
+  phase?: string;
+  type?: string;
+  data?: string;
+  text?: string;
+}
+
+interface GlueAnswer {
+  logs?: string[];
+  error?: Described[];
+  phase?: "load" | "input" | "call" | "result";
+  edn?: string;
+  ns?: string;
+  check?: FnKind;
+  judge?: FnKind;
+}
+
+class Fault {
+  constructor(readonly fault: CheckerFault, readonly message: string) {}
+}
+
+/** The SCI engine of one worker; see the module comment. */
+export class SciEngine {
+  private deadline = Infinity;
+  private timeoutMs = 0;
+  private interrupted = false;
+  private readonly prepared = new Map<string, Prepared>();
+  private readonly remembered = new Map<string, ClojureOutcome>();
+  /** The snapshot the memory is known to equal, if any. */
+  private current: Snapshot | null = null;
+  private poisoned = false;
+  private readonly now: () => number;
+
+  private constructor(
+    private readonly memory: WebAssembly.Memory,
+    private readonly rt: QuickJSRuntime,
+    private readonly ctx: QuickJSContext,
+    private readonly setup: SciEngineSetup,
+    private readonly prepareFn: QuickJSHandle,
+    private readonly runFn: QuickJSHandle,
+    private readonly base: Snapshot,
+  ) {
+    this.now = setup.now ?? Date.now;
+  }
+
+  /**
+   * Boots SCI in a new runtime of `module` (whose memory is `memory`, owned by the engine
+   * from now on) and takes the base snapshot. Throws when SCI cannot load: that is the
+   * sandbox failing, not a checker.
+   */
+  static boot(
+    module: QuickJSWASMModule,
+    memory: WebAssembly.Memory,
+    scittleSource: string,
+    setup: SciEngineSetup,
+  ): SciEngine {
+    const now = setup.now ?? Date.now;
+    const rt = module.newRuntime();
+    rt.setMemoryLimit(setup.memoryLimitBytes);
+    rt.setMaxStackSize(setup.stackBytes);
+    // One handler for the engine's life: it reads the deadline of the call in progress.
+    const booted: { engine?: SciEngine } = {};
+    const bootDeadline = now() + BOOT_TIMEOUT_MS;
+    rt.setInterruptHandler(() => {
+      const engine = booted.engine;
+      if (!engine) return now() >= bootDeadline;
+      if (now() < engine.deadline) return false;
+      engine.interrupted = true;
+      return true;
+    });
+    const ctx = rt.newContext();
+    // Created now so they live in every snapshot (each is allocated on first use).
+    void ctx.undefined, ctx.null, ctx.true, ctx.false, ctx.global;
+    const run = (code: string, file: string) => {
+      const r = ctx.evalCode(code, file, { type: "global" });
+      if (r.error) {
+        const why = ctx.dump(r.error);
+        r.error.dispose();
+        throw new Error(`The Clojure sandbox could not load ${file}: ${JSON.stringify(why)}`);
+      }
+      return r.value;
+    };
+    const clj = (code: string, what: string) => {
+      const r = ctx.evalCode(
+        `scittle.core.eval_string(${JSON.stringify(code)}), undefined`,
+        what,
+        { type: "global" },
+      );
+      if (r.error) {
+        const why = ctx.dump(r.error);
+        r.error.dispose();
+        throw new Error(`The Clojure sandbox could not load ${what}: ${JSON.stringify(why)}`);
+      }
+      r.value.dispose();
+    };
+    run(BEFORE_SCI_JS, "before-sci.js").dispose();
+    run(scittleSource, "scittle.js").dispose();
+    // scittle's browser build offers `import` for script tags; a checker gets no loader.
+    run("delete globalThis.import; undefined", "boot.js").dispose();
+    run(COMPAT_JS, "compat.js").dispose();
+    clj(COMPAT_CLJ, "compat.clj");
+    clj(GLUE_CLJ, "glue.clj");
+    const glue = run(GLUE_JS, "glue.js");
+    const prepareFn = ctx.getProp(glue, "prepare");
+    const runFn = ctx.getProp(glue, "run");
+    glue.dispose();
+    run("globalThis.__dvergrLogs.length = 0; undefined", "boot.js").dispose();
+    const engine = new SciEngine(memory, rt, ctx, setup, prepareFn, runFn, Snapshot.take(memory));
+    engine.current = engine.base;
+    booted.engine = engine;
+    return engine;
+  }
+
+  /** Bytes of the base snapshot and of every prepared checker's, for stats and tests. */
+  sizes(): { base: number; prepared: number[] } {
+    return {
+      base: this.base.bytes.length,
+      prepared: [...this.prepared.values()].map((p) => p.snapshot.bytes.length),
+    };
+  }
+
+  /** Whether a checker with this key is prepared in this engine. */
+  has(key: string): boolean {
+    return this.prepared.has(key);
+  }
+
+  /** Runs one call; see the module comment. Never throws. */
+  call(req: ClojureCallRequest): ClojureCallReport {
+    const logs: string[] = [];
+    let loaded = false;
+    if (this.poisoned) {
+      return {
+        outcome: {
+          ok: false,
+          fault: "crashed",
+          message: "The Clojure sandbox can no longer run checkers",
+        },
+        logs,
+        poisoned: true,
+        loaded,
+      };
+    }
+    this.interrupted = false;
+    this.timeoutMs = req.timeoutMs;
+    this.deadline = this.now() + req.timeoutMs;
+    let outcome: ClojureOutcome;
+    try {
+      const remembered = this.remembered.get(req.key);
+      if (remembered) return { outcome: remembered, logs, poisoned: false, loaded };
+      this.refuseOversized(req);
+      let p = this.prepared.get(req.key);
+      if (p) {
+        // Most recently used last: the first entry is the one to evict.
+        this.prepared.delete(req.key);
+        this.prepared.set(req.key, p);
+        this.restore(p.snapshot);
+      } else {
+        loaded = true;
+        p = this.prepare(req, logs);
+      }
+      outcome = this.runPrepared(p, req, logs);
+    } catch (e) {
+      if (e instanceof Fault) {
+        outcome = { ok: false, fault: e.fault, message: e.message };
+      } else {
+        // The bindings or the wasm instance failed, not checker code: most often the
+        // host's stack overflowing inside QuickJS's native recursion.
+        this.poisoned = true;
+        const stack = e instanceof RangeError && /call stack/i.test(e.message);
+        outcome = stack
+          ? {
+            ok: false,
+            fault: "memory",
+            message: `checker.clj overflowed the sandbox's stack (too deep a recursion?)`,
+          }
+          : {
+            ok: false,
+            fault: "crashed",
+            message: `The sandbox crashed while running checker.clj: ${errorText(e)}`,
+          };
+      }
+    }
+    this.deadline = Infinity;
+    return { outcome, logs, poisoned: this.poisoned, loaded };
+  }
+
+  private restore(s: Snapshot): void {
+    if (this.current !== s) s.restore(this.memory);
+    this.current = null;
+  }
+
+  private refuseOversized(req: ClojureCallRequest): void {
+    const max = Math.floor(this.setup.memoryLimitBytes / 4);
+    for (const [what, text] of [["input", req.input], ["source", req.source]]) {
+      if (text.length > max) {
+        throw new Fault(
+          "memory",
+          `The checker's ${what} is too large for the sandbox: ${text.length} characters ` +
+            `(at most ${max} fit in its ${mib(this.setup.memoryCapBytes)})`,
+        );
+      }
+    }
+  }
+
+  private prepare(req: ClojureCallRequest, logs: string[]): Prepared {
+    this.restore(this.base);
+    const a = this.glue(this.prepareFn, [req.source], "load", logs);
+    if (a.error) {
+      const f = this.loadFault(a.error);
+      if (f.fault === "syntax" && !this.interrupted) this.remember(req.key, f);
+      throw f;
+    }
+    const snapshot = Snapshot.take(this.memory);
+    const p: Prepared = {
+      snapshot,
+      ns: a.ns ?? "user",
+      check: a.check ?? "none",
+      judge: a.judge ?? "none",
+    };
+    this.prepared.set(req.key, p);
+    this.current = snapshot;
+    this.evict();
+    return p;
+  }
+
+  private remember(key: string, f: Fault): void {
+    if (this.remembered.size >= MAX_REMEMBERED_FAULTS) {
+      this.remembered.delete(this.remembered.keys().next().value!);
+    }
+    this.remembered.set(key, { ok: false, fault: f.fault, message: f.message });
+  }
+
+  private evict(): void {
+    const budget = this.setup.preparedBytes ?? DEFAULT_PREPARED_BYTES;
+    let total = 0;
+    for (const p of this.prepared.values()) total += p.snapshot.bytes.length;
+    for (const [key, p] of this.prepared) {
+      if (total <= budget || this.prepared.size <= 1) break;
+      this.prepared.delete(key);
+      total -= p.snapshot.bytes.length;
+    }
+  }
+
+  private runPrepared(p: Prepared, req: ClojureCallRequest, logs: string[]): ClojureOutcome {
+    const kind = req.fn === "check" ? p.check : p.judge;
+    if (kind === "none") {
+      if (req.fn === "judgeRequests") return { ok: true, edn: "[]" };
+      throw new Fault(
+        "no-check",
+        `checker.clj defines no \`check\` (looked in namespace ${p.ns}, the namespace ` +
+          "current after loading it: define `(defn check [input] …)` there)",
+      );
+    }
+    if (kind === "value") {
+      const name = req.fn === "check" ? "check" : "judge-requests";
+      throw new Fault(
+        "no-check",
+        `checker.clj defines \`${name}\` in namespace ${p.ns} but it is not a function`,
+      );
+    }
+    this.current = null;
+    const a = this.glue(this.runFn, [req.fn, req.input], "call", logs);
+    if (a.error) throw this.callFault(a.error, a.phase ?? "call", req.fn);
+    const edn = a.edn ?? "";
+    if (edn.length > MAX_RESULT_CHARS) {
+      throw new Fault(
+        "invalid-verdict",
+        `${
+          noResult(req.fn)
+        }: it is too large (${edn.length} characters as EDN; the limit is ${MAX_RESULT_CHARS})`,
+      );
+    }
+    // Native code that never polls the interrupt handler can still overrun the deadline.
+    if (this.now() > this.deadline) throw this.timeout();
+    return { ok: true, edn };
+  }
+
+  /** Calls a glue function with string arguments; its JSON answer, or a Fault. */
+  private glue(
+    fn: QuickJSHandle,
+    args: string[],
+    phase: "load" | "call",
+    logs: string[],
+  ): GlueAnswer {
+    const { ctx } = this;
+    const handles = args.map((a) => ctx.newString(a));
+    try {
+      const r = ctx.callFunction(fn, ctx.undefined, ...handles);
+      if (r.error) {
+        const fault = this.escapedFault(r.error, phase);
+        r.error.dispose();
+        throw fault;
+      }
+      const text = ctx.typeof(r.value) === "string" ? ctx.getString(r.value) : "{}";
+      r.value.dispose();
+      const answer = JSON.parse(text) as GlueAnswer;
+      for (const line of answer.logs ?? []) {
+        if (logs.length < MAX_LOG_LINES) logs.push(String(line).slice(0, MAX_LOG_LINE_CHARS));
+      }
+      return answer;
+    } finally {
+      for (const h of handles) h.dispose();
+    }
+  }
+
+  /** A value that escaped the glue's own try/catch: a timeout, or memory running out. */
+  private escapedFault(error: QuickJSHandle, phase: "load" | "call"): Fault {
+    if (this.interrupted) return this.timeout();
+    const { ctx } = this;
+    let name = "";
+    let message = "";
+    try {
+      if (ctx.typeof(error) === "object") {
+        const n = ctx.getProp(error, "name");
+        const m = ctx.getProp(error, "message");
+        name = ctx.typeof(n) === "string" ? ctx.getString(n) : "";
+        message = ctx.typeof(m) === "string" ? ctx.getString(m) : "";
+        n.dispose();
+        m.dispose();
+      }
+    } catch {
+      // Reading the error needs memory too; what it was is said below.
+    }
+    if (this.interrupted) return this.timeout();
+    const memory = this.memoryFault([{ isError: true, name, message }]);
+    if (memory) return memory;
+    if (ctx.typeof(error) === "object" && name === "" && message === "") {
+      return this.memoryFault([{
+        isError: true,
+        name: "InternalError",
+        message: "out of memory",
+      }])!;
+    }
+    return new Fault(
+      "threw",
+      `checker.clj ${phase === "load" ? "threw while loading" : "threw"}: ${name || "Error"}: ${
+        clip(message)
+      }`,
+    );
+  }
+
+  private timeout(): Fault {
+    return new Fault(
+      "timeout",
+      `The checker did not finish within ${this.timeoutMs}ms (checker.clj)`,
+    );
+  }
+
+  /** The memory fault a chain of errors means, if it means one. */
+  private memoryFault(chain: Described[]): Fault | null {
+    for (const d of chain) {
+      if (d.name !== "InternalError") continue;
+      if (d.message === "out of memory" || d.message === "string too long") {
+        return new Fault(
+          "memory",
+          `checker.clj ran out of memory (the sandbox allows ${mib(this.setup.memoryCapBytes)})`,
+        );
+      }
+      if (d.message === "stack overflow") {
+        return new Fault(
+          "memory",
+          `checker.clj overflowed its stack (the sandbox allows ${
+            this.setup.stackBytes / 1024
+          } KiB; too deep a recursion?)`,
+        );
+      }
+    }
+    return null;
+  }
+
+  private loadFault(chain: Described[]): Fault {
+    if (this.interrupted) return this.timeout();
+    const memory = this.memoryFault(chain);
+    if (memory) return memory;
+    const top = chain[0] ?? { isError: false };
+    const at = located(chain);
+    const message = clip(top.message ?? top.text ?? "an unknown error");
+    if (chain.some((d) => d.phase === "parse")) {
+      return new Fault("syntax", `checker.clj has a syntax error: ${message}${at}`);
+    }
+    if (chain.some((d) => d.phase === "analysis")) {
+      return new Fault("syntax", `checker.clj does not compile: ${message}${at}`);
+    }
+    return new Fault("threw", `checker.clj threw while loading: ${message}${dataOf(chain)}${at}`);
+  }
+
+  private callFault(chain: Described[], phase: string, fn: ClojureFunction): Fault {
+    if (this.interrupted) return this.timeout();
+    const memory = this.memoryFault(chain);
+    if (memory) return memory;
+    const top = chain[0] ?? { isError: false };
+    const message = clip(top.message ?? top.text ?? "an unknown error");
+    if (phase === "input") {
+      return new Fault("crashed", `The sandbox could not prepare the checker's input: ${message}`);
+    }
+    if (phase === "result") {
+      return new Fault("invalid-verdict", `${noResult(fn)}: it cannot be printed: ${message}`);
+    }
+    const who = fn === "check" ? "check" : "judge-requests";
+    return new Fault(
+      "threw",
+      `checker.clj's ${who} threw: ${message}${dataOf(chain)}${located(chain)}`,
+    );
+  }
+}
+
+function noResult(fn: ClojureFunction): string {
+  return fn === "check" ? "The checker returned no verdict" : "judge-requests returned no requests";
+}
+
+/** " (checker.clj line 3, column 7)" from the innermost located error, or "". */
+function located(chain: Described[]): string {
+  const d = [...chain].reverse().find((x) => typeof x.line === "number");
+  if (!d) return "";
+  return typeof d.column === "number"
+    ? ` (checker.clj line ${d.line}, column ${d.column})`
+    : ` (checker.clj line ${d.line})`;
+}
+
+/** " {:field 1}": the ex-data a checker attached to what it threw, when it did. */
+function dataOf(chain: Described[]): string {
+  const d = chain.find((x) => x.data !== undefined);
+  return d ? ` ${d.data}` : "";
+}
+
+function clip(s: string, max = 500): string {
+  return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+function mib(bytes: number): string {
+  return `${Math.round(bytes / (1024 * 1024))} MiB`;
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}
