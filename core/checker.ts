@@ -1,4 +1,4 @@
-import type { Tagged } from "../core/edn/tagged.ts";
+import type { Tagged } from "./edn/tagged.ts";
 
 /**
  * The checker contract: what a bundle's checker.js receives and must return.

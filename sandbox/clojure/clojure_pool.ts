@@ -14,7 +14,12 @@
  *
  * Permissions: the host needs none beyond starting a Worker.
  */
-import type { CheckerCallOptions, CheckerFault, CheckerRun, JudgeRequestsRun } from "../types.ts";
+import type {
+  CheckerCallOptions,
+  CheckerFault,
+  CheckerRun,
+  JudgeRequestsRun,
+} from "../../core/checker.ts";
 import type { Tagged } from "../../core/edn/tagged.ts";
 import type { ClojureCallMessage, ClojureHostMessage, ClojureWorkerMessage } from "./protocol.ts";
 import type { ClojureFunction, ClojureOutcome } from "./sci_engine.ts";

@@ -8,7 +8,7 @@ import { readEdn } from "../../core/edn/read.ts";
 import { toPlain } from "../../core/edn/plain.ts";
 import { isEdnMap, Keyword, mapGet } from "../../core/edn/values.ts";
 import type { EdnValue } from "../../core/edn/values.ts";
-import type { JudgeRequest, Verdict } from "../types.ts";
+import type { JudgeRequest, Verdict } from "../../core/checker.ts";
 import { readJudgeRequests, readVerdict, type Validated } from "../verdict.ts";
 
 /** Reads `{:checks {kw bool} :reward n}` from the EDN a Clojure checker's `check` printed. */

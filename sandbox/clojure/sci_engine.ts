@@ -30,7 +30,7 @@ import type {
   QuickJSRuntime,
   QuickJSWASMModule,
 } from "quickjs-emscripten-core";
-import type { CheckerFault } from "../types.ts";
+import type { CheckerFault } from "../../core/checker.ts";
 import {
   BEFORE_SCI_JS,
   COMPAT_CLJ,
