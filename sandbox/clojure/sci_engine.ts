@@ -3,7 +3,7 @@
  * lives in a WebAssembly memory the engine owns, so a copy of that memory is a snapshot
  * of everything: interned vars, namespaces, atoms, patched prototypes, JS globals.
  *
- * - Boot: QuickJS, a console, scittle, the compatibility layer and the glue
+ * - Boot: QuickJS, a console, scittle, the compatibility layer, the loop guard and the glue
  *   (sandbox/clojure/boot_source.ts), then the base snapshot (~0.4 s, once per engine).
  * - Prepare (once per checker per engine, keyed by the SHA-256 of checker.clj): restore
  *   the base, evaluate checker.clj, find `check` and `judge-requests` in the namespace
@@ -31,6 +31,7 @@ import type {
   QuickJSWASMModule,
 } from "quickjs-emscripten-core";
 import type { CheckerFault } from "../../core/checker.ts";
+import { LOOP_GUARD_SOURCE } from "../loop_guard.ts";
 import {
   BEFORE_SCI_JS,
   COMPAT_CLJ,
@@ -220,6 +221,9 @@ export class SciEngine {
     // scittle's browser build offers `import` for script tags; a checker gets no loader.
     run("delete globalThis.import; undefined", "boot.js").dispose();
     run(COMPAT_JS, "compat.js").dispose();
+    // The checker.js sandbox's guard: native array loops over a forged `length` stay
+    // interruptible (SCI's own setup above ran without it).
+    run(LOOP_GUARD_SOURCE, "loop_guard.js").dispose();
     clj(COMPAT_CLJ, "compat.clj");
     clj(GLUE_CLJ, "glue.clj");
     const glue = run(GLUE_JS, "glue.js");
