@@ -13,12 +13,18 @@ export interface CheckerInput {
   fetched: Record<string, string>;
   judgements: Record<string, string>;
   /**
-   * Present iff the checker is checker.clj: the same input as the Clojure data the
-   * earlier system gave its checkers, `{:files :params :gold :fetched :judgements}` with
-   * gold and params as their EDN (keywords, sets, `#inst`), as tagged JSON
-   * (core/edn/tagged.ts). The pool runs such a checker in the Clojure sandbox.
+   * Present iff the checker is checker.clj: gold and params as their EDN (keywords, sets,
+   * `#inst`), which the plain fields flatten. The pool runs such a checker in the Clojure
+   * sandbox, on `{:files :params :gold :fetched :judgements}` as the earlier system gave it
+   * (core/bundle/clojure_input.ts).
    */
-  clojure?: Tagged;
+  clojure?: ClojureEdn;
+}
+
+/** A Clojure checker's gold and params, as tagged JSON (core/edn/tagged.ts). */
+export interface ClojureEdn {
+  gold: Tagged;
+  params: Tagged;
 }
 
 export interface Verdict {

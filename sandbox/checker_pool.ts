@@ -38,6 +38,7 @@ import type {
   WorkerMessage,
 } from "./protocol.ts";
 import { readJudgeRequests, readVerdict } from "./verdict.ts";
+import { clojureInput } from "../core/bundle/clojure_input.ts";
 import {
   type ClojurePool,
   type ClojurePoolStats,
@@ -292,7 +293,7 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
   }
 
   // checker.clj runs in Clojure workers of its own (sandbox/clojure/), started on the
-  // first Clojure call: an input carrying `clojure` data is a Clojure checker's.
+  // first Clojure call: an input carrying `clojure` EDN is a Clojure checker's.
   let clojure: ClojurePool | undefined;
   const clojurePool = () =>
     clojure ??= createClojurePool({ workers: size, memoryBytes, defaultTimeoutMs, hangMarginMs });
@@ -300,7 +301,11 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
   return {
     async check(source, input: CheckerInput, callOpts): Promise<CheckerRun> {
       if (input.clojure !== undefined) {
-        return await clojurePool().check(source, input.clojure, callOpts);
+        return await clojurePool().check(
+          source,
+          clojureInput(input, input.clojure, true),
+          callOpts,
+        );
       }
       const { outcome, logs, ms } = await submit("check", source, input, callOpts);
       const extra = logs.length > 0 ? { logs } : {};
@@ -314,7 +319,11 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
     },
     async judgeRequests(source, input, callOpts): Promise<JudgeRequestsRun> {
       if (input.clojure !== undefined) {
-        return await clojurePool().judgeRequests(source, input.clojure, callOpts);
+        return await clojurePool().judgeRequests(
+          source,
+          clojureInput(input, input.clojure, false),
+          callOpts,
+        );
       }
       const { outcome, logs, ms } = await submit("judgeRequests", source, input, callOpts);
       const extra = logs.length > 0 ? { logs } : {};

@@ -1,14 +1,15 @@
 /**
  * The input of a Clojure checker (checker.clj) as the earlier system gave it: Clojure
  * data, with gold and params as their EDN (keywords, sets, `#inst`), which the plain
- * form of CheckerInput flattens. Read from the bundle's own EDN files, once per bundle.
- * Pure.
+ * form of CheckerInput flattens. Gold and params are read from the bundle's own EDN
+ * files, once per bundle. Pure.
  */
 import { readEdn } from "../edn/read.ts";
 import { isEdnMap, Keyword, mapGet } from "../edn/values.ts";
 import type { EdnValue } from "../edn/values.ts";
 import { keywordized, type Tagged, toTagged } from "../edn/tagged.ts";
 import type { Bundle } from "./types.ts";
+import type { CheckerInput, ClojureEdn } from "../checker.ts";
 
 interface ClojureParts {
   params: Map<EdnValue, EdnValue>;
@@ -58,27 +59,41 @@ function tagged(p: ClojureParts, bundle: Bundle, key: string, file: string): Tag
 const k = (name: string): Tagged => ["k", null, name];
 
 /**
- * `{:files :params :gold :fetched :judgements}` for a Clojure checker, as tagged JSON:
- * gold is the case's gold.edn when it has one, else the bundle's (nil when neither);
- * params are workflow.edn's :params with the run's merged over them (run wins; its keys
- * become keywords, as the earlier system's did).
+ * What a Clojure checker's input keeps that the plain CheckerInput flattens, as tagged
+ * JSON: gold is the case's gold.edn when it has one, else the bundle's (nil when
+ * neither); params are workflow.edn's :params with the run's merged over them (run wins;
+ * its keys become keywords, as the earlier system's did).
  */
-export function clojureInputFor(bundle: Bundle, answer: AnswerFacts): Tagged {
+export function clojureEdnFor(bundle: Bundle, answer: AnswerFacts): ClojureEdn {
   const params = new Map(partsOf(bundle).params);
   for (const [name, v] of Object.entries(answer.params ?? {})) {
     params.set(Keyword.of(name), keywordized(v) as EdnValue);
   }
-  return [
+  return { params: toTagged(params), gold: goldOf(bundle, answer.caseId) };
+}
+
+/**
+ * The whole input of a Clojure checker, `{:files :params :gold :fetched :judgements}`
+ * (without :judgements for `judge-requests`), as tagged JSON: files, fetched pages and
+ * judgements from the input as it is now (a run adds judgements after the judge
+ * answered), gold and params from its EDN.
+ */
+export function clojureInput(
+  input: Pick<CheckerInput, "files" | "fetched"> & { judgements?: Record<string, string> },
+  edn: ClojureEdn,
+  withJudgements: boolean,
+): Tagged {
+  const out: Tagged[] = [
     "m",
     k("files"),
-    toTagged(answer.files),
+    toTagged(input.files),
     k("params"),
-    toTagged(params),
+    edn.params,
     k("gold"),
-    goldOf(bundle, answer.caseId),
+    edn.gold,
     k("fetched"),
-    toTagged(answer.fetched ?? {}),
-    k("judgements"),
-    toTagged(answer.judgements ?? {}),
+    toTagged(input.fetched ?? {}),
   ];
+  if (withJudgements) out.push(k("judgements"), toTagged(input.judgements ?? {}));
+  return out;
 }

@@ -54,7 +54,7 @@ export interface ClojurePoolStats {
 /** Runs checker.clj sources; created by the checker pool on the first Clojure call. */
 export interface ClojurePool {
   check(source: string, input: Tagged, opts?: CheckerCallOptions): Promise<CheckerRun>;
-  /** `judge-requests` on the input without `:judgements`; no such function: no requests. */
+  /** `judge-requests` (its input has no `:judgements`); no such function: no requests. */
   judgeRequests(
     source: string,
     input: Tagged,
@@ -282,7 +282,7 @@ export function createClojurePool(opts: ClojurePoolOptions = {}): ClojurePool {
       return done;
     }
     try {
-      job.input = JSON.stringify(fn === "judgeRequests" ? withoutJudgements(input) : input);
+      job.input = JSON.stringify(input);
     } catch (e) {
       finish(
         job,
@@ -346,18 +346,6 @@ export function createClojurePool(opts: ClojurePoolOptions = {}): ClojurePool {
       };
     },
   };
-}
-
-/** The input map without its `:judgements` entry (what `judge-requests` receives). */
-function withoutJudgements(input: Tagged): Tagged {
-  if (!Array.isArray(input) || input[0] !== "m") return input;
-  const out: Tagged[] = ["m"];
-  for (let i = 1; i + 1 < input.length; i += 2) {
-    const k = input[i];
-    if (Array.isArray(k) && k[0] === "k" && k[1] === null && k[2] === "judgements") continue;
-    out.push(k, input[i + 1]);
-  }
-  return out;
 }
 
 function validTimeout(ms: number | undefined): number | undefined {

@@ -145,6 +145,10 @@ Deno.test(
     );
     assert.deepEqual(v.checks, { "wrote-list": true, "all-relevant": false, "all-fetched": false });
     assert.equal(v.reward, 0.5);
+    // As a run does it: judgements added to the input after the judge answered.
+    input.judgements = { wato: "Yes.", dust: "yes, a rival" };
+    const judged = verdict(await pool.check(b.checker, input));
+    assert.equal(judged.checks["all-relevant"], true);
   },
 );
 

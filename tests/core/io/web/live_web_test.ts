@@ -144,7 +144,9 @@ Deno.test("liveGet() trusts a test CA given in DENO_CERT, and only then", async 
     await Deno.writeTextFile(
       script,
       `import { liveGet } from ${JSON.stringify(module)};
-const r = await liveGet(${JSON.stringify(`${site.url}/bolt`)}, { policy: { allow: ["127.0.0.1"], deny: [] }, explicitHosts: ["127.0.0.1"] });
+const r = await liveGet(${
+        JSON.stringify(`${site.url}/bolt`)
+      }, { policy: { allow: ["127.0.0.1"], deny: [] }, explicitHosts: ["127.0.0.1"] });
 console.log(JSON.stringify(r.ok ? { ok: true, status: r.status } : { ok: false, message: r.message }));`,
     );
     const run = async (env: Record<string, string>) => {
