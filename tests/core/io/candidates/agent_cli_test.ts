@@ -151,7 +151,7 @@ for (const { cli, model } of CLIS) {
     "reads the case through MCP, writes the answer through MCP, and is metered to the token",
     async () => {
       const { outcome, captured, provider, marker } = await runAgent(cli, model, caseReader());
-      assert.equal(outcome.status, "completed", outcome.message);
+      assert.equal(outcome.status, "completed", outcome.message ?? "");
       assert.equal(
         captured["/out/answer.edn"],
         `{"answer" "QUIET HARBOUR ${marker.slice(-6).toUpperCase()}"}\n`,
@@ -202,7 +202,7 @@ for (const { cli, model } of CLIS) {
           ? { tool: "write_file", args: { path: probe, content: "x" } }
           : { text: "ok" },
     );
-    assert.equal(outcome.status, "completed", outcome.message);
+    assert.equal(outcome.status, "completed", outcome.message ?? "");
     assert(!JSON.stringify(outcome).includes(SECRET));
   });
 
@@ -217,7 +217,7 @@ for (const { cli, model } of CLIS) {
     const result = (outcome.evidence.agent as { result: Record<string, unknown> }).result;
     if (cli === "codex") assert.equal(gatewayOf(outcome).stopped, "request-cap");
     else assert.equal(result.subtype, "error_max_turns");
-    assert.equal(outcome.status, "completed", outcome.message);
+    assert.equal(outcome.status, "completed", outcome.message ?? "");
     assert.equal(captured["/out/answer.edn"], undefined);
   });
 
@@ -230,7 +230,7 @@ for (const { cli, model } of CLIS) {
       { budgetMicros: 1000 },
     );
     assert.equal(provider.requests.length, 1);
-    assert.equal(outcome.status, "budget", outcome.message);
+    assert.equal(outcome.status, "budget", outcome.message ?? "");
     assert(outcome.billedMicros > 1000);
   });
 
@@ -240,7 +240,7 @@ for (const { cli, model } of CLIS) {
       model,
       () => ({ http: 500, body: '{"error":{"message":"overloaded"}}' }),
     );
-    assert.equal(outcome.status, "fault", outcome.message);
+    assert.equal(outcome.status, "fault", outcome.message ?? "");
     assert.match(outcome.message ?? "", /provider kept failing/);
     assert(ms < 45_000, `took ${ms} ms`);
   });
@@ -291,7 +291,7 @@ for (const { cli, model } of CLIS) {
         return await h(req);
       },
     });
-    assert.equal(outcome.status, "completed", outcome.message);
+    assert.equal(outcome.status, "completed", outcome.message ?? "");
     assert.match(captured["/out/answer.edn"] ?? "", /QUIET HARBOUR/);
     assert.equal(gatewayOf(outcome).modelLog.find((e) => e.path !== "/")?.worldTools, true);
   });
@@ -300,7 +300,7 @@ for (const { cli, model } of CLIS) {
     const { outcome, provider } = await runAgent(cli, model, caseReader(), {
       wrapMcp: () => () => Promise.resolve(new Response("unavailable", { status: 503 })),
     });
-    assert.equal(outcome.status, "fault", outcome.message);
+    assert.equal(outcome.status, "fault", outcome.message ?? "");
     // Either the gateway refused a first request without the tools, or none was made.
     assert(
       provider.requests.length === 0,

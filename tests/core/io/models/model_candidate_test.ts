@@ -105,7 +105,7 @@ Deno.test("createModelCandidate() runs an Anthropic model through several tool t
       assert.equal(cand.name, "haiku-0");
       await cand.preflight!();
       const out = await cand.run(s.ctx);
-      assert.equal(out.status, "completed", out.message);
+      assert.equal(out.status, "completed", out.message ?? "");
       assert.equal(await answer(s.world), "{:total 142}");
       assert.deepEqual(server.refusals, []);
       assert.equal(server.requests.length, 4);
@@ -189,7 +189,7 @@ Deno.test("createModelCandidate() runs an OpenAI model and bills cached prompt t
       env: env({ OPENAI_API_KEY: "sk-openai", OPENAI_BASE_URL: `${server.url}/v1` }),
     });
     const out = await cand.run(s.ctx);
-    assert.equal(out.status, "completed", out.message);
+    assert.equal(out.status, "completed", out.message ?? "");
     assert.deepEqual(server.refusals, []);
     assert.equal(await answer(s.world), "{:total 142}");
     assert.equal(server.requests[0].path, "/v1/chat/completions");
@@ -211,7 +211,7 @@ Deno.test("createModelCandidate() reaches a local OpenAI-compatible server by DV
     await cand.preflight!();
     assert.equal(cand.identity.baseUrl, server.url);
     const out = await cand.run(s.ctx);
-    assert.equal(out.status, "completed", out.message);
+    assert.equal(out.status, "completed", out.message ?? "");
     assert.deepEqual(server.refusals, []);
     assert.equal(server.requests[0].headers["authorization"], undefined);
     assert.equal((server.requests[0].body as Record<string, unknown>).max_tokens, 4096);
@@ -239,7 +239,7 @@ Deno.test("createModelCandidate() takes a model's base URL and key variable from
         homeDir: s.home,
       });
       const out = await cand.run(s.ctx);
-      assert.equal(out.status, "completed", out.message);
+      assert.equal(out.status, "completed", out.message ?? "");
       assert.equal(
         (server.requests[0].body as Record<string, unknown>).model,
         "accounts/fireworks/models/llama",
@@ -315,7 +315,7 @@ Deno.test("createModelCandidate() retries a 429 after its retry-after and comple
     });
     const started = Date.now();
     const out = await cand.run(s.ctx);
-    assert.equal(out.status, "completed", out.message);
+    assert.equal(out.status, "completed", out.message ?? "");
     assert.ok(Date.now() - started >= 1000, "waited for retry-after");
     assert.equal(await answer(s.world), "{:total 142}");
     const ev = out.evidence as Record<string, unknown>;
