@@ -1,11 +1,14 @@
 /**
  * Checker sandbox throughput and cold start:
- * `deno run --allow-read bench/checker_bench.ts [calls]` (default 2,000 calls).
+ * `deno run --allow-read --allow-run --allow-env bench/checker_bench.ts [calls]` (default
+ * 2,000 calls; without --allow-run the workers are threads instead of processes).
  *
- * - cold start: a new pool until its first verdict (the Worker starts, loads QuickJS);
+ * - cold start: a new pool until its first verdict (the worker process starts, loads QuickJS,
+ *   prepares the checker);
  * - warm: verdicts per second over `calls` calls, all submitted at once, for a small
- *   checker that does not touch `edn` and for one that parses its answer with
- *   `edn.parse` (the EDN reader is compiled into each fresh context on first use).
+ *   checker that does not touch `edn` and for one that parses its answer with `edn.parse`
+ *   (answered by the host's reader through the worker's bridge). Every call starts from a
+ *   restored snapshot of the state right after the checker loaded.
  */
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import type { CheckerInput } from "../core/checker.ts";
@@ -44,7 +47,10 @@ async function coldStart(): Promise<number> {
   return ms;
 }
 
-async function warm(source: string, workers: number): Promise<{ perSecond: number; ms: number }> {
+async function warm(
+  source: string,
+  workers: number,
+): Promise<{ perSecond: number; ms: number; kind: string }> {
   const pool = createCheckerPool({ workers });
   try {
     // Warm every worker (and V8's tiers for the wasm) before measuring.
@@ -56,7 +62,7 @@ async function warm(source: string, workers: number): Promise<{ perSecond: numbe
     const ms = performance.now() - t0;
     const failed = runs.find((r) => !r.ok);
     if (failed && !failed.ok) throw new Error(`a call failed: ${failed.message}`);
-    return { perSecond: CALLS / (ms / 1000), ms };
+    return { perSecond: CALLS / (ms / 1000), ms, kind: pool.stats().workerKind };
   } finally {
     pool.close();
   }
@@ -75,10 +81,11 @@ console.log(
 );
 for (const [name, source] of [["small checker", PLAIN], ["edn.parse checker", WITH_EDN]]) {
   for (const workers of [1, 2]) {
-    const { perSecond, ms } = await warm(source, workers);
+    const { perSecond, ms, kind } = await warm(source, workers);
     console.log(
-      `${name}, ${workers} worker${workers > 1 ? "s" : ""}: ${perSecond.toFixed(0)} verdicts/s ` +
-        `(${CALLS} calls in ${ms.toFixed(0)} ms, ${(ms / CALLS).toFixed(2)} ms each)`,
+      `${name}, ${workers} ${kind} worker${workers > 1 ? "s" : ""}: ${
+        perSecond.toFixed(0)
+      } verdicts/s (${CALLS} calls in ${ms.toFixed(0)} ms, ${(ms / CALLS).toFixed(2)} ms each)`,
     );
   }
 }

@@ -1,26 +1,33 @@
 /**
  * The checker pool: warm QuickJS workers that run checker.js, one call per worker at a
- * time, each call in a fresh QuickJS runtime and context (see sandbox/quickjs_call.ts).
+ * time, each call from a fresh interpreter state: a worker loads each checker once, keeps a
+ * snapshot of its wasm memory right after the load, and restores it before every call (see
+ * sandbox/quickjs_call.ts). Calls are routed sticky by checker hash: a call goes to an idle
+ * worker that already holds its checker when there is one.
  *
- * A worker that is poisoned (a wasm trap), grew its memory past half its cap, or did not
- * answer by its deadline plus a margin is terminated and replaced; the caller only sees
- * the fault of its own call. Calls queue when every worker is busy.
+ * Workers are processes where a `deno` executable can be started (`deno run` with every
+ * permission denied, JSON lines over stdin/stdout: sandbox/worker_handle.ts), else Deno
+ * Workers with `permissions: "none"`. A worker that is poisoned (a wasm trap), grew its
+ * memory past half its cap, or did not answer by its deadline plus a margin is killed and
+ * replaced; the caller only sees the fault of its own call. Calls queue when every worker
+ * is busy.
  *
  * Inside the sandbox a checker has the ECMAScript built-ins of QuickJS, `console` (kept,
  * bounded, returned as `logs`), `edn.parse`, a fixed-seed `Math.random` and QuickJS's own
  * `Date` (the real clock). It has no `Deno`, `fetch`, timers, module loader or host
- * object, and its Worker has no Deno permission at all.
+ * object, and its worker has no Deno permission at all.
  *
  * Time is enforced inside the worker (QuickJS's interrupt handler, with the native loops
- * that ignore it bounded by sandbox/loop_guard.ts) and by a host-side watchdog. The
- * watchdog's `terminate()` does not stop a busy Deno 2.9 worker (denoland/deno#35657): the
- * caller gets its timeout and a fresh worker, but the old thread runs until QuickJS next
- * polls its interrupt handler, which it does once per 10,000 loop iterations or calls: a
- * loop whose every iteration is one slow native call (`s.indexOf` on a 40 MB string) can
- * keep it busy for minutes (`stats().workersAbandoned` counts these). The EDN bridge keeps
- * the deadline itself, so `edn.parse` and `edn.stringify` loops end in time.
+ * that ignore it bounded by sandbox/loop_guard.ts; the EDN bridge keeps the deadline
+ * itself) and by a host-side watchdog for the rest: a loop whose every iteration is one slow
+ * native call (`s.indexOf` on a 40 MB string) polls the interrupt handler too rarely. A
+ * process worker is killed at the watchdog's deadline, so its CPU is free when the caller
+ * gets the timeout. A thread worker cannot be stopped while busy (denoland/deno#35657): the
+ * caller gets its timeout and a fresh worker, but the old thread runs on until the native
+ * call returns (`stats().workersAbandoned` counts these).
  *
- * Permissions: the host needs none beyond starting a Worker.
+ * Permissions: starting a process worker needs --allow-run for the deno executable; without
+ * it the pool uses thread workers.
  */
 import type {
   CheckerCallOptions,
@@ -37,6 +44,7 @@ import type {
   HostMessage,
   WorkerMessage,
 } from "./protocol.ts";
+import { createHash } from "node:crypto";
 import { readJudgeRequests, readVerdict } from "./verdict.ts";
 import { clojureInput } from "../core/bundle/clojure_input.ts";
 import {
@@ -44,6 +52,12 @@ import {
   type ClojurePoolStats,
   createClojurePool,
 } from "./clojure/clojure_pool.ts";
+import {
+  processWorkersAvailable,
+  startWorker,
+  type WorkerHandle,
+  type WorkerKind,
+} from "./worker_handle.ts";
 
 export interface CheckerPoolOptions {
   /** Workers kept warm; default 2. */
@@ -57,6 +71,8 @@ export interface CheckerPoolOptions {
    * default 2,000 ms. The worker's own interrupt handler ends nearly every overrun first.
    */
   hangMarginMs?: number;
+  /** "process" (the default where a deno executable can be started) or "thread". */
+  workerKind?: WorkerKind;
 }
 
 export interface CheckerPoolStats {
@@ -65,11 +81,15 @@ export interface CheckerPoolStats {
   /** Workers terminated because they hung, were poisoned or grew too large. */
   workersReplaced: number;
   /**
-   * Workers terminated while still running a call. Deno 2.9 does not stop a busy worker
-   * on `terminate()` (denoland/deno#35657): its thread runs on until the native operation
-   * that ignored the interrupt returns.
+   * Workers stopped by the watchdog while still running a call. A process worker is killed;
+   * a thread worker is not stopped by `terminate()` (denoland/deno#35657): its thread runs
+   * on until the native operation that ignored the interrupt returns.
    */
   workersAbandoned: number;
+  /** What the workers are: processes or threads. */
+  workerKind: WorkerKind;
+  /** Process ids of the live process workers. */
+  workerPids: number[];
   /** Workers alive now (starting, idle or busy). */
   workersAlive: number;
   callsQueued: number;
@@ -91,6 +111,11 @@ export const DEFAULT_TIMEOUT_MS = 20_000;
 export const STACK_BYTES = 128 * 1024;
 /** How long past a call's deadline the host waits before terminating the worker. */
 export const HANG_MARGIN_MS = 2_000;
+/**
+ * Calls sent to one worker ahead of its answers: the next call waits in the worker's input
+ * while it runs the current one, so no round trip is spent idle between calls.
+ */
+const PIPELINE = 2;
 /** How long a new worker may take to load QuickJS. */
 const START_TIMEOUT_MS = 30_000;
 
@@ -98,6 +123,7 @@ type Outcome = { outcome: CallOutcome; logs: string[]; ms: number };
 
 interface Job {
   fn: CheckerFunction;
+  key: string;
   source: string;
   input: string;
   timeoutMs: number;
@@ -106,16 +132,20 @@ interface Job {
 }
 
 interface Slot {
-  worker: Worker;
-  state: "starting" | "idle" | "busy";
-  job?: Job;
+  worker: WorkerHandle;
+  state: "starting" | "ready";
+  /** Checker hashes this worker was given: it holds them prepared (as far as its cache keeps). */
+  keys: Set<string>;
+  /** Calls sent, in order; the worker runs the first, the others wait in its input. */
+  inflight: Job[];
+  /** The watchdog of the first call in flight, or the start-up timer. */
   timer?: ReturnType<typeof setTimeout>;
 }
 
 /**
  * Creates a pool of QuickJS workers implementing CheckerRunner. Workers start on demand
- * (the first call pays the Worker start and QuickJS load, 0.1–0.3 s) and stay warm until
- * `close()`.
+ * (the first call pays the worker start and QuickJS load, 0.1–0.5 s) and stay warm until
+ * `close()`; a checker's first call on a worker also pays loading it.
  * Every call resolves to a value: a verdict, requests, or a fault with its reason.
  */
 export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
@@ -123,6 +153,7 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
   const memoryBytes = Math.max(32 * 1024 * 1024, opts.memoryBytes ?? DEFAULT_MEMORY_BYTES);
   const defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   const hangMarginMs = opts.hangMarginMs ?? HANG_MARGIN_MS;
+  const kind: WorkerKind = opts.workerKind ?? (processWorkersAvailable() ? "process" : "thread");
   const slots: Slot[] = [];
   const queue: Job[] = [];
   let closed = false;
@@ -144,35 +175,28 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
   }
 
   function spawn(): void {
-    const worker = new Worker(new URL("./checker_worker.ts", import.meta.url), {
-      type: "module",
-      deno: { permissions: "none" },
+    const slot = { state: "starting", keys: new Set(), inflight: [] } as unknown as Slot;
+    slot.worker = startWorker(kind, {
+      message: (msg) => onMessage(slot, msg),
+      crash: (why) => onCrash(slot, why),
     });
-    const slot: Slot = { worker, state: "starting" };
     slots.push(slot);
     stats.workersStarted++;
     slot.timer = setTimeout(
       () => failStart(slot, `QuickJS did not load within ${START_TIMEOUT_MS}ms`),
       START_TIMEOUT_MS,
     );
-    worker.onmessage = (e: MessageEvent<WorkerMessage>) => onMessage(slot, e.data);
-    worker.onerror = (e: ErrorEvent) => {
-      // Handled here: an unhandled worker error would be rethrown in the host.
-      e.preventDefault();
-      onCrash(slot, e.message || "the worker failed");
-    };
-    worker.onmessageerror = () => onCrash(slot, "a message from the worker could not be read");
     const init: HostMessage = {
       type: "init",
       memoryBytes,
       stackBytes: STACK_BYTES,
     };
-    worker.postMessage(init);
+    slot.worker.send(init);
   }
 
   function remove(slot: Slot, replaced: boolean): void {
     clearTimeout(slot.timer);
-    slot.worker.terminate();
+    slot.worker.kill();
     const i = slots.indexOf(slot);
     if (i >= 0) slots.splice(i, 1);
     if (replaced) {
@@ -193,12 +217,26 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
     }
   }
 
+  /**
+   * Takes a worker out. Its first call in flight gets `headFault`; the calls behind it never
+   * started and go back to the front of the queue.
+   */
+  function retire(slot: Slot, headFault: CallOutcome | undefined, replaced: boolean): void {
+    const [head, ...waiting] = slot.inflight;
+    slot.inflight = [];
+    remove(slot, replaced);
+    if (head && headFault) finish(head, headFault);
+    queue.unshift(...waiting);
+  }
+
   function onCrash(slot: Slot, why: string): void {
     if (!slots.includes(slot)) return;
     if (slot.state === "starting") return failStart(slot, why);
-    const job = slot.job;
-    remove(slot, true);
-    if (job) finish(job, fault("crashed", `The sandbox crashed while running the checker: ${why}`));
+    retire(
+      slot,
+      fault("crashed", `The sandbox crashed while running the checker: ${why}`),
+      true,
+    );
     pump();
   }
 
@@ -206,53 +244,69 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
     if (!slots.includes(slot)) return;
     if (msg.type === "ready") {
       clearTimeout(slot.timer);
-      slot.state = "idle";
+      slot.state = "ready";
       stats.workerPermissions = msg.permissions;
       pump();
     } else if (msg.type === "init-failed") {
       failStart(slot, msg.message);
     } else if (msg.type === "result") {
-      const job = slot.job;
       clearTimeout(slot.timer);
-      slot.job = undefined;
-      slot.state = "idle";
-      if (msg.poisoned || msg.recycle) remove(slot, true);
+      const job = slot.inflight.shift();
+      if (msg.poisoned || msg.recycle) {
+        retire(slot, undefined, true);
+      } else if (slot.inflight.length > 0) {
+        watch(slot);
+      }
       if (job) finish(job, msg.outcome, msg.logs);
       pump();
     }
   }
 
   function onHang(slot: Slot): void {
-    const job = slot.job;
+    const head = slot.inflight[0];
     stats.workersAbandoned++;
-    remove(slot, true);
-    if (job) {
-      finish(job, fault("timeout", `The checker did not finish within ${job.timeoutMs}ms`));
-    }
+    retire(
+      slot,
+      head && fault("timeout", `The checker did not finish within ${head.timeoutMs}ms`),
+      true,
+    );
     pump();
   }
 
+  /** Starts the watchdog of the slot's first call in flight, which starts running now. */
+  function watch(slot: Slot): void {
+    const head = slot.inflight[0];
+    head.startedAt = performance.now();
+    slot.timer = setTimeout(() => onHang(slot), head.timeoutMs + hangMarginMs);
+  }
+
   function dispatch(slot: Slot, job: Job): void {
-    slot.state = "busy";
-    slot.job = job;
-    job.startedAt = performance.now();
+    slot.inflight.push(job);
     const msg: CallMessage = {
       type: "call",
       id: nextId++,
       fn: job.fn,
+      key: job.key,
       source: job.source,
       input: job.input,
       timeoutMs: job.timeoutMs,
     };
-    slot.timer = setTimeout(() => onHang(slot), job.timeoutMs + hangMarginMs);
-    slot.worker.postMessage(msg);
+    if (slot.inflight.length === 1) watch(slot);
+    slot.keys.add(job.key);
+    slot.worker.send(msg);
   }
 
   function pump(): void {
     if (closed) return;
-    for (const slot of slots) {
-      if (queue.length === 0) return;
-      if (slot.state === "idle") dispatch(slot, queue.shift()!);
+    while (queue.length > 0) {
+      const ready = slots.filter((s) => s.state === "ready");
+      // An idle worker first; else one that can take a call behind its current one.
+      let open = ready.filter((s) => s.inflight.length === 0);
+      if (open.length === 0) open = ready.filter((s) => s.inflight.length < PIPELINE);
+      if (open.length === 0) break;
+      const job = queue.shift()!;
+      // Sticky by checker hash: a worker that holds the checker skips loading it.
+      dispatch(open.find((s) => s.keys.has(job.key)) ?? open[0], job);
     }
     const starting = slots.filter((s) => s.state === "starting").length;
     let wanted = Math.min(queue.length - starting, size - slots.length);
@@ -267,13 +321,14 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
   ): Promise<Outcome> {
     return new Promise((resolve) => {
       const timeoutMs = validTimeout(callOpts?.timeoutMs) ?? defaultTimeoutMs;
-      const job: Job = { fn, source, input: "", timeoutMs, resolve };
+      const job: Job = { fn, key: "", source, input: "", timeoutMs, resolve };
       if (closed) {
         return finish(job, fault("crashed", "The checker could not run: its pool is closed"));
       }
       if (typeof source !== "string") {
         return finish(job, fault("syntax", "checker.js could not be read: its source is not text"));
       }
+      job.key = checkerKey(source);
       try {
         job.input = JSON.stringify(input) ?? "null";
       } catch (e) {
@@ -341,9 +396,11 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
       // Created if need be, so that later Clojure calls also find the pool closed.
       clojurePool().close();
       for (const slot of [...slots]) {
-        const job = slot.job;
+        const jobs = slot.inflight;
         remove(slot, false);
-        if (job) finish(job, fault("crashed", "The checker was stopped: its pool was closed"));
+        for (const job of jobs) {
+          finish(job, fault("crashed", "The checker was stopped: its pool was closed"));
+        }
       }
       for (const job of queue.splice(0)) {
         finish(job, fault("crashed", "The checker could not run: its pool was closed"));
@@ -354,6 +411,8 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
         workersStarted: stats.workersStarted,
         workersReplaced: stats.workersReplaced,
         workersAbandoned: stats.workersAbandoned,
+        workerKind: kind,
+        workerPids: slots.flatMap((s) => s.worker.pid === undefined ? [] : [s.worker.pid]),
         workersAlive: slots.length,
         callsQueued: queue.length,
         ...(stats.workerPermissions ? { workerPermissions: stats.workerPermissions } : {}),
@@ -361,6 +420,19 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
       };
     },
   };
+}
+
+const keys = new Map<string, string>();
+
+/** The sha256 of a checker source, remembered for the last few sources seen. */
+export function checkerKey(source: string): string {
+  let key = keys.get(source);
+  if (key === undefined) {
+    key = createHash("sha256").update(source).digest("hex");
+    if (keys.size >= 64) keys.delete(keys.keys().next().value!);
+    keys.set(source, key);
+  }
+  return key;
 }
 
 function validTimeout(ms: number | undefined): number | undefined {

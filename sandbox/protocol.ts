@@ -21,6 +21,8 @@ export interface CallMessage {
   type: "call";
   id: number;
   fn: CheckerFunction;
+  /** The checker's hash: a worker keeps each checker it loaded, prepared, under it. */
+  key: string;
   source: string;
   /** The input as JSON text; parsed inside the sandbox. */
   input: string;

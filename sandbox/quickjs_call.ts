@@ -1,9 +1,13 @@
 /**
- * One checker call in a fresh QuickJS runtime and context: prelude (with `edn`), input,
- * checker.js as a module, the export called, its result settled and serialised. Nothing
- * survives the call: the runtime is disposed at the end, whatever happened.
+ * Checker calls in one QuickJS runtime and context whose state is put back before every
+ * call: the context is prepared once (prelude with `edn`, loop guard), each checker.js is
+ * loaded once and the wasm memory snapshotted (see sandbox/wasm_snapshot.ts), and each call
+ * restores the snapshot of its checker, so it starts from exactly the state right after
+ * checker.js loaded. Nothing a call does survives it: globals, prototypes, module state,
+ * the fixed-seed Math.random and the allocator are all in the restored memory.
  *
- * Runs inside the checker worker (no permissions); takes a loaded QuickJS module.
+ * Runs inside the checker worker (no permissions); takes a loaded QuickJS module and the
+ * WebAssembly.Memory it runs in.
  */
 import type {
   QuickJSContext,
@@ -16,6 +20,14 @@ import { PRELUDE_SOURCE } from "./prelude.ts";
 import { LOOP_GUARD_SOURCE } from "./loop_guard.ts";
 import { ednBridge } from "./edn_bridge.ts";
 import type { CheckerFault } from "../core/checker.ts";
+import {
+  findBreakWord,
+  findStackGap,
+  type MemoryLayout,
+  type MemorySnapshot,
+  restoreSnapshot,
+  takeSnapshot,
+} from "./wasm_snapshot.ts";
 
 export interface CallSetup {
   /** QuickJS heap limit (setMemoryLimit), in bytes. */
@@ -29,6 +41,8 @@ export interface CallSetup {
 
 export interface CallRequest {
   fn: CheckerFunction;
+  /** Names the checker source: equal keys must mean equal sources (the pool uses a hash). */
+  key: string;
   source: string;
   input: string;
   timeoutMs: number;
@@ -49,6 +63,9 @@ export const MAX_RESULT_CHARS = 4 * 1024 * 1024;
 /** Time given to reading a thrown value (its getters are checker code). */
 const DESCRIBE_MS = 250;
 const JOB_BATCH = 256;
+/** Prepared checkers kept per sandbox, and the bytes their snapshots may hold together. */
+export const MAX_PREPARED = 32;
+export const MAX_PREPARED_BYTES = 64 * 1024 * 1024;
 
 type Phase = "setup" | "module" | "call" | "result";
 
@@ -66,94 +83,250 @@ class Fault {
   constructor(readonly fault: CheckerFault, readonly message: string) {}
 }
 
-/**
- * Runs `req.fn` of checker source `req.source` on `req.input` in a fresh runtime and
- * reports a JSON result or a fault. Never throws for anything the checker does; a
- * misbehaving wasm instance is reported as `poisoned` with a "crashed" fault.
- */
-export function runCheckerCall(
-  module: QuickJSWASMModule,
-  setup: CallSetup,
-  req: CallRequest,
-): CallReport {
-  const logs: string[] = [];
-  let rt: QuickJSRuntime | undefined;
-  let call: CheckerCall | undefined;
-  let outcome: CallOutcome;
-  let poisoned = false;
-  try {
-    rt = module.newRuntime();
-    call = new CheckerCall(rt, setup, req, logs);
-    outcome = call.run();
-  } catch (e) {
-    // Anything reaching here is the wasm instance or the bindings failing, not checker
-    // code: most often the host stack overflowing inside QuickJS's native recursion
-    // (deeply nested source or data) before QuickJS's own stack check fires.
-    poisoned = true;
-    const stack = e instanceof RangeError && /call stack/i.test(e.message);
-    outcome = {
-      ok: false,
-      fault: "crashed",
-      message: `The sandbox crashed while running the checker: ${errorText(e)}${
-        stack ? " (too deeply nested code or data?)" : ""
-      }`,
-    };
-  }
-  // A poisoned instance is not disposed: its state is unknown, and its worker is replaced.
-  if (!poisoned) {
-    try {
-      call?.dispose();
-      rt?.dispose();
-    } catch (e) {
-      poisoned = true;
-      if (outcome.ok) {
-        outcome = {
-          ok: false,
-          fault: "crashed",
-          message: `The sandbox crashed while releasing the checker: ${errorText(e)}`,
-        };
-      }
-    }
-  }
-  return { outcome, logs, poisoned };
+/** What one call has to itself: its clock, its console lines, the imports it tried. */
+interface CallState {
+  deadline: number;
+  interrupted: boolean;
+  logs: string[];
+  refusedImports: string[];
 }
 
-class CheckerCall {
+/** A checker loaded into the context, with the memory state right after it loaded. */
+interface Prepared {
+  snapshot: MemorySnapshot;
+  /** The module namespace, valid whenever this snapshot is the restored state. */
+  exports: QuickJSHandle;
+  /** What checker.js wrote with console.* while loading; every call's logs start with it. */
+  loadLogs: string[];
+}
+
+/**
+ * One QuickJS runtime and context, prepared once, that runs any number of checker calls,
+ * each from a restored snapshot. Never throws for anything a checker does; a misbehaving
+ * wasm instance is reported as `poisoned` (replace the worker) with a "crashed" fault.
+ */
+export class QuickJSSandbox {
+  private readonly rt: QuickJSRuntime;
   private readonly ctx: QuickJSContext;
-  private readonly handles: QuickJSHandle[] = [];
-  private deadline: number;
-  private interrupted = false;
-  private readonly refusedImports: string[] = [];
-  private helpers?: {
+  private readonly layout: MemoryLayout;
+  private readonly helpers: {
     parse: QuickJSHandle;
     serialize: QuickJSHandle;
     describe: QuickJSHandle;
   };
-  private readonly who: string;
+  private readonly base: MemorySnapshot;
+  private readonly prepared = new Map<string, Prepared>();
+  private preparedBytes = 0;
+  private state: CallState = newState(Number.MAX_SAFE_INTEGER);
+  /** Handles held for the sandbox's life: they keep their values alive in every snapshot. */
+  private readonly kept: QuickJSHandle[] = [];
 
+  /**
+   * Prepares the context in `module` (freshly instantiated in `memory`: the memory layout is
+   * read from it). Throws when the prelude cannot be set up, which is a bug of ours.
+   */
   constructor(
-    private readonly rt: QuickJSRuntime,
+    module: QuickJSWASMModule,
+    private readonly memory: WebAssembly.Memory,
     private readonly setup: CallSetup,
-    private readonly req: CallRequest,
-    private readonly logs: string[],
   ) {
-    this.deadline = Date.now() + req.timeoutMs;
+    const gap = findStackGap(memory);
+    const rt = this.rt = module.newRuntime();
     rt.setMemoryLimit(setup.memoryLimitBytes);
     rt.setMaxStackSize(setup.stackBytes);
     rt.setInterruptHandler(() => {
-      if (Date.now() < this.deadline) return false;
-      this.interrupted = true;
+      if (Date.now() < this.state.deadline) return false;
+      this.state.interrupted = true;
       return true;
     });
     rt.setModuleLoader((name) => {
-      this.refusedImports.push(name);
+      this.state.refusedImports.push(name);
       return {
-        error: new Error(
-          `checker.js cannot import "${name}": the sandbox loads no modules`,
-        ),
+        error: new Error(`checker.js cannot import "${name}": the sandbox loads no modules`),
       };
     });
-    this.ctx = rt.newContext();
+    const ctx = this.ctx = rt.newContext();
+    // These handles are created on first use; create them now, inside every snapshot.
+    void [ctx.undefined, ctx.null, ctx.true, ctx.false, ctx.global];
+    const breakWord = findBreakWord(memory, gap.gapStart || 1024 * 1024, (bytes) => {
+      // Made by QuickJS itself: copying a string in from the host is far slower.
+      const made = ctx.evalCode(`"x".repeat(${bytes})`, "probe.js", { type: "global" });
+      const h = made.error ?? made.value;
+      return () => h.dispose();
+    });
+    this.layout = { ...gap, breakWord };
+    this.helpers = this.installPrelude();
+    this.base = takeSnapshot(memory, this.layout);
+  }
+
+  /** Sizes, for tests and benchmarks. */
+  info(): { baseBytes: number; prepared: number; preparedBytes: number; layout: MemoryLayout } {
+    return {
+      baseBytes: this.base.bytes,
+      prepared: this.prepared.size,
+      preparedBytes: this.preparedBytes,
+      layout: this.layout,
+    };
+  }
+
+  /**
+   * Runs `req.fn` of checker `req.source` on `req.input` from the state right after the
+   * checker loaded, and reports a JSON result or a fault.
+   */
+  run(req: CallRequest): CallReport {
+    this.state = newState(Date.now() + req.timeoutMs);
+    let outcome: CallOutcome;
+    try {
+      outcome = new CheckerCall(this, req).run();
+    } catch (e) {
+      // Anything reaching here is the wasm instance or the bindings failing, not checker
+      // code: most often the host stack overflowing inside QuickJS's native recursion
+      // (deeply nested source or data) before QuickJS's own stack check fires. Its wasm
+      // stack pointer is now unknown: the worker is replaced.
+      const stack = e instanceof RangeError && /call stack/i.test(e.message);
+      return {
+        outcome: {
+          ok: false,
+          fault: "crashed",
+          message: `The sandbox crashed while running the checker: ${errorText(e)}${
+            stack ? " (too deeply nested code or data?)" : ""
+          }`,
+        },
+        logs: this.state.logs,
+        poisoned: true,
+      };
+    }
+    return { outcome, logs: this.state.logs, poisoned: false };
+  }
+
+  /** @internal the parts a CheckerCall works with. */
+  get parts() {
+    return {
+      ctx: this.ctx,
+      rt: this.rt,
+      setup: this.setup,
+      helpers: this.helpers,
+      state: this.state,
+    };
+  }
+
+  /**
+   * Puts the context in the state right after `source` loaded: restores its snapshot, or
+   * loads it from the base state and snapshots it. A load that faults is not kept.
+   */
+  load(
+    key: string,
+    source: string,
+    settle: (h: QuickJSHandle) => QuickJSHandle,
+    fail: (e: QuickJSHandle) => never,
+  ): QuickJSHandle {
+    const hit = this.prepared.get(key);
+    if (hit) {
+      // Most recently used last: eviction takes the first.
+      this.prepared.delete(key);
+      this.prepared.set(key, hit);
+      restoreSnapshot(this.memory, hit.snapshot);
+      this.state.logs.push(...hit.loadLogs);
+      return hit.exports;
+    }
+    restoreSnapshot(this.memory, this.base);
+    const evaluated = this.ctx.evalCode(source, "checker.js", { type: "module" });
+    if (evaluated.error) fail(evaluated.error);
+    const exports = settle(evaluated.value);
+    const snapshot = takeSnapshot(this.memory, this.layout);
+    this.prepared.set(key, { snapshot, exports, loadLogs: [...this.state.logs] });
+    this.preparedBytes += snapshot.bytes;
+    for (const [k, p] of this.prepared) {
+      if (this.prepared.size <= MAX_PREPARED && this.preparedBytes <= MAX_PREPARED_BYTES) break;
+      if (k === key) continue;
+      this.prepared.delete(k);
+      this.preparedBytes -= p.snapshot.bytes;
+    }
+    return exports;
+  }
+
+  private keep(h: QuickJSHandle): QuickJSHandle {
+    this.kept.push(h);
+    return h;
+  }
+
+  private installPrelude() {
+    const { ctx } = this;
+    const logFn = this.keep(ctx.newFunction("hostLog", (line) => {
+      const logs = this.state.logs;
+      if (logs.length < MAX_LOG_LINES && ctx.typeof(line) === "string") {
+        logs.push(ctx.getString(line).slice(0, MAX_LOG_LINE_CHARS));
+      }
+    }));
+    const ednFn = this.keep(ctx.newFunction("hostEdn", (op, text, arg) => {
+      const state = this.state;
+      if (Date.now() >= state.deadline) {
+        // Past the deadline the call is over whatever the checker does with the error:
+        // QuickJS may not poll the interrupt handler for another 10,000 iterations, so
+        // each of them must be quick (not even the text is copied out).
+        state.interrupted = true;
+        const name = ctx.typeof(op) === "string" ? ctx.getString(op).slice(0, 20) : "";
+        return ctx.newString(ednBridge(name, "", "", state.deadline));
+      }
+      if (
+        ctx.typeof(op) !== "string" || ctx.typeof(text) !== "string" ||
+        ctx.typeof(arg) !== "string"
+      ) {
+        return ctx.newString('{"error":{"name":"TypeError","message":"edn needs strings"}}');
+      }
+      const answer = ednBridge(
+        ctx.getString(op),
+        ctx.getString(text),
+        ctx.getString(arg),
+        state.deadline,
+      );
+      if (Date.now() >= state.deadline) state.interrupted = true;
+      return ctx.newString(answer);
+    }));
+    const unwrap = (r: ReturnType<QuickJSContext["evalCode"]>, what: string): QuickJSHandle => {
+      if (r.error) {
+        const text = ctx.dump(r.error);
+        throw new Error(`The sandbox could not set up ${what}: ${JSON.stringify(text)}`);
+      }
+      return this.keep(r.value);
+    };
+    const factory = unwrap(
+      ctx.evalCode(PRELUDE_SOURCE, "prelude.js", { type: "global" }),
+      "its prelude",
+    );
+    const obj = unwrap(ctx.callFunction(factory, ctx.undefined, logFn, ednFn), "its prelude");
+    unwrap(ctx.evalCode(LOOP_GUARD_SOURCE, "loop_guard.js", { type: "global" }), "its loop guard");
+    return {
+      parse: this.keep(ctx.getProp(obj, "parse")),
+      serialize: this.keep(ctx.getProp(obj, "serialize")),
+      describe: this.keep(ctx.getProp(obj, "describe")),
+    };
+  }
+}
+
+function newState(deadline: number): CallState {
+  return { deadline, interrupted: false, logs: [], refusedImports: [] };
+}
+
+/**
+ * One call: its steps, and how what the checker threw becomes a fault. Handles it makes are
+ * never disposed: the next restore makes their memory the restored state's again.
+ */
+class CheckerCall {
+  private readonly ctx: QuickJSContext;
+  private readonly rt: QuickJSRuntime;
+  private readonly setup: CallSetup;
+  private readonly helpers: {
+    parse: QuickJSHandle;
+    serialize: QuickJSHandle;
+    describe: QuickJSHandle;
+  };
+  private readonly state: CallState;
+  private readonly who: string;
+
+  constructor(private readonly sandbox: QuickJSSandbox, private readonly req: CallRequest) {
+    ({ ctx: this.ctx, rt: this.rt, setup: this.setup, helpers: this.helpers, state: this.state } =
+      sandbox.parts);
     this.who = req.fn === "check" ? "The checker" : "The checker's judgeRequests";
   }
 
@@ -166,36 +339,27 @@ class CheckerCall {
     }
   }
 
-  dispose(): void {
-    for (const h of this.handles.reverse()) if (h.alive) h.dispose();
-    this.ctx.dispose();
-  }
-
-  private keep(h: QuickJSHandle): QuickJSHandle {
-    this.handles.push(h);
-    return h;
-  }
-
   private runSteps(): string {
-    const { ctx } = this;
+    const { ctx, helpers } = this;
     this.refuseOversized();
-    const helpers = this.installPrelude();
+    const exports = this.sandbox.load(
+      this.req.key,
+      this.req.source,
+      (h) => this.settle(h, "module"),
+      (e) => this.failWith(e, "module"),
+    );
 
-    const inputText = this.keep(ctx.newString(this.req.input));
+    const inputText = ctx.newString(this.req.input);
     const parsed = ctx.callFunction(helpers.parse, ctx.undefined, inputText);
-    if (parsed.error) this.failWith(this.keep(parsed.error), "setup");
-    const input = this.keep(parsed.value);
+    if (parsed.error) this.failWith(parsed.error, "setup");
+    const input = parsed.value;
 
-    const evaluated = ctx.evalCode(this.req.source, "checker.js", { type: "module" });
-    if (evaluated.error) this.failWith(this.keep(evaluated.error), "module");
-    const exports = this.settle(this.keep(evaluated.value), "module");
-
-    const fn = this.keep(ctx.getProp(exports, this.req.fn));
+    const fn = ctx.getProp(exports, this.req.fn);
     const fnType = ctx.typeof(fn);
     if (fnType !== "function") {
       if (this.req.fn === "judgeRequests" && fnType === "undefined") return "[]";
       const onlyDefault = fnType === "undefined" &&
-        ctx.typeof(this.keep(ctx.getProp(exports, "default"))) === "function";
+        ctx.typeof(ctx.getProp(exports, "default")) === "function";
       throw new Fault(
         "no-check",
         fnType === "undefined"
@@ -209,18 +373,18 @@ class CheckerCall {
     }
 
     const called = ctx.callFunction(fn, ctx.undefined, input);
-    if (called.error) this.failWith(this.keep(called.error), "call");
-    const result = this.settle(this.keep(called.value), "call");
+    if (called.error) this.failWith(called.error, "call");
+    const result = this.settle(called.value, "call");
 
     const serialized = ctx.callFunction(helpers.serialize, ctx.undefined, result);
-    if (serialized.error) this.failWith(this.keep(serialized.error), "result");
-    const text = this.keep(serialized.value);
+    if (serialized.error) this.failWith(serialized.error, "result");
+    const text = serialized.value;
     if (ctx.typeof(text) !== "string") {
       // JSON.stringify gives undefined only for undefined, functions and symbols at the
       // top, and the replacer turns those into marks, so this is defensive.
       return JSON.stringify({ "\u0000dvergr": ctx.typeof(text) });
     }
-    const length = ctx.getNumber(this.keep(ctx.getProp(text, "length")));
+    const length = ctx.getNumber(ctx.getProp(text, "length"));
     if (length > MAX_RESULT_CHARS) {
       throw new Fault(
         "invalid-verdict",
@@ -229,7 +393,7 @@ class CheckerCall {
     }
     // A call can overrun its deadline inside native code that never polls the interrupt
     // handler (a long typed-array sort); finishing late is still not finishing in time.
-    if (Date.now() > this.deadline) throw this.timeout();
+    if (Date.now() > this.state.deadline) throw this.timeout();
     return ctx.getString(text);
   }
 
@@ -250,64 +414,15 @@ class CheckerCall {
     }
   }
 
-  private installPrelude() {
-    const { ctx } = this;
-    const logFn = this.keep(ctx.newFunction("hostLog", (line) => {
-      if (this.logs.length < MAX_LOG_LINES && ctx.typeof(line) === "string") {
-        this.logs.push(ctx.getString(line).slice(0, MAX_LOG_LINE_CHARS));
-      }
-    }));
-    const ednFn = this.keep(ctx.newFunction("hostEdn", (op, text, arg) => {
-      if (Date.now() >= this.deadline) {
-        // Past the deadline the call is over whatever the checker does with the error:
-        // QuickJS may not poll the interrupt handler for another 10,000 iterations, so
-        // each of them must be quick (not even the text is copied out).
-        this.interrupted = true;
-        const name = ctx.typeof(op) === "string" ? ctx.getString(op).slice(0, 20) : "";
-        return ctx.newString(ednBridge(name, "", "", this.deadline));
-      }
-      if (
-        ctx.typeof(op) !== "string" || ctx.typeof(text) !== "string" ||
-        ctx.typeof(arg) !== "string"
-      ) {
-        return ctx.newString('{"error":{"name":"TypeError","message":"edn needs strings"}}');
-      }
-      const answer = ednBridge(
-        ctx.getString(op),
-        ctx.getString(text),
-        ctx.getString(arg),
-        this.deadline,
-      );
-      if (Date.now() >= this.deadline) this.interrupted = true;
-      return ctx.newString(answer);
-    }));
-    const factory = ctx.evalCode(PRELUDE_SOURCE, "prelude.js", { type: "global" });
-    if (factory.error) this.failWith(this.keep(factory.error), "setup");
-    const made = ctx.callFunction(this.keep(factory.value), ctx.undefined, logFn, ednFn);
-    if (made.error) this.failWith(this.keep(made.error), "setup");
-    const obj = this.keep(made.value);
-    const guard = ctx.evalCode(LOOP_GUARD_SOURCE, "loop_guard.js", { type: "global" });
-    if (guard.error) this.failWith(this.keep(guard.error), "setup");
-    this.keep(guard.value);
-    this.helpers = {
-      parse: this.keep(ctx.getProp(obj, "parse")),
-      serialize: this.keep(ctx.getProp(obj, "serialize")),
-      describe: this.keep(ctx.getProp(obj, "describe")),
-    };
-    return this.helpers;
-  }
-
   /** Runs pending jobs until `h` (a promise or not) settles; returns the settled value. */
   private settle(h: QuickJSHandle, phase: Phase): QuickJSHandle {
     const { ctx, rt } = this;
     for (;;) {
       const state = ctx.getPromiseState(h);
-      if (state.type === "fulfilled") {
-        return state.notAPromise ? h : this.keep(state.value);
-      }
-      if (state.type === "rejected") this.failWith(this.keep(state.error), phase);
-      if (Date.now() >= this.deadline) {
-        this.interrupted = true;
+      if (state.type === "fulfilled") return state.notAPromise ? h : state.value;
+      if (state.type === "rejected") this.failWith(state.error, phase);
+      if (Date.now() >= this.state.deadline) {
+        this.state.interrupted = true;
         throw this.timeout();
       }
       if (!rt.hasPendingJob()) {
@@ -321,7 +436,7 @@ class CheckerCall {
         );
       }
       const ran = rt.executePendingJobs(JOB_BATCH);
-      if (ran.error) this.failWith(this.keep(ran.error), phase);
+      if (ran.error) this.failWith(ran.error, phase);
     }
   }
 
@@ -337,9 +452,9 @@ class CheckerCall {
 
   /** Turns a thrown value into the fault it means; never returns. */
   private failWith(error: QuickJSHandle, phase: Phase): never {
-    if (this.interrupted) throw this.timeout();
+    if (this.state.interrupted) throw this.timeout();
     const d = this.describe(error);
-    if (this.interrupted) throw this.timeout();
+    if (this.state.interrupted) throw this.timeout();
     const name = d.name ?? "";
     const message = d.message ?? "";
     const where = checkerLine(d.stack);
@@ -375,10 +490,10 @@ class CheckerCall {
     if (phase === "module" && name === "SyntaxError") {
       throw new Fault("syntax", `checker.js has a syntax error: ${message}${where}`);
     }
-    if (phase === "module" && this.refusedImports.length > 0) {
+    if (phase === "module" && this.state.refusedImports.length > 0) {
       throw new Fault(
         "syntax",
-        `checker.js cannot import ${this.refusedImports.map((n) => `"${n}"`).join(", ")}: ` +
+        `checker.js cannot import ${this.state.refusedImports.map((n) => `"${n}"`).join(", ")}: ` +
           "a checker must be self-contained (the sandbox loads no modules; `edn` is a global)",
       );
     }
@@ -394,23 +509,20 @@ class CheckerCall {
 
   /** Reads a thrown value inside the sandbox, with a short budget of its own. */
   private describe(error: QuickJSHandle): Described {
-    const { ctx } = this;
-    const helpers = this.helpers;
-    if (!helpers) return { kind: "unknown", isError: false, text: "(before the prelude)" };
-    const saved = this.deadline;
-    this.deadline = Date.now() + DESCRIBE_MS;
+    const { ctx, helpers, state } = this;
+    const saved = state.deadline;
+    state.deadline = Date.now() + DESCRIBE_MS;
     try {
       const r = ctx.callFunction(helpers.describe, ctx.undefined, error);
       if (r.error) {
-        this.keep(r.error);
-        this.interrupted = false;
+        state.interrupted = false;
         return { kind: "unknown", isError: false };
       }
-      const text = this.keep(r.value);
+      const text = r.value;
       if (ctx.typeof(text) !== "string") return { kind: "unknown", isError: false };
       return JSON.parse(ctx.getString(text)) as Described;
     } finally {
-      this.deadline = saved;
+      state.deadline = saved;
     }
   }
 }

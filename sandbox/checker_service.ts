@@ -1,0 +1,115 @@
+/**
+ * The inside of a checker worker, whatever carries its messages (a permission-less Deno
+ * Worker, or a `deno run` process with no permissions talking over stdin/stdout): loads
+ * QuickJS once (the wasm is embedded in the module, so it needs no permission), prepares one
+ * QuickJSSandbox, and answers call messages one at a time.
+ */
+import {
+  type CustomizeVariantOptions,
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+} from "quickjs-emscripten-core";
+import variant from "@jitl/quickjs-singlefile-mjs-release-sync";
+import type { CallMessage, HostMessage, InitMessage, WorkerMessage } from "./protocol.ts";
+import { QuickJSSandbox } from "./quickjs_call.ts";
+
+const PAGE = 64 * 1024;
+/** The module's own minimum (its static data and C stack live in the same memory). */
+const INITIAL_PAGES = 256;
+/** What the QuickJS heap may use below the wasm cap, leaving room for the C stack. */
+const HEAP_RESERVE_BYTES = 8 * 1024 * 1024;
+
+/** Emscripten reads `print`/`printErr` from its module options; its types omit them. */
+const QUIET = { print: () => {}, printErr: () => {} } as unknown as NonNullable<
+  CustomizeVariantOptions["emscriptenModule"]
+>;
+
+/**
+ * Returns the message handler of one checker worker; `send` carries its answers to the host.
+ * Permissions: none.
+ */
+export function createCheckerService(
+  send: (message: WorkerMessage) => void,
+): (message: HostMessage) => Promise<void> {
+  let memory: WebAssembly.Memory | undefined;
+  let sandbox: QuickJSSandbox | undefined;
+  let capBytes = 0;
+
+  async function init(msg: InitMessage): Promise<void> {
+    const maximum = Math.max(INITIAL_PAGES, Math.ceil(msg.memoryBytes / PAGE));
+    memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum });
+    const mem = memory;
+    capBytes = maximum * PAGE;
+    const module = await newQuickJSWASMModuleFromVariant(
+      newVariant(variant, {
+        wasmMemory: mem,
+        // Emscripten prints aborts and warnings to the console; the host's stderr is not
+        // the place for them (a crash is reported as the call's fault instead).
+        emscriptenModule: QUIET,
+      }),
+    );
+    sandbox = new QuickJSSandbox(module, mem, {
+      memoryLimitBytes: Math.max(1024 * 1024, capBytes - HEAP_RESERVE_BYTES),
+      memoryCapBytes: capBytes,
+      wasmBytes: () => mem.buffer.byteLength,
+      stackBytes: msg.stackBytes,
+    });
+    send({ type: "ready", permissions: permissionStates() });
+  }
+
+  function call(msg: CallMessage): void {
+    if (!sandbox) {
+      send({
+        type: "result",
+        id: msg.id,
+        outcome: { ok: false, fault: "crashed", message: "The sandbox was not started" },
+        logs: [],
+        poisoned: true,
+        recycle: false,
+      });
+      return;
+    }
+    const report = sandbox.run(msg);
+    send({
+      type: "result",
+      id: msg.id,
+      outcome: report.outcome,
+      logs: report.logs,
+      poisoned: report.poisoned,
+      // Wasm memory never shrinks: a worker that grew past half its cap is replaced.
+      recycle: (memory?.buffer.byteLength ?? 0) > capBytes / 2,
+    });
+  }
+
+  let busy = false;
+  return async (msg: HostMessage) => {
+    if (msg.type === "init") {
+      try {
+        await init(msg);
+      } catch (e) {
+        send({ type: "init-failed", message: e instanceof Error ? e.message : String(e) });
+      }
+    } else if (msg.type === "call") {
+      // The pool sends one call at a time; a second one would be a pool bug.
+      if (busy) throw new Error("checker worker received a call while busy");
+      busy = true;
+      try {
+        call(msg);
+      } finally {
+        busy = false;
+      }
+    }
+  };
+}
+
+function permissionStates(): Record<string, string> {
+  const states: Record<string, string> = {};
+  for (const name of ["read", "write", "net", "env", "run", "ffi", "sys", "import"] as const) {
+    try {
+      states[name] = Deno.permissions.querySync({ name }).state;
+    } catch (e) {
+      states[name] = `unknown (${e instanceof Error ? e.message : String(e)})`;
+    }
+  }
+  return states;
+}

@@ -1,0 +1,191 @@
+/**
+ * How the checker pool starts, talks to and stops one checker worker. Two kinds carry the
+ * same messages (sandbox/protocol.ts) to the same inside (sandbox/checker_service.ts):
+ *
+ * - "process": `deno run sandbox/checker_process.ts` with every permission denied, JSON lines
+ *   over stdin/stdout. `kill()` is SIGKILL: it stops a checker stuck in a native call at once.
+ * - "thread": a Deno Worker with `permissions: "none"`, for where no `deno` executable can be
+ *   started (a compiled binary). `kill()` is `terminate()`, which does not stop a worker busy
+ *   in one long native call (denoland/deno#35657): its thread runs on until that call returns.
+ *
+ * Permissions: "process" needs --allow-run for the deno executable (and --allow-env to pass
+ * on where Deno keeps its cache); "thread" needs nothing.
+ */
+import type { HostMessage, WorkerMessage } from "./protocol.ts";
+import { fileURLToPath } from "node:url";
+import { encodeJsonLine, readJsonLines } from "./json_lines.ts";
+
+export type WorkerKind = "process" | "thread";
+
+export interface WorkerEvents {
+  message(message: WorkerMessage): void;
+  /** The worker died or broke its protocol; called at most once, never after `kill()`. */
+  crash(why: string): void;
+}
+
+export interface WorkerHandle {
+  readonly kind: WorkerKind;
+  /** The process id of a "process" worker. */
+  readonly pid?: number;
+  send(message: HostMessage): void;
+  /** Stops the worker; no event follows. */
+  kill(): void;
+}
+
+const ENTRY = new URL("./checker_process.ts", import.meta.url);
+const CONFIG = new URL("../deno.json", import.meta.url);
+/** Every permission denied explicitly, so the process also reports them as denied. */
+const DENY_ALL = [
+  "--deny-read",
+  "--deny-write",
+  "--deny-net",
+  "--deny-env",
+  "--deny-run",
+  "--deny-ffi",
+  "--deny-sys",
+  "--deny-import",
+];
+/** Environment a checker process may see: where Deno's cache is, nothing else. */
+const PASSED_ENV = ["DENO_DIR", "HOME", "XDG_CACHE_HOME"];
+const STDERR_TAIL = 2_000;
+
+let available: boolean | undefined;
+
+/**
+ * Whether checker workers can be processes here: dvergr runs as a `deno` executable from
+ * its source tree (not a compiled binary) and may run that executable.
+ */
+export function processWorkersAvailable(): boolean {
+  if (available !== undefined) return available;
+  try {
+    const exec = Deno.execPath();
+    available = /(^|[\\/])deno(\.exe)?$/.test(exec) && ENTRY.protocol === "file:" &&
+      Deno.permissions.querySync({ name: "run", command: exec }).state === "granted" &&
+      Deno.statSync(CONFIG).isFile;
+  } catch {
+    available = false;
+  }
+  return available;
+}
+
+/** Starts one checker worker of `kind`. */
+export function startWorker(kind: WorkerKind, events: WorkerEvents): WorkerHandle {
+  return kind === "process" ? startProcess(events) : startThread(events);
+}
+
+function passedEnv(): Record<string, string> {
+  const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
+  for (const name of PASSED_ENV) {
+    try {
+      const value = Deno.env.get(name);
+      if (value !== undefined) env[name] = value;
+    } catch {
+      // Without --allow-env Deno finds its cache the default way.
+    }
+  }
+  return env;
+}
+
+function startProcess(events: WorkerEvents): WorkerHandle {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--no-prompt",
+      "--cached-only",
+      ...DENY_ALL,
+      "--config",
+      fileURLToPath(CONFIG),
+      fileURLToPath(ENTRY),
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+    env: passedEnv(),
+  }).spawn();
+  let ended = false;
+  let stderr = "";
+  const writer = child.stdin.getWriter();
+  const end = (why: string) => {
+    if (ended) return;
+    ended = true;
+    events.crash(why);
+  };
+  void child.status.then(() => {}, () => {});
+  (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) {
+      stderr = (stderr + decoder.decode(chunk, { stream: true })).slice(-STDERR_TAIL);
+    }
+  })().catch(() => {});
+  (async () => {
+    for await (const message of readJsonLines<WorkerMessage>(child.stdout)) {
+      if (ended) return;
+      events.message(message);
+    }
+    const status = await child.status;
+    end(
+      `the checker process exited (${
+        status.signal ? `signal ${status.signal}` : `code ${status.code}`
+      })${stderr.trim() ? `: ${stderr.trim().split("\n").slice(-3).join(" / ")}` : ""}`,
+    );
+  })().catch((e) => end(`a message from the checker process could not be read: ${errorText(e)}`));
+  return {
+    kind: "process",
+    pid: child.pid,
+    send(message) {
+      writer.write(encodeJsonLine(message)).catch((e) =>
+        end(`the checker process could not be sent a message: ${errorText(e)}`)
+      );
+    },
+    kill() {
+      ended = true;
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // It has exited already.
+      }
+      child.unref();
+      try {
+        writer.releaseLock();
+      } catch {
+        // A write in flight keeps the lock; the process is gone either way.
+      }
+    },
+  };
+}
+
+function startThread(events: WorkerEvents): WorkerHandle {
+  const worker = new Worker(new URL("./checker_worker.ts", import.meta.url), {
+    type: "module",
+    deno: { permissions: "none" },
+  });
+  let ended = false;
+  const end = (why: string) => {
+    if (ended) return;
+    ended = true;
+    events.crash(why);
+  };
+  worker.onmessage = (e: MessageEvent<WorkerMessage>) => {
+    if (!ended) events.message(e.data);
+  };
+  worker.onerror = (e: ErrorEvent) => {
+    // Handled here: an unhandled worker error would be rethrown in the host.
+    e.preventDefault();
+    end(e.message || "the worker failed");
+  };
+  worker.onmessageerror = () => end("a message from the worker could not be read");
+  return {
+    kind: "thread",
+    send: (message) => worker.postMessage(message),
+    kill() {
+      ended = true;
+      worker.terminate();
+    },
+  };
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
