@@ -1,28 +1,36 @@
 /**
- * The MCP server of one connection: tools/list gives the selection's ops as tools,
- * tools/call validates and runs an op (callOp) and shapes its result. Built on the SDK's
- * low-level Server, since our input schemas are JSON Schema derived from the ops' zod
- * schemas (flat and closed), not zod shapes to register.
+ * The MCP server of one handshake connection (protocol versions 2024-11-05 … 2025-11-25):
+ * tools from the selection's ops, every read op as a resource (with templates and
+ * subscriptions), and logging. Built on the SDK's low-level Server, since our input schemas
+ * are JSON Schema derived from the ops' zod schemas (flat and closed), not zod shapes to
+ * register; what the tools and resources say comes from the surface (surface.ts), which the
+ * stateless era (stateless.ts) shares.
  *
  * Requests run concurrently (a job_status wait does not hold up other calls). A call with
- * `_meta.progressToken` gets notifications/progress while it runs.
+ * `_meta.progressToken` gets notifications/progress while it runs. A subscription sends
+ * notifications/resources/updated after each durable change of the resource's room, by any
+ * process on the home, at most every 300 ms. A job a call started is followed: its progress
+ * and how it ended go to the client as log messages (logger "dvergr.job"), as do failed calls.
  */
 // @ts-types="@modelcontextprotocol/sdk/server/index"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import {
   CallToolRequestSchema,
-  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { DvergrError, isDvergrError } from "../core/errors.ts";
-import { callOp } from "../core/ops/registry.ts";
-import type { Op, OpContext, OpProgress } from "../core/ops/op.ts";
+import type { OpContext, OpProgress } from "../core/ops/op.ts";
+import type { JobRecord } from "../core/io/state_store.ts";
 import { VERSION } from "../core/version.ts";
-import { errorResult, toolResult } from "./result.ts";
 import type { Selection } from "./selection.ts";
-import { toolDefinition } from "./tool_schema.ts";
+import { createSurface, ProtocolError, type Surface } from "./surface.ts";
+import { createRoomWatcher, homeVersion, type RoomWatcher, throttle } from "./room_watch.ts";
 
 export interface McpServerOptions {
   /** What every call's ops get; signal and progress are added per call. */
@@ -30,13 +38,28 @@ export interface McpServerOptions {
   selection: Selection;
   /** Where logs go (stderr: on stdio, stdout is the protocol). */
   log: (line: string) => void;
+  /** Shared by the connections of a server; one of its own when absent. */
+  watcher?: RoomWatcher;
 }
 
-const INSTRUCTIONS = `dvergr builds, calibrates and benchmarks workflow bundles.
+export const INSTRUCTIONS = `dvergr builds, calibrates and benchmarks workflow bundles.
 A bundle lives in a room at workflows/<name>/. From a table of historical cases:
 room_create → room_write the table → catalog_cases → catalog_calibrate →
 catalog_benchmark (returns a job and the experiment id) → job_status {job, wait_ms: 25000}
-until it is not running → scorecard_list / scorecard_detail → experiment_report.`;
+until it is not running → scorecard_list / scorecard_detail → experiment_report.
+Every read is also a resource (resources/templates/list); subscribe to one to hear of changes.`;
+
+/** The least time between two updates of one subscription. */
+export const UPDATE_EVERY_MS = 300;
+
+/** The capabilities of a server of `surface` (both eras). */
+export function capabilitiesOf(surface: Surface): Record<string, unknown> {
+  return {
+    tools: { listChanged: false },
+    ...(surface.templates.length > 0 ? { resources: { subscribe: true, listChanged: false } } : {}),
+    logging: {},
+  };
+}
 
 /**
  * Waits until the call's progress notifications are sent, then a little more when there
@@ -49,50 +72,100 @@ async function flushProgress(sending: Promise<void>[]): Promise<void> {
   await new Promise((r) => setTimeout(r, 15));
 }
 
+/** As an SDK handler error: the SDK answers with its code and message. */
+function asRpcError(e: unknown): unknown {
+  if (e instanceof ProtocolError) {
+    return Object.assign(new Error(e.message), { code: e.code, data: e.data });
+  }
+  return e;
+}
+
 /** tools/call with any params: see where it is registered. */
 const LOOSE_TOOLS_CALL = z.looseObject({ method: z.literal("tools/call"), params: z.unknown() });
 
+type Level = "info" | "warning" | "error";
+
+/** The log message of a followed job's record, or null when nothing changed worth saying. */
+export function jobLogMessage(
+  job: JobRecord,
+  before: JobRecord | null,
+): { level: Level; data: Record<string, unknown> } | null {
+  const p = job.progress;
+  const data = {
+    job: job.id,
+    kind: job.kind,
+    room: job.room,
+    status: job.status,
+    progress: p,
+    ...(job.error ? { error: job.error } : {}),
+    ...(job.reason ? { reason: job.reason } : {}),
+  };
+  if (job.status !== "running") {
+    const level = job.status === "succeeded"
+      ? "info"
+      : job.status === "failed"
+      ? "error"
+      : "warning";
+    return { level, data };
+  }
+  if (before && JSON.stringify(before.progress) === JSON.stringify(p)) return null;
+  const moreFaults = before !== null && p.faults > before.progress.faults;
+  return { level: moreFaults ? "warning" : "info", data };
+}
+
 /** Creates the server of one connection (not yet connected to a transport). */
 export function createMcpServer(opts: McpServerOptions): Server {
-  const { selection, context, log } = opts;
-  const pinned = selection.room !== null;
-  const byName = new Map<string, Op>(selection.ops.map((o) => [o.name, o]));
-  const tools = selection.ops.map((op) => toolDefinition(op, { pinnedRoom: pinned }));
+  const { log } = opts;
+  const surface = createSurface({ context: opts.context, selection: opts.selection, log });
+  const ownWatcher = opts.watcher ? null : createRoomWatcher(homeVersion(opts.context.home));
+  const watcher = opts.watcher ?? ownWatcher!;
+  const stops = new Set<() => void>();
+  const subscriptions = new Map<string, () => void>();
 
   const server = new Server(
     { name: "dvergr", title: "dvergr", version: VERSION },
-    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+    { capabilities: capabilitiesOf(surface), instructions: INSTRUCTIONS },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  const sessionId = () => server.transport?.sessionId;
+  const sendLog = (level: Level, logger: string, data: unknown) =>
+    server.sendLoggingMessage({ level, logger, data }, sessionId()).catch(() => {});
+
+  /** Sends a followed job's progress and end as log messages until it ends. */
+  async function followJob(id: string): Promise<void> {
+    const state = opts.context.home.state;
+    let before = await state.getJob(id);
+    if (!before || before.status !== "running") return;
+    let busy = false;
+    const look = async () => {
+      if (busy) return;
+      busy = true;
+      try {
+        const job = await state.getJob(id);
+        if (!job) return;
+        const msg = jobLogMessage(job, before);
+        before = job;
+        if (msg) await sendLog(msg.level, "dvergr.job", msg.data);
+        if (job.status !== "running") stop();
+      } finally {
+        busy = false;
+      }
+    };
+    const t = throttle(() => void look(), UPDATE_EVERY_MS);
+    const unwatch = watcher.watch(before.room, () => t.call());
+    const stop = () => {
+      unwatch();
+      t.stop();
+      stops.delete(stop);
+    };
+    stops.add(stop);
+  }
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: surface.tools }));
   // Registered under a loose schema: the SDK's tools/call wrapper then validates the request
   // and answers a malformed one with -32602. Under CallToolRequestSchema itself, the
   // registration's own parse fails first and the client gets -32603 and a zod dump.
   server.setRequestHandler(LOOSE_TOOLS_CALL, async (loose, extra) => {
     const req = CallToolRequestSchema.parse(loose);
-    const op = byName.get(req.params.name);
-    if (!op) {
-      // -32602, as the spec says for an unknown tool (McpError would prefix its own text).
-      throw Object.assign(
-        new Error(
-          `Unknown tool "${req.params.name}" (this connection has: ${
-            [...byName.keys()].join(", ")
-          })`,
-        ),
-        { code: ErrorCode.InvalidParams },
-      );
-    }
-    let args: Record<string, unknown> = { ...(req.params.arguments ?? {}) };
-    if (pinned) {
-      if (args.room !== undefined && args.room !== selection.room) {
-        return errorResult(
-          new DvergrError("USAGE", `This connection works in room ${selection.room} only`, {
-            hint: `Leave out room (the connection supplies "${selection.room}")`,
-            details: { room: args.room },
-          }),
-        );
-      }
-      args = { ...args, room: selection.room };
-    }
     const token = req.params._meta?.progressToken;
     let last = -Infinity;
     const sending: Promise<void>[] = [];
@@ -111,18 +184,77 @@ export function createMcpServer(opts: McpServerOptions): Server {
       }).catch(() => {}); // The request may have been cancelled meanwhile.
       sending.push(sent);
     };
-    const started = performance.now();
     try {
-      const value = await callOp(op, { ...context, signal: extra.signal, progress }, args);
+      const result = await surface.callTool(req.params.name, req.params.arguments ?? {}, {
+        signal: extra.signal,
+        progress,
+      });
       await flushProgress(sending);
-      log(`${op.name} ok ${Math.round(performance.now() - started)} ms`);
-      return toolResult(value);
+      const value = result.structuredContent;
+      if (result.isError) {
+        void sendLog("warning", "dvergr.tools", { tool: req.params.name, ...value });
+      } else if (value && typeof value.job === "string") {
+        void followJob(value.job).catch(() => {});
+      }
+      return result;
     } catch (e) {
       await flushProgress(sending);
-      if (isDvergrError(e)) log(`${op.name} error[${e.code}]: ${e.message}`);
-      else log(`${op.name} failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
-      return errorResult(e);
+      throw asRpcError(e);
     }
   });
+
+  if (surface.templates.length > 0) {
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+      resources: await surface.listResources(),
+    }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+      resourceTemplates: surface.templates,
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
+      try {
+        return await surface.readResource(req.params.uri, { signal: extra.signal });
+      } catch (e) {
+        throw asRpcError(e);
+      }
+    });
+    server.setRequestHandler(SubscribeRequestSchema, async (req) => {
+      const uri = req.params.uri;
+      let room: string | null;
+      try {
+        room = await surface.watchRoom(uri);
+      } catch (e) {
+        throw asRpcError(e);
+      }
+      if (!subscriptions.has(uri)) {
+        const t = throttle(
+          () => void server.sendResourceUpdated({ uri }).catch(() => {}),
+          UPDATE_EVERY_MS,
+        );
+        const unwatch = watcher.watch(room, () => t.call());
+        subscriptions.set(uri, () => {
+          unwatch();
+          t.stop();
+        });
+      }
+      return {};
+    });
+    server.setRequestHandler(UnsubscribeRequestSchema, (req) => {
+      subscriptions.get(req.params.uri)?.();
+      subscriptions.delete(req.params.uri);
+      return {};
+    });
+  }
+
+  const closed = () => {
+    for (const stop of [...stops]) stop();
+    for (const stop of subscriptions.values()) stop();
+    subscriptions.clear();
+    ownWatcher?.close();
+  };
+  const onclose = server.onclose;
+  server.onclose = () => {
+    closed();
+    onclose?.();
+  };
   return server;
 }

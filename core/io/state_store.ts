@@ -132,6 +132,12 @@ export interface StateStore {
   /** Asks the process running a job to stop it (kept apart from the record it writes). */
   requestJobCancel(id: string): Promise<void>;
   jobCancelRequested(id: string): Promise<boolean>;
+  /**
+   * A token that changes whenever a record of the room changes (an experiment, an attempt,
+   * a scorecard, a job and its progress), in any process on the home: what a resource
+   * subscription polls. Room commits are not in it (the room's head says those).
+   */
+  roomVersion(room: string): Promise<string>;
   close(): void;
 }
 
@@ -194,6 +200,21 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
     await retryLocked(() => kv.set(key, stored));
   }
 
+  /** Rooms of experiments, as records name the experiment only (an experiment's room is fixed). */
+  const roomOfExperiment = new Map<string, string>();
+  async function experimentRoom(id: string): Promise<string | null> {
+    const known = roomOfExperiment.get(id);
+    if (known !== undefined) return known;
+    const meta = await get<ExperimentMeta>(["experiment", id]);
+    if (meta) roomOfExperiment.set(id, meta.room);
+    return meta?.room ?? null;
+  }
+  /** Marks a change of the room's records (the value is irrelevant: its versionstamp moves). */
+  async function touch(room: string | null): Promise<void> {
+    if (room === null) return;
+    await retryLocked(() => kv.set(["room-version", room], Date.now()));
+  }
+
   async function list<T>(prefix: Deno.KvKey): Promise<T[]> {
     const entries = await retryLocked(async () => {
       const out: Deno.KvEntry<Stored>[] = [];
@@ -217,7 +238,10 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
         const next = old ? { ...meta, createdAt: old.createdAt } : meta;
         const stored = await encode(next);
         const res = await retryLocked(() => kv.atomic().check(existing).set(key, stored).commit());
-        if (res.ok) return next;
+        if (res.ok) {
+          await touch(next.room);
+          return next;
+        }
       }
     },
     getExperiment: (id) => get<ExperimentMeta>(["experiment", id]),
@@ -238,6 +262,7 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
         kv.atomic().check({ key: tryKey, versionstamp: null }).set(latestKey, stored)
           .set(tryKey, stored).commit()
       );
+      if (res.ok) await touch(await experimentRoom(record.experimentId));
       return res.ok;
     },
     cellRecord: (id, cell) => get<AttemptRecord>(["cell", id, cell]),
@@ -289,7 +314,10 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
     },
     cellRecords: (id) => list<AttemptRecord>(["cell", id]),
     attemptHistory: (id) => list<AttemptRecord>(["try", id]),
-    putScorecard: (id, scorecard) => set(["scorecard", id], scorecard),
+    async putScorecard(id, scorecard) {
+      await set(["scorecard", id], scorecard);
+      await touch(await experimentRoom(id));
+    },
     getScorecard: (id) => get<unknown>(["scorecard", id]),
     promotion: (bundleId) => get<Promotion>(["promotion", bundleId]),
     async putPromotion(bundleId, p) {
@@ -299,7 +327,10 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
       );
       return res.ok ? p : (await get<Promotion>(key))!;
     },
-    putJob: (job) => set(["job", job.id], job),
+    async putJob(job) {
+      await set(["job", job.id], job);
+      await touch(job.room);
+    },
     getJob: (id) => get<JobRecord>(["job", id]),
     async listJobs(room) {
       const all = await list<JobRecord>(["job"]);
@@ -310,6 +341,9 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
     requestJobCancel: (id) => set(["job-cancel", id], true),
     async jobCancelRequested(id) {
       return (await get<boolean>(["job-cancel", id])) === true;
+    },
+    async roomVersion(room) {
+      return (await retryLocked(() => kv.get(["room-version", room]))).versionstamp ?? "none";
     },
     close: () => kv.close(),
   };
