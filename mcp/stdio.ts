@@ -12,7 +12,11 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 export async function serveStdio(server: Server, stop?: AbortSignal): Promise<void> {
   const transport = new StdioServerTransport();
   const ended = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
+    const before = server.onclose; // The server's own clean-up (subscriptions).
+    server.onclose = () => {
+      before?.();
+      resolve();
+    };
   });
   // The SDK's transport does not notice the end of stdin: close on it ourselves.
   const onEnd = () => server.close().catch(() => {});
