@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import { limitsFrom } from "../core/io/candidates/limits.ts";
 import { parseCommandArgs, rangeFlag } from "./args.ts";
 import { readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
@@ -54,6 +55,11 @@ Options:
                         ${paramRuleHelp(24)}
   --baseline NAME       the candidate the others are compared against
   --mount DIR           a read-only directory for command candidates (repeatable)
+  --memory-mib N        memory of a command candidate's processes (default 4096)
+  --world-mib N         bytes it may write under each writable world directory and
+                        /tmp (default 1024)
+  --max-processes N     its processes and threads at once (default 512)
+  --open-files N        open files per process (default 1024)
   --home DIR            the home (default: $DVERGR_HOME, else workflow-runs/<bundle>;
                         for ROOM/NAME, else .dvergr)
   --report FILE         where to write the Markdown report, with an HTML page beside it
@@ -86,6 +92,10 @@ export const OPTIONS = {
   param: { type: "string", multiple: true },
   baseline: { type: "string" },
   mount: { type: "string", multiple: true },
+  "memory-mib": { type: "string" },
+  "world-mib": { type: "string" },
+  "max-processes": { type: "string" },
+  "open-files": { type: "string" },
   home: { type: "string" },
   report: { type: "string" },
   junit: { type: "string" },
@@ -200,6 +210,12 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     params,
     baseline: values.baseline,
     mounts: (values.mount ?? []).map((m) => resolve(ctx.cwd, m)),
+    limits: limitsFrom({
+      memoryMiB: rangeFlag("benchmark", "memory-mib", values["memory-mib"], "memoryMiB"),
+      worldMiB: rangeFlag("benchmark", "world-mib", values["world-mib"], "worldMiB"),
+      processes: rangeFlag("benchmark", "max-processes", values["max-processes"], "processes"),
+      openFiles: rangeFlag("benchmark", "open-files", values["open-files"], "openFiles"),
+    }),
   };
 
   const home = await openHome(homeDir);

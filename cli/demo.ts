@@ -8,7 +8,7 @@ import { writeReports } from "./report_files.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { readBundleDir } from "../core/io/bundle_dir.ts";
 import { openHome, resolveHomeDir } from "../core/io/home.ts";
-import type { CommandSpec } from "../core/io/candidates/command.ts";
+import { type CommandSpec, detectBwrap } from "../core/io/candidates/command.ts";
 import { benchmarkBundle } from "../core/engine/benchmark.ts";
 import { createProgress } from "./progress.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
@@ -104,6 +104,8 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
         { kind: "named", name: "careful", explicit: true },
       ],
       named: demoAgents(findDeno(ctx.env)),
+      // The demo's agents are ours: without bubblewrap they may run unisolated.
+      isolation: (await detectBwrap(ctx.env)) ? "bwrap" : "none",
       home,
       runner: pool,
       env: ctx.env,

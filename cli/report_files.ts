@@ -22,6 +22,7 @@ export function reportOptions(outcome: BenchmarkOutcome, diagnosis?: Diagnosis):
     title: outcome.bundle.definition.title,
     certification: certificationSummary(outcome.bundle),
     diagnosis: diagnosis ?? diagnosisOf(outcome),
+    ...(commands ? { limitsNote: limitsNoteOf(outcome) } : {}),
     ...(commands && outcome.isolation === "none"
       ? {
         isolatedNote:
@@ -29,6 +30,22 @@ export function reportOptions(outcome: BenchmarkOutcome, diagnosis?: Diagnosis):
       }
       : {}),
   };
+}
+
+/** The resource limits of the command candidates, as their identities record them. */
+function limitsNoteOf(outcome: BenchmarkOutcome): string {
+  const seen = new Set<string>();
+  for (const c of outcome.candidates) {
+    const l = c.identity.limits as Record<string, number> | undefined;
+    if (!l) continue;
+    seen.add(
+      `${c.name}: memory ${l.memoryMiB} MiB, ${l.worldMiB} MiB written under each writable ` +
+        `world directory, ${l.processes} processes, ${l.openFiles} open files`,
+    );
+  }
+  return `Limits per attempt of command candidates (going over one fails the attempt): ${
+    [...seen].join("; ")
+  }.`;
 }
 
 /** The Markdown report of a benchmark outcome. */

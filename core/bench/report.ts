@@ -29,6 +29,8 @@ export interface ReportOptions {
   certification?: CertificationSummary | null;
   /** Why attempts ran without isolation (e.g. "bubblewrap is not installed"), when some did. */
   isolatedNote?: string;
+  /** The resource limits command candidates ran under, when there were any. */
+  limitsNote?: string;
   /** Outcomes, causes, per-case results and item analysis, from the attempt records. */
   diagnosis?: Diagnosis | null;
 }
@@ -324,6 +326,7 @@ export function reportBlocks(scorecard: Scorecard, opts: ReportOptions = {}): Re
   }
   blocks.push(
     { kind: "paragraph", text: verifierText(scorecard, rows, opts.isolatedNote) },
+    ...(opts.limitsNote ? [{ kind: "paragraph" as const, text: opts.limitsNote }] : []),
     { kind: "heading", text: "Frontier" },
     { kind: "table", table: frontierTable(rows) },
     { kind: "paragraph", text: rankText(scorecard, rows) },

@@ -34,6 +34,8 @@ import { roomSlug } from "../io/home.ts";
 import { syncBundle } from "../io/room_store.ts";
 import { type AttemptEffects, type EffectsOptions, prepareEffects } from "./attempt_effects.ts";
 import { trustOf } from "../io/state_store.ts";
+import { DvergrError } from "../errors.ts";
+import type { ResourceLimits } from "../io/candidates/limits.ts";
 import { type CommandSpec, detectBwrap, type Isolation } from "../io/candidates/command.ts";
 
 export interface BenchmarkRequest extends PlanOptions {
@@ -53,6 +55,8 @@ export interface BenchmarkRequest extends PlanOptions {
   named?: Map<string, CommandSpec>;
   /** Default: bubblewrap when it works here. */
   isolation?: Isolation;
+  /** Resource limits of command candidates (recorded in their identity); default DEFAULT_LIMITS. */
+  limits?: ResourceLimits;
   /** Makes model candidates (tests); default: the model registry. */
   createModel?: (model: string, index: number) => Promise<Candidate>;
   /** Replaces parts of how the web and the judge are reached (tests: a fetch trusting a test CA). */
@@ -79,6 +83,26 @@ export interface BenchmarkOutcome extends PreparedBenchmark {
   scorecard: Scorecard;
 }
 
+/**
+ * Command candidates run unisolated only when asked for: without bubblewrap dvergr cannot
+ * promise what it does with it.
+ */
+function unisolatedRefused(): DvergrError {
+  return new DvergrError(
+    "CANDIDATE_INVALID",
+    "Cannot run command candidates isolated: bubblewrap is not installed or cannot build its " +
+      "sandbox here",
+    {
+      hint: "Install bubblewrap (Debian: apt-get install bubblewrap), or set " +
+        "DVERGR_ISOLATION=none to run them in their world directories knowingly. Unisolated, " +
+        "they can read and write anything the user can and reach the network; bytes written " +
+        "are bounded per file only; memory and processes per process only, unless dvergr " +
+        "can make a cgroup here (which also ends every process at the attempt's end); " +
+        "otherwise processes that leave their session can outlive the attempt",
+    },
+  );
+}
+
 /** A case pack's certification counts, when the bundle has certification.edn. */
 export function certificationSummary(bundle: Bundle): CertificationSummary | null {
   const c = bundle.certification;
@@ -101,6 +125,12 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
   const commit = await syncBundle(home.rooms, room, req.room ? bundle.name : room, bundle.files);
 
   const isolation = req.isolation ?? ((await detectBwrap(req.env)) ? "bwrap" : "none");
+  if (
+    isolation === "none" && req.isolation === undefined && req.env("DVERGR_ISOLATION") !== "none" &&
+    req.specs.some((s) => s.kind === "command" || s.kind === "named")
+  ) {
+    throw unisolatedRefused();
+  }
   const named = await readNamedCommands(home.candidatesFile);
   for (const [k, v] of req.named ?? []) named.set(k, v);
   const candidates = await resolveCandidates(req.specs, {
@@ -109,6 +139,7 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     isolation,
     named,
     mounts: req.mounts,
+    limits: req.limits,
     homeDir: home.dir,
     createModel: req.createModel,
   });

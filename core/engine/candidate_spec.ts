@@ -27,6 +27,7 @@ import {
   createAgentCandidate,
 } from "../io/candidates/agent_cli.ts";
 import { commandGateway } from "../io/gateway/command_gateway.ts";
+import type { ResourceLimits } from "../io/candidates/limits.ts";
 import { readEdn } from "../edn/read.ts";
 import { toPlain } from "../edn/plain.ts";
 
@@ -218,6 +219,8 @@ export interface ResolveOptions {
   mounts?: string[];
   /** The home, where a models.edn may override the shipped registry. */
   homeDir?: string;
+  /** Resource limits of command candidates; default DEFAULT_LIMITS. */
+  limits?: ResourceLimits;
   /** Makes a model candidate; default: core/io/models/model_candidate.ts. */
   createModel?: (model: string, index: number) => Promise<Candidate>;
 }
@@ -256,8 +259,14 @@ export async function resolveCandidates(
     isolation: opts.isolation,
     env: opts.env,
     gateway: commandGateway({ env: opts.env, homeDir: opts.homeDir }),
+    limits: opts.limits,
   };
-  const agentOpts = { isolation: opts.isolation, env: opts.env, homeDir: opts.homeDir };
+  const agentOpts = {
+    isolation: opts.isolation,
+    env: opts.env,
+    homeDir: opts.homeDir,
+    limits: opts.limits,
+  };
   for (const [index, spec] of specs.entries()) {
     let c: Candidate;
     if (spec.kind === "builtin") c = builtinCandidate(spec.builtin, opts.bundle, spec.name);

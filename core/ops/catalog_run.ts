@@ -4,6 +4,8 @@
  * it returns at once and is polled with job_status). A bundle lives in its room at
  * `workflows/<name>/`.
  */
+import { limitsFrom } from "../io/candidates/limits.ts";
+import { RANGES } from "../ranges.ts";
 import { posix } from "node:path";
 import { z } from "zod";
 import { DvergrError } from "../errors.ts";
@@ -284,6 +286,14 @@ export const catalogBenchmark = defineOp({
       "Time limit per attempt (default: the bundle's :timeout-ms, else 600000)",
     ),
     parallel: z.number().int().min(1).max(32).optional().describe("Cells at once (default 4)"),
+    memory_mib: z.number().int().min(RANGES.memoryMiB.min).max(RANGES.memoryMiB.max).optional()
+      .describe("Memory of a command candidate's processes in MiB (default 4096)"),
+    world_mib: z.number().int().min(RANGES.worldMiB.min).max(RANGES.worldMiB.max).optional()
+      .describe("MiB a command candidate may write under each writable world directory (1024)"),
+    max_processes: z.number().int().min(RANGES.processes.min).max(RANGES.processes.max)
+      .optional().describe("Processes of a command candidate at once (default 512)"),
+    open_files: z.number().int().min(RANGES.openFiles.min).max(RANGES.openFiles.max).optional()
+      .describe("Open files per process of a command candidate (default 1024)"),
     baseline: z.string().min(1).optional().describe(
       "The candidate the others are compared against",
     ),
@@ -310,6 +320,12 @@ export const catalogBenchmark = defineOp({
       repetitions: input.repetitions,
       timeoutMs: input.timeout_ms,
       params: readParamTexts(input.params ?? {}),
+      limits: limitsFrom({
+        memoryMiB: input.memory_mib,
+        worldMiB: input.world_mib,
+        processes: input.max_processes,
+        openFiles: input.open_files,
+      }),
       budgetMicros: input.budget_dollars === undefined
         ? undefined
         : Math.round(input.budget_dollars * 1_000_000),

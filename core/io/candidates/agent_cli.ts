@@ -19,6 +19,7 @@
  *
  * Permissions: --allow-run (the CLI's --version, bwrap), --allow-read of its install dir.
  */
+import type { ResourceLimits } from "./limits.ts";
 import { dirname, join } from "node:path";
 import type { Candidate, CandidateOutcome } from "../../bench/candidate.ts";
 import { DvergrError } from "../../errors.ts";
@@ -68,6 +69,8 @@ export interface AgentOptions {
   killGraceMs?: number;
   /** Wraps the world MCP server's handler (tests: a slow or failing MCP start). */
   wrapMcp?: CommandGatewayOptions["wrapMcp"];
+  /** Resource limits of the CLI's process tree; default DEFAULT_LIMITS. */
+  limits?: ResourceLimits;
 }
 
 /** Quotes a word for /bin/sh. */
@@ -392,6 +395,7 @@ export async function createAgentCandidate(
       // The JSON result may be long; its last line is what is read.
       tailBytes: 64 * 1024,
       killGraceMs: opts.killGraceMs,
+      limits: opts.limits,
       identity,
       gateway: commandGateway({
         env: opts.env,

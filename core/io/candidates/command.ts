@@ -27,6 +27,19 @@
 import { dirname, isAbsolute } from "node:path";
 import { DvergrError } from "../../errors.ts";
 import {
+  DEFAULT_LIMITS,
+  describeLimits,
+  type LimitName,
+  limitsIdentity,
+  readBackWorld,
+  type ResourceLimits,
+  rlimitArgv,
+  sandboxWorldArgs,
+  superviseArgv,
+  writableTopLevel,
+} from "./limits.ts";
+import { type AttemptCgroup, joinCgroupArgv, openAttemptCgroup } from "./cgroup.ts";
+import {
   type AttemptContext,
   type Candidate,
   type CandidateOutcome,
@@ -81,6 +94,8 @@ export interface CommandOptions {
   finish?: (outcome: CandidateOutcome, run: CommandRun) => CandidateOutcome;
   /** The candidate's identity instead of the command's (an agent CLI: its version…). */
   identity?: Record<string, unknown>;
+  /** Memory, world bytes, processes and open files of each attempt; default DEFAULT_LIMITS. */
+  limits?: ResourceLimits;
 }
 
 /** Top-level world names that would hide the sandbox's own system directories. */
@@ -102,7 +117,7 @@ const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx
 const MAX_ENV_TASK = 100_000;
 
 /** bwrap arguments that make the system visible read-only (merged-/usr links kept as links). */
-function systemArgs(): string[] {
+function systemArgs(tmpBytes = 1 << 20): string[] {
   const args: string[] = [];
   for (const d of SYSTEM_DIRS) {
     let info: Deno.FileInfo;
@@ -123,7 +138,17 @@ function systemArgs(): string[] {
   } catch {
     // No deno binary to share: nothing to add.
   }
-  return args.concat("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  // /tmp is a tmpfs bounded like the world's writable directories.
+  return args.concat(
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--size",
+    String(tmpBytes),
+    "--tmpfs",
+    "/tmp",
+  );
 }
 
 let bwrapProbe: Promise<boolean> | null = null;
@@ -137,6 +162,7 @@ export function detectBwrap(env: (name: string) => string | undefined): Promise<
   bwrapProbe ??= (async () => {
     try {
       const out = await new Deno.Command("bwrap", {
+        // The sized /tmp tmpfs needs bwrap ≥ 0.5, as the world's writable directories do.
         args: [...systemArgs(), "--unshare-all", "--die-with-parent", "/bin/sh", "-c", "exit 0"],
         stdin: "null",
         stdout: "null",
@@ -148,6 +174,51 @@ export function detectBwrap(env: (name: string) => string | undefined): Promise<
     }
   })();
   return bwrapProbe;
+}
+
+/** Processes the supervisor and bwrap need beside the candidate's. */
+const SUPERVISOR_PROCESSES = 8;
+
+/** How long the supervisor may take past the time limit and grace to pack the world. */
+const SUPERVISOR_MARGIN_MS = 30_000;
+
+let prlimitProbe: Promise<boolean> | null = null;
+function hasPrlimit(): Promise<boolean> {
+  prlimitProbe ??= new Deno.Command("prlimit", {
+    args: ["--nofile=64:64", "true"],
+    stdout: "null",
+    stderr: "null",
+  }).output().then((o) => o.success, () => false);
+  return prlimitProbe;
+}
+
+function limitText(name: LimitName): string {
+  switch (name) {
+    case "memory":
+      return "memory limit";
+    case "processes":
+      return "process limit";
+    case "world-bytes":
+      return "limit on bytes written under the world (a writable directory is full)";
+    case "open-files":
+      return "open-file limit";
+  }
+}
+
+/** Which kernel mechanism enforces each limit of an attempt, as recorded in its evidence. */
+async function enforcement(
+  cgroup: string | null,
+  isolated: boolean,
+): Promise<Record<string, string>> {
+  const rlimit = (await hasPrlimit()) ? "rlimit" : "none (prlimit is missing)";
+  return {
+    memory: cgroup ?? `${rlimit} (RLIMIT_DATA, per process)`,
+    processes: cgroup ?? `${rlimit} (RLIMIT_NPROC, per user; root is exempt)`,
+    openFiles: `${rlimit} (RLIMIT_NOFILE, per process)`,
+    worldBytes: isolated
+      ? "tmpfs of the sandbox (per writable directory and /tmp)"
+      : `${rlimit} (RLIMIT_FSIZE, per file only)`,
+  };
 }
 
 let setsidProbe: Promise<boolean> | null = null;
@@ -212,6 +283,16 @@ function faultOutcome(message: string, isolated: boolean, evidence = {}): Candid
   };
 }
 
+/** Extra bwrap arguments with every unsized `--tmpfs` bounded to `bytes` (a HOME, say). */
+function sizedTmpfs(extra: string[], bytes: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < extra.length; i++) {
+    if (extra[i] === "--tmpfs" && extra[i - 2] !== "--size") out.push("--size", String(bytes));
+    out.push(extra[i]);
+  }
+  return out;
+}
+
 /** The identity of a command candidate: what decides its behaviour. */
 export function commandIdentity(spec: CommandSpec): Record<string, unknown> {
   return {
@@ -228,6 +309,7 @@ export function commandIdentity(spec: CommandSpec): Record<string, unknown> {
 export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candidate {
   const tailBytes = opts.tailBytes ?? 16 * 1024;
   const grace = opts.killGraceMs ?? 1000;
+  const limits = opts.limits ?? DEFAULT_LIMITS;
   for (const m of spec.mounts ?? []) {
     if (!isAbsolute(m)) throw new Error(`Mount "${m}" of candidate "${spec.name}" is not absolute`);
   }
@@ -235,12 +317,13 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
   async function argv(
     ctx: AttemptContext,
     gateway: AttemptGateway | null,
+    captureFile: string,
   ): Promise<string[] | string> {
     const sh = ["/bin/sh", "-c", spec.command];
     if (opts.isolation === "none") return sh;
     const args = ["--unshare-all", "--die-with-parent", "--new-session"];
     if (spec.network) args.push("--share-net");
-    args.push(...systemArgs());
+    args.push(...systemArgs(limits.worldBytes));
     for (const m of spec.mounts ?? []) {
       try {
         await Deno.stat(m);
@@ -254,17 +337,26 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
       [...(spec.bwrapExtra ?? []), ...(gateway ? gateway.bwrapArgs() : [])]
         .filter((a) => a.startsWith("/")).map((a) => a.split("/")[1]),
     );
-    for (const e of await worldTopLevel(ctx.worldDir)) {
-      if (RESERVED.has(e.name) || (taken.has(e.name) && e.name !== "")) {
-        return `the world has "/${e.name}", which would hide the sandbox's own /${e.name}`;
+    const entries = await worldTopLevel(ctx.worldDir);
+    const writable = writableTopLevel(ctx.writable);
+    for (const name of [...entries.map((e) => e.name), ...writable]) {
+      if (RESERVED.has(name) || (taken.has(name) && name !== "")) {
+        return `the world has "/${name}", which would hide the sandbox's own /${name}`;
       }
-      if (e.isSymlink) continue;
-      args.push("--bind", `${ctx.worldDir}/${e.name}`, `/${e.name}`);
     }
-    args.push(...(spec.bwrapExtra ?? []));
+    args.push(...sandboxWorldArgs(ctx.worldDir, entries, writable, limits, captureFile));
+    args.push(...sizedTmpfs(spec.bwrapExtra ?? [], limits.worldBytes));
     if (gateway) args.push(...gateway.bwrapArgs());
     args.push("--chdir", "/");
-    return ["bwrap", ...args, ...(gateway ? gateway.wrap(sh) : sh)];
+    return [
+      "bwrap",
+      ...args,
+      ...superviseArgv(gateway ? gateway.wrap(sh) : sh, {
+        timeoutMs: ctx.timeoutMs,
+        graceMs: grace,
+        writable,
+      }),
+    ];
   }
 
   function environment(
@@ -300,114 +392,198 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
   ): Promise<CandidateOutcome & { stdout: string }> {
     const isolated = opts.isolation === "bwrap";
     const started = performance.now();
-    const args = await argv(ctx, gateway);
-    if (typeof args === "string") {
-      return { ...faultOutcome(`Cannot start "${spec.name}": ${args}`, isolated), stdout: "" };
-    }
-    const grouped = await hasSetsid();
-    const [cmd, ...rest] = grouped ? ["setsid", ...args] : args;
-    let child: Deno.ChildProcess;
+    const captureFile = isolated
+      ? await Deno.makeTempFile({ dir: dirname(ctx.worldDir), prefix: "capture-" })
+      : "";
+    let cgroup: AttemptCgroup | null = null;
     try {
-      child = new Deno.Command(cmd, {
-        args: rest,
-        cwd: ctx.worldDir,
-        clearEnv: true,
-        env: environment(ctx, gateway),
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-    } catch (e) {
-      return {
-        ...faultOutcome(
-          `Cannot start "${spec.name}": ${e instanceof Error ? e.message : String(e)}`,
-          isolated,
-        ),
-        stdout: "",
-      };
-    }
-    const pid = child.pid;
-    const kill = (signal: Deno.Signal) => {
-      try {
-        Deno.kill(grouped ? -pid : pid, signal);
-      } catch {
-        // Already gone.
+      const args = await argv(ctx, gateway, captureFile);
+      if (typeof args === "string") {
+        return { ...faultOutcome(`Cannot start "${spec.name}": ${args}`, isolated), stdout: "" };
       }
-    };
-
-    let timedOut = false;
-    let killTimer: ReturnType<typeof setTimeout> | undefined;
-    const stop = () => {
-      if (timedOut) return;
-      timedOut = true;
-      kill("SIGTERM");
-      killTimer = setTimeout(() => kill("SIGKILL"), grace);
-    };
-    const limit = setTimeout(stop, ctx.timeoutMs);
-    if (ctx.signal.aborted) stop();
-    ctx.signal.addEventListener("abort", stop, { once: true });
-
-    const out = new Tail(tailBytes);
-    const err = new Tail(tailBytes);
-    const drained = Promise.all([drain(child.stdout, out), drain(child.stderr, err)]);
-    const feed = (async () => {
-      const w = child.stdin.getWriter();
+      // A few processes more for our own supervisor (it packs the world after a fork bomb).
+      cgroup = await openAttemptCgroup(
+        limits.memoryBytes,
+        limits.processes + SUPERVISOR_PROCESSES,
+        opts.env,
+      );
+      const cgroupName = cgroup ? `cgroup v${cgroup.version}` : null;
+      const limited = [
+        ...(cgroup ? joinCgroupArgv(cgroup) : []),
+        ...((await hasPrlimit())
+          ? rlimitArgv(limits, {
+            cgroup: cgroup !== null,
+            supervisedDirs: isolated ? writableTopLevel(ctx.writable).length : null,
+          })
+          : []),
+        ...args,
+      ];
+      const grouped = await hasSetsid();
+      const [cmd, ...rest] = grouped ? ["setsid", ...limited] : limited;
+      let child: Deno.ChildProcess;
       try {
-        await w.write(new TextEncoder().encode(ctx.task));
-        await w.close();
-      } catch {
-        // The process does not read its stdin, or exited first: not an error.
+        child = new Deno.Command(cmd, {
+          args: rest,
+          cwd: ctx.worldDir,
+          clearEnv: true,
+          env: environment(ctx, gateway),
+          stdin: "piped",
+          stdout: "piped",
+          stderr: "piped",
+        }).spawn();
+      } catch (e) {
+        return {
+          ...faultOutcome(
+            `Cannot start "${spec.name}": ${e instanceof Error ? e.message : String(e)}`,
+            isolated,
+          ),
+          stdout: "",
+        };
       }
-    })();
-
-    const status = await child.status;
-    clearTimeout(limit);
-    ctx.signal.removeEventListener("abort", stop);
-    // Whatever the process left running in its group goes with it.
-    kill("SIGKILL");
-    if (killTimer !== undefined) clearTimeout(killTimer);
-    await Promise.race([
-      Promise.all([drained, feed]),
-      new Promise((r) => setTimeout(r, 2000)),
-    ]);
-    const elapsedMs = Math.round(performance.now() - started);
-
-    const evidence = {
-      command: spec.command,
-      isolated,
-      exitCode: status.signal ? null : status.code,
-      signal: status.signal ?? null,
-      timedOut,
-      elapsedMs,
-      stdoutBytes: out.total,
-      stderrBytes: err.total,
-      stdoutTail: out.text(),
-      stderrTail: err.text(),
-    };
-    const base = {
-      usage: { ...NO_USAGE },
-      billedMicros: 0,
-      listMicros: null,
-      isolated,
-      evidence,
-      stdout: out.text(),
-    };
-    if (timedOut) {
-      return { ...base, status: "timeout", message: `Stopped after ${ctx.timeoutMs} ms` };
-    }
-    if (status.success) return { ...base, status: "completed" };
-    // 126/127: the shell could not run the command at all.
-    if (status.code === 126 || status.code === 127) {
-      return {
-        ...base,
-        status: "fault",
-        message: `Cannot start "${spec.name}": the shell could not run it (exit ${status.code}): ${
-          err.text().trim().split("\n").pop() ?? ""
-        }`,
+      const pid = child.pid;
+      const kill = (signal: Deno.Signal) => {
+        try {
+          Deno.kill(grouped ? -pid : pid, signal);
+        } catch {
+          // Already gone.
+        }
       };
+
+      // Under bubblewrap the supervisor enforces the time limit (so the world can still be
+      // read back); the host stops the sandbox only when that did not happen in time.
+      let stoppedByHost = false;
+      let killTimer: ReturnType<typeof setTimeout> | undefined;
+      const stop = () => {
+        if (stoppedByHost) return;
+        stoppedByHost = true;
+        kill("SIGTERM");
+        killTimer = setTimeout(() => kill("SIGKILL"), grace);
+      };
+      const limit = setTimeout(
+        stop,
+        isolated ? ctx.timeoutMs + grace + SUPERVISOR_MARGIN_MS : ctx.timeoutMs,
+      );
+      if (ctx.signal.aborted) stop();
+      ctx.signal.addEventListener("abort", stop, { once: true });
+
+      const out = new Tail(tailBytes);
+      const err = new Tail(tailBytes);
+      const drained = Promise.all([drain(child.stdout, out), drain(child.stderr, err)]);
+      const feed = (async () => {
+        const w = child.stdin.getWriter();
+        try {
+          await w.write(new TextEncoder().encode(ctx.task));
+          await w.close();
+        } catch {
+          // The process does not read its stdin, or exited first: not an error.
+        }
+      })();
+
+      const status = await child.status;
+      clearTimeout(limit);
+      ctx.signal.removeEventListener("abort", stop);
+      // Whatever the process left running in its group goes with it.
+      kill("SIGKILL");
+      if (killTimer !== undefined) clearTimeout(killTimer);
+      await Promise.race([
+        Promise.all([drained, feed]),
+        new Promise((r) => setTimeout(r, 2000)),
+      ]);
+      const exceeded: LimitName[] = cgroup ? await cgroup.exceeded() : [];
+      // Every process of the attempt, however it detached, ends with it.
+      await cgroup?.close();
+      cgroup = null;
+      const back = isolated
+        ? await readBackWorld(ctx.worldDir, writableTopLevel(ctx.writable), captureFile)
+        : null;
+      if (back?.status && back.status.full.length > 0) exceeded.push("world-bytes");
+      const timedOut = back ? back.status?.timedOut === true || stoppedByHost : stoppedByHost;
+      const elapsedMs = Math.round(performance.now() - started);
+
+      const evidence = {
+        command: spec.command,
+        isolated,
+        exitCode: status.signal ? null : (back?.status?.exit ?? status.code),
+        signal: status.signal ?? null,
+        timedOut,
+        elapsedMs,
+        stdoutBytes: out.total,
+        stderrBytes: err.total,
+        stdoutTail: out.text(),
+        stderrTail: err.text(),
+        limits: {
+          ...limitsIdentity(limits),
+          enforcedBy: await enforcement(cgroupName, isolated),
+          exceeded,
+          ...(back?.status?.full.length ? { full: back.status.full } : {}),
+        },
+        ...(back
+          ? {
+            readBack: {
+              files: back.files,
+              bytes: back.bytes,
+              truncated: back.truncated,
+              skipped: back.skipped,
+            },
+          }
+          : {}),
+      };
+      const base = {
+        usage: { ...NO_USAGE },
+        billedMicros: 0,
+        listMicros: null,
+        isolated,
+        evidence,
+        stdout: out.text(),
+      };
+      if (exceeded.length > 0) {
+        return {
+          ...base,
+          status: "crashed",
+          message: `"${spec.name}" went over its ${exceeded.map(limitText).join(" and ")} (${
+            describeLimits(limits)
+          })`,
+        };
+      }
+      if (timedOut) {
+        return { ...base, status: "timeout", message: `Stopped after ${ctx.timeoutMs} ms` };
+      }
+      if (back && !back.started && !ctx.signal.aborted) {
+        return {
+          ...base,
+          status: "fault",
+          message: `Cannot start "${spec.name}": the sandbox did not start: ${
+            err.text().trim().split("\n").pop() ?? ""
+          }`,
+        };
+      }
+      if (back && back.status === null) {
+        // The candidate stopped our supervisor (or its pack was cut): its own doing.
+        return {
+          ...base,
+          status: "crashed",
+          message: `"${spec.name}" stopped the sandbox's supervisor before its files were ` +
+            "read back",
+        };
+      }
+      const code = back?.status?.exit ?? status.code;
+      if (!status.signal && code === 0) return { ...base, status: "completed" };
+      // 126/127: the shell could not run the command at all.
+      if (code === 126 || code === 127) {
+        return {
+          ...base,
+          status: "fault",
+          message: `Cannot start "${spec.name}": the shell could not run it (exit ${code}): ${
+            err.text().trim().split("\n").pop() ?? ""
+          }`,
+        };
+      }
+      const how = status.signal ? `signal ${status.signal}` : `exit status ${code}`;
+      return { ...base, status: "crashed", message: `"${spec.name}" ended with ${how}` };
+    } finally {
+      await cgroup?.close();
+      if (captureFile) await Deno.remove(captureFile).catch(() => {});
     }
-    const how = status.signal ? `signal ${status.signal}` : `exit status ${status.code}`;
-    return { ...base, status: "crashed", message: `"${spec.name}" ended with ${how}` };
   }
 
   /** One attempt: the world gateway (when there is one) around the process. */
@@ -440,7 +616,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
 
   return {
     name: spec.name,
-    identity: opts.identity ?? commandIdentity(spec),
+    identity: { ...(opts.identity ?? commandIdentity(spec)), limits: limitsIdentity(limits) },
     /** A missing mount is the user's mistake: say so before any cell starts. */
     async preflight() {
       for (const m of spec.mounts ?? []) {
