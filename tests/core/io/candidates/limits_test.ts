@@ -268,4 +268,3 @@ Deno.test("commandCandidate() [none] ends detached processes with the attempt wh
   }
   await Deno.remove(marker, { recursive: true });
 });
-
