@@ -274,8 +274,9 @@ async function readFull(file: Deno.FsFile, n: number): Promise<Uint8Array> {
 
 /**
  * Unpacks the supervisor's pack `captureFile` into the writable top-level directories
- * `writable` of the world at `worldDir` (which are emptied first: the sandbox's copy is the
- * truth). The pack is untrusted: only regular files and directories whose names are world
+ * `writable` of the world at `worldDir`, over what the host's copy holds (files the world
+ * gateway's MCP tools wrote there during the attempt stay; a file in both takes the
+ * sandbox's version; a seeded file deleted inside the sandbox stays). The pack is untrusted: only regular files and directories whose names are world
  * paths under `writable` are written, at most `maxEntries` entries; links, devices and bad
  * names are skipped with the reason. Never throws for what the pack holds.
  */
@@ -296,10 +297,7 @@ export async function readBackWorld(
   const skip = (path: string, reason: string) => {
     if (result.skipped.length < MAX_SKIPS) result.skipped.push({ path, reason });
   };
-  for (const d of writable) {
-    await Deno.remove(join(worldDir, d), { recursive: true }).catch(() => {});
-    await Deno.mkdir(join(worldDir, d), { recursive: true });
-  }
+  for (const d of writable) await Deno.mkdir(join(worldDir, d), { recursive: true });
   const rw = new Set(writable);
   let file: Deno.FsFile;
   try {

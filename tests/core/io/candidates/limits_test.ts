@@ -141,7 +141,7 @@ Deno.test("readBackWorld() writes back only regular files under the writable dir
   assert.ok(tar.success, new TextDecoder().decode(tar.stderr));
   const world = await Deno.makeTempDir();
   await Deno.mkdir(`${world}/out`);
-  await Deno.writeTextFile(`${world}/out/seed.txt`, "replaced by the pack");
+  await Deno.writeTextFile(`${world}/out/mcp.txt`, "written through the world gateway");
   const back = await readBackWorld(world, ["out"], pack);
   assert.equal(back.files, 1);
   assert.equal(await Deno.readTextFile(`${world}/out/sub/a.txt`), "a");
@@ -152,7 +152,7 @@ Deno.test("readBackWorld() writes back only regular files under the writable dir
   assert.equal(back.status, null); // no supervisor status in a forged pack
   const names: string[] = [];
   for await (const e of Deno.readDir(`${world}/out`)) names.push(e.name);
-  assert.deepEqual(names.sort(), ["sub"]);
+  assert.deepEqual(names.sort(), ["mcp.txt", "sub"]);
   await Deno.remove(src, { recursive: true });
   await Deno.remove(pack);
   await Deno.remove(world, { recursive: true });
