@@ -21,6 +21,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "benchmark two example agents on an example bundle, offline",
     load: () => import("./demo.ts"),
   },
+  show: {
+    summary: "show an experiment's cells, or one attempt in full (output, files, transcript)",
+    load: () => import("./show.ts"),
+  },
   cases: {
     summary: "turn a table of historical cases into a certified dataset bundle",
     load: () => import("./cases.ts"),

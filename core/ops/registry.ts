@@ -11,6 +11,7 @@ import { CATALOG_RUN_OPS } from "./catalog_run.ts";
 import { CATALOG_FREEZE_OPS } from "./catalog_freeze.ts";
 import { JOB_OPS } from "./jobs.ts";
 import { SCORECARD_OPS } from "./scorecards.ts";
+import { ATTEMPT_OPS } from "./attempts.ts";
 
 // Each area's ops, in the order tools are listed. An area module exports a list of ops
 // and is imported here; its handlers import heavy modules lazily.
@@ -22,6 +23,7 @@ const AREAS: Op[][] = [
   CATALOG_FREEZE_OPS,
   JOB_OPS,
   SCORECARD_OPS,
+  ATTEMPT_OPS,
 ];
 
 /** Every registered op. */

@@ -11,6 +11,8 @@ import { parseBundle } from "../bundle/parse.ts";
 import { filesUnder } from "../bundle/file_map.ts";
 import { buildScorecard, type Scorecard } from "../bench/scorecard.ts";
 import { renderReport } from "../bench/report.ts";
+import { diagnose } from "../bench/diagnosis.ts";
+import { brokenCandidates, brokenLine, countOutcomes, failureCauses } from "../bench/outcome.ts";
 import { certificationSummary } from "../engine/benchmark.ts";
 import type { ExperimentDefinition } from "../bench/experiment.ts";
 import type { Interval } from "../bench/stats.ts";
@@ -239,7 +241,14 @@ export const experimentReport = defineOp({
     const meta = await findExperiment(ctx, input.room, input.experiment);
     const scorecard = await scorecardOf(ctx, meta, input.baseline);
     const bundle = await bundleOf(ctx, meta);
+    const def = meta.definition as unknown as ExperimentDefinition;
+    const diagnosis = diagnose(await ctx.home.state.attemptHistory(meta.id), {
+      candidates: def.candidates.map((c) => c.name),
+      cases: def.cases,
+      bundleCases: bundle?.cases.length ?? def.cases?.length ?? 0,
+    });
     const markdown = renderReport(scorecard, {
+      diagnosis,
       title: bundle?.definition.title ?? meta.bundleName,
       certification: bundle ? certificationSummary(bundle) : null,
       ...(scorecard.isolated ? {} : {
@@ -254,8 +263,11 @@ export const experimentProgress = defineOp({
   name: "experiment_progress",
   title: "Experiment progress",
   description: "Where the experiments of a room stand: per experiment and candidate the " +
-    "cells with a verdict, faults and their causes, mean reward and spend; and the room's " +
-    "running jobs.",
+    "cells with a verdict, outcome counts (passed, failed, crashed, timed-out, budget, " +
+    "fault), failure_causes (each distinct cause with its count and an example: exit " +
+    "status, stderr's last lines, the fault's reason), mean reward and spend; candidates " +
+    "whose every attempt crashed or faulted; and the room's running jobs. attempt_export " +
+    "shows one attempt in full.",
   kind: "read",
   toolset: "bench",
   roomScoped: true,
@@ -276,13 +288,6 @@ export const experimentProgress = defineOp({
       const candidates = def.candidates.map(({ name }) => {
         const mine = records.filter((r) => r.candidate === name);
         const graded = mine.filter((r) => r.verdict !== null);
-        const causes: Record<string, number> = {};
-        for (const r of mine) {
-          if (r.fault) {
-            const k = `${r.fault.source} ${r.fault.kind}`;
-            causes[k] = (causes[k] ?? 0) + 1;
-          }
-        }
         return {
           candidate: name,
           cells: meta.cells / Math.max(1, def.candidates.length),
@@ -294,9 +299,16 @@ export const experimentProgress = defineOp({
             : null,
           billed_dollars: dollars(mine.reduce((s, r) => s + r.billedMicros, 0)),
           list_dollars: dollars(mine.reduce((s, r) => s + (r.listMicros ?? r.billedMicros), 0)),
-          failure_causes: causes,
+          outcomes: countOutcomes(mine),
+          // Each distinct cause of the attempts that did not pass, with one example.
+          failure_causes: failureCauses(mine),
         };
       });
+      const broken = brokenCandidates(
+        new Map(
+          def.candidates.map(({ name }) => [name, records.filter((r) => r.candidate === name)]),
+        ),
+      );
       const graded = records.filter((r) => r.verdict !== null).length;
       experiments.push({
         experiment: meta.id,
@@ -307,6 +319,8 @@ export const experimentProgress = defineOp({
         faults: records.length - graded,
         complete: graded >= meta.cells,
         candidates,
+        // Candidates every attempt of which crashed or faulted: one line each, with a hint.
+        broken: broken.map(brokenLine),
       });
     }
     const running = (await jobsOf(ctx).list(input.room)).filter((j) => j.status === "running");

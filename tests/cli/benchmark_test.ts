@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
+import { dvergrWithPath } from "../helpers/cli.ts";
 import { fileURLToPath } from "node:url";
-import { runMain } from "../../main.ts";
-import { memoryContext } from "../../cli/context.ts";
 import { HELP } from "../../cli/benchmark.ts";
 import { scorecardEssentials } from "../helpers/scorecard.ts";
 import { openKvStateStore } from "../../core/io/state_store.ts";
@@ -13,11 +12,7 @@ import { DVERGR_PERMISSIONS } from "../../core/permissions.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-async function dvergr(args: string[], env: Record<string, string> = {}) {
-  const ctx = memoryContext({ env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env } });
-  const code = await runMain(args, ctx);
-  return { code, out: ctx.out.join(""), err: ctx.err.join("") };
-}
+const dvergr = dvergrWithPath;
 
 /** Right for odd cases, wrong for even ones: a deterministic agent with mixed results. */
 const AGENT =

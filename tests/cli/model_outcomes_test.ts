@@ -83,7 +83,31 @@ Deno.test("dvergr benchmark runs provider-prefixed model ids the registry does n
     assert.match(row, /\| 1\.000 \| – \| – \| 4400 \|/);
     assert.match(report, /The cost of .*openai-gpt-5\.2-0.* is unknown \(–\)/);
     assert.match(report, /<home>\/models\.edn/);
-    assert.ok(home);
+
+    // dvergr show gives the model's transcript and tool calls.
+    const ctx = memoryContext({ env: {} });
+    assert.equal(
+      await runMain(
+        ["show", `${json.experiment}/openai-gpt-5.2-0/a/0`, "--home", home, "--json"],
+        ctx,
+      ),
+      0,
+      ctx.err.join(""),
+    );
+    const view = JSON.parse(ctx.out.join(""));
+    assert.equal(view.outcome, "passed");
+    assert.equal(view.model.calls, 4);
+    assert.equal(view.model.toolCalls, 3);
+    const calls = view.model.transcript.flatMap((e: { toolCalls?: { name: string }[] }) =>
+      (e.toolCalls ?? []).map((c) => c.name)
+    );
+    assert.deepEqual(calls, ["list_files", "read_file", "write_file"]);
+    assert.deepEqual(view.captured, { "/out/answer.edn": "{:total 6}" });
+    assert.equal(view.cost.unpriced, true);
+    const text = memoryContext({ env: {} });
+    await runMain(["show", `${json.experiment}/openai-gpt-5.2-0/a/0`, "--home", home], text);
+    assert.match(text.out.join(""), /Cost {7}unknown \(the model has no prices in the registry\)/);
+    assert.match(text.out.join(""), /assistant calls write_file /);
   } finally {
     await openai.close();
     await anthropic.close();

@@ -1,14 +1,9 @@
 import assert from "node:assert/strict";
-import { runMain } from "../../main.ts";
-import { memoryContext } from "../../cli/context.ts";
+import { dvergrWithPath } from "../helpers/cli.ts";
 import { wordDataset, writeBundleTo } from "../helpers/dataset_bundle.ts";
 import { parse, type TestSuites } from "junit2json";
 
-async function dvergr(args: string[]) {
-  const ctx = memoryContext({ env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" } });
-  const code = await runMain(args, ctx);
-  return { code, out: ctx.out.join(""), err: ctx.err.join("") };
-}
+const dvergr = dvergrWithPath;
 
 /**
  * A dataset whose case c3 has a wrong gold word (no candidate can pass it), and candidates

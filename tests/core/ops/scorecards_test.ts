@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
-import { memoryHome } from "../../../core/io/home.ts";
+import { benchmarkedRoom } from "../../helpers/benchmarked_room.ts";
 import type { DvergrError } from "../../../core/errors.ts";
 import { callOp } from "../../../core/ops/registry.ts";
-import { catalogBenchmark } from "../../../core/ops/catalog_run.ts";
 import { createJobRunner } from "../../../core/ops/jobs.ts";
 import {
   experimentProgress,
@@ -11,35 +10,8 @@ import {
   scorecardList,
 } from "../../../core/ops/scorecards.ts";
 import type { Scorecard } from "../../../core/bench/scorecard.ts";
-import { testOpContext } from "../../helpers/op_context.ts";
-import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
-import { recallBundle } from "../../helpers/bundles.ts";
 
-/** A memory home whose room "books" ran one benchmark of the recall bundle (inline). */
-async function benchmarked() {
-  const home = await memoryHome();
-  const pool = createCheckerPool({ workers: 1 });
-  await home.rooms.createRoom("books");
-  await home.rooms.createRoom("empty");
-  const files = new Map<string, string | null>();
-  for (const [p, t] of recallBundle()) files.set(`workflows/recall/${p}`, t);
-  await home.rooms.writeFiles("books", files, "Recall bundle");
-  const ctx = testOpContext(home, pool);
-  const run = await callOp(catalogBenchmark, ctx, {
-    room: "books",
-    name: "recall",
-    candidates: ["builtin:noop", "builtin:reference"],
-    repetitions: 3,
-  }) as { experiment: string };
-  return {
-    ctx,
-    experiment: run.experiment,
-    async close() {
-      pool.close();
-      await home.close();
-    },
-  };
-}
+const benchmarked = () => benchmarkedRoom({ repetitions: 3, rooms: ["empty"] });
 
 Deno.test("scorecard_list gives a room's experiments newest first with leaderboard rows", async () => {
   const { ctx, experiment, close } = await benchmarked();

@@ -1,0 +1,196 @@
+import { join, resolve } from "node:path";
+import { parseCommandArgs } from "./args.ts";
+import type { CliContext } from "./context.ts";
+import { isDir } from "./home_arg.ts";
+import { printJson } from "./render.ts";
+import { DvergrError, usageError } from "../core/errors.ts";
+import { openHome } from "../core/io/home.ts";
+import type { ExperimentMeta } from "../core/io/state_store.ts";
+import { type CellRef, experimentCells, loadAttempt } from "../core/ops/attempts.ts";
+import { attemptText } from "../core/bench/attempt_view.ts";
+import { OUTCOME_TEXT } from "../core/bench/outcome.ts";
+import { formatFixed } from "../core/bench/format_fixed.ts";
+
+export const HELP =
+  `dvergr show <experiment>[/<candidate>/<case>/<repetition>] [--home DIR] [--json]
+
+Shows an experiment's cells (candidate, case, repetition, outcome, reward, cause), or one
+attempt in full: its outcome and verdict with every check, the files it left, a command's
+exit status and the tail of its stdout and stderr, a model's transcript and tool calls,
+fetched pages, cost and times.
+
+The experiment is its id or a unique prefix (the benchmark prints it: "Experiment …").
+A bundle without cases has no case: <experiment>/<candidate>/<repetition>. Repetitions
+count from 0; a missing one is 0.
+
+Options:
+  --home DIR  the home (default: $DVERGR_HOME, else .dvergr and workflow-runs/* in the
+              working directory, whichever holds the experiment)
+  --json      print the cells, or the attempt, as JSON
+  -h, --help  show this help
+`;
+
+export const OPTIONS = {
+  home: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+/** The homes to look in: the one given, else .dvergr and every workflow-runs/<bundle>. */
+async function homesFor(flag: string | undefined, ctx: CliContext): Promise<string[]> {
+  const given = flag ?? ctx.env("DVERGR_HOME");
+  if (given) return [resolve(ctx.cwd, given)];
+  const out = [resolve(ctx.cwd, ".dvergr")];
+  const runs = resolve(ctx.cwd, "workflow-runs");
+  if (await isDir(runs)) {
+    for await (const e of Deno.readDir(runs)) if (e.isDirectory) out.push(join(runs, e.name));
+  }
+  return out;
+}
+
+async function hasState(dir: string): Promise<boolean> {
+  try {
+    await Deno.stat(join(dir, "state.kv"));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Splits `exp/candidate/case/repetition` (a candidate name may itself hold slashes). */
+function parseTarget(target: string, hasCases: boolean): CellRef {
+  const parts = target.split("/").slice(1);
+  const rep = (s: string | undefined): number => {
+    if (s === undefined) return 0;
+    if (!/^\d+$/.test(s)) {
+      throw usageError(
+        `Cannot show "${target}": repetition "${s}" is not a number`,
+        "Write <experiment>/<candidate>/<case>/<repetition>, e.g. 3f2a/mine/c1/0",
+      );
+    }
+    return Number(s);
+  };
+  if (!hasCases) {
+    const last = parts[parts.length - 1];
+    const numbered = parts.length >= 2 && /^\d+$/.test(last);
+    return {
+      candidate: (numbered ? parts.slice(0, -1) : parts).join("/"),
+      caseId: null,
+      repetition: numbered ? Number(last) : 0,
+    };
+  }
+  if (parts.length < 2) {
+    throw usageError(
+      `Cannot show "${target}": name the case too`,
+      "Write <experiment>/<candidate>/<case>/<repetition>, e.g. 3f2a/mine/c1/0",
+    );
+  }
+  const last = parts[parts.length - 1];
+  if (parts.length >= 3 && /^\d+$/.test(last)) {
+    return {
+      candidate: parts.slice(0, -2).join("/"),
+      caseId: parts[parts.length - 2],
+      repetition: rep(last),
+    };
+  }
+  return { candidate: parts.slice(0, -1).join("/"), caseId: last, repetition: 0 };
+}
+
+export async function run(args: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseCommandArgs("show", args, OPTIONS);
+  if (positionals.length !== 1) {
+    throw usageError(
+      `"dvergr show" takes one experiment or attempt, got ${positionals.length}`,
+      "Write dvergr show <experiment>[/<candidate>/<case>/<repetition>]",
+    );
+  }
+  const target = positionals[0];
+  const prefix = target.split("/")[0];
+  if (prefix.length < 4) {
+    throw usageError(
+      `Cannot show "${target}": give at least 4 characters of the experiment id`,
+      "The benchmark prints it as `Experiment <id>: N cells`",
+    );
+  }
+  const homes = await homesFor(values.home, ctx);
+  const seen: string[] = [];
+  for (const dir of homes) {
+    if (!(await hasState(dir))) continue;
+    const home = await openHome(dir);
+    try {
+      const all = await home.state.listExperiments();
+      seen.push(...all.map((m) => m.id));
+      const matches = all.filter((m) => m.id.startsWith(prefix));
+      if (matches.length > 1) {
+        throw usageError(
+          `Cannot tell which experiment "${prefix}" means: ${matches.length} ids start with it`,
+          "Give more of the id",
+        );
+      }
+      if (matches.length === 0) continue;
+      return await show(ctx, home, matches[0], target, values.json === true);
+    } finally {
+      await home.close();
+    }
+  }
+  throw new DvergrError("NOT_FOUND", `No experiment "${prefix}" in ${homes.join(", ")}`, {
+    hint: seen.length > 0
+      ? `Experiments there include: ${seen.slice(-5).join(", ")}`
+      : "Pass the home it ran in with --home DIR (the benchmark prints it)",
+  });
+}
+
+async function show(
+  ctx: CliContext,
+  home: Awaited<ReturnType<typeof openHome>>,
+  meta: ExperimentMeta,
+  target: string,
+  json: boolean,
+): Promise<number> {
+  const out = (s: string) => ctx.stdout(s + "\n");
+  const cases = (meta.definition as { cases?: unknown }).cases;
+  if (target.includes("/")) {
+    const view = await loadAttempt(home, meta, parseTarget(target, Array.isArray(cases)));
+    if (json) printJson(ctx, { home: home.dir, room: meta.room, ...view });
+    else ctx.stdout(attemptText(view));
+    return 0;
+  }
+  const cells = await experimentCells(home, meta);
+  if (json) {
+    printJson(ctx, {
+      home: home.dir,
+      room: meta.room,
+      experiment: meta.id,
+      bundle: meta.bundleName,
+      createdAt: meta.createdAt,
+      cells,
+    });
+    return 0;
+  }
+  out(
+    `Experiment ${meta.id}: bundle ${meta.bundleName} in room ${meta.room}, ${cells.length} cells`,
+  );
+  const w = Math.max(9, ...cells.map((c) => c.candidate.length));
+  const cw = Math.max(4, ...cells.map((c) => (c.case ?? "-").length));
+  out(
+    `${"candidate".padEnd(w)}  ${"case".padEnd(cw)}  rep  ${"outcome".padEnd(17)}  reward  cause`,
+  );
+  for (const c of cells) {
+    out(
+      `${c.candidate.padEnd(w)}  ${(c.case ?? "-").padEnd(cw)}  ${
+        String(c.repetition).padStart(3)
+      }  ${(c.outcome ? OUTCOME_TEXT[c.outcome] : "not run").padEnd(17)}  ${
+        c.reward === null ? "     –" : formatFixed(c.reward, 3).padStart(6)
+      }  ${c.cause ?? ""}`
+        .trimEnd(),
+    );
+  }
+  const first = cells.find((c) => c.outcome !== null && c.outcome !== "passed");
+  if (first) {
+    out(
+      `One attempt in full: dvergr show ${meta.id.slice(0, 8)}/${first.candidate}/${
+        first.case === null ? "" : `${first.case}/`
+      }${first.repetition}`,
+    );
+  }
+  return 0;
+}

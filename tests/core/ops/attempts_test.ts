@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { benchmarkedRoom } from "../../helpers/benchmarked_room.ts";
+import { callOp } from "../../../core/ops/registry.ts";
+import { attemptExport } from "../../../core/ops/attempts.ts";
+import { experimentProgress, experimentReport } from "../../../core/ops/scorecards.ts";
+
+const benchmarked = () => benchmarkedRoom({ repetitions: 2 });
+
+Deno.test("attempt_export gives one attempt in full: outcome, cause, checks, files", async () => {
+  const { ctx, experiment, close } = await benchmarked();
+  try {
+    const noop = await callOp(attemptExport, ctx, {
+      room: "books",
+      experiment: experiment.slice(0, 8),
+      candidate: "builtin:noop",
+      repetition: 1,
+    }) as Record<string, unknown> & { verdict: { checks: Record<string, boolean> } };
+    assert.equal(noop.outcome, "failed");
+    assert.equal(noop.repetition, 1);
+    assert.equal(noop.case, null);
+    assert.match(noop.cause as string, /^checks failed: /);
+    assert.equal(noop.verdict.checks["wrote-list"], false);
+    assert.deepEqual(noop.captured, {});
+
+    const ref = await callOp(attemptExport, ctx, {
+      room: "books",
+      experiment,
+      candidate: "builtin:reference",
+    }) as Record<string, unknown>;
+    assert.equal(ref.outcome, "passed");
+    assert.deepEqual(ref.captured, { "/out/list.md": "Wato, Dust" });
+
+    await assert.rejects(
+      callOp(attemptExport, ctx, { room: "books", experiment, candidate: "nobody" }),
+      /no candidate "nobody"/,
+    );
+    await assert.rejects(
+      callOp(attemptExport, ctx, {
+        room: "books",
+        experiment,
+        candidate: "builtin:noop",
+        repetition: 5,
+      }),
+      /no repetition 5/,
+    );
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("experiment_progress gives outcome counts and failure causes with an example", async () => {
+  const { ctx, close } = await benchmarked();
+  try {
+    const r = await callOp(experimentProgress, ctx, { room: "books" }) as {
+      experiments: {
+        candidates: {
+          candidate: string;
+          outcomes: Record<string, number>;
+          failure_causes: { outcome: string; cause: string; count: number }[];
+        }[];
+        broken: string[];
+      }[];
+    };
+    const [noop, ref] = r.experiments[0].candidates;
+    assert.equal(noop.outcomes.failed, 2);
+    assert.equal(noop.failure_causes.length, 1);
+    assert.equal(noop.failure_causes[0].outcome, "failed");
+    assert.equal(noop.failure_causes[0].count, 2);
+    assert.equal(ref.outcomes.passed, 2);
+    assert.deepEqual(ref.failure_causes, []);
+    assert.deepEqual(r.experiments[0].broken, []);
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("experiment_report has What went wrong and Per-case results", async () => {
+  const { ctx, experiment, close } = await benchmarked();
+  try {
+    const r = await callOp(experimentReport, ctx, { room: "books", experiment }) as {
+      markdown: string;
+    };
+    assert.match(r.markdown, /## What went wrong/);
+    assert.match(r.markdown, /\| builtin:noop \| failed \| checks failed: /);
+    assert.match(r.markdown, /## Per-case results/);
+    assert.match(r.markdown, /\| Frontier|Outcomes/);
+  } finally {
+    await close();
+  }
+});
