@@ -197,9 +197,10 @@ export function causeHint(cause: FailureCause): string {
   const text = `${cause.cause}\n${cause.example.stderrTail ?? ""}\n${cause.example.message ?? ""}`;
   const missing = /no such file|not found|cannot open|can't open|ENOENT/i.test(text);
   if (missing && cause.example.isolated) {
-    return "Under bubblewrap the agent sees only the world's directories and the system: " +
-      '--mount the agent\'s directory (e.g. --mount "$PWD", read-only at the same path), or ' +
-      "give an absolute path inside a mounted directory";
+    return "Under bubblewrap the agent sees only the world's directories and the system, and " +
+      "starts in the world's root: --mount the agent's directory (read-only at the same path) " +
+      'and name the script by its absolute path inside it, e.g. --mount "$PWD" ' +
+      '--candidate "mine=cmd:sh $PWD/my_agent.sh"';
   }
   if (missing) {
     return "Give the agent's command with an absolute path: it runs in the world directory";

@@ -175,3 +175,34 @@ Deno.test("dvergr benchmark calls a malformed 200 answer a provider fault, not c
     await openai.close();
   }
 });
+
+Deno.test("dvergr benchmark reports a model stopped by its budget as 'stopped by budget'", async () => {
+  const anthropic = await startFakeAnthropic(sequential, { apiKey: "ak" });
+  try {
+    const dir = await writeBundleTo(sumFiles(), "sum");
+    const home = await Deno.makeTempDir();
+    const ctx = memoryContext({
+      env: {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        ANTHROPIC_API_KEY: "ak",
+        ANTHROPIC_BASE_URL: anthropic.url,
+      },
+    });
+    // $0.0001 cannot pay for one call's worst case (4,096 output tokens at $5/M = $0.02).
+    const args = ["benchmark", dir, "--models", "haiku", "--budget-dollars", "0.0001"];
+    const code = await runMain([...args, "--parallel", "1", "--home", home, "--json"], ctx);
+    assert.equal(code, 0, ctx.err.join(""));
+    const json = JSON.parse(ctx.out.join(""));
+    assert.equal(json.scorecard.candidates[0].outcomes.budget, 2);
+    const causes = json.failureCauses["haiku-0"];
+    assert.equal(causes.length, 1);
+    assert.equal(causes[0].outcome, "budget");
+    assert.equal(causes[0].count, 2);
+    assert.match(causes[0].cause, /^stopped by budget: \$0\.0000 spent of \$0\.0001/);
+    assert.equal(anthropic.requests.length, 0);
+    const report = await Deno.readTextFile(json.report);
+    assert.match(report, /\| haiku-0 \| stopped by budget \| stopped by budget: /);
+  } finally {
+    await anthropic.close();
+  }
+});
