@@ -3,13 +3,14 @@ import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
-import { writeBundleDir } from "../core/io/bundle_dir.ts";
+import { writeBundleDirOnce } from "../core/io/bundle_dir_once.ts";
 import {
   attachmentRefs,
   type Certification,
   type ExclusionReason,
 } from "../core/casepack/certify.ts";
 import { decodeText } from "../core/casepack/decode.ts";
+import { INPUT_LIMITS, readInputFile } from "../core/io/input_file.ts";
 import { casePackFromTable } from "../core/io/table_file.ts";
 import {
   completeSpec,
@@ -114,18 +115,7 @@ async function readText(
   what: string,
   encoding?: string,
 ): Promise<string> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.IsADirectory) {
-      throw new DvergrError("NOT_FOUND", `Cannot read the ${what} "${shown}": no such file`, {
-        hint: `Give the path of the ${what}`,
-        details: { file: shown },
-      });
-    }
-    throw e;
-  }
+  const bytes = await readInputFile(path, { shown, what, maxBytes: INPUT_LIMITS.text });
   return decodeText(bytes, { file: shown, encoding, what });
 }
 
@@ -256,7 +246,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       },
     );
   }
-  await writeBundleDir(at(values.out), build.files, { force: values.force === true });
+  await writeBundleDirOnce(at(values.out), build.files, { force: values.force === true });
 
   if (values.json) {
     printJson(ctx, {

@@ -103,6 +103,21 @@ function identity(values: (EdnValue | undefined)[]): string {
   );
 }
 
+/** Whether a cell holds NaN or an infinity anywhere (EDN ##NaN, ##Inf, a JSON 1e400). */
+export function hasNonFinite(v: EdnValue | undefined): boolean {
+  if (typeof v === "number") return !Number.isFinite(v);
+  if (v === null || v === undefined || typeof v !== "object") return false;
+  if (Array.isArray(v)) return v.some(hasNonFinite);
+  if (v instanceof Map) {
+    for (const [k, x] of v) if (hasNonFinite(k) || hasNonFinite(x)) return true;
+    return false;
+  }
+  const items = (v as { items?: unknown }).items;
+  if (Array.isArray(items)) return items.some((x) => hasNonFinite(x as EdnValue));
+  const value = (v as { value?: unknown }).value;
+  return typeof value === "number" && !Number.isFinite(value);
+}
+
 /**
  * Certifies every row of the table under the spec. Reasons, in this order: no-id (blank
  * id cell), duplicate-id (every row whose case id occurs more than once), unlabelled
@@ -160,7 +175,10 @@ export function certifyCases(
         outcome[f.field] = plainCell(r.values[expCols[k]]);
       });
       const { checks } = casepackGrade(outcome, fields, outcome);
-      const wrong = spec.expected.filter((f) => !checks[casepackCheckKey(f.field)]);
+      // NaN and infinities do not survive JSON or EDN round trips: no answer can match them.
+      const wrong = spec.expected.filter((f, k) =>
+        !checks[casepackCheckKey(f.field)] || hasNonFinite(r.values[expCols[k]])
+      );
       if (wrong.length > 0) {
         reasons.push({ reason: "outcome-not-gradable", fields: wrong.map((f) => f.field) });
       }

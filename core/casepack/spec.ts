@@ -3,6 +3,7 @@
  * its inputs and attachments, which outcomes are expected and by which rule. Given as
  * flags (`--outcome col:rule[:tolerance]`) or as an EDN file, validated here.
  */
+import { caseId, isBlankCell } from "./case_id.ts";
 import { DvergrError } from "../errors.ts";
 import { readEdn } from "../edn/read.ts";
 import { EdnFloat, type EdnValue, Keyword } from "../edn/values.ts";
@@ -343,7 +344,15 @@ export function completeSpec(draft: SpecDraft): CasePackSpec {
   twice(expected.map((f) => f.field), origin.expected ?? "the outcomes");
   const inputSet = new Set([...inputs, ...attachments]);
   const keys = new Map<string, string>();
+  const idColumn = draft.id.trim();
   for (const f of expected) {
+    if (f.field === idColumn) {
+      throw specError(
+        `Cannot build the case pack: column "${f.field}" is both the id and an expected outcome`,
+        "The case id reaches the agent (DVERGR_CASE, /docs/case.edn, the world's paths), so it " +
+          "would see the answer; expect another column",
+      );
+    }
     if (inputSet.has(f.field)) {
       throw specError(
         `Cannot build the case pack: column "${f.field}" is both an input and an expected outcome`,
@@ -351,7 +360,10 @@ export function completeSpec(draft: SpecDraft): CasePackSpec {
           "from --outcome",
       );
     }
-    if (f.tolerance !== undefined && (f.rule !== "number" || !(f.tolerance >= 0))) {
+    if (
+      f.tolerance !== undefined &&
+      (f.rule !== "number" || !(f.tolerance >= 0) || !Number.isFinite(f.tolerance))
+    ) {
       throw specError(
         `Cannot build the case pack: outcome "${f.field}" has a tolerance but the rule ${f.rule}`,
         "A tolerance (≥ 0) applies to the number rule only",
@@ -443,5 +455,24 @@ export function checkSpecColumns(spec: CasePackSpec, table: Table): void {
         : `The table's columns are: ${list}`,
       { column, file: table.file },
     );
+  }
+  // An outcome column that repeats the id column row for row leaks the answer just as well.
+  const idAt = table.columns.indexOf(spec.id);
+  for (const f of spec.expected) {
+    const at = table.columns.indexOf(f.field);
+    const rows = table.rows.filter((r) => !isBlankCell(r.values[at]));
+    if (
+      rows.length > 0 &&
+      rows.every((r) =>
+        caseId(r.values[at]) !== null && caseId(r.values[at]) === caseId(r.values[idAt])
+      )
+    ) {
+      throw specError(
+        `Cannot build the case pack: outcome column "${f.field}" holds the case id of every row`,
+        "The case id reaches the agent (DVERGR_CASE, /docs/case.edn), so it would see the " +
+          "answer; expect another column",
+        { column: f.field, file: table.file },
+      );
+    }
   }
 }

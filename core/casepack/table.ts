@@ -64,11 +64,12 @@ export function columnIndex(table: Table): Map<string, number> {
 }
 
 /**
- * Parses a table's text. CSV: the first row is the header (names trimmed; a repeated
- * name: the later column wins; in a DATEV EXTF/DTVF export, the row after the format
- * line); missing trailing cells are ""; surplus cells must be
+ * Parses a table's text. CSV: the first row is the header (names trimmed; a name given
+ * twice is a TABLE_INVALID error naming it, unnamed columns excepted; in a DATEV EXTF/DTVF
+ * export, the row after the format line); missing trailing cells are ""; surplus cells must be
  * empty (an exporter's trailing delimiters) — a row wider than the header with text in
- * the surplus is an error naming its line. JSON lines: one object per non-blank line.
+ * the surplus is an error naming its line. JSON lines: one object per non-blank line,
+ * nested at most 100 levels, integers beyond ±2^53 − 1 read exactly (bigint, as in EDN).
  * EDN: a vector of maps (keyword keys become their name). Cells are not trimmed.
  */
 export function parseTable(
@@ -114,8 +115,16 @@ function parseCsvTable(
   const columns: string[] = [];
   const at = new Map<string, number>();
   header.forEach((name, pos) => {
+    if (at.has(name) && name !== "") {
+      throw tableError(
+        file,
+        `the header names column "${name}" twice (columns ${at.get(name)! + 1} and ${pos + 1})`,
+        "Rename one of them: a table with two columns of one name would lose one",
+        records[headerAt].line,
+      );
+    }
     if (!at.has(name)) columns.push(name);
-    at.set(name, pos); // the later column wins
+    at.set(name, pos); // unnamed columns: the later one wins
   });
   const positions = columns.map((c) => at.get(c)!);
   const width = header.length;
@@ -143,8 +152,45 @@ function parseCsvTable(
   return { file, format, columns, rows };
 }
 
+/** How deep a JSON line may nest (arrays and objects). */
+const MAX_JSON_DEPTH = 100;
+
+/** The nesting depth of a JSON text (brackets outside strings), stopping past `limit`. */
+function jsonDepth(src: string, limit: number): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < src.length; i++) {
+    const c = src.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) max = depth;
+      if (max > limit) return max;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
+}
+
+/**
+ * JSON.parse with numbers read exactly as the EDN reader reads them: an integer beyond
+ * ±2^53 − 1 becomes a bigint (so 12345678901234567000 stays itself), not a float.
+ */
+function parseJsonExact(src: string): unknown {
+  return JSON.parse(src, function (_key, value, context?: { source?: string }) {
+    if (typeof value !== "number" || Number.isSafeInteger(value) || !context?.source) return value;
+    const s = context.source;
+    return /^-?\d+$/.test(s) ? BigInt(s) : value;
+  });
+}
+
 function jsonToEdn(v: unknown): EdnValue {
-  if (v === null || typeof v === "string" || typeof v === "number" || typeof v === "boolean") {
+  if (
+    v === null || typeof v === "string" || typeof v === "number" || typeof v === "boolean" ||
+    typeof v === "bigint"
+  ) {
     return v;
   }
   if (Array.isArray(v)) return v.map(jsonToEdn);
@@ -168,9 +214,17 @@ function parseJsonLines(text: string, file: string): Table {
   for (let i = 0; i < lines.length; i++) {
     const src = lines[i].trim();
     if (src === "") continue;
+    if (jsonDepth(src, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+      throw tableError(
+        file,
+        `line ${i + 1} nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels`,
+        "A case is a flat object of cells; nest values a few levels at most",
+        i + 1,
+      );
+    }
     let v: unknown;
     try {
-      v = JSON.parse(src);
+      v = parseJsonExact(src);
     } catch (e) {
       throw tableError(
         file,

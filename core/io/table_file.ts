@@ -3,7 +3,7 @@
  * Needs --allow-read for the table's directory.
  */
 import { dirname, join, resolve, sep } from "node:path";
-import { DvergrError } from "../errors.ts";
+import { INPUT_LIMITS, readInputFile } from "./input_file.ts";
 import { decodeText } from "../casepack/decode.ts";
 import { type AttachmentReader, casePackOf, collectAttachments } from "../casepack/attachments.ts";
 import type { CasePackBuild } from "../casepack/generate.ts";
@@ -25,34 +25,14 @@ export interface ReadTableOptions {
 export async function readTableFile(path: string, opts: ReadTableOptions = {}): Promise<Table> {
   const shown = opts.shown ?? path;
   const format = tableFormatOf(shown, opts.format);
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new DvergrError("NOT_FOUND", `Cannot read the table "${shown}": no such file`, {
-        hint: "Give the path of a .csv, .tsv, .jsonl or .edn file",
-        details: { file: shown },
-      });
-    }
-    if (e instanceof Deno.errors.IsADirectory || (await isDirectory(path))) {
-      throw new DvergrError("NOT_FOUND", `Cannot read the table "${shown}": it is a directory`, {
-        hint: "Give the path of a .csv, .tsv, .jsonl or .edn file",
-        details: { file: shown },
-      });
-    }
-    throw e;
-  }
+  const bytes = await readInputFile(path, {
+    shown,
+    what: "table",
+    maxBytes: INPUT_LIMITS.table,
+    hint: "Give the path of a .csv, .tsv, .jsonl or .edn file (at most 512 MiB)",
+  });
   const text = decodeText(bytes, { file: shown, encoding: opts.encoding });
   return parseTable(text, { file: shown, format, delimiter: opts.delimiter });
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isDirectory;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -95,9 +75,7 @@ async function readInside(
   if (!real.startsWith(root + sep)) return null;
   let bytes: Uint8Array;
   try {
-    const st = await Deno.stat(real);
-    if (!st.isFile) return null;
-    bytes = await Deno.readFile(real);
+    bytes = await readInputFile(real, { shown, what: "attachment", maxBytes: INPUT_LIMITS.text });
   } catch {
     return null;
   }

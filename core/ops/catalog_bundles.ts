@@ -28,7 +28,8 @@ import type { TrustTier } from "../bench/records.ts";
 import type { Promotion } from "../io/state_store.ts";
 import { trustOf } from "../io/state_store.ts";
 import { bundleDir, fileInTheWay, readRoomBundle, readRoomBundles } from "../io/room_bundles.ts";
-import { readBundleDir, writeBundleDir } from "../io/bundle_dir.ts";
+import { readBundleDir } from "../io/bundle_dir.ts";
+import { writeBundleDirOnce } from "../io/bundle_dir_once.ts";
 import { VERSION } from "../version.ts";
 import type { CheckerRunner } from "../checker.ts";
 
@@ -303,7 +304,7 @@ export async function importIntoDir(
   const unchanged = current instanceof Map && sameFiles(current, v.files);
   const replaced = current === "unreadable" || (!unchanged && current !== null && current.size > 0);
   if (!unchanged) {
-    await writeBundleDir(req.dir, v.files, { force: req.force }).catch((e) => {
+    await writeBundleDirOnce(req.dir, v.files, { force: req.force }).catch((e) => {
       throw cannotWrite(req.dir, e);
     });
   }

@@ -25,8 +25,11 @@ Deno.test("parseTable() trims header names, pads short rows and keeps cells as w
   });
 });
 
-Deno.test("parseTable() lets the later of two same-named columns win", () => {
-  assert.deepEqual(rowsOf("k;v;k\n1;2;3\n"), { columns: ["k", "v"], rows: [["3", "2"]] });
+Deno.test("parseTable() refuses two columns of one name, naming it; unnamed ones: the later wins", () => {
+  const e = tableError(() => parseTable("k;v;k\n1;2;3\n", { file: "x.csv", format: "csv" }));
+  assert.match(e.message, /column "k" twice \(columns 1 and 3\)/);
+  assert.equal(e.details?.line, 1);
+  assert.deepEqual(rowsOf("k;;v;\n1;;2;x\n"), { columns: ["k", "", "v"], rows: [["1", "x", "2"]] });
 });
 
 Deno.test("parseTable() drops empty surplus cells and refuses surplus text, naming the line", () => {
