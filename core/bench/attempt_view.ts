@@ -58,8 +58,10 @@ export interface AttemptView {
   skipped: { path: string; reason: string }[];
   /** Pages the attempt fetched (bounded), when the bundle records them. */
   fetched: { url: string; title: string | null; chars: number; text: string }[];
-  web: Record<string, unknown> | null;
-  judge: Record<string, unknown> | null;
+  /** The attempt's web: mode, searches, requests, pages, denials (when it had a web). */
+  web: AttemptRecord["web"] | null;
+  /** The judge's calls and cost (when the bundle has a judge). */
+  judge: AttemptRecord["judge"] | null;
   cost: {
     billedMicros: number;
     listMicros: number;
@@ -176,8 +178,8 @@ export function attemptView(
       const t = typeof text === "string" ? text : "";
       return { url, title: str(titles[url]), chars: t.length, text: clip(t, 4000) };
     }),
-    web: obj(ev.web),
-    judge: obj(ev.judge),
+    web: r.web ?? null,
+    judge: r.judge ?? null,
     cost: {
       billedMicros: r.billedMicros,
       listMicros: r.listMicros ?? r.billedMicros,
@@ -265,6 +267,22 @@ export function attemptText(v: AttemptView): string {
     for (const p of v.fetched) {
       out.push(`  ${p.url}${p.title ? ` — ${p.title}` : ""} (${p.chars} characters)`);
     }
+  }
+  if (v.web) {
+    const d = Object.entries(v.web.denials).filter(([, n]) => (n ?? 0) > 0)
+      .map(([k, n]) => `${n} ${k}`);
+    out.push(
+      `Web        ${v.web.mode}: ${v.web.searches} searches, ${v.web.requests} requests, ${v.web.pages} pages${
+        d.length > 0 ? `; refused: ${d.join(", ")}` : ""
+      }`,
+    );
+  }
+  if (v.judge) {
+    out.push(
+      `Judge      ${v.judge.model}: ${v.judge.calls} calls, ${
+        money(v.judge.listMicros ?? v.judge.billedMicros)
+      }`,
+    );
   }
   if (v.evidenceMissing) out.push(`Evidence   blob ${v.evidenceRef} is missing from the home`);
   return out.join("\n") + "\n";

@@ -170,8 +170,9 @@ function overlaps(a: LabelSpot, b: LabelSpot): boolean {
 
 /**
  * Label positions in which no two labels overlap: labels are taken top to bottom (then left
- * to right) and one that would cover a label already placed moves down a line at a time
- * (up, when that would leave the plot), so candidates that share a point get one line each.
+ * to right), and one that would cover a label already placed moves to the nearest free line
+ * above or below its point (above first) within the plot, so candidates that share a point
+ * get one line each, close to it.
  */
 export function placeLabels(
   spots: readonly LabelSpot[],
@@ -182,18 +183,19 @@ export function placeLabels(
   );
   const placed: LabelSpot[] = [];
   const out: LabelSpot[] = new Array(spots.length);
+  const lines = Math.max(1, Math.floor((bounds.bottom - bounds.top) / LINE_H));
   for (const { s, i } of order) {
-    const spot = { ...s, y: Math.max(bounds.top, s.y) };
-    for (let step = 0; step < spots.length * 2 + 2; step++) {
-      if (!placed.some((p) => overlaps(p, spot))) break;
-      const down = spot.y + LINE_H;
-      spot.y = down <= bounds.bottom ? down : spot.y - LINE_H * (step + 1);
-    }
-    // Rare crowding near the bottom: the first free line from the top.
-    if (placed.some((p) => overlaps(p, spot))) {
-      for (let yy = bounds.top;; yy += LINE_H) {
-        spot.y = yy;
-        if (!placed.some((p) => overlaps(p, spot))) break;
+    const home = Math.min(bounds.bottom, Math.max(bounds.top, s.y));
+    let spot = { ...s, y: home };
+    // 0, −1, +1, −2, +2 … lines away; the first that is free and inside the plot.
+    for (let k = 0; k <= 2 * (lines + spots.length); k++) {
+      const step = k % 2 === 1 ? -(k + 1) / 2 : k / 2;
+      const y = home + step * LINE_H;
+      if (y < bounds.top || y > bounds.bottom) continue;
+      const candidate = { ...s, y };
+      if (!placed.some((p) => overlaps(p, candidate))) {
+        spot = candidate;
+        break;
       }
     }
     placed.push(spot);

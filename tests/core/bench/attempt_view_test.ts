@@ -3,7 +3,11 @@ import { attemptRecord as record } from "../../helpers/records.ts";
 import { attemptText, attemptView } from "../../../core/bench/attempt_view.ts";
 
 Deno.test("attemptView() shows fetched pages with their titles, bounded", () => {
-  const r = record({ candidate: "m", evidenceRef: "e" });
+  const r = record({
+    candidate: "m",
+    evidenceRef: "e",
+    web: { mode: "frozen", searches: 1, requests: 3, pages: 2, denials: { blocked: 1 } },
+  });
   const evidence = {
     candidate: { kind: "model", transcript: [], calls: 1 },
     web: { pagesRef: "p" },
