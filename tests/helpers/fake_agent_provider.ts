@@ -233,8 +233,14 @@ function responsesStream(step: AgentStep, tools: string[], n: number, u: FakeUsa
   ]);
 }
 
-/** Starts the provider; `script` decides each model turn. */
-export function startFakeAgentProvider(script: AgentScript): FakeAgentProvider {
+/**
+ * Starts the provider; `script` decides each model turn. `hold`, when given, is awaited
+ * before each answer (a test looks at the CLI while it waits).
+ */
+export function startFakeAgentProvider(
+  script: AgentScript,
+  hold?: (n: number) => Promise<void>,
+): FakeAgentProvider {
   const requests: FakeAgentProvider["requests"] = [];
   const seen: string[] = [];
   const sent: FakeUsage[] = [];
@@ -253,6 +259,7 @@ export function startFakeAgentProvider(script: AgentScript): FakeAgentProvider {
     requests.push({ api, headers: Object.fromEntries(req.headers), body });
     const tools = toolNames(body);
     const n = requests.length;
+    await hold?.(n);
     const step = script({
       api,
       n,

@@ -189,6 +189,8 @@ const CODEX_OFF = [
 ];
 const CODEX_CONFIG = [
   "web_search=disabled",
+  // Without it Codex waits ~5 s at exit trying to send analytics out of the sandbox.
+  "analytics.enabled=false",
   "agents.enabled=false",
   "tools.experimental_request_user_input.enabled=false",
   "tools.update_plan.enabled=false",
@@ -368,6 +370,9 @@ export async function createAgentCandidate(
       MCP_CONNECTION_NONBLOCKING: "0",
       CLAUDE_CODE_MAX_RETRIES: "2",
       DISABLE_AUTOUPDATER: "1",
+      DISABLE_TELEMETRY: "1",
+      DISABLE_ERROR_REPORTING: "1",
+      CLAUDE_CODE_ENABLE_TELEMETRY: "0",
     }
     : { HOME, CODEX_HOME: `${HOME}/.codex`, DVERGR_MODEL_KEY: "dvergr-gateway-holds-the-key" };
   const identity = {

@@ -179,6 +179,8 @@ export async function startAttemptGateway(
       finished ??= (async () => {
         const figures = await model.settle(3000);
         model.abort();
+        // MCP sessions first: an open SSE stream of a session would hold the shutdown.
+        await mcp.close();
         aborter.abort();
         ctx.signal.removeEventListener("abort", onAbort);
         // Graceful shutdown waits for open connections; a stuck one does not hold the attempt.
@@ -188,7 +190,6 @@ export async function startAttemptGateway(
           new Promise((r) => timer = setTimeout(r, 3000)),
         ]);
         clearTimeout(timer);
-        await mcp.close();
         if (dir) await Deno.remove(dir, { recursive: true }).catch(() => {});
         return {
           mcpCalls: mcp.calls,

@@ -12,6 +12,7 @@ import {
   findAgentCli,
 } from "../../../../core/io/candidates/agent_cli.ts";
 import { detectBwrap } from "../../../../core/io/candidates/command.ts";
+import { DUMMY_KEY } from "../../../../core/io/gateway/attempt_gateway.ts";
 import { createWorld } from "../../../../core/io/world.ts";
 import type { AttemptContext, CandidateOutcome } from "../../../../core/bench/candidate.ts";
 import {
@@ -38,11 +39,13 @@ const CLIS: { cli: AgentCli; model: string }[] = [
   { cli: "codex", model: "fake-gpt" },
 ];
 const PRICES = "{:input 3 :output 15 :cache-read 0.3 :cache-write 3.75}";
+const LIST = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
 
 function registryFor(url: string) {
   const home = `{:models {"fake-claude" {:provider :anthropic :base-url "${url}" :prices ${PRICES}}
     "fake-gpt" {:provider :openai :base-url "${url}" :prices ${PRICES}}
-    "fake-gpt-sub" {:provider :openai :base-url "${url}" :list-price-of "fake-gpt"}}}`;
+    "fake-gpt-sub" {:provider :openai :base-url "${url}" :list-price-of "fake-gpt"}
+    "fake-claude-sub" {:provider :anthropic :base-url "${url}" :list-price-of "fake-claude"}}}`;
   return buildRegistry([
     parseModelsEdn(SHIPPED_MODELS_EDN, SHIPPED_MODELS_FILE),
     parseModelsEdn(home, "models.edn (test)"),
@@ -60,6 +63,8 @@ async function skipReason(cli: AgentCli): Promise<string | null> {
 }
 
 interface Run {
+  /** What `during` found while the attempt ran. */
+  tree: SandboxTree | null;
   outcome: CandidateOutcome;
   captured: Record<string, string>;
   provider: FakeAgentProvider;
@@ -78,9 +83,17 @@ async function runAgent(
     fixtures?: Record<string, string>;
     args?: string[];
     wrapMcp?: (h: (r: Request) => Promise<Response>) => (r: Request) => Promise<Response>;
+    /** Looks at the attempt's processes once the CLI asked the provider something. */
+    watchTree?: boolean;
   } = {},
 ): Promise<Run> {
-  const provider = startFakeAgentProvider(script);
+  // With watchTree the first answer waits until the attempt's processes were looked at.
+  let looked = () => {};
+  const lookedAt = new Promise<void>((r) => looked = r);
+  const provider = startFakeAgentProvider(
+    script,
+    opts.watchTree ? (n) => (n === 1 ? lookedAt : Promise.resolve()) : undefined,
+  );
   const marker = `dvergr-attempt-${crypto.randomUUID()}`;
   const world = await createWorld(
     opts.fixtures ?? { "/docs/case.txt": `quiet harbour ${marker.slice(-6)}` },
@@ -115,14 +128,70 @@ async function runAgent(
       signal: new AbortController().signal,
     };
     const started = performance.now();
-    const outcome = await cand.run(ctx);
+    const running = cand.run(ctx);
+    let tree: SandboxTree | null = null;
+    let done = false;
+    running.finally(() => done = true);
+    if (opts.watchTree) {
+      while (!done && provider.requests.length === 0) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      tree = await sandboxTree(world.dir);
+      looked();
+    }
+    const outcome = await running;
     const ms = performance.now() - started;
     const captured = (await world.capture(["/out"])).files;
-    return { outcome, captured, provider, ms, marker };
+    return { tree, outcome, captured, provider, ms, marker };
   } finally {
     await provider.close();
     await world.remove();
   }
+}
+
+interface SandboxTree {
+  pids: number[];
+  /** Environment and command line of every process of the attempt, as the host sees them. */
+  text: string;
+}
+
+/** The attempt's processes: bwrap (its command line binds the world) and its descendants. */
+async function sandboxTree(worldDir: string): Promise<SandboxTree> {
+  const out = await new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,args="] }).output();
+  const rows = new TextDecoder().decode(out.stdout).split("\n").map((l) => l.trim()).filter(
+    (l) => l !== "",
+  ).map((l) => {
+    const [pid, ppid, ...args] = l.split(/\s+/);
+    return { pid: Number(pid), ppid: Number(ppid), args: args.join(" ") };
+  });
+  const pids = new Set(
+    rows.filter((r) => r.args.startsWith("bwrap") && r.args.includes(worldDir)).map((r) => r.pid),
+  );
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const r of rows) {
+      if (pids.has(r.ppid) && !pids.has(r.pid)) {
+        pids.add(r.pid);
+        grew = true;
+      }
+    }
+  }
+  // Deno reads /proc/PID/environ only with --allow-all: cat reads it for us.
+  const files = [...pids].flatMap((p) => [`/proc/${p}/environ`, `/proc/${p}/cmdline`]);
+  const cat = await new Deno.Command("cat", { args: files, stderr: "null" }).output();
+  const text = new TextDecoder().decode(cat.stdout);
+  return { pids: [...pids], text };
+}
+
+/** The pids still running (a zombie waiting for its reaper has ended). */
+async function stillRunning(pids: number[]): Promise<string[]> {
+  if (pids.length === 0) return [];
+  const out = await new Deno.Command("ps", {
+    args: ["-o", "pid=,stat=,args=", "-p", pids.join(",")],
+  })
+    .output();
+  return new TextDecoder().decode(out.stdout).split("\n").map((l) => l.trim())
+    .filter((l) => l !== "" && !/^\d+\s+Z/.test(l));
 }
 
 async function processesWith(text: string): Promise<string[]> {
@@ -150,7 +219,12 @@ for (const { cli, model } of CLIS) {
   t(
     "reads the case through MCP, writes the answer through MCP, and is metered to the token",
     async () => {
-      const { outcome, captured, provider, marker } = await runAgent(cli, model, caseReader());
+      const { outcome, captured, provider, marker, tree } = await runAgent(
+        cli,
+        model,
+        caseReader(),
+        { watchTree: true },
+      );
       assert.equal(outcome.status, "completed", outcome.message ?? "");
       assert.equal(
         captured["/out/answer.edn"],
@@ -187,24 +261,24 @@ for (const { cli, model } of CLIS) {
       assert.equal(agent.cli, cli);
       assert.notEqual(agent.result, null);
       assert.deepEqual(await processesWith(marker), []);
+      // While it ran, no process of the attempt held the real key; after it, none is left.
+      assert(tree !== null && tree.pids.length > 0);
+      assert(!tree.text.includes(SECRET), "the real key is in a sandboxed process");
+      assert.deepEqual(await stillRunning(tree.pids), [], "processes of the attempt outlived it");
     },
   );
 
-  t("never holds the real key: environment, files and process list of the sandbox", async () => {
-    const probe = "/out/probe.txt";
-    // The model asks to write what it was told; the CLI's own environment is not reachable
-    // through the world tools, so a shell probe runs as a plain command candidate below.
-    const { outcome } = await runAgent(
-      cli,
-      model,
-      ({ toolResults }) =>
-        toolResults.length === 0
-          ? { tool: "write_file", args: { path: probe, content: "x" } }
-          : { text: "ok" },
-    );
-    assert.equal(outcome.status, "completed", outcome.message ?? "");
-    assert(!JSON.stringify(outcome).includes(SECRET));
-  });
+  t(
+    "a subscription model bills nothing and reports the list price of the same tokens",
+    async () => {
+      const { outcome, provider } = await runAgent(cli, `${model}-sub`, caseReader());
+      assert.equal(outcome.status, "completed", outcome.message ?? "");
+      assert.equal(outcome.billedMicros, 0);
+      assert.equal(provider.sent.length, 3);
+      assert.equal(outcome.listMicros, costMicros(outcome.usage, LIST));
+      assert((outcome.listMicros ?? 0) > 0);
+    },
+  );
 
   t("stops at the turn limit: its own (Claude) or the gateway's request cap (Codex)", async () => {
     const { outcome, provider, captured } = await runAgent(
@@ -248,11 +322,21 @@ for (const { cli, model } of CLIS) {
   t(
     "a CLI left waiting (provider hangs) is stopped at the time limit with its process tree",
     async () => {
-      const { outcome, marker, ms } = await runAgent(cli, model, () => ({ hang: true }), {
-        timeoutMs: 4000,
+      const { outcome, marker, ms, tree } = await runAgent(cli, model, () => ({ hang: true }), {
+        timeoutMs: 15_000,
+        watchTree: true,
       });
       assert.equal(outcome.status, "timeout");
-      assert(ms < 20_000, `took ${ms} ms`);
+      assert(ms < 40_000, `took ${ms} ms`);
+      // While it ran: bwrap, the forwarder and the CLI, none holding the real key.
+      assert(tree !== null && tree.pids.length >= 3, `processes: ${tree?.pids}`);
+      assert(
+        tree.text.includes("DVERGR_MCP_URL=") && tree.text.includes(DUMMY_KEY),
+        `${tree.pids} ${tree.text.slice(0, 2000)}`,
+      );
+      assert(!tree.text.includes(SECRET), "the real key is in a sandboxed process");
+      // After it: every one of them is gone.
+      assert.deepEqual(await stillRunning(tree.pids), []);
       assert.deepEqual(await processesWith(marker), []);
     },
   );
