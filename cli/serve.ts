@@ -13,7 +13,7 @@ import { VERSION } from "../core/version.ts";
 import { selectTools } from "../mcp/selection.ts";
 import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
 
-export const HELP = `dvergr serve --mcp [--http [--port N]] [--home DIR]
+export const HELP = `dvergr serve --mcp [--http [--port N | --socket PATH]] [--home DIR]
              [--profile P | --toolsets a,b | --tools a,b [--room R]]
 
 Serves dvergr's operations as MCP tools to a coding client (Claude Code, Codex, Cursor):
@@ -34,6 +34,7 @@ Options:
   --mcp              serve MCP (required)
   --http             serve Streamable HTTP on 127.0.0.1 instead of stdio
   --port N           the HTTP port (default 17889; 0 picks a free one)
+  --socket PATH      serve HTTP on this Unix socket (mode 0600) instead of a port
   --home DIR         the home (default: $DVERGR_HOME, else .dvergr in the working directory)
   --job ID           (internal) run the work of job ID in this process; the server starts
                      one such process per job, so jobs outlive it and its client
@@ -51,6 +52,7 @@ export const OPTIONS = {
   mcp: { type: "boolean" },
   http: { type: "boolean" },
   port: { type: "string" },
+  socket: { type: "string" },
   home: { type: "string" },
   profile: { type: "string" },
   toolsets: { type: "string", multiple: true },
@@ -189,6 +191,12 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   if (values.port !== undefined && !values.http) {
     throw usageError("--port applies to --http only", "Add --http, or leave out --port");
   }
+  if (values.socket !== undefined && !values.http) {
+    throw usageError("--socket applies to --http only", "Add --http, or leave out --socket");
+  }
+  if (values.socket !== undefined && values.port !== undefined) {
+    throw usageError("Cannot use --socket and --port together", "Choose one of them");
+  }
   const envList = (name: string) => {
     const v = ctx.env(name);
     return v ? [v] : undefined;
@@ -222,16 +230,22 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     };
     // The SDK costs ~250 ms to load: only serve pays for it.
     const { createMcpServer } = await import("../mcp/server.ts");
-    const makeServer = () => createMcpServer({ context, selection, log });
+    const { createStatelessHandler } = await import("../mcp/stateless.ts");
+    const { createRoomWatcher, homeVersion } = await import("../mcp/room_watch.ts");
+    const watcher = createRoomWatcher(homeVersion(home));
+    const makeServer = () => createMcpServer({ context, selection, log, watcher });
+    const stateless = createStatelessHandler({ context, selection, log, watcher });
     log(
       `dvergr ${VERSION}, home ${home.dir}, ${selection.label} (${selection.ops.length} tools)` +
         (orphans ? `; ${orphans} job${orphans === 1 ? "" : "s"} of a stopped server orphaned` : ""),
     );
     if (values.http) {
       const { ensureHttpToken } = await import("../mcp/token.ts");
-      const { serveHttp } = await import("../mcp/http.ts");
+      const { clearStaleSocket, serveHttp } = await import("../mcp/http.ts");
       const token = await ensureHttpToken(home.dir);
-      const http = serveHttp({ port, token: token.token, makeServer, log });
+      const socket = values.socket === undefined ? undefined : resolve(ctx.cwd, values.socket);
+      if (socket !== undefined) await clearStaleSocket(socket);
+      const http = serveHttp({ port, socket, token: token.token, makeServer, stateless, log });
       log(
         `listening on ${http.url} (bearer token in ${token.path}${token.created ? ", new" : ""})`,
       );
@@ -241,8 +255,10 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       const { serveStdio } = await import("../mcp/stdio.ts");
       const ended = new AbortController();
       stop.done.then(() => ended.abort());
-      await serveStdio(makeServer(), ended.signal);
+      await serveStdio(makeServer(), ended.signal, stateless);
     }
+    stateless.close();
+    watcher.close();
     log("stopping");
     return 0;
   } finally {

@@ -3,17 +3,25 @@
  * `Authorization: Bearer <token>` (401 without it or with another), and a request from a
  * page of another site (an Origin header that is not loopback) or addressed to another
  * host name (DNS rebinding) is refused with 403. Each `initialize` opens a session
- * (Mcp-Session-Id) with a server of its own; DELETE ends it.
+ * (Mcp-Session-Id) with a server of its own; DELETE ends it. A request of the stateless era
+ * (2026-07-28: no session, its version in `_meta`) goes to the stateless layer instead
+ * (http_stateless.ts), so one connection may carry both eras. With `socket`, the server
+ * listens on that Unix socket (mode 0600) instead of a port, for the per-attempt gateway
+ * and for hosts that put a proxy in front (which may name any host: the Host check is for
+ * the loopback port, where a browser page could reach it by DNS rebinding).
  *
- * Permissions: --allow-net=127.0.0.1.
+ * Permissions: --allow-net=127.0.0.1, or --allow-read and --allow-write of the socket.
  */
 // @ts-types="@modelcontextprotocol/sdk/server/index"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { dirname, join } from "node:path";
 import { DvergrError } from "../core/errors.ts";
 import { readInitialize } from "../core/io/mcp_initialize.ts";
 import { tokensEqual } from "./token.ts";
+import type { StatelessHandler } from "./stateless.ts";
+import { isStatelessBody, statelessResponse } from "./http_stateless.ts";
 
 export const DEFAULT_HTTP_PORT = 17889;
 /** Largest request body (a room_write of a big table fits). */
@@ -27,11 +35,17 @@ export interface HttpServeOptions {
   token: string;
   /** A new server for each session. */
   makeServer: () => Server;
+  /** The stateless era's layer; without it, requests need a session. */
+  stateless?: StatelessHandler;
+  /** Listen on this Unix socket (mode 0600) instead of 127.0.0.1:port. */
+  socket?: string;
   log: (line: string) => void;
 }
 
 export interface HttpServer {
+  /** The port, or 0 on a Unix socket. */
   port: number;
+  /** http://127.0.0.1:PORT/mcp, or unix:PATH for a socket. */
   url: string;
   /** Closes every session and stops listening. */
   close(): Promise<void>;
@@ -102,6 +116,19 @@ interface Session {
 /** Serves MCP over Streamable HTTP on 127.0.0.1 until close(). */
 export function serveHttp(opts: HttpServeOptions): HttpServer {
   const sessions = new Map<string, Session>();
+  /** Open stateless streams (listens, progress), each resolved when it ended. */
+  const streams = new Set<Promise<void>>();
+
+  /** Answers open subscriptions and waits (at most 2 s) until their streams are out. */
+  async function endStreams(): Promise<void> {
+    opts.stateless?.close();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.all([...streams]),
+      new Promise((r) => (timer = setTimeout(r, 2000))),
+    ]);
+    clearTimeout(timer);
+  }
 
   async function closeSession(id: string): Promise<void> {
     const s = sessions.get(id);
@@ -145,7 +172,7 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
       return jsonError(403, -32000, `Forbidden: requests from origin ${origin} are refused`);
     }
     const host = req.headers.get("host");
-    if (host !== null && !LOOPBACK_HOSTS.has(hostOf(host))) {
+    if (opts.socket === undefined && host !== null && !LOOPBACK_HOSTS.has(hostOf(host))) {
       return jsonError(403, -32000, `Forbidden: host ${host} is not this loopback server`);
     }
     const auth = req.headers.get("authorization") ?? "";
@@ -163,35 +190,67 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
     if (url.pathname !== "/mcp") return jsonError(404, -32000, `Not found: ${url.pathname}`);
 
     const sid = req.headers.get("mcp-session-id");
+    let body: unknown = undefined;
+    if (req.method === "POST") {
+      const text = await readBody(req);
+      if (text === null) return tooLarge();
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return jsonError(400, -32700, "Parse error: the body is not JSON");
+      }
+      // Decided per request: a stateless request is one whatever else the connection carries.
+      if (opts.stateless && isStatelessBody(body)) {
+        return await statelessResponse(req, body, opts.stateless, opts.log, (ended) => {
+          streams.add(ended);
+          ended.then(() => streams.delete(ended));
+        });
+      }
+    }
     if (sid !== null) {
       const s = sessions.get(sid);
       if (!s) return jsonError(404, -32001, "Session not found: initialize again");
       s.lastUsed = Date.now();
-      return await s.transport.handleRequest(req);
+      return await s.transport.handleRequest(
+        req,
+        body === undefined ? undefined : { parsedBody: body },
+      );
     }
     if (req.method !== "POST") {
       return jsonError(400, -32000, "Bad Request: no Mcp-Session-Id; send initialize first");
     }
-    const text = await readBody(req);
-    if (text === null) return tooLarge();
-    const init = readInitialize(text);
+    const init = readInitialize(JSON.stringify(body));
     if (!("body" in init)) return jsonError(init.status, init.code, init.message);
     return await open(req, init.body);
   }
 
   const controller = new AbortController();
+  const serveOptions = {
+    signal: controller.signal,
+    onListen: () => {}, // The default prints to stdout.
+    onError: (e: unknown) => {
+      opts.log(`http request failed: ${e instanceof Error ? e.stack ?? e.message : e}`);
+      return jsonError(500, -32603, "Internal error");
+    },
+  };
+  if (opts.socket !== undefined) {
+    const path = opts.socket;
+    const server = listenOnSocket(path, (o) => Deno.serve({ ...serveOptions, ...o }, handle));
+    return {
+      port: 0,
+      url: `unix:${path}`,
+      finished: server.finished,
+      async close() {
+        await endStreams();
+        await Promise.all([...sessions.keys()].map(closeSession));
+        await shutdown(server, controller);
+        await Deno.remove(path).catch(() => {});
+      },
+    };
+  }
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
-    server = Deno.serve({
-      hostname: "127.0.0.1",
-      port: opts.port,
-      signal: controller.signal,
-      onListen: () => {}, // The default prints to stdout.
-      onError: (e) => {
-        opts.log(`http request failed: ${e instanceof Error ? e.stack ?? e.message : e}`);
-        return jsonError(500, -32603, "Internal error");
-      },
-    }, handle);
+    server = Deno.serve({ ...serveOptions, hostname: "127.0.0.1", port: opts.port }, handle);
   } catch (e) {
     if (e instanceof Deno.errors.AddrInUse) {
       throw new DvergrError(
@@ -208,9 +267,84 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
     url: `http://127.0.0.1:${port}/mcp`,
     finished: server.finished,
     async close() {
+      // Open subscriptions are answered before the streams close.
+      await endStreams();
       await Promise.all([...sessions.keys()].map(closeSession));
-      controller.abort();
-      await server.finished;
+      await shutdown(server, controller);
     },
   };
+}
+
+/**
+ * Stops a server gracefully, so the last answers on open streams reach their clients, but
+ * after 3 s cuts what is still running (a job_status wait, a client that does not read).
+ */
+async function shutdown(server: Deno.HttpServer, controller: AbortController): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const cut = new Promise<"cut">((r) => (timer = setTimeout(() => r("cut"), 3000)));
+  const how = await Promise.race([server.shutdown().then(() => "done" as const), cut]);
+  clearTimeout(timer);
+  if (how === "cut") controller.abort();
+  await server.finished;
+}
+
+/**
+ * Listens on a Unix socket that only this user may use (mode 0600) from its first moment:
+ * bound in a new private directory beside it, made 0600, then renamed to `path`. A socket
+ * Anything at `path` is refused (clearStaleSocket() first removes one left by a server
+ * that is gone).
+ */
+function listenOnSocket(
+  path: string,
+  serve: (o: { path: string }) => Deno.HttpServer<Deno.UnixAddr>,
+): Deno.HttpServer<Deno.UnixAddr> {
+  const taken = (why: string) =>
+    new DvergrError("USAGE", `Cannot listen on ${path}: ${why}`, {
+      hint: "Choose another --socket path, or stop the server that listens there",
+    });
+  try {
+    Deno.lstatSync(path);
+    throw taken("a file is there already");
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  const dir = Deno.makeTempDirSync({ dir: dirname(path), prefix: ".dvergr-sock-" });
+  try {
+    Deno.chmodSync(dir, 0o700);
+    const tmp = join(dir, "s");
+    const server = serve({ path: tmp });
+    try {
+      Deno.chmodSync(tmp, 0o600);
+      Deno.renameSync(tmp, path);
+    } catch (e) {
+      void server.shutdown();
+      throw e;
+    }
+    return server;
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+/**
+ * Removes a Unix socket at `path` that no server listens on any more (one left by a server
+ * that was killed). A socket a server answers on, or any other file, stays.
+ */
+export async function clearStaleSocket(path: string): Promise<void> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return;
+    throw e;
+  }
+  if (!info.isSocket) return;
+  try {
+    const conn = await Deno.connect({ transport: "unix", path });
+    conn.close();
+  } catch (e) {
+    if (e instanceof Deno.errors.ConnectionRefused || e instanceof Deno.errors.NotFound) {
+      await Deno.remove(path).catch(() => {});
+    }
+  }
 }

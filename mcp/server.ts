@@ -69,7 +69,7 @@ export function capabilitiesOf(surface: Surface): Record<string, unknown> {
 async function flushProgress(sending: Promise<void>[]): Promise<void> {
   if (sending.length === 0) return;
   await Promise.all(sending);
-  await new Promise((r) => setTimeout(r, 15));
+  await new Promise((r) => setTimeout(r, 50));
 }
 
 /** As an SDK handler error: the SDK answers with its code and message. */

@@ -7,10 +7,20 @@ import process from "node:process";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/server/stdio"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { splitEras } from "./era_transport.ts";
+import type { StatelessHandler } from "./stateless.ts";
 
-/** Connects the server to stdin/stdout and resolves once the connection has ended. */
-export async function serveStdio(server: Server, stop?: AbortSignal): Promise<void> {
-  const transport = new StdioServerTransport();
+/**
+ * Connects the server to stdin/stdout and resolves once the connection has ended. With
+ * `stateless`, requests of the stateless era on the same stream go to it.
+ */
+export async function serveStdio(
+  server: Server,
+  stop?: AbortSignal,
+  stateless?: StatelessHandler,
+): Promise<void> {
+  const stdio = new StdioServerTransport();
+  const transport = stateless ? splitEras(stdio, stateless) : stdio;
   const ended = new Promise<void>((resolve) => {
     const before = server.onclose; // The server's own clean-up (subscriptions).
     server.onclose = () => {
