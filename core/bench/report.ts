@@ -4,6 +4,7 @@
  * packs which cases could grade an answer. Pure: the same scorecard gives the same text.
  */
 import type { ReportBlock, ReportTable } from "./report_blocks.ts";
+import { webReportBlocks } from "./web_stats.ts";
 import type { CandidateSummary, Comparison, Scorecard } from "./scorecard.ts";
 import type { TrustTier } from "./records.ts";
 import { formatFixed } from "./format_fixed.ts";
@@ -349,6 +350,7 @@ export function reportBlocks(scorecard: Scorecard, opts: ReportOptions = {}): Re
         "." + retriesText(rows) + unpricedText(rows),
     },
     ...failuresBlocks(rows),
+    ...webReportBlocks(rows),
     ...(opts.diagnosis ? whatWentWrongBlocks(opts.diagnosis) : []),
     ...comparisonBlocks(scorecard),
     ...(opts.diagnosis ? caseResultBlocks(opts.diagnosis) : []),

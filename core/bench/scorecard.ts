@@ -4,6 +4,7 @@
  * comparison of every candidate against a baseline (REFERENCE.md §8.4–§8.6). Built from the
  * attempt records alone; plain JSON, so it is stored in KV and printed by `--json`.
  */
+import { type WebStats, webStatsOf } from "./web_stats.ts";
 import type { AttemptRecord, TrustTier } from "./records.ts";
 import { latestTries } from "./records.ts";
 import { countOutcomes, type OutcomeCounts } from "./outcome.ts";
@@ -129,6 +130,8 @@ export interface CandidateSummary {
   notIsolated: number;
   /** The lowest trust tier among this candidate's records (the scorecard's when none). */
   trust: TrustTier;
+  /** Searches, pages, denials and the judge over every try; absent without web or judge. */
+  web?: WebStats;
 }
 
 /** A candidate against the baseline, on the same case × repetition. */
@@ -434,9 +437,11 @@ export function buildScorecard(
   const triesOf = (c: string) => records.filter((r) => r.candidate === c);
   const planned = opts.plannedPerCandidate ??
     (opts.candidates.length > 0 ? Math.ceil(opts.expectedCells / opts.candidates.length) : 0);
-  const summaries = opts.candidates.map((c) =>
-    summarise(c, byCandidate.get(c)!, triesOf(c), opts.trust, planned)
-  );
+  const summaries = opts.candidates.map((c) => {
+    const s = summarise(c, byCandidate.get(c)!, triesOf(c), opts.trust, planned);
+    const web = webStatsOf(triesOf(c));
+    return web ? { ...s, web } : s;
+  });
   const leaderboard = leaderboardOrder(summaries);
   const baseline = opts.baseline ?? leaderboard[0] ?? null;
   const summaryOf = new Map(summaries.map((s) => [s.candidate, s]));

@@ -56,7 +56,13 @@ export const certificationSchema = z.object({
   excluded: z.array(z.object({ id: z.string(), reasons: z.array(z.unknown()) }).loose()),
 }).loose();
 
+/** web.edn (REFERENCE §1.11): https URLs without query or fragment → {:title :body}, at least one. */
 export const webSchema = z.record(
-  z.string().regex(/^https:\/\/[^\s?#]+$/, { message: "expected an https URL without query" }),
-  z.strictObject({ title: z.string(), body: z.string() }),
-);
+  z.string().regex(/^https:\/\/[^\s?#]+$/, {
+    message: "expected an https URL without query or fragment",
+  }),
+  z.strictObject({
+    title: z.string(),
+    body: z.string().max(50_000, { message: "expected a body of at most 50000 characters" }),
+  }),
+).refine((pages) => Object.keys(pages).length > 0, { message: "expected at least one page" });

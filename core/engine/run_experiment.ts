@@ -480,7 +480,8 @@ async function attempt(
   }
 
   try {
-    const attemptWeb = effects.openWeb();
+    // Built-in candidates never use tools: they get no web (and need no search key).
+    const attemptWeb = candidate.identity.kind === "builtin" ? null : effects.openWeb();
     const ctl = new AbortController();
     const cancel = () => ctl.abort();
     opts.signal?.addEventListener("abort", cancel, { once: true });

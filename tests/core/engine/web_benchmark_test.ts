@@ -9,8 +9,13 @@ import { parseBundle } from "../../../core/bundle/parse.ts";
 import { parseModelsFlag } from "../../../core/engine/candidate_spec.ts";
 import { benchmarkBundle } from "../../../core/engine/benchmark.ts";
 import { getJson } from "../../../core/io/blob_store.ts";
+import { readBundleDir } from "../../../core/io/bundle_dir.ts";
 import { openHome } from "../../../core/io/home.ts";
-import { freezeBundle } from "../../../core/ops/catalog_freeze.ts";
+import type { FreezeResult } from "../../../core/ops/catalog_freeze.ts";
+import { callOp, findOp } from "../../../core/ops/registry.ts";
+import { readRoomBundle } from "../../../core/io/room_bundles.ts";
+import { memoryContext } from "../../../cli/context.ts";
+import { runMain } from "../../../main.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { JUDGE_SYSTEM_PROMPT } from "../../../core/io/models/judge_model.ts";
 import {
@@ -20,6 +25,7 @@ import {
 } from "../../helpers/fake_providers.ts";
 import { fetchTrustingTestCa, startWebSite, type WebSite } from "../../helpers/web_site.ts";
 import type { AttemptRecord } from "../../../core/bench/records.ts";
+import { renderReport } from "../../../core/bench/report.ts";
 
 const CHECKER = await Deno.readTextFile(
   new URL("../../../examples/workflows/tool-rivals/checker.js", import.meta.url),
@@ -98,7 +104,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
   const openai = await startFakeOpenAI(rivalFinder(site), { apiKey: "ok" });
   const anthropic = await startFakeAnthropic(judgeScript, { apiKey: "ak" });
   const homeDir = await Deno.makeTempDir({ prefix: "dvergr-web-home-" });
-  const home = await openHome(homeDir);
+  let home = await openHome(homeDir);
   const runner = createCheckerPool({ workers: 1 });
   const vars: Record<string, string> = {
     OPENAI_API_KEY: "ok",
@@ -208,29 +214,65 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
       assert.equal(pages!.titles[`${site.url}/bolt`], "Bolt Hardware");
     }
     assert.equal(anthropic.requests.length, 4, "one judge call per attempt");
+    // The scorecard and the report count searches, pages, denials and the judge.
+    const greedyStats = live.scorecard.candidates.find((c) => c.candidate === "gpt-4.1-mini-0")!;
+    assert.deepEqual(greedyStats.web, {
+      attempts: 2,
+      searches: 2,
+      requests: 6,
+      pages: 4,
+      denials: { blocked: 2 },
+      judge: { calls: 2, billedMicros: 900, listMicros: 900 },
+    });
+    const report = renderReport(live.scorecard);
+    assert.match(report, /## Web\n/);
+    assert.match(
+      report,
+      /\| gpt-4\.1-mini-0 \| 2 \| 2 \| 6 \| 4 \| blocked 2 \| 2 \| \$0\.0009 \|/,
+    );
+    assert.match(report, /\| gpt-4\.1-1 \| 2 \| 2 \| 4 \| 4 \| none \| 2 \| \$0\.0009 \|/);
     assert.equal(site.requests.filter((r) => r.startsWith("/res/v1/web/search")).length, 4);
     assert.ok(!site.requests.includes("/secret"), "the blocked host was never reached");
 
-    // Freeze: the recorded pages, never fetched again.
+    // Freeze with `dvergr freeze ROOM/NAME`: the pages recorded in the home, never fetched again.
     const before = site.requests.length;
-    const bundle = parseBundle(liveBundle());
-    const frozen = await freezeBundle(home, bundle, { room: live.room });
+    await home.close();
+    const cli = memoryContext();
+    const code = await runMain(["freeze", `${live.room}/rivals`, "--home", homeDir, "--json"], cli);
+    assert.equal(code, 0, cli.err.join(""));
+    const frozen = JSON.parse(cli.out.join(""));
+    home = await openHome(homeDir);
     assert.equal(site.requests.length, before);
     assert.equal(frozen.name, "rivals-frozen");
     assert.equal(frozen.pages, 2);
-    const frozenBundle = parseBundle({ name: frozen.name, files: frozen.files });
+    const frozenFiles = (await readRoomBundle(home.rooms, live.room, "rivals-frozen")).files;
+    const frozenBundle = parseBundle({ name: frozen.name, files: frozenFiles });
+    assert.equal(frozenBundle.id, frozen.id);
     assert.equal(frozenBundle.definition.web, "frozen");
     assert.equal(frozenBundle.definition.title, "Tool rivals (frozen web)");
     assert.deepEqual(frozenBundle.web![`${site.url}/bolt`], {
       title: "Bolt Hardware",
       body: "Bolt Hardware Bolt Hardware: cordless drills for every workshop since 1999.",
     });
-    assert.notEqual(frozen.id, bundle.id);
+    assert.notEqual(frozen.id, parseBundle(liveBundle()).id);
+    // MCP's catalog_freeze makes the same web under another name.
+    const viaOp = await callOp(findOp("catalog_freeze"), {
+      home,
+      runner,
+      env: () => undefined,
+      cwd: homeDir,
+      clock: () => new Date(),
+    }, { room: live.room, name: "rivals", as: "rivals-again" }) as FreezeResult;
+    assert.equal(viaOp.pages, 2);
+    assert.equal(
+      (await readRoomBundle(home.rooms, live.room, "rivals-again")).files.get("web.edn"),
+      frozenFiles.get("web.edn"),
+    );
 
     // The frozen bundle runs with the site gone and no search key.
     await site.close();
     const offline = await benchmarkBundle({
-      bundle: { name: frozen.name, files: frozen.files },
+      bundle: { name: frozen.name, files: frozenFiles },
       specs,
       home,
       runner,
@@ -249,6 +291,105 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     runner.close();
     await home.close();
     await site.close().catch(() => {});
+    await openai.close();
+    await anthropic.close();
+    await Deno.remove(homeDir, { recursive: true });
+  }
+});
+
+/** Works the example bundle's frozen web: search, the blocked page, two rivals, the answer. */
+const exampleAgent: FakeScript = (t) => {
+  const n = step(t);
+  const call = (name: string, input: unknown) => ({ toolCalls: [{ name, input }] });
+  switch (n) {
+    case 1:
+      return call("web_search", { query: "hand tools for carpenters", count: 10 });
+    case 2:
+      return call("web_fetch", { url: "https://acme-tools.example/compare" });
+    case 3:
+      return call("web_fetch", { url: "https://bolt-hardware.example/" });
+    case 4:
+      return call("web_fetch", { url: "https://nailco.example/about" });
+    case 5:
+      return call("write_file", {
+        path: "/out/rivals.edn",
+        content:
+          `[{:name "Bolt Hardware" :url "https://bolt-hardware.example/" :quote "cordless drills and saws for every carpenter's workshop"}
+ {:name "Nail & Co" :url "https://nailco.example/about" :quote "makes nails, screws and hand tools for carpenters"}]`,
+      });
+    default:
+      return { text: "Done." };
+  }
+};
+
+Deno.test("benchmarkBundle() on the frozen example: a judge that is down is a fault 'The judge failed: …', and a rerun retries it", async () => {
+  let judgeUp = false;
+  const openai = await startFakeOpenAI(exampleAgent, { apiKey: "ok" });
+  const anthropic = await startFakeAnthropic(
+    (t) =>
+      judgeUp
+        ? { text: JSON.stringify(t.body.messages).includes("Pizza") ? "No." : "Yes, a rival." }
+        : {
+          http: 500,
+          body: '{"type":"error","error":{"type":"api_error","message":"judge down"}}',
+        },
+    { apiKey: "ak" },
+  );
+  const homeDir = await Deno.makeTempDir({ prefix: "dvergr-web-home-" });
+  const home = await openHome(homeDir);
+  const runner = createCheckerPool({ workers: 1 });
+  const env = (k: string) =>
+    ({
+      OPENAI_API_KEY: "ok",
+      OPENAI_BASE_URL: openai.url,
+      ANTHROPIC_API_KEY: "ak",
+      ANTHROPIC_BASE_URL: anthropic.url,
+    } as Record<string, string>)[k];
+  const bundle = await readBundleDir(
+    new URL("../../../examples/workflows/tool-rivals", import.meta.url).pathname,
+  );
+  const run = () =>
+    benchmarkBundle({
+      bundle,
+      specs: parseModelsFlag("gpt-4.1-mini"),
+      home,
+      runner,
+      env,
+      isolation: "none",
+      effects: { retry: { maxTries: 2, baseDelayMs: 1, maxDelayMs: 2 } },
+    });
+  try {
+    const down = await run();
+    assert.equal(down.result.complete, false);
+    const faulted = down.result.records[0];
+    assert.equal(faulted.verdict, null);
+    assert.match(faulted.fault!.message, /^The judge failed: .*judge down/);
+    assert.deepEqual(faulted.web, {
+      mode: "frozen",
+      searches: 1,
+      requests: 3,
+      pages: 2,
+      denials: { blocked: 1 },
+    });
+
+    judgeUp = true;
+    const again = await run();
+    assert.equal(again.result.complete, true);
+    const r = again.result.records[0];
+    assert.deepEqual(r.verdict!.checks, {
+      "wrote-list?": true,
+      "complete-entries?": true,
+      "found-reference?": true,
+      "every-quote-fetched?": true,
+      "all-relevant?": true,
+      "completed?": true,
+      "no-blocked-fetch?": false,
+    });
+    assert.equal(r.verdict!.reward, 1);
+    assert.equal(r.judge!.calls, 2);
+  } finally {
+    runner.close();
+    await home.close();
     await openai.close();
     await anthropic.close();
     await Deno.remove(homeDir, { recursive: true });

@@ -6,6 +6,7 @@ import {
   frozenTransport,
 } from "../../../core/web/frozen.ts";
 import { pageText, pageTitle } from "../../../core/web/text.ts";
+import { bundleProblems, formatProblem } from "../../../core/bundle/parse.ts";
 
 const WATO =
   "<html><title>Wato</title><script>x()</script><p>Wato is where your team and AI agents work together.</p></html>";
@@ -128,4 +129,32 @@ Deno.test("frozenTransport() refuses pages that are not https URLs to exactly {t
   assert.deepEqual(frozenPagesProblems({ "https://a.example/#x": { title: "t", body: "b" } }), [
     '"https://a.example/#x": expected an https URL without query or fragment',
   ]);
+});
+
+Deno.test("bundleProblems() shape-checks web.edn: https URLs without query or fragment, {:title :body} strings, at least one page", () => {
+  const problems = (web: string) =>
+    bundleProblems(
+      new Map([
+        ["workflow.edn", '{:title "T" :task "t" :web :frozen}'],
+        ["checker.js", "export function check() {}"],
+        ["fixtures/a.md", "a"],
+        ["web.edn", web],
+      ]),
+    ).map(formatProblem);
+  assert.deepEqual(problems('{"https://a.example/" {:title "A" :body "a"}}'), []);
+  assert.match(problems("{}").join("\n"), /web\.edn.*expected at least one page/);
+  assert.match(
+    problems('{"https://a.example/?q=1" {:title "A" :body "a"}}').join("\n"),
+    /without query or fragment/,
+  );
+  assert.match(
+    problems('{"https://a.example/#top" {:title "A" :body "a"}}').join("\n"),
+    /without query or fragment/,
+  );
+  assert.match(problems('{"https://a.example/" {:title "A"}}').join("\n"), /web\.edn/);
+  assert.match(problems('{"https://a.example/" {:title "A" :body 1}}').join("\n"), /web\.edn/);
+  assert.match(
+    problems(`{"https://a.example/" {:title "A" :body "${"x".repeat(50_001)}"}}`).join("\n"),
+    /at most 50000 characters/,
+  );
 });

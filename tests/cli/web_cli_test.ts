@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { memoryContext } from "../../cli/context.ts";
+import { runMain } from "../../main.ts";
+import { writeTree } from "../../core/io/bundle_dir.ts";
+
+const RIVALS = new URL("../../examples/workflows/tool-rivals", import.meta.url).pathname;
+
+async function dvergr(...args: string[]) {
+  const ctx = memoryContext();
+  const code = await runMain(args, ctx);
+  return { code, out: ctx.out.join(""), err: ctx.err.join("") };
+}
+
+const ANSWER =
+  `[{:name "Bolt Hardware" :url "https://bolt-hardware.example/" :quote "cordless drills and saws for every carpenter's workshop"}]`;
+
+Deno.test("dvergr check and calibrate pass on examples/workflows/tool-rivals, offline", async () => {
+  assert.equal((await dvergr("check", RIVALS)).code, 0);
+  const cal = await dvergr("calibrate", RIVALS);
+  assert.equal(cal.code, 0, cal.out + cal.err);
+  assert.match(cal.out, /^calibrated: /m);
+});
+
+Deno.test("dvergr check --answer takes --fetched and --judgements as the checker's fetched and judgements", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await writeTree(join(dir, "answer"), new Map([["out/rivals.edn", ANSWER]]));
+    await Deno.writeTextFile(
+      join(dir, "fetched.edn"),
+      `{"https://bolt-hardware.example/" "Bolt Hardware: cordless drills and saws for every carpenter's workshop since 1999."}`,
+    );
+    await Deno.writeTextFile(join(dir, "judgements.edn"), `{"bolt hardware" "Yes."}`);
+    const grade = async (...extra: string[]) => {
+      const r = await dvergr("check", RIVALS, "--answer", join(dir, "answer"), ...extra, "--json");
+      assert.equal(r.code, 0, r.out + r.err);
+      return JSON.parse(r.out).verdict.run.verdict.checks;
+    };
+    const both = await grade(
+      "--fetched",
+      join(dir, "fetched.edn"),
+      "--judgements",
+      join(dir, "judgements.edn"),
+    );
+    assert.equal(both["every-quote-fetched?"], true);
+    assert.equal(both["all-relevant?"], true);
+    const neither = await grade();
+    assert.equal(neither["every-quote-fetched?"], false);
+    assert.equal(neither["all-relevant?"], false);
+
+    const alone = await dvergr("check", RIVALS, "--fetched", join(dir, "fetched.edn"));
+    assert.equal(alone.code, 2);
+    assert.match(alone.err, /--fetched needs --answer DIR/);
+    await Deno.writeTextFile(join(dir, "bad.edn"), `{"a" 1}`);
+    const bad = await dvergr(
+      "check",
+      RIVALS,
+      "--answer",
+      join(dir, "answer"),
+      "--judgements",
+      join(dir, "bad.edn"),
+    );
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--judgements file .*bad\.edn": the value of "a" is not a string/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("dvergr freeze exits 1 with 'Nothing to freeze: no fetched pages' when no attempt fetched anything", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const live = join(dir, "rivals");
+    await writeTree(
+      live,
+      new Map([
+        ["workflow.edn", '{:title "R" :task "t" :fetched true}'],
+        ["checker.js", "export function check() { return { checks: {}, reward: 1 }; }"],
+        ["fixtures/docs/a.md", "a"],
+      ]),
+    );
+    const home = join(dir, "home");
+    const none = await dvergr("freeze", live, "--home", home);
+    assert.equal(none.code, 1);
+    assert.match(none.err, /Nothing to freeze: no fetched pages/);
+    // A benchmark whose attempts fetched nothing leaves nothing to freeze either.
+    const bench = await dvergr("benchmark", live, "--home", home, "--candidate", "builtin:noop");
+    assert.equal(bench.code, 0, bench.err);
+    const after = await dvergr("freeze", live, "--home", home, "--json");
+    assert.equal(after.code, 1);
+    assert.match(after.out + after.err, /Nothing to freeze: no fetched pages/);
+    assert.equal(await Deno.stat(join(dir, "rivals-frozen")).catch(() => null), null);
+    const self = await dvergr("freeze", live, "--home", home, "--as", "rivals");
+    assert.equal(self.code, 2);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
