@@ -7,6 +7,7 @@
  * once per request of the checker's `judgeRequests`, and the host's `no-blocked-fetch?`.
  */
 import type { Bundle } from "../bundle/types.ts";
+import { DvergrError, isDvergrError } from "../errors.ts";
 import type { CheckerInput, CheckerRunner, JudgeRequest } from "../checker.ts";
 import type { Usage } from "../bench/candidate.ts";
 import { NO_USAGE } from "../bench/candidate.ts";
@@ -45,7 +46,22 @@ export async function prepareEffects(
 ): Promise<AttemptEffects> {
   const mode = webModeOf(bundle.definition);
   const j = bundle.definition.judge;
-  const judge = j ? await createJudge(j.model, opts) : null;
+  const judge = j
+    ? await createJudge(j.model, opts).catch((e) => {
+      if (!isDvergrError(e)) throw e;
+      throw new DvergrError(
+        e.code,
+        `Cannot use the judge of bundle "${bundle.name}" (:judge :model ${
+          JSON.stringify(j.model)
+        }): ${e.message}`,
+        {
+          hint: e.hint ??
+            "Name a model of the registry (or of <home>/models.edn) in the bundle's :judge :model",
+          details: { ...e.details, judge: j.model },
+        },
+      );
+    })
+    : null;
   let live: LiveWebConfig | null = null;
   const liveConfig = (): LiveWebConfig => {
     live ??= {

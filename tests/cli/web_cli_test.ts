@@ -96,3 +96,33 @@ Deno.test("dvergr freeze exits 1 with 'Nothing to freeze: no fetched pages' when
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("dvergr benchmark names the judge when its model is unknown, before any cell", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const b = join(dir, "judged");
+    await writeTree(
+      b,
+      new Map([
+        ["workflow.edn", '{:title "J" :task "t" :judge {:model "no-such-model"}}'],
+        ["checker.js", "export function check() { return { checks: {}, reward: 1 }; }"],
+        ["fixtures/docs/a.md", "a"],
+      ]),
+    );
+    const r = await dvergr(
+      "benchmark",
+      b,
+      "--home",
+      join(dir, "home"),
+      "--candidate",
+      "builtin:noop",
+    );
+    assert.equal(r.code, 2);
+    assert.match(
+      r.err,
+      /Cannot use the judge of bundle "judged" \(:judge :model "no-such-model"\)/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
