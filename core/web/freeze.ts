@@ -37,12 +37,19 @@ export function pagesOutsideBlocked(
   return { kept, dropped };
 }
 
-function setKey(m: EdnMap, key: string, value: EdnValue): void {
+/** Sets `:key` in an EDN map, in place of an existing `:key` (or "key") so the order stays. */
+function setKey(m: EdnMap, key: string, value: EdnValue): EdnMap {
   const k = kw(key);
-  for (const existing of m.keys()) {
-    if (existing === k || existing === key) m.delete(existing);
+  const out: EdnMap = new Map();
+  let set = false;
+  for (const [existing, v] of m) {
+    if (existing === k || existing === key) {
+      if (!set) out.set(k, value);
+      set = true;
+    } else out.set(existing, v);
   }
-  m.set(k, value);
+  if (!set) out.set(k, value);
+  return out;
 }
 
 /**
@@ -65,8 +72,11 @@ export function freezeFiles(
   }
   const wf = readEdn(bundle.files.get("workflow.edn") ?? "{}", { file: "workflow.edn" });
   if (!isEdnMap(wf)) throw new Error("a parsed bundle's workflow.edn is a map");
-  setKey(wf, "web", kw("frozen"));
-  setKey(wf, "title", bundle.definition.title + FROZEN_TITLE_SUFFIX);
+  const frozenWf = setKey(
+    setKey(wf, "web", kw("frozen")),
+    "title",
+    bundle.definition.title + FROZEN_TITLE_SUFFIX,
+  );
   const web: EdnMap = new Map();
   for (const url of urls) {
     web.set(
@@ -75,7 +85,7 @@ export function freezeFiles(
     );
   }
   const files: FileMap = new Map(bundle.files);
-  files.set("workflow.edn", writeEdn(wf, { pretty: true }) + "\n");
+  files.set("workflow.edn", writeEdn(frozenWf, { pretty: true }) + "\n");
   files.set("web.edn", writeEdn(web, { pretty: true }) + "\n");
   return { files, dropped, pages: urls.length };
 }
