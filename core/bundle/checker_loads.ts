@@ -1,7 +1,7 @@
 /**
- * Problems with checker.js that only loading it shows: a syntax error, an import, a throw
- * while the module loads. The shape check reads checker.js as text; this asks the sandbox
- * (injected, so it stays testable) to load it once.
+ * Problems with the checker (checker.js, or checker.clj) that only loading it shows: a
+ * syntax error, an import, a throw while it loads. The shape check reads the checker as
+ * text; this asks the sandbox (injected, so it stays testable) to load it once.
  */
 import type { CheckerRunner } from "../checker.ts";
 import { checkerInputFor } from "./checker_input.ts";
@@ -17,15 +17,18 @@ export async function checkerLoadProblems(
     checkerInputFor(bundle, { files: {}, caseId: bundle.cases[0]?.id ?? null }),
   );
   if (run.ok) return [];
-  const loading = run.fault === "syntax" || /^checker\.js threw while loading/.test(run.message);
+  const file = bundle.checkerFile;
+  const name = file.replace(".", "\\.");
+  const loading = run.fault === "syntax" ||
+    new RegExp(`^${name} threw while loading`).test(run.message);
   if (!loading) return []; // it loaded; what it does with an empty answer is not a shape problem
-  const at = /\(checker\.js line (\d+)(?:, column (\d+))?\)/.exec(run.message);
+  const at = new RegExp(`\\(${name} line (\\d+)(?:, column (\\d+))?\\)`).exec(run.message);
   return [{
-    file: "checker.js",
+    file,
     ...(at ? { line: Number(at[1]) } : {}),
     ...(at?.[2] ? { column: Number(at[2]) } : {}),
-    message: run.message.replace(/^checker\.js (has an? )?/, "").replace(
-      / \(checker\.js line[^)]*\)$/,
+    message: run.message.replace(new RegExp(`^${name} (has an? )?`), "").replace(
+      new RegExp(` \\(${name} line[^)]*\\)$`),
       "",
     ),
   }];

@@ -35,6 +35,8 @@ export interface ClojurePoolOptions {
   defaultTimeoutMs?: number;
   /** How long past a call's deadline the host waits before terminating the worker. */
   hangMarginMs?: number;
+  /** QuickJS stack limit; default CLOJURE_STACK_BYTES (tests raise it past the host's). */
+  stackBytes?: number;
 }
 
 export interface ClojurePoolStats {
@@ -147,7 +149,7 @@ export function createClojurePool(opts: ClojurePoolOptions = {}): ClojurePool {
     const init: ClojureHostMessage = {
       type: "init",
       memoryBytes,
-      stackBytes: CLOJURE_STACK_BYTES,
+      stackBytes: opts.stackBytes ?? CLOJURE_STACK_BYTES,
     };
     worker.postMessage(init);
   }

@@ -1,0 +1,163 @@
+/**
+ * Clojure checkers (checker.clj in SCI inside the QuickJS sandbox), cold and warm:
+ * `deno run <dvergr permissions> bench/clojure_bench.ts [verdicts]` (default 200).
+ *
+ * - the case-pack checker (REFERENCE §6.5, tests/fixtures/clojure/case_pack_checker.clj)
+ *   on a case pack made by `dvergr cases` from examples/tables/bookings.csv, each case
+ *   graded with its own gold as the answer;
+ * - a heavier checker (token F1 over eight clause types, ~4 KB of quotes per answer,
+ *   tests/fixtures/clojure/clause_f1_checker.clj).
+ *
+ * Cold: a new pool until its first verdict (the Clojure worker boots SCI, then loads the
+ * checker). Warm: one worker, one call at a time (per-verdict mean, p50, p90), then two
+ * workers with every call submitted at once (verdicts per second).
+ */
+import { join } from "node:path";
+import { createCheckerPool } from "../sandbox/checker_pool.ts";
+import type { CheckerInput } from "../core/checker.ts";
+import { checkerInputFor } from "../core/bundle/checker_input.ts";
+import { parseBundle } from "../core/bundle/parse.ts";
+import { readBundleDir } from "../core/io/bundle_dir.ts";
+import { writeEdn } from "../core/edn/write.ts";
+import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
+
+const VERDICTS = Number(Deno.args[0] ?? 200);
+const root = new URL("..", import.meta.url).pathname;
+const fixture = (name: string) => Deno.readTextFileSync(join(root, "tests/fixtures/clojure", name));
+
+interface Workload {
+  name: string;
+  source: string;
+  inputs: CheckerInput[];
+}
+
+async function casePack(): Promise<Workload> {
+  const dir = await Deno.makeTempDir({ prefix: "dvergr-clj-bench-" });
+  try {
+    const out = join(dir, "bookings");
+    const made = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        ...DVERGR_PERMISSIONS,
+        join(root, "main.ts"),
+        "cases",
+        join(root, "examples/tables/bookings.csv"),
+        "--id",
+        "Beleg",
+        "--inputs",
+        "Datum,Betrag,Buchungstext",
+        "--outcome",
+        "Gegenkonto:exact",
+        "--outcome",
+        "BU:exact",
+        "--outcome",
+        "Netto:number:0.01",
+        "--shared",
+        join(root, "examples/tables/kontenrahmen.txt"),
+        "--out",
+        out,
+      ],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (!made.success) throw new Error(new TextDecoder().decode(made.stderr));
+    const fb = await readBundleDir(out);
+    fb.files.delete("checker.js");
+    fb.files.set("checker.clj", fixture("case_pack_checker.clj"));
+    const bundle = parseBundle(fb);
+    const inputs = bundle.cases.map((c) => {
+      const expected = (c.gold as { expected: Record<string, unknown> }).expected;
+      return checkerInputFor(bundle, {
+        files: { "/out/answer.edn": writeEdn(expected) },
+        caseId: c.id,
+      });
+    });
+    return { name: "case-pack checker (§6.5)", source: bundle.checker, inputs };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function clauses(): Workload {
+  const words = "party agreement shall terminate notice days written consent assign " +
+    "liability damages exceed fees paid governing law state courts exclusive audit records";
+  const vocab = words.split(" ");
+  let seed = 7;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const sentence = (n: number) =>
+    Array.from({ length: n }, () => vocab[Math.floor(rand() * vocab.length)]).join(" ");
+  const types = ["Governing Law", "Anti-Assignment", "Cap On Liability", "Audit Rights"]
+    .concat(["Exclusivity", "Change Of Control", "Non-Compete", "Termination For Convenience"]);
+  const files = new Map([
+    ["workflow.edn", '{:title "Clauses" :task "Review /docs/contract.txt."}'],
+    ["checker.clj", fixture("clause_f1_checker.clj")],
+    ["fixtures/docs/contract.txt", "…"],
+  ]);
+  const bundle = parseBundle({ name: "clauses", files });
+  const inputs = Array.from({ length: 20 }, () => {
+    const gold = new Map<string, unknown>();
+    const review = new Map<string, unknown>();
+    for (const [i, t] of types.entries()) {
+      const span = sentence(80);
+      const present = i % 3 !== 2;
+      gold.set(t, { present, spans: present ? [span, sentence(40)] : [] });
+      review.set(t, present ? { present: true, quote: span.slice(0, 400) } : { present: false });
+    }
+    const b = parseBundle({
+      name: "clauses",
+      files: new Map([...files, ["gold.edn", writeEdn({ clauses: gold })]]),
+    });
+    return checkerInputFor(b, { files: { "/out/review.edn": writeEdn(review) } });
+  });
+  return { name: "clause F1 checker (heavier)", source: bundle.checker, inputs };
+}
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+}
+
+async function measure(w: Workload): Promise<void> {
+  const inputAt = (i: number) => w.inputs[i % w.inputs.length];
+  const cold = createCheckerPool({ workers: 1 });
+  const t0 = performance.now();
+  const first = await cold.check(w.source, inputAt(0));
+  const coldMs = performance.now() - t0;
+  const bootMs = cold.stats().clojure?.lastBootMs;
+  if (!first.ok) throw new Error(`${w.name}: ${first.message}`);
+  const times: number[] = [];
+  for (let i = 0; i < VERDICTS; i++) {
+    const t = performance.now();
+    const run = await cold.check(w.source, inputAt(i));
+    times.push(performance.now() - t);
+    if (!run.ok) throw new Error(`${w.name}: ${run.message}`);
+    if (run.verdict.reward <= 0) throw new Error(`${w.name}: a gold answer scored 0`);
+  }
+  cold.close();
+  const mean = times.reduce((a, b) => a + b, 0) / times.length;
+
+  const pool = createCheckerPool({ workers: 2 });
+  await Promise.all([0, 1].map((i) => pool.check(w.source, inputAt(i))));
+  const t1 = performance.now();
+  const runs = await Promise.all(
+    Array.from({ length: VERDICTS }, (_, i) => pool.check(w.source, inputAt(i))),
+  );
+  const parallelMs = performance.now() - t1;
+  pool.close();
+  if (runs.some((r) => !r.ok)) throw new Error(`${w.name}: a parallel call failed`);
+
+  console.log(`${w.name}, ${w.inputs.length} distinct inputs, ${VERDICTS} verdicts`);
+  console.log(
+    `  cold: first verdict of a new pool ${coldMs.toFixed(0)} ms (SCI boot ${bootMs} ms)`,
+  );
+  console.log(
+    `  warm, 1 worker: ${mean.toFixed(1)} ms/verdict (p50 ${quantile(times, 0.5).toFixed(1)}, ` +
+      `p90 ${quantile(times, 0.9).toFixed(1)}), ${(1000 / mean).toFixed(0)} verdicts/s`,
+  );
+  console.log(
+    `  warm, 2 workers, all at once: ${(VERDICTS / (parallelMs / 1000)).toFixed(0)} verdicts/s`,
+  );
+}
+
+await measure(await casePack());
+await measure(clauses());
