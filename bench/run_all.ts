@@ -8,6 +8,7 @@ import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
 const BENCHES: ["run" | "bench", string][] = [
   ["run", "cli_bench.ts"],
   ["run", "checker_bench.ts"],
+  ["run", "clojure_bench.ts"],
   ["bench", "edn_bench.ts"],
   ["run", "engine_bench.ts"],
   ["run", "room_store_bench.ts"],
