@@ -1,5 +1,3 @@
-import type { Tagged } from "./edn/tagged.ts";
-
 /**
  * The checker contract: what a bundle's checker.js receives and must return.
  * All values are plain JSON (EDN keywords become strings without the colon).
@@ -21,7 +19,13 @@ export interface CheckerInput {
   clojure?: ClojureEdn;
 }
 
-/** A Clojure checker's gold and params, as tagged JSON (core/edn/tagged.ts). */
+/**
+ * EDN as JSON that keeps keywords, sets, `#inst` and the rest, each compound value an
+ * array tagged by its first element (core/edn/tagged.ts makes and documents it).
+ */
+export type Tagged = null | boolean | number | string | Tagged[];
+
+/** A Clojure checker's gold and params, as tagged JSON. */
 export interface ClojureEdn {
   gold: Tagged;
   params: Tagged;

@@ -47,11 +47,7 @@ import type {
 import { createHash } from "node:crypto";
 import { readJudgeRequests, readVerdict } from "./verdict.ts";
 import { clojureInput } from "../core/bundle/clojure_input.ts";
-import {
-  type ClojurePool,
-  type ClojurePoolStats,
-  createClojurePool,
-} from "./clojure/clojure_pool.ts";
+import { type ClojurePool, type ClojurePoolStats, createClojurePool } from "./clojure_pool.ts";
 import {
   processWorkersAvailable,
   startWorker,
@@ -347,7 +343,7 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
     });
   }
 
-  // checker.clj runs in Clojure workers of its own (sandbox/clojure/), started on the
+  // checker.clj runs in Clojure workers of its own (sandbox/), started on the
   // first Clojure call: an input carrying `clojure` EDN is a Clojure checker's.
   let clojure: ClojurePool | undefined;
   const clojurePool = () =>

@@ -2,7 +2,7 @@
  * Tagged JSON: EDN values as JSON that keeps what plain JSON loses (keywords, symbols,
  * sets, lists, `#inst`, `#uuid`, tagged literals, non-string map keys). A Clojure checker
  * gets its input this way and a small routine inside the sandbox turns it into Clojure
- * data (sandbox/clojure/boot_source.ts), which is far cheaper than reading EDN text there.
+ * data (sandbox/sci_boot_source.ts), which is far cheaper than reading EDN text there.
  *
  * | EDN                      | tagged JSON                          |
  * |--------------------------|--------------------------------------|
@@ -29,8 +29,9 @@ import {
   EdnUuid,
   Keyword,
 } from "./values.ts";
+import type { Tagged } from "../checker.ts";
 
-export type Tagged = null | boolean | number | string | Tagged[];
+export type { Tagged };
 
 /**
  * An EDN value as tagged JSON. Plain JavaScript objects (the files, fetched pages and

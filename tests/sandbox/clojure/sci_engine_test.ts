@@ -1,13 +1,9 @@
 import assert from "node:assert/strict";
 import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
 import variant from "@jitl/quickjs-singlefile-mjs-release-sync";
-import { SciEngine } from "../../../sandbox/clojure/sci_engine.ts";
-import {
-  SCITTLE_SHA256,
-  SCITTLE_SOURCE,
-  sha256Hex,
-} from "../../../sandbox/clojure/scittle_source.ts";
-import { createClojurePool } from "../../../sandbox/clojure/clojure_pool.ts";
+import { SciEngine } from "../../../sandbox/sci_engine.ts";
+import { SCITTLE_SHA256, SCITTLE_SOURCE, sha256Hex } from "../../../sandbox/scittle_source.ts";
+import { createClojurePool } from "../../../sandbox/clojure_pool.ts";
 import { toTagged } from "../../../core/edn/tagged.ts";
 
 const QUIET = { print: () => {}, printErr: () => {} } as never;

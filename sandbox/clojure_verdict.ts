@@ -3,13 +3,13 @@
  * result is read with dvergr's EDN reader and then validated exactly like checker.js
  * results (sandbox/verdict.ts), after one Clojure-only rule: check names are keywords.
  */
-import { DvergrError } from "../../core/errors.ts";
-import { readEdn } from "../../core/edn/read.ts";
-import { toPlain } from "../../core/edn/plain.ts";
-import { isEdnMap, Keyword, mapGet } from "../../core/edn/values.ts";
-import type { EdnValue } from "../../core/edn/values.ts";
-import type { JudgeRequest, Verdict } from "../../core/checker.ts";
-import { readJudgeRequests, readVerdict, type Validated } from "../verdict.ts";
+import { DvergrError } from "../core/errors.ts";
+import { readEdn } from "../core/edn/read.ts";
+import { toPlain } from "../core/edn/plain.ts";
+import { isEdnMap, Keyword, mapGet } from "../core/edn/values.ts";
+import type { EdnValue } from "../core/edn/values.ts";
+import type { JudgeRequest, Verdict } from "../core/checker.ts";
+import { readJudgeRequests, readVerdict, type Validated } from "./verdict.ts";
 
 /** Reads `{:checks {kw bool} :reward n}` from the EDN a Clojure checker's `check` printed. */
 export function readClojureVerdict(edn: string): Validated<Verdict> {

@@ -1,5 +1,5 @@
 /**
- * The Clojure checker pool: warm Clojure workers (sandbox/clojure/clojure_worker.ts), one
+ * The Clojure checker pool: warm Clojure workers (sandbox/clojure_worker.ts), one
  * call per worker at a time. Each worker keeps the checkers it prepared, keyed by the
  * SHA-256 of checker.clj, so routing is sticky: a call goes to an idle worker that has
  * its checker prepared, else to the idle worker with the fewest prepared (which prepares
@@ -19,9 +19,13 @@ import type {
   CheckerFault,
   CheckerRun,
   JudgeRequestsRun,
-} from "../../core/checker.ts";
-import type { Tagged } from "../../core/edn/tagged.ts";
-import type { ClojureCallMessage, ClojureHostMessage, ClojureWorkerMessage } from "./protocol.ts";
+} from "../core/checker.ts";
+import type { Tagged } from "../core/edn/tagged.ts";
+import type {
+  ClojureCallMessage,
+  ClojureHostMessage,
+  ClojureWorkerMessage,
+} from "./clojure_protocol.ts";
 import type { ClojureFunction, ClojureOutcome } from "./sci_engine.ts";
 import { readClojureJudgeRequests, readClojureVerdict } from "./clojure_verdict.ts";
 import { sha256Hex } from "./scittle_source.ts";

@@ -1,7 +1,7 @@
 /**
  * The text of SCI (the Small Clojure Interpreter) as the `scittle` npm package builds it:
  * `dist/scittle.js`, a 972 KB script that defines `scittle.core.eval_string`. It is only
- * ever evaluated inside QuickJS (sandbox/clojure/sci_engine.ts), never by the host's V8.
+ * ever evaluated inside QuickJS (sandbox/sci_engine.ts), never by the host's V8.
  *
  * Imported as text, so the Clojure worker needs no read permission to have it.
  */

@@ -1,6 +1,6 @@
 /**
  * The Clojure checker worker: a Deno Worker started with `deno: { permissions: "none" }`
- * that boots SCI inside QuickJS once (sandbox/clojure/sci_engine.ts) and answers call
+ * that boots SCI inside QuickJS once (sandbox/sci_engine.ts) and answers call
  * messages one at a time. scittle's text and the QuickJS wasm are part of its module
  * graph, so it needs no permission; the scittle text is checked against its SHA-256
  * before it is evaluated.
@@ -20,7 +20,7 @@ import type {
   ClojureHostMessage,
   ClojureInitMessage,
   ClojureWorkerMessage,
-} from "./protocol.ts";
+} from "./clojure_protocol.ts";
 import { SciEngine } from "./sci_engine.ts";
 import { SCITTLE_SHA256, SCITTLE_SOURCE, sha256Hex } from "./scittle_source.ts";
 

@@ -4,7 +4,7 @@
  * of everything: interned vars, namespaces, atoms, patched prototypes, JS globals.
  *
  * - Boot: QuickJS, a console, scittle, the compatibility layer, the loop guard and the glue
- *   (sandbox/clojure/boot_source.ts), then the base snapshot (~0.4 s, once per engine).
+ *   (sandbox/sci_boot_source.ts), then the base snapshot (~0.4 s, once per engine).
  * - Prepare (once per checker per engine, keyed by the SHA-256 of checker.clj): restore
  *   the base, evaluate checker.clj, find `check` and `judge-requests` in the namespace
  *   current after it, snapshot again.
@@ -30,8 +30,8 @@ import type {
   QuickJSRuntime,
   QuickJSWASMModule,
 } from "quickjs-emscripten-core";
-import type { CheckerFault } from "../../core/checker.ts";
-import { LOOP_GUARD_SOURCE } from "../loop_guard.ts";
+import type { CheckerFault } from "../core/checker.ts";
+import { LOOP_GUARD_SOURCE } from "./loop_guard.ts";
 import {
   BEFORE_SCI_JS,
   COMPAT_CLJ,
@@ -40,7 +40,7 @@ import {
   GLUE_JS,
   MAX_LOG_LINE_CHARS,
   MAX_LOG_LINES,
-} from "./boot_source.ts";
+} from "./sci_boot_source.ts";
 
 export interface SciEngineSetup {
   /** QuickJS heap limit (setMemoryLimit), in bytes. */
