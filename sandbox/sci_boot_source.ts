@@ -73,6 +73,22 @@ export const COMPAT_JS = `(function () {
   define("IndexOutOfBoundsException", RuntimeException);
   define("NullPointerException", RuntimeException);
   define("ClassCastException", RuntimeException);
+  // Value classes for \`instance?\` (\`(instance? String x)\`); not constructible.
+  const valueClass = (name, test) => {
+    const C = function () {
+      throw new TypeError(name + " cannot be constructed in the sandbox");
+    };
+    Object.defineProperty(C, Symbol.hasInstance, { value: test });
+    Object.defineProperty(C, "name", { value: name });
+    classes[name] = C;
+  };
+  valueClass("String", (x) => typeof x === "string");
+  valueClass("Character", (x) => typeof x === "string" && x.length === 1);
+  valueClass("Boolean", (x) => typeof x === "boolean");
+  valueClass("Number", (x) => typeof x === "number");
+  valueClass("Double", (x) => typeof x === "number");
+  valueClass("Long", (x) => Number.isInteger(x));
+  valueClass("Integer", (x) => Number.isInteger(x));
   g.__dvergrJvmClasses = classes;
 
   const S = String.prototype;
