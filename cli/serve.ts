@@ -7,7 +7,7 @@ import type { CliContext } from "./context.ts";
 import { usageError } from "../core/errors.ts";
 import { openHome } from "../core/io/home.ts";
 import { allOps, callOp, findOp } from "../core/ops/registry.ts";
-import { createJobRunner } from "../core/ops/jobs.ts";
+import { createJobRunner } from "../core/io/job_runner.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import { VERSION } from "../core/version.ts";
 import { selectTools } from "../mcp/selection.ts";

@@ -9,7 +9,7 @@ import {
   catalogCases,
   catalogCheck,
 } from "../../../core/ops/catalog_run.ts";
-import { createJobRunner } from "../../../core/ops/jobs.ts";
+import { createJobRunner } from "../../../core/io/job_runner.ts";
 import { testOpContext } from "../../helpers/op_context.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { recallBundle } from "../../helpers/bundles.ts";

@@ -5,7 +5,7 @@ import { memoryHome } from "../../../core/io/home.ts";
 import { DvergrError } from "../../../core/errors.ts";
 import { callOp } from "../../../core/ops/registry.ts";
 import type { OpContext, OpProgress } from "../../../core/ops/op.ts";
-import { createJobRunner, jobCancel, jobList, jobStatus } from "../../../core/ops/jobs.ts";
+import { createJobRunner, jobCancel, jobList, jobStatus } from "../../../core/io/job_runner.ts";
 import { processAlive } from "../../../core/io/process_alive.ts";
 
 function waitForAbort(signal: AbortSignal): Promise<void> {

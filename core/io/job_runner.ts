@@ -14,9 +14,9 @@
  */
 import { z } from "zod";
 import { DvergrError, isDvergrError } from "../errors.ts";
-import type { JobRecord, StateStore } from "../io/state_store.ts";
-import { defineOp, type JobRunner, type Op, type OpContext, type OpProgress } from "./op.ts";
-import { processAlive } from "../io/process_alive.ts";
+import type { JobRecord, StateStore } from "./state_store.ts";
+import { defineOp, type JobRunner, type Op, type OpContext, type OpProgress } from "../ops/op.ts";
+import { processAlive } from "./process_alive.ts";
 
 /** The longest job_status waits (below every common client timeout). */
 export const MAX_WAIT_MS = 25_000;
