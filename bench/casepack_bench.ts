@@ -1,3 +1,5 @@
+// A bench script: its figures on the console are its output.
+// deno-lint-ignore-file no-console
 /**
  * Case packs at scale: a 100,000-row bookings table (DATEV/Excel CSV) to a bundle
  * directory, through the same path as `dvergr cases`. Prints the time of each phase,

@@ -1,3 +1,5 @@
+// A bench script: its figures on the console are its output.
+// deno-lint-ignore-file no-console
 /**
  * Checker sandbox throughput and cold start:
  * `deno run --allow-read --allow-run --allow-env bench/checker_bench.ts [calls]` (default

@@ -1,3 +1,5 @@
+// A bench script: its figures on the console are its output.
+// deno-lint-ignore-file no-console
 /**
  * Wall time of whole CLI invocations, as a user runs them: `dvergr --help` (start-up
  * with lazy imports) and `dvergr check` on the dataset example (read, shape check,

@@ -1,3 +1,5 @@
+// A bench script: its figures on the console are its output.
+// deno-lint-ignore-file no-console
 /**
  * The benchmark engine's own overhead: 1,000 cells of `builtin:reference` (no agent time)
  * at --parallel 4 through the same path as `dvergr benchmark` — a real home (git room,

@@ -1,3 +1,5 @@
+// A bench script: its figures on the console are its output.
+// deno-lint-ignore-file no-console
 /**
  * The git room store with many files: one commit adding N files in N directories (a case
  * pack's shape), reading them back (in this process, and cold in a new one), replacing the

@@ -1,3 +1,5 @@
+// A bench script: its figures on the console are its output.
+// deno-lint-ignore-file no-console
 /**
  * Runs every benchmark in bench/ one after another and prints their figures
  * (`deno task bench`). Each runs as its own process with dvergr's permissions.

@@ -1,7 +1,6 @@
 import { appendFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { format } from "node:util";
 import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { usageError } from "../core/errors.ts";
@@ -115,10 +114,9 @@ async function runJobWorker(id: string, homeDir: string, ctx: CliContext): Promi
   const log = (line: string) =>
     appendFile(logFile, `${new Date().toISOString()} job ${id} pid ${Deno.pid}: ${line}\n`)
       .catch(() => {});
-  // Nothing reads this process's stderr: what the engine reports goes to the log.
-  console.error = (...a: unknown[]) => void log(format(...a));
   const pool = createCheckerPool({ workers: 2 });
-  const jobs = createJobRunner(home.state);
+  // Nothing reads this process's stderr: what the runner reports goes to the log.
+  const jobs = createJobRunner(home.state, { log: (line) => void log(line) });
   const stop = untilSignal();
   stop.done.then(() => home.state.requestJobCancel(id)).catch(() => {});
   try {

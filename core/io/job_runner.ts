@@ -12,20 +12,41 @@
  * Permissions: those of the state store; --allow-run (/bin/sh, to see whether the process
  * of another runner's job still runs).
  */
-import { z } from "zod";
 import { DvergrError, isDvergrError } from "../errors.ts";
-import type { JobRecord, StateStore } from "./state_store.ts";
-import { defineOp, type JobRunner, type Op, type OpContext, type OpProgress } from "../ops/op.ts";
+import type { DurableJobRunner, JobRecord, JobWork, Progress } from "../jobs.ts";
+import type { Timer } from "../timer.ts";
+import type { StateStore } from "./state_store.ts";
 import { processAlive } from "./process_alive.ts";
+import { systemTimer } from "./timer.ts";
+import { stderrLog } from "./log.ts";
 
 /** The longest job_status waits (below every common client timeout). */
 export const MAX_WAIT_MS = 25_000;
 
-/** Runners alive in this process, by owner id (a job of this pid with another owner is orphaned). */
-const liveOwners = new Set<string>();
+/**
+ * The job runners alive in one process, by owner id: a running job of this process whose
+ * runner is not among them is orphaned. Runners that read each other's jobs in one process
+ * share one (a runner without one has a process of its own).
+ */
+export interface JobProcess {
+  pid: number;
+  owners: Set<string>;
+}
+
+/** The job runners of this process (none yet). */
+export function jobProcess(pid: number = Deno.pid): JobProcess {
+  return { pid, owners: new Set() };
+}
 
 export interface JobRunnerOptions {
+  /** Times written in job records; default: the timer's. */
   clock?: () => Date;
+  /** Waits, polls and deadlines; default the system's. */
+  timer?: Timer;
+  /** Where a job that failed with a bug, or a record that could not be written, is told. */
+  log?: (line: string) => void;
+  /** The process this runner belongs to; default a process of its own. */
+  process?: JobProcess;
   /** Whether a process runs; default `kill -0` through /bin/sh. */
   isAlive?: (pid: number) => Promise<boolean>;
   /** Least time between two progress writes of one job; default 500 ms. */
@@ -41,49 +62,11 @@ export interface JobRunnerOptions {
   spawnWorker?: (job: JobRecord) => Promise<number>;
 }
 
-type JobWork = Parameters<JobRunner["start"]>[2];
-
-/** A JobRunner over durable records, with the reads and controls of the job ops. */
-export interface DurableJobRunner extends JobRunner {
-  readonly owner: string;
-  /** The job as it stands (an orphan is recorded as such on the way); null when unknown. */
-  get(id: string): Promise<JobRecord | null>;
-  /**
-   * The job once it has ended, or as it stands after `waitMs` (capped at 25 s). Progress
-   * while waiting goes to `onProgress`. Unknown ids are NOT_FOUND errors.
-   */
-  wait(id: string, waitMs: number, onProgress?: (r: JobRecord) => void): Promise<JobRecord>;
-  /**
-   * Runs the work of a job another process started with a spec and recorded (a worker
-   * process); resolves with the record once the job has ended.
-   */
-  adopt(id: string, work: JobWork): Promise<JobRecord>;
-  /** Stops a running job and returns it once it has ended (or after 10 s). */
-  cancel(id: string): Promise<JobRecord>;
-  list(room?: string): Promise<JobRecord[]>;
-  /** Records every running job whose process stopped as failed, orphaned; returns how many. */
-  recover(): Promise<number>;
-  /** Stops the jobs running in this process and waits for their records (shutdown). */
-  close(): Promise<void>;
-}
-
 interface LocalJob {
   record: JobRecord;
   controller: AbortController;
   ended: Promise<void>;
   listeners: Set<() => void>;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
 
 function errorOf(e: unknown): JobRecord["error"] {
@@ -107,7 +90,11 @@ function notFound(id: string): DvergrError {
  * jobs of other runners are read (and asked to stop) through the store.
  */
 export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}): DurableJobRunner {
-  const clock = opts.clock ?? (() => new Date());
+  const timer = opts.timer ?? systemTimer;
+  const clock = opts.clock ?? (() => new Date(timer.now()));
+  const sleep = (ms: number, signal?: AbortSignal) => timer.sleep(ms, signal);
+  const log = opts.log ?? stderrLog;
+  const proc = opts.process ?? jobProcess();
   const isAlive = opts.isAlive ?? processAlive;
   const persistEveryMs = opts.persistEveryMs ?? 500;
   const cancelPollMs = opts.cancelPollMs ?? 1000;
@@ -118,7 +105,7 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
 
   async function ownerAlive(r: JobRecord): Promise<boolean> {
     if (r.owner === owner) return local.has(r.id);
-    if (r.pid === Deno.pid) return liveOwners.has(r.owner);
+    if (r.pid === proc.pid) return proc.owners.has(r.owner);
     return await isAlive(r.pid);
   }
 
@@ -164,7 +151,7 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
         const listener = () => onProgress?.(structuredClone(mine.record));
         mine.listeners.add(listener);
         try {
-          await Promise.race([mine.ended, sleep(Math.max(0, deadline - Date.now()))]);
+          await Promise.race([mine.ended, sleep(Math.max(0, deadline - timer.now()))]);
         } finally {
           mine.listeners.delete(listener);
         }
@@ -172,9 +159,9 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
       }
       const r = await get(id);
       if (!r) throw notFound(id);
-      if (r.status !== "running" || Date.now() >= deadline) return r;
+      if (r.status !== "running" || timer.now() >= deadline) return r;
       onProgress?.(r);
-      await sleep(Math.min(250, Math.max(0, deadline - Date.now())));
+      await sleep(Math.min(250, Math.max(0, deadline - timer.now())));
     }
   }
 
@@ -184,16 +171,16 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
     const controller = new AbortController();
     const listeners = new Set<() => void>();
     let lastWrite = 0;
-    let writeTimer: ReturnType<typeof setTimeout> | undefined;
+    let writeDue = false;
     let writing: Promise<void> = Promise.resolve();
     const persist = () => {
-      lastWrite = Date.now();
+      lastWrite = timer.now();
       const snapshot = structuredClone(record);
       writing = writing.then(() => state.putJob(snapshot)).catch((e) =>
-        console.error(`dvergr: cannot record progress of job ${id}: ${e}`)
+        log(`dvergr: cannot record progress of job ${id}: ${e}`)
       );
     };
-    const progress = (p: OpProgress) => {
+    const progress = (p: Progress) => {
       if (record.status !== "running") return;
       record.progress = {
         done: p.progress,
@@ -202,26 +189,31 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
         phase: p.phase ?? p.message ?? record.progress.phase,
       };
       for (const l of listeners) l();
-      if (writeTimer !== undefined) return;
-      const wait = persistEveryMs - (Date.now() - lastWrite);
+      if (writeDue) return;
+      const wait = persistEveryMs - (timer.now() - lastWrite);
       if (wait <= 0) persist();
       else {
-        writeTimer = setTimeout(() => {
-          writeTimer = undefined;
+        writeDue = true;
+        void sleep(wait, stopTimers.signal).then(() => {
+          writeDue = false;
           if (record.status === "running") persist();
-        }, wait);
+        });
       }
     };
-    const cancelPoll = setInterval(() => {
-      state.jobCancelRequested(id).then((asked) => {
-        if (asked) controller.abort();
-      }).catch(() => {});
-    }, cancelPollMs);
+    // Stops the progress write and the cancel poll once the job has ended.
+    const stopTimers = new AbortController();
+    void (async () => {
+      while (!stopTimers.signal.aborted) {
+        await sleep(cancelPollMs, stopTimers.signal);
+        if (stopTimers.signal.aborted) return;
+        if (await state.jobCancelRequested(id).catch(() => false)) controller.abort();
+      }
+    })();
 
     const ended = (async () => {
       try {
         // A macrotask first, so start() returns before any of the work runs.
-        await sleep(0);
+        await new Promise((r) => setTimeout(r, 0));
         const result = await work(controller.signal, progress);
         record.result = result ?? null;
         record.status = controller.signal.aborted ? "cancelled" : "succeeded";
@@ -231,12 +223,11 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
           record.status = "failed";
           record.error = errorOf(e);
           if (!isDvergrError(e)) {
-            console.error(`dvergr: job ${id} (${kind}) failed:`, e);
+            log(`dvergr: job ${id} (${kind}) failed: ${e instanceof Error ? e.stack : e}`);
           }
         }
       } finally {
-        clearInterval(cancelPoll);
-        if (writeTimer !== undefined) clearTimeout(writeTimer);
+        stopTimers.abort();
         if (record.status === "cancelled" && closing) record.reason = "server-stopped";
         record.finishedAt = clock().toISOString();
         record.progress = {
@@ -257,7 +248,7 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
   const runner: DurableJobRunner = {
     owner,
     async start(kind, room, work, spec) {
-      liveOwners.add(owner);
+      proc.owners.add(owner);
       const id = crypto.randomUUID();
       const record: JobRecord = {
         id,
@@ -270,7 +261,7 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
         result: null,
         error: null,
         reason: null,
-        pid: Deno.pid,
+        pid: proc.pid,
         owner,
         ...(spec ? { spec } : {}),
       };
@@ -285,13 +276,13 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
       return { job: id };
     },
     async adopt(id, work) {
-      liveOwners.add(owner);
+      proc.owners.add(owner);
       let r: JobRecord | null = null;
       // The server records the job right after it spawned this worker.
       for (let i = 0; i < 200 && !(r = await state.getJob(id)); i++) await sleep(50);
       if (!r) throw notFound(id);
       if (r.status !== "running") return r;
-      const record: JobRecord = { ...r, pid: Deno.pid, owner };
+      const record: JobRecord = { ...r, pid: proc.pid, owner };
       await state.putJob(record);
       await execute(record, work).ended;
       return (await state.getJob(id)) ?? record;
@@ -299,7 +290,7 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
     get,
     async wait(id, waitMs, onProgress) {
       const ms = Math.max(0, Math.min(maxWaitMs, Math.floor(waitMs)));
-      return await pollUntilEnded(id, Date.now() + ms, onProgress);
+      return await pollUntilEnded(id, timer.now() + ms, onProgress);
     },
     async cancel(id) {
       const r = await get(id);
@@ -308,7 +299,7 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
       const mine = local.get(id);
       if (mine) mine.controller.abort();
       else await state.requestJobCancel(id);
-      return await pollUntilEnded(id, Date.now() + 10_000);
+      return await pollUntilEnded(id, timer.now() + 10_000);
     },
     list: async (room) => {
       const all = await state.listJobs(room);
@@ -333,127 +324,8 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
       const jobs = [...local.values()];
       for (const j of jobs) j.controller.abort();
       await Promise.race([Promise.all(jobs.map((j) => j.ended)), sleep(15_000)]);
-      liveOwners.delete(owner);
+      proc.owners.delete(owner);
     },
   };
   return runner;
 }
-
-/** The durable runner of a context: the server's, else one reading the home's records. */
-export function jobsOf(ctx: OpContext): DurableJobRunner {
-  const j = ctx.jobs as Partial<DurableJobRunner> | undefined;
-  if (j && typeof j.wait === "function" && typeof j.cancel === "function") {
-    return j as DurableJobRunner;
-  }
-  return createJobRunner(ctx.home.state, { clock: ctx.clock });
-}
-
-/** A job as the job ops show it. */
-export interface JobView {
-  job: string;
-  kind: string;
-  room: string | null;
-  status: JobRecord["status"];
-  started_at: string;
-  finished_at: string | null;
-  progress: JobRecord["progress"];
-  /** The process that runs (or ran) it. */
-  pid: number;
-  reason?: string;
-  error?: NonNullable<JobRecord["error"]>;
-  result?: unknown;
-}
-
-/** The view of a job record (without its result when `result` is false). */
-export function jobView(r: JobRecord, opts: { result?: boolean } = {}): JobView {
-  return {
-    job: r.id,
-    kind: r.kind,
-    room: r.room,
-    status: r.status,
-    started_at: r.startedAt,
-    finished_at: r.finishedAt,
-    progress: r.progress,
-    pid: r.pid,
-    ...(r.reason ? { reason: r.reason } : {}),
-    ...(r.error ? { error: r.error } : {}),
-    ...(opts.result !== false && r.result !== null && r.result !== undefined
-      ? { result: r.result }
-      : {}),
-  };
-}
-
-const jobId = z.string().min(1).max(100).describe("The job id (from catalog_benchmark)");
-
-export const jobStatus = defineOp({
-  name: "job_status",
-  title: "Job status",
-  description: "A job's status, progress (cells done of the total, faults, phase) and, once " +
-    "it has ended, its result or error. With wait_ms it answers when the job ends or after " +
-    "wait_ms (at most 25000), whichever comes first: poll it until status is not running.",
-  kind: "read",
-  toolset: "jobs",
-  input: z.strictObject({
-    job: jobId,
-    wait_ms: z.number().int().min(0).max(MAX_WAIT_MS).optional().describe(
-      "Wait up to this long for the job to end (0–25000 ms, default 0)",
-    ),
-  }),
-  async handler(ctx, input) {
-    const jobs = jobsOf(ctx);
-    let last = -1;
-    const r = await jobs.wait(input.job, input.wait_ms ?? 0, (p) => {
-      // Forward progress only when it moved (progress must increase).
-      if (p.progress.done > last) {
-        last = p.progress.done;
-        ctx.progress?.({
-          progress: p.progress.done,
-          total: p.progress.total ?? undefined,
-          faults: p.progress.faults,
-          phase: p.progress.phase,
-          message: `${p.progress.done}/${p.progress.total ?? "?"} cells, ${p.progress.faults} ` +
-            `faults (${p.progress.phase})`,
-        });
-      }
-    });
-    return jobView(r);
-  },
-});
-
-export const jobList = defineOp({
-  name: "job_list",
-  title: "List jobs",
-  description: "The jobs of this home, newest first (only those of a room when given), " +
-    "with status and progress; job_status gives a job's result.",
-  kind: "read",
-  toolset: "jobs",
-  input: z.strictObject({
-    room: z.string().min(1).optional().describe("Only the jobs of this room"),
-    limit: z.number().int().min(1).max(200).optional().describe("At most this many (default 20)"),
-  }),
-  async handler(ctx, input) {
-    const all = await jobsOf(ctx).list(input.room);
-    const limit = input.limit ?? 20;
-    return {
-      jobs: all.slice(0, limit).map((r) => jobView(r, { result: false })),
-      total: all.length,
-    };
-  },
-});
-
-export const jobCancel = defineOp({
-  name: "job_cancel",
-  title: "Cancel a job",
-  description: "Stops a running job and returns it once it has stopped. A cancelled " +
-    "benchmark keeps every cell recorded so far; starting it again resumes it.",
-  kind: "write",
-  idempotent: true,
-  toolset: "jobs",
-  input: z.strictObject({ job: jobId }),
-  async handler(ctx, input) {
-    return jobView(await jobsOf(ctx).cancel(input.job));
-  },
-});
-
-/** The job ops, in the order tools are listed. */
-export const JOB_OPS: Op[] = [jobStatus, jobList, jobCancel];

@@ -14,6 +14,8 @@
  *
  * Permissions: --allow-read and --allow-write on the KV file; `"unstable": ["kv"]`.
  */
+import type { JobRecord } from "../jobs.ts";
+export type { JobRecord } from "../jobs.ts";
 import { type AttemptRecord, cellKey, type TrustTier } from "../bench/records.ts";
 import type { BlobStore } from "./blob_store.ts";
 import { getJson, putJson } from "./blob_store.ts";
@@ -38,30 +40,6 @@ export interface Promotion {
   room: string;
   name: string;
   at: string;
-}
-
-/** A durable job: long work (a benchmark) started over MCP and polled with job_status. */
-export interface JobRecord {
-  id: string;
-  kind: string;
-  /** The room the job works in (its experiment, its scorecard), or null. */
-  room: string | null;
-  status: "running" | "succeeded" | "failed" | "cancelled";
-  /** ISO times. */
-  startedAt: string;
-  finishedAt: string | null;
-  /** Cells done of the total, faults, and the phase (planning, running, scoring, done). */
-  progress: { done: number; total: number | null; faults: number; phase: string };
-  /** What the work returned (succeeded, or cancelled after it stopped cleanly). */
-  result: unknown;
-  error: { code: string; message: string; hint?: string } | null;
-  /** "orphaned" (failed: its process stopped mid-run), "server-stopped" (cancelled at shutdown). */
-  reason: string | null;
-  /** The process running it and the job runner within that process. */
-  pid: number;
-  owner: string;
-  /** The op call that does its work, when it runs in a worker process of its own. */
-  spec?: { op: string; input: unknown };
 }
 
 /** Who runs a cell now: a process on a host, until a time (ms since the epoch). */

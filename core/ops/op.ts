@@ -7,19 +7,13 @@
 import type { z } from "zod";
 import type { Home } from "../io/home.ts";
 import type { CheckerRunner } from "../checker.ts";
-
-export type OpKind = "read" | "write" | "destructive";
+import type { JobRunner, Progress } from "../jobs.ts";
+export type { JobRunner, JobSpec } from "../jobs.ts";
 
 /** Progress of long work, as MCP progress notifications and job records carry it. */
-export interface OpProgress {
-  progress: number;
-  total?: number;
-  message?: string;
-  /** Cells (or items) whose latest try faulted so far. */
-  faults?: number;
-  /** What the work is doing: planning, running, scoring… */
-  phase?: string;
-}
+export type OpProgress = Progress;
+
+export type OpKind = "read" | "write" | "destructive";
 
 /** Everything an op may touch; passed in, so ops run the same under the CLI, MCP and tests. */
 export interface OpContext {
@@ -33,25 +27,6 @@ export interface OpContext {
   progress?(p: OpProgress): void;
   /** Long-running work: jobs outlive the request that started them (MCP). */
   jobs?: JobRunner;
-}
-
-/**
- * The op call that does a job's work: calling `op` with `input` in a context without a
- * job runner does the same work inline, so a runner may run it in a process of its own.
- */
-export interface JobSpec {
-  op: string;
-  input: unknown;
-}
-
-/** Starts work that outlives a request and is polled with job_status. */
-export interface JobRunner {
-  start(
-    kind: string,
-    room: string | null,
-    work: (signal: AbortSignal, progress: (p: OpProgress) => void) => Promise<unknown>,
-    spec?: JobSpec,
-  ): Promise<{ job: string }>;
 }
 
 // deno-lint-ignore no-explicit-any

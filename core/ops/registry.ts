@@ -9,7 +9,7 @@ import { ROOM_FORK_OPS } from "./room_forks.ts";
 import { CATALOG_BUNDLE_OPS } from "./catalog_bundles.ts";
 import { CATALOG_RUN_OPS } from "./catalog_run.ts";
 import { CATALOG_FREEZE_OPS } from "./catalog_freeze.ts";
-import { JOB_OPS } from "../io/job_runner.ts";
+import { JOB_OPS } from "./jobs.ts";
 import { SCORECARD_OPS } from "./scorecards.ts";
 import { ATTEMPT_OPS } from "./attempts.ts";
 

@@ -19,7 +19,7 @@ import type { Interval } from "../bench/stats.ts";
 import type { TrustTier } from "../bench/records.ts";
 import { type ExperimentMeta, trustOf } from "../io/state_store.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
-import { jobsOf, jobView } from "../io/job_runner.ts";
+import { jobsOf, jobView } from "./jobs.ts";
 
 const room = z.string().min(1).describe("The room (its slug)");
 const experiment = z.string().min(4).max(64).describe(

@@ -1,3 +1,5 @@
+// An example script run on its own: it reports on the console.
+// deno-lint-ignore-file no-console
 // A careful invoice agent: rules a bookkeeper would use. The vendor is the first line
 // naming a company (legal form), the number and the date come from their labels (dates
 // normalised to yyyy-mm-dd), the currency is the one written most, and the total is the

@@ -1,3 +1,5 @@
+// An example script run on its own: it reports on the console.
+// deno-lint-ignore-file no-console
 // A naive invoice agent: the first line is the vendor, the first date is the date (as
 // written), the last amount in the document is the total. Quick, and often wrong.
 import { AMOUNT, ednMap, readTask, taskPaths, writeAnswer } from "./invoice_common.ts";

@@ -1,3 +1,5 @@
+// An example script run on its own: it reports on the console.
+// deno-lint-ignore-file no-console
 /**
  * Generates examples/tables/bookings.csv: one year of bank statement lines of a small
  * German company ("Musterfirma GmbH"), each booked to an SKR04-like account with a

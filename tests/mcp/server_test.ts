@@ -6,7 +6,8 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { openHome } from "../../core/io/home.ts";
-import { createJobRunner, type DurableJobRunner } from "../../core/io/job_runner.ts";
+import { createJobRunner } from "../../core/io/job_runner.ts";
+import type { DurableJobRunner } from "../../core/jobs.ts";
 import { allOps } from "../../core/ops/registry.ts";
 import { createMcpServer } from "../../mcp/server.ts";
 import { selectTools } from "../../mcp/selection.ts";

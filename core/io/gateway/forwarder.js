@@ -8,6 +8,7 @@
 const args = Deno.args;
 const sep = args.indexOf("--");
 if (sep !== 4 || args.length < 6) {
+  // deno-lint-ignore no-console -- the forwarder is a process of its own; stderr is its only voice
   console.error("dvergr forwarder: usage: MODEL_PORT MODEL_SOCK MCP_PORT MCP_SOCK -- CMD…");
   Deno.exit(125);
 }

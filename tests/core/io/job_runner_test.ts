@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import { memoryBlobStore } from "../../../core/io/blob_store.ts";
 import { type JobRecord, openKvStateStore } from "../../../core/io/state_store.ts";
-import { memoryHome } from "../../../core/io/home.ts";
 import { DvergrError } from "../../../core/errors.ts";
-import { callOp } from "../../../core/ops/registry.ts";
-import type { OpContext, OpProgress } from "../../../core/ops/op.ts";
-import { createJobRunner, jobCancel, jobList, jobStatus } from "../../../core/io/job_runner.ts";
+import type { OpProgress } from "../../../core/ops/op.ts";
+import { createJobRunner, jobProcess } from "../../../core/io/job_runner.ts";
 import { processAlive } from "../../../core/io/process_alive.ts";
+import { fakeTimer } from "../../helpers/fake_timer.ts";
 
 function waitForAbort(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -72,7 +71,9 @@ Deno.test("createJobRunner() records a failed job with the DvergrError's code, m
 
 Deno.test("createJobRunner() persists progress while the job runs, readable from another runner", async () => {
   const state = await store();
-  const jobs = createJobRunner(state, { persistEveryMs: 10 });
+  // Two runners of one process: the reader knows the owner runs.
+  const proc = jobProcess();
+  const jobs = createJobRunner(state, { persistEveryMs: 10, process: proc });
   let release = () => {};
   const gate = new Promise<void>((r) => (release = r));
   const { job } = await jobs.start("benchmark", "r", async (_s, progress) => {
@@ -80,7 +81,7 @@ Deno.test("createJobRunner() persists progress while the job runs, readable from
     await gate;
     return null;
   });
-  const reader = createJobRunner(state);
+  const reader = createJobRunner(state, { process: proc });
   let seen: JobRecord | null = null;
   for (let i = 0; i < 100; i++) {
     seen = await state.getJob(job);
@@ -89,6 +90,10 @@ Deno.test("createJobRunner() persists progress while the job runs, readable from
   }
   assert.deepEqual(seen?.progress, { done: 3, total: 10, faults: 1, phase: "running" });
   assert.equal((await reader.get(job))?.status, "running", "its owner runs in this process");
+  // A runner that does not share the process sees a job of its pid whose runner it does
+  // not know: orphaned.
+  const stranger = createJobRunner(state);
+  assert.equal((await stranger.get(job))?.reason, "orphaned");
   release();
   await jobs.wait(job, 5000);
   await jobs.close();
@@ -121,17 +126,18 @@ Deno.test("DurableJobRunner.wait() forwards progress to its listener while it wa
 
 Deno.test("DurableJobRunner.wait() answers a running job after its cap, however long asked", async () => {
   const state = await store();
-  const jobs = createJobRunner(state, { maxWaitMs: 60 });
+  const timer = fakeTimer({ auto: true });
+  const jobs = createJobRunner(state, { maxWaitMs: 60, timer });
   const { job } = await jobs.start("benchmark", "r", async (signal) => {
     await waitForAbort(signal);
     return null;
   });
-  const t0 = performance.now();
+  const t0 = timer.now();
   const r = await jobs.wait(job, 25_000);
-  const ms = performance.now() - t0;
   assert.equal(r.status, "running");
-  assert.ok(ms >= 50 && ms < 2000, `waited ${ms} ms`);
+  assert.equal(timer.now() - t0, 60, "it waited its cap on the runner's timer");
   await jobs.close();
+  timer.stop();
   state.close();
 });
 
@@ -154,15 +160,19 @@ Deno.test("DurableJobRunner.cancel() aborts a local job, which ends cancelled", 
 
 Deno.test("DurableJobRunner.cancel() from another runner stops the job through the store", async () => {
   const state = await store();
-  const owner = createJobRunner(state, { cancelPollMs: 20 });
+  // The owner looks for cancel requests every second of its timer, which a fake one runs fast.
+  const timer = fakeTimer({ auto: true });
+  const process = jobProcess();
+  const owner = createJobRunner(state, { timer, process });
   const { job } = await owner.start("benchmark", "r", async (signal) => {
     await waitForAbort(signal);
     return null;
   });
-  const other = createJobRunner(state);
+  const other = createJobRunner(state, { timer, process });
   const r = await other.cancel(job);
   assert.equal(r.status, "cancelled");
   await owner.close();
+  timer.stop();
   state.close();
 });
 
@@ -253,78 +263,6 @@ Deno.test("DurableJobRunner.get() reads a running job of a dead process as orpha
   assert.equal(r?.status, "failed");
   assert.equal(r?.reason, "orphaned");
   state.close();
-});
-
-async function opContext(): Promise<{ ctx: OpContext; close(): Promise<void> }> {
-  const home = await memoryHome();
-  const jobs = createJobRunner(home.state);
-  const ctx: OpContext = {
-    home,
-    runner: { check: () => Promise.reject(new Error("no checker in job tests")) } as never,
-    env: () => undefined,
-    cwd: Deno.cwd(),
-    clock: () => new Date(),
-    jobs,
-  };
-  return {
-    ctx,
-    async close() {
-      await jobs.close();
-      await home.close();
-    },
-  };
-}
-
-Deno.test("job_status {job, wait_ms} answers when the job ends, with progress and result", async () => {
-  const { ctx, close } = await opContext();
-  const { job } = await ctx.jobs!.start("benchmark", "books", async (_s, progress) => {
-    progress({ progress: 2, total: 2, faults: 0, phase: "running" });
-    await new Promise((r) => setTimeout(r, 30));
-    return { experiment: "e1" };
-  });
-  const r = await callOp(jobStatus, ctx, {
-    job,
-    wait_ms: 5000,
-  });
-  assert.equal(r.job, job);
-  assert.equal(r.status, "succeeded");
-  assert.deepEqual(r.progress, { done: 2, total: 2, faults: 0, phase: "done" });
-  assert.deepEqual(r.result, { experiment: "e1" });
-  await close();
-});
-
-Deno.test("job_status refuses wait_ms above 25000 and names an unknown job", async () => {
-  const { ctx, close } = await opContext();
-  await assert.rejects(
-    () => callOp(jobStatus, ctx, { job: "x", wait_ms: 30_000 }),
-    (e: DvergrError) => e.code === "USAGE" && /wait_ms/.test(e.message),
-  );
-  await assert.rejects(
-    () => callOp(jobStatus, ctx, { job: "nope" }),
-    (e: DvergrError) => e.code === "NOT_FOUND" && /"nope"/.test(e.message) && !!e.hint,
-  );
-  await assert.rejects(
-    () => callOp(jobCancel, ctx, { job: "nope" }),
-    (e: DvergrError) => e.code === "NOT_FOUND",
-  );
-  await close();
-});
-
-Deno.test("job_list lists jobs newest first, only a room's when given; job_cancel stops one", async () => {
-  const { ctx, close } = await opContext();
-  const a = await ctx.jobs!.start("benchmark", "a", () => Promise.resolve(1));
-  await new Promise((r) => setTimeout(r, 5));
-  const b = await ctx.jobs!.start("benchmark", "b", async (signal) => {
-    await waitForAbort(signal);
-    return null;
-  });
-  const all = await callOp(jobList, ctx, {});
-  assert.deepEqual(all.jobs.map((j) => j.job), [b.job, a.job]);
-  const onlyA = await callOp(jobList, ctx, { room: "a" });
-  assert.deepEqual(onlyA.jobs.map((j) => j.job), [a.job]);
-  const cancelled = await callOp(jobCancel, ctx, { job: b.job });
-  assert.equal(cancelled.status, "cancelled");
-  await close();
 });
 
 Deno.test("processAlive() counts a zombie (ended, unreaped) as not running", async () => {

@@ -104,6 +104,7 @@ const HAS_GIT = (() => {
   }
 })();
 if (!HAS_GIT) {
+  // deno-lint-ignore no-console -- say why checks are skipped
   console.warn("room_store_test: the git binary is absent: skipping what only real git checks");
 }
 

@@ -9,7 +9,10 @@ import {
   catalogCases,
   catalogCheck,
 } from "../../../core/ops/catalog_run.ts";
-import { createJobRunner } from "../../../core/io/job_runner.ts";
+import { createJobRunner, jobProcess } from "../../../core/io/job_runner.ts";
+
+/** The job runners of this test process. */
+const process = jobProcess();
 import { testOpContext } from "../../helpers/op_context.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { recallBundle } from "../../helpers/bundles.ts";
@@ -18,7 +21,7 @@ import { recallBundle } from "../../helpers/bundles.ts";
 async function setup(opts: { jobs?: boolean } = {}) {
   const home = await memoryHome();
   const pool = createCheckerPool({ workers: 1 });
-  const jobs = opts.jobs ? createJobRunner(home.state) : undefined;
+  const jobs = opts.jobs ? createJobRunner(home.state, { process }) : undefined;
   await home.rooms.createRoom("books");
   const files = new Map<string, string | null>();
   for (const [p, t] of recallBundle()) files.set(`workflows/recall/${p}`, t);
@@ -267,7 +270,8 @@ Deno.test("catalog_benchmark returns a job at once; the job runs the experiment 
     assert.equal(typeof r.job, "string");
     assert.equal(r.cells, 4);
     assert.equal(sent[0]?.total, 4, "a progressToken caller hears the job start");
-    const jobs = createJobRunner(ctx.home.state);
+    // Another runner of this process reads the job through the store.
+    const jobs = createJobRunner(ctx.home.state, { process });
     const done = await jobs.wait(r.job as string, 20_000);
     assert.equal(done.status, "succeeded", JSON.stringify(done));
     const result = done.result as Record<string, unknown> & {

@@ -212,6 +212,7 @@ function gatewayOf(o: CandidateOutcome) {
 
 for (const { cli, model } of CLIS) {
   const reason = await skipReason(cli);
+  // deno-lint-ignore no-console -- say why tests are skipped
   if (reason !== null) console.error(`agent_cli_test: skipping ${cli} tests: ${reason}`);
   const t = (name: string, fn: () => Promise<void>) =>
     Deno.test({ name: `createAgentCandidate() [${cli}] ${name}`, ignore: reason !== null, fn });

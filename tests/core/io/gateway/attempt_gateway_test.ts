@@ -21,6 +21,7 @@ import { caseReader, startFakeAgentProvider } from "../../../helpers/fake_agent_
 const SECRET = "sk-dvergr-probe-secret-9a8b7c";
 const hostEnv = (k: string) => Deno.env.get(k);
 const hasBwrap = await detectBwrap(hostEnv);
+// deno-lint-ignore no-console -- say why tests are skipped
 if (!hasBwrap) console.error("attempt_gateway_test: skipping sandbox probes: no bubblewrap");
 
 /** Runs inside the sandbox with deno eval; writes what it could reach to /out/probe.json. */
