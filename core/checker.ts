@@ -2,6 +2,7 @@
  * The checker contract: what a bundle's checker.js receives and must return.
  * All values are plain JSON (EDN keywords become strings without the colon).
  */
+
 export interface CheckerInput {
   /** Captured files by absolute world path, e.g. "/out/answer.edn". */
   files: Record<string, string>;
