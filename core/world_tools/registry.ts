@@ -23,7 +23,7 @@ import { FILE_TOOLS } from "./file_tools.ts";
 import { WEB_TOOLS } from "./web_tools.ts";
 
 /** Bump when a tool's name, description, arguments or behaviour changes (it is in identities). */
-export const WORLD_TOOLS_VERSION = 2;
+export const WORLD_TOOLS_VERSION = 3;
 
 /** Every world tool, in the order they are offered. */
 export const WORLD_TOOLS: readonly WorldTool[] = [...FILE_TOOLS, ...WEB_TOOLS];

@@ -15,6 +15,13 @@ export const QUERY_MAX_CHARS = 4096;
 /** Characters of a page web_fetch shows; the rest is cut with a note (the record keeps more). */
 export const FETCH_SHOW_LIMIT = 60_000;
 
+/** Characters of a hit's description shown (a frozen web's description is its whole page). */
+export const DESCRIPTION_LIMIT = 300;
+
+function clip(text: string, n: number): string {
+  return text.length <= n ? text : `${text.slice(0, n)}…`;
+}
+
 const fail = (content: string): ToolOutput => ({ content: `Error: ${content}`, isError: true });
 
 const webSearch: WorldTool = {
@@ -57,8 +64,9 @@ const webSearch: WorldTool = {
     if (!r.ok) return fail(r.message);
     if (r.hits.length === 0) return { content: "(no results)", isError: false };
     return {
-      content: r.hits.map((h, i) => `${i + 1}. ${h.title}\n   ${h.url}\n   ${h.description}`)
-        .join("\n\n"),
+      content: r.hits.map((h, i) =>
+        `${i + 1}. ${h.title}\n   ${h.url}\n   ${clip(h.description, DESCRIPTION_LIMIT)}`
+      ).join("\n\n"),
       isError: false,
     };
   },

@@ -194,3 +194,15 @@ Deno.test("callWorldTool() answers web_search and web_fetch from the attempt's w
     content: "Error: this task may not use web_fetch. Tools: list_files, read_file, write_file",
   });
 });
+
+Deno.test("callWorldTool() web_search shows a hit's description cut to 300 characters", async () => {
+  const web = tableWeb({ "https://l.example/": "widgets " + "y".repeat(400) });
+  const out = await callWorldTool("web_search", { query: "widgets" }, {
+    files: stub,
+    profile: "developer",
+    writable: ["/out"],
+    web,
+  });
+  const description = out.content.split("\n")[2].trim();
+  assert.equal(description, ("widgets " + "y".repeat(400)).slice(0, 300) + "…");
+});

@@ -603,7 +603,7 @@ Deno.test("createModelCandidate() gives a stable identity that names what decide
     baseUrl: "https://api.anthropic.com",
     systemPrompt: DEFAULT_SYSTEM_PROMPT,
     tools: {
-      version: 2,
+      version: 3,
       names: ["list_files", "read_file", "write_file", "web_search", "web_fetch"],
     },
     maxTurns: 30,
