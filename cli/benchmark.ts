@@ -9,6 +9,7 @@ import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
 import { benchmarkJunit } from "../core/bench/junit.ts";
 import type { Diagnosis } from "../core/bench/diagnosis.ts";
 import { brokenLine, outcomeCountsText } from "../core/bench/outcome.ts";
+import { itemSummaryLine } from "../core/bench/item_analysis.ts";
 import { usageError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
@@ -294,6 +295,8 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   } else {
     if (scorecard.complete) candidateLines(scorecard).forEach(out);
     for (const b of diagnosis.broken) out(brokenLine(b));
+    const items = itemSummaryLine(diagnosis.items);
+    if (items) out(items);
     if (!scorecard.complete) {
       const faulted = result.faults > 0 ? ` (${result.faults} faulted)` : "";
       out(

@@ -125,3 +125,22 @@ export function itemSentence(item: ItemStats): string {
       return `${name}: nothing to note.`;
   }
 }
+
+/**
+ * One line naming the flagged cases by kind ("Item analysis: 1 case possibly broken (c3); 1
+ * saturated (c1)"), at most five ids each; null when no case is flagged.
+ */
+export function itemSummaryLine(items: readonly ItemStats[]): string | null {
+  const kinds: [ItemFlag, string][] = [
+    ["broken", "possibly broken (no candidate passes)"],
+    ["saturated", "saturated (every candidate passes)"],
+    ["anti-correlated", "anti-correlated (stronger candidates fail more)"],
+  ];
+  const parts = kinds.flatMap(([flag, words]) => {
+    const ids = items.filter((i) => i.flag === flag).map((i) => i.caseId ?? "(the environment)");
+    if (ids.length === 0) return [];
+    const shown = ids.slice(0, 5).join(", ") + (ids.length > 5 ? `, … ${ids.length - 5} more` : "");
+    return [`${ids.length} case${ids.length === 1 ? "" : "s"} ${words}: ${shown}`];
+  });
+  return parts.length === 0 ? null : `Item analysis: ${parts.join("; ")} (the report says more)`;
+}

@@ -48,9 +48,15 @@ Deno.test("dvergr benchmark prints the bundle, one line per candidate and the re
     lines[2],
     `${"agent".padEnd(40)} reward 0.667  passed 4/6  billed $0.0000  list price $0.0000`,
   );
+  // Neither candidate passes c2 (the reference writes c1's word everywhere); both pass c1.
+  assert.equal(
+    lines[3],
+    "Item analysis: 1 case possibly broken (no candidate passes): c2; " +
+      "1 case saturated (every candidate passes): c1 (the report says more)",
+  );
   // A home given with --home may hold many bundles: each gets its own report.
-  assert.equal(lines[3], `Report: ${home}/reports/words/words.md`);
-  assert.equal(lines[4], `HTML report: ${home}/reports/words/words.html`);
+  assert.equal(lines[4], `Report: ${home}/reports/words/words.md`);
+  assert.equal(lines[5], `HTML report: ${home}/reports/words/words.html`);
   const report = await Deno.readTextFile(`${home}/reports/words/words.md`);
   assert.match(report, /^# Words\n/);
   assert.match(report, /## Paired comparison/);

@@ -50,6 +50,12 @@ Deno.test("dvergr benchmark says in one line when every attempt of a candidate c
   assert.match(lines.find((l) => l.startsWith("seven: "))!, /exit status 7: bad input/);
   assert.match(lines.find((l) => l.startsWith("hang "))!, /\(3 timed out\)$/);
   assert.ok(!lines.some((l) => l.startsWith("good: ")), out);
+  assert.ok(
+    lines.includes(
+      "Item analysis: 1 case possibly broken (no candidate passes): c3 (the report says more)",
+    ),
+    out,
+  );
 
   const report = await Deno.readTextFile(`${home}/reports/words/words.md`);
   assert.match(report, /## What went wrong/);

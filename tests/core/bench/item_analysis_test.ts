@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { attemptRecord as record } from "../../helpers/records.ts";
 import { caseResults } from "../../../core/bench/case_results.ts";
-import { itemAnalysis, itemSentence, pearson } from "../../../core/bench/item_analysis.ts";
+import {
+  itemAnalysis,
+  itemSentence,
+  itemSummaryLine,
+  pearson,
+} from "../../../core/bench/item_analysis.ts";
 import type { AttemptRecord } from "../../../core/bench/records.ts";
 
 /** A graded attempt of `candidate` on `caseId` that passed or failed. */
@@ -92,4 +97,15 @@ Deno.test("itemAnalysis() flags no case broken when no candidate passes anything
 Deno.test("itemAnalysis() does not call a case saturated on one candidate's word", () => {
   const items = itemAnalysis(caseResults([graded("ref", "c1", true)], ["ref"], ["c1"]));
   assert.equal(items[0].flag, null);
+});
+
+Deno.test("itemSummaryLine() names the flagged cases by kind, or is null", () => {
+  const items = itemAnalysis(caseResults(planted(), CANDS, CASES));
+  assert.equal(
+    itemSummaryLine(items),
+    "Item analysis: 1 case possibly broken (no candidate passes): broken; " +
+      "1 case saturated (every candidate passes): c1; " +
+      "1 case anti-correlated (stronger candidates fail more): odd (the report says more)",
+  );
+  assert.equal(itemSummaryLine(items.filter((i) => i.flag === null)), null);
 });
