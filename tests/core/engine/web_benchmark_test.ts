@@ -55,7 +55,8 @@ function step(t: Parameters<FakeScript>[0]): number {
 
 /**
  * A rival finder: searches "cordless", fetches the first hit, fetches a redirecting page,
- * (greedy only) reaches for the blocked answer key, writes its find with a quote.
+ * (greedy only) reaches for the blocked answer key, another host and a huge page, writes its
+ * find with a quote.
  */
 function rivalFinder(site: WebSite): FakeScript {
   const firstUrl = new Map<string, string>();
@@ -72,10 +73,14 @@ function rivalFinder(site: WebSite): FakeScript {
       return call("web_fetch", { url });
     }
     if (n === 3) return call("web_fetch", { url: `${site.url}/moved` });
-    if (n === 4 && greedy) {
+    // The greedy one also reaches for the blocked answer key, a host outside the allow-list
+    // and a huge page (cut at the size bound, still a page).
+    if (greedy && n === 4) {
       return call("web_fetch", { url: `https://localhost:${site.port}/secret` });
     }
-    if (n <= 5) {
+    if (greedy && n === 5) return call("web_fetch", { url: "https://elsewhere.example/" });
+    if (greedy && n === 6) return call("web_fetch", { url: `${site.url}/huge` });
+    if (n <= 7) {
       const find = `[{:name "Bolt Hardware" :url "${
         firstUrl.get(conv)
       }" :quote "cordless drills for every workshop"}]`;
@@ -159,9 +164,9 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
       assert.deepEqual(greedy.web, {
         mode: "live",
         searches: 1,
-        requests: 3,
-        pages: 2,
-        denials: { blocked: 1 },
+        requests: 5,
+        pages: 3,
+        denials: { blocked: 1, "not-allowed": 1 },
       });
       assert.deepEqual(polite.web, {
         mode: "live",
@@ -214,21 +219,38 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
       assert.equal(pages!.titles[`${site.url}/bolt`], "Bolt Hardware");
     }
     assert.equal(anthropic.requests.length, 4, "one judge call per attempt");
+    // The huge page was read up to the size bound and kept at 200,000 characters of text.
+    const greedyEv = await getJson<{ web: { pagesRef: string; log: { url: string }[] } }>(
+      home.blobs,
+      cells["gpt-4.1-mini-0/0"].evidenceRef!,
+    );
+    const greedyPages = await getJson<{ fetched: Record<string, string> }>(
+      home.blobs,
+      greedyEv!.web.pagesRef,
+    );
+    assert.equal(greedyPages!.fetched[`${site.url}/huge`].length, 200_000);
+    assert.deepEqual(greedyEv!.web.log.map((e) => e.url), [
+      `${site.url}/bolt`,
+      `${site.url}/moved`,
+      `https://localhost:${site.port}/secret`,
+      "https://elsewhere.example/",
+      `${site.url}/huge`,
+    ]);
     // The scorecard and the report count searches, pages, denials and the judge.
     const greedyStats = live.scorecard.candidates.find((c) => c.candidate === "gpt-4.1-mini-0")!;
     assert.deepEqual(greedyStats.web, {
       attempts: 2,
       searches: 2,
-      requests: 6,
-      pages: 4,
-      denials: { blocked: 2 },
+      requests: 10,
+      pages: 6,
+      denials: { blocked: 2, "not-allowed": 2 },
       judge: { calls: 2, billedMicros: 900, listMicros: 900 },
     });
     const report = renderReport(live.scorecard);
     assert.match(report, /## Web\n/);
     assert.match(
       report,
-      /\| gpt-4\.1-mini-0 \| 2 \| 2 \| 6 \| 4 \| blocked 2 \| 2 \| \$0\.0009 \|/,
+      /\| gpt-4\.1-mini-0 \| 2 \| 2 \| 10 \| 6 \| blocked 2, not-allowed 2 \| 2 \| \$0\.0009 \|/,
     );
     assert.match(report, /\| gpt-4\.1-1 \| 2 \| 2 \| 4 \| 4 \| none \| 2 \| \$0\.0009 \|/);
     assert.equal(site.requests.filter((r) => r.startsWith("/res/v1/web/search")).length, 4);
@@ -244,7 +266,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     home = await openHome(homeDir);
     assert.equal(site.requests.length, before);
     assert.equal(frozen.name, "rivals-frozen");
-    assert.equal(frozen.pages, 2);
+    assert.equal(frozen.pages, 3);
     const frozenFiles = (await readRoomBundle(home.rooms, live.room, "rivals-frozen")).files;
     const frozenBundle = parseBundle({ name: frozen.name, files: frozenFiles });
     assert.equal(frozenBundle.id, frozen.id);
@@ -263,7 +285,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
       cwd: homeDir,
       clock: () => new Date(),
     }, { room: live.room, name: "rivals", as: "rivals-again" }) as FreezeResult;
-    assert.equal(viaOp.pages, 2);
+    assert.equal(viaOp.pages, 3);
     assert.equal(
       (await readRoomBundle(home.rooms, live.room, "rivals-again")).files.get("web.edn"),
       frozenFiles.get("web.edn"),
