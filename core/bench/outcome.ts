@@ -195,7 +195,15 @@ export interface BrokenCandidate {
 /** A hint for a cause: what to do about the most common ways an agent cannot start. */
 export function causeHint(cause: FailureCause): string {
   const text = `${cause.cause}\n${cause.example.stderrTail ?? ""}\n${cause.example.message ?? ""}`;
-  const missing = /no such file|not found|cannot open|can't open|ENOENT/i.test(text);
+  const notFound = /exit 127\b|exit status 127\b|: not found\b|command not found/i.test(text);
+  if (notFound) {
+    return cause.example.isolated
+      ? "The command was not found inside the sandbox, which has the system's /usr, /bin and " +
+        "/lib and the world: use a program installed there, or --mount the directory that " +
+        "holds it and call it by its absolute path"
+      : "The command was not found on PATH: call it by its absolute path";
+  }
+  const missing = /no such file|cannot open|can't open|ENOENT/i.test(text);
   if (missing && cause.example.isolated) {
     return "Under bubblewrap the agent sees only the world's directories and the system, and " +
       "starts in the world's root: --mount the agent's directory (read-only at the same path) " +

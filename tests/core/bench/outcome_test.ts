@@ -139,3 +139,24 @@ Deno.test("stderrTail() keeps the last five non-empty lines, bounded", () => {
   assert.equal(stderrTail(""), null);
   assert.equal(stderrTail("x".repeat(5000))!.length, 1001);
 });
+
+Deno.test("causeHint() tells a command that is not found from a script that is not there", () => {
+  const notFound = brokenCandidates(
+    new Map([[
+      "nf",
+      [record({
+        candidate: "nf",
+        status: "fault",
+        verdict: null,
+        passed: false,
+        fault: {
+          source: "candidate",
+          kind: "could-not-run",
+          message: 'Cannot start "nf": the shell could not run it (exit 127): sh: 1: x: not found',
+        },
+      })],
+    ]]),
+  );
+  assert.match(notFound[0].hint, /^The command was not found inside the sandbox/);
+  assert.equal(notFound[0].how, "faulted");
+});
