@@ -41,7 +41,9 @@ Candidates (at least one):
                           builtin:reference   writes the calibration reference
                           builtin:noop        writes nothing
                           NAME=cmd:COMMAND    a shell command line run in the world
-                          cmd:NAME, NAME      a command of <home>/candidates.edn
+                          NAME=agent:CLI:MODEL  Claude Code (CLI claude-code) or Codex
+                                              (codex) with MODEL, in the world's MCP tools
+                          cmd:NAME, NAME      a command or agent of <home>/candidates.edn
                           MODEL               a model id or alias
   --models M1,M2        model ids or aliases, comma-separated
 

@@ -260,7 +260,9 @@ export const catalogBenchmark = defineOp({
     "Returns a job at once, with the experiment id; poll job_status {job, wait_ms: 25000} " +
     "until it ends, then read scorecard_detail / experiment_report. Running the same " +
     "benchmark again resumes it. Candidates: builtin:reference, builtin:noop, cmd:NAME " +
-    "(configured in the home's candidates.edn); models: model ids or aliases.",
+    "(configured in the home's candidates.edn), NAME=agent:claude-code:MODEL or " +
+    "NAME=agent:codex:MODEL (an agent CLI working through the world's MCP tools); models: " +
+    "model ids or aliases.",
   kind: "write",
   openWorld: true,
   toolset: "bench",
@@ -270,7 +272,7 @@ export const catalogBenchmark = defineOp({
     name,
     models: z.array(z.string().min(1)).optional().describe("Model ids or aliases"),
     candidates: z.array(z.string().min(1)).optional().describe(
-      "builtin:reference, builtin:noop or cmd:NAME",
+      "builtin:reference, builtin:noop, cmd:NAME or NAME=agent:claude-code|codex:MODEL",
     ),
     repetitions: z.number().int().min(1).max(10).optional().describe(
       "Attempts per candidate per case (default 1)",

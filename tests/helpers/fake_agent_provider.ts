@@ -174,6 +174,29 @@ function anthropicStream(step: AgentStep, tools: string[], n: number, u: FakeUsa
   return sse(events);
 }
 
+function anthropicJson(step: AgentStep, tools: string[], n: number, u: FakeUsage) {
+  const tool = "tool" in step
+    ? tools.find((t) => t === step.tool || t.endsWith(`__${step.tool}`)) ?? step.tool
+    : null;
+  return {
+    id: `msg_${n}`,
+    type: "message",
+    role: "assistant",
+    model: "fake",
+    content: "tool" in step
+      ? [{ type: "tool_use", id: `toolu_${n}`, name: tool, input: step.args }]
+      : [{ type: "text", text: "text" in step ? step.text : "" }],
+    stop_reason: "tool" in step ? "tool_use" : "end_turn",
+    stop_sequence: null,
+    usage: {
+      input_tokens: u.input - u.cacheRead - u.cacheWrite,
+      cache_read_input_tokens: u.cacheRead,
+      cache_creation_input_tokens: u.cacheWrite,
+      output_tokens: u.output,
+    },
+  };
+}
+
 function responsesStream(step: AgentStep, tools: string[], n: number, u: FakeUsage): string {
   const id = `resp_${n}`;
   let item: Record<string, unknown>;
@@ -283,6 +306,10 @@ export function startFakeAgentProvider(
     }
     const u = usageFor(n);
     sent.push(u);
+    if (api === "anthropic" && body.stream !== true) {
+      // dvergr's own agent loop asks without streaming.
+      return Response.json(anthropicJson(step, tools, n, u));
+    }
     const text = api === "anthropic"
       ? anthropicStream(step, tools, n, u)
       : responsesStream(step, tools, n, u);

@@ -24,6 +24,23 @@ const hasBwrap = await detectBwrap(hostEnv);
 // deno-lint-ignore no-console -- say why tests are skipped
 if (!hasBwrap) console.error("attempt_gateway_test: skipping sandbox probes: no bubblewrap");
 
+/** An attempt in `world` that may write /out, with a $1 budget and a minute. */
+function attemptIn(world: { files: AttemptContext["world"]; dir: string }): AttemptContext {
+  return {
+    task: "probe",
+    caseId: null,
+    repetition: 0,
+    world: world.files,
+    worldDir: world.dir,
+    reference: null,
+    timeoutMs: 60_000,
+    budgetMicros: 1_000_000,
+    profile: "developer",
+    writable: ["/out"],
+    signal: new AbortController().signal,
+  };
+}
+
 /** Runs inside the sandbox with deno eval; writes what it could reach to /out/probe.json. */
 const PROBE = `
 const r = {};
@@ -119,20 +136,7 @@ Deno.test({
           gateway: commandGateway({ env, registry }),
         },
       );
-      const ctx: AttemptContext = {
-        task: "probe",
-        caseId: null,
-        repetition: 0,
-        world: world.files,
-        worldDir: world.dir,
-        reference: null,
-        timeoutMs: 60_000,
-        budgetMicros: 1_000_000,
-        profile: "developer",
-        writable: ["/out"],
-        signal: new AbortController().signal,
-      };
-      const outcome = await cand.run(ctx);
+      const outcome = await cand.run(attemptIn(world));
       assert.equal(
         outcome.status,
         "completed",
@@ -165,4 +169,37 @@ Deno.test({
       await world.remove();
     }
   },
+});
+
+Deno.test("commandCandidate() without bubblewrap reaches the world gateway on host loopback ports", async () => {
+  const world = await createWorld({ "/docs/case.txt": "quiet harbour" }, { mkdirs: ["/out"] });
+  try {
+    const js = `
+const url = Deno.env.get("DVERGR_MCP_URL");
+const h = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+const init = await fetch(url, { method: "POST", headers: h, body: JSON.stringify({ jsonrpc: "2.0",
+  id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {},
+  clientInfo: { name: "t", version: "1" } } }) });
+const sid = init.headers.get("mcp-session-id");
+await init.text();
+const call = await fetch(url, { method: "POST", headers: { ...h, "mcp-session-id": sid,
+  "mcp-protocol-version": "2025-06-18" }, body: JSON.stringify({ jsonrpc: "2.0", id: 2,
+  method: "tools/call", params: { name: "read_file", arguments: { path: "/docs/case.txt" } } }) });
+const text = (await call.json()).result.content[0].text;
+await Deno.writeTextFile("out/answer.txt", text.toUpperCase());
+`;
+    const env = (k: string) => hostEnv(k);
+    const cand = commandCandidate(
+      { name: "mcp", command: `"${Deno.execPath()}" eval --quiet "$JS"`, env: { JS: js } },
+      { isolation: "none", env, gateway: commandGateway({ env }) },
+    );
+    const outcome = await cand.run(attemptIn(world));
+    assert.equal(outcome.status, "completed", String(outcome.evidence.stderrTail));
+    assert.equal(outcome.isolated, false);
+    assert.equal((await world.capture(["/out"])).files["/out/answer.txt"], "QUIET HARBOUR");
+    const gw = outcome.evidence.gateway as { mcpCalls: { tool: string }[] };
+    assert.deepEqual(gw.mcpCalls.map((c) => c.tool), ["read_file"]);
+  } finally {
+    await world.remove();
+  }
 });
