@@ -21,6 +21,7 @@ for (const cli of ["claude-code", "codex"] as const) {
     reason = `the ${cli} CLI is not installed (set DVERGR_AGENT_CLIS or put it on PATH)`;
   }
 }
+// deno-lint-ignore no-console -- say why the test is skipped
 if (reason !== null) console.error(`agent_benchmark_test: skipping: ${reason}`);
 
 const CHECKER = `
