@@ -22,6 +22,11 @@ import { readRoomBundle, roomPathProblem } from "../io/room_bundles.ts";
 import { type CandidateSpec, parseCandidateSpec } from "../engine/candidate_spec.ts";
 import { prepareBenchmark, runBenchmark } from "../engine/benchmark.ts";
 import type { ProgressEvent } from "../engine/run_experiment.ts";
+import { diagnose } from "../bench/diagnosis.ts";
+import { brokenLine } from "../bench/outcome.ts";
+import { itemSummaryLine } from "../bench/item_analysis.ts";
+import type { AttemptRecord } from "../bench/records.ts";
+import type { ExperimentDefinition } from "../bench/experiment.ts";
 import { defineOp, type Op, type OpProgress } from "./op.ts";
 import { type LeaderboardRow, leaderboardRows } from "./scorecards.ts";
 
@@ -222,6 +227,24 @@ export interface BenchmarkJobResult {
   faults: number;
   baseline: string | null;
   leaderboard: LeaderboardRow[];
+  /** Candidates every attempt of which crashed or faulted: one line each, cause and hint. */
+  broken: string[];
+  /** The cases the item analysis flags, in one line; null when none is. */
+  flagged_cases: string | null;
+}
+
+/** The end of a benchmark job's answer that says why: broken candidates and flagged cases. */
+function whatWentWrong(
+  records: AttemptRecord[],
+  def: ExperimentDefinition,
+  bundleCases: number,
+): { broken: string[]; flagged_cases: string | null } {
+  const d = diagnose(records, {
+    candidates: def.candidates.map((c) => c.name),
+    cases: def.cases,
+    bundleCases,
+  });
+  return { broken: d.broken.map(brokenLine), flagged_cases: itemSummaryLine(d.items) };
 }
 
 /** A benchmark's progress event as op progress (MCP notifications, job records). */
@@ -357,6 +380,7 @@ export const catalogBenchmark = defineOp({
         faults: result.faults,
         baseline: scorecard.baseline,
         leaderboard: leaderboardRows(scorecard),
+        ...whatWentWrong(result.records, prepared.plan.definition, bundle.cases.length),
       };
     };
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { benchmarkedRoom } from "../../helpers/benchmarked_room.ts";
 import { callOp } from "../../../core/ops/registry.ts";
+import { catalogBenchmark } from "../../../core/ops/catalog_run.ts";
 import { attemptExport } from "../../../core/ops/attempts.ts";
 import { experimentProgress, experimentReport } from "../../../core/ops/scorecards.ts";
 
@@ -84,6 +85,23 @@ Deno.test("experiment_report has What went wrong and Per-case results", async ()
     assert.match(r.markdown, /\| builtin:noop \| failed \| checks failed: /);
     assert.match(r.markdown, /## Per-case results/);
     assert.match(r.markdown, /\| Frontier|Outcomes/);
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("catalog_benchmark's answer names no broken candidate when every attempt ran", async () => {
+  const { ctx, close } = await benchmarked();
+  try {
+    // benchmarked() ran it inline; running it again resumes and answers the same way.
+    const r = await callOp(catalogBenchmark, ctx, {
+      room: "books",
+      name: "recall",
+      candidates: ["builtin:noop", "builtin:reference"],
+      repetitions: 2,
+    }) as { broken: string[]; flagged_cases: string | null };
+    assert.deepEqual(r.broken, []);
+    assert.equal(r.flagged_cases, null); // reference passes it, noop does not: not flagged
   } finally {
     await close();
   }
