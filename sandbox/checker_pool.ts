@@ -347,7 +347,13 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
   // first Clojure call: an input carrying `clojure` EDN is a Clojure checker's.
   let clojure: ClojurePool | undefined;
   const clojurePool = () =>
-    clojure ??= createClojurePool({ workers: size, memoryBytes, defaultTimeoutMs, hangMarginMs });
+    clojure ??= createClojurePool({
+      workers: size,
+      memoryBytes,
+      defaultTimeoutMs,
+      hangMarginMs,
+      workerKind: kind,
+    });
 
   return {
     async check(source, input: CheckerInput, callOpts): Promise<CheckerRun> {

@@ -6,13 +6,17 @@
  * it once, ~0.1–0.3 s). Workers start on the first Clojure call (~0.4–2 s: QuickJS
  * compiles scittle) and stay warm until `close()`.
  *
- * A worker that is poisoned (a host stack overflow), grew its memory past half its cap,
- * or did not answer by its deadline plus a margin is terminated and replaced; the caller
- * sees only the fault of its own call. As with checker.js workers, `terminate()` does not
- * stop a busy Deno 2.9 worker (denoland/deno#35657); QuickJS's interrupt handler ends
- * every SCI loop first, since SCI is JavaScript bytecode.
+ * Workers are processes where a `deno` executable can be started (`deno run` of
+ * sandbox/clojure_process.ts with every permission denied, JSON lines over stdin/stdout),
+ * else Deno Workers with `permissions: "none"` (sandbox/clojure_worker.ts), exactly as for
+ * checker.js (sandbox/worker_handle.ts). A worker that is poisoned (a host stack overflow),
+ * grew its memory past half its cap, or did not answer by its deadline plus a margin is
+ * killed and replaced; the caller sees only the fault of its own call. A process is killed
+ * at once; a busy thread cannot be stopped (denoland/deno#35657), though QuickJS's
+ * interrupt handler ends every SCI loop first, since SCI is JavaScript bytecode.
  *
- * Permissions: the host needs none beyond starting a Worker.
+ * Permissions: starting a process worker needs --allow-run for the deno executable; without
+ * it the pool uses thread workers.
  */
 import type {
   CheckerCallOptions,
@@ -29,6 +33,18 @@ import type {
 import type { ClojureFunction, ClojureOutcome } from "./sci_engine.ts";
 import { readClojureJudgeRequests, readClojureVerdict } from "./clojure_verdict.ts";
 import { sha256Hex } from "./scittle_source.ts";
+import {
+  processWorkersAvailable,
+  startWorker,
+  type WorkerEntries,
+  type WorkerHandle,
+  type WorkerKind,
+} from "./worker_handle.ts";
+
+const CLOJURE_ENTRIES: WorkerEntries = {
+  process: new URL("./clojure_process.ts", import.meta.url),
+  thread: new URL("./clojure_worker.ts", import.meta.url),
+};
 
 export interface ClojurePoolOptions {
   /** Workers kept warm once Clojure checkers run; default 2. */
@@ -41,6 +57,8 @@ export interface ClojurePoolOptions {
   hangMarginMs?: number;
   /** QuickJS stack limit; default CLOJURE_STACK_BYTES (tests raise it past the host's). */
   stackBytes?: number;
+  /** "process" (the default where a deno executable can be started) or "thread". */
+  workerKind?: WorkerKind;
 }
 
 export interface ClojurePoolStats {
@@ -48,6 +66,10 @@ export interface ClojurePoolStats {
   workersReplaced: number;
   workersAbandoned: number;
   workersAlive: number;
+  /** What the workers are: processes or threads. */
+  workerKind: WorkerKind;
+  /** Process ids of the live process workers. */
+  workerPids: number[];
   callsQueued: number;
   /** Calls that loaded their checker (the rest found it prepared). */
   checkersLoaded: number;
@@ -95,7 +117,7 @@ interface Job {
 }
 
 interface Slot {
-  worker: Worker;
+  worker: WorkerHandle<ClojureHostMessage>;
   state: "starting" | "idle" | "busy";
   job?: Job;
   timer?: ReturnType<typeof setTimeout>;
@@ -109,6 +131,7 @@ export function createClojurePool(opts: ClojurePoolOptions = {}): ClojurePool {
   const memoryBytes = Math.max(64 * 1024 * 1024, opts.memoryBytes ?? DEFAULT_MEMORY_BYTES);
   const defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   const hangMarginMs = opts.hangMarginMs ?? HANG_MARGIN_MS;
+  const kind: WorkerKind = opts.workerKind ?? (processWorkersAvailable() ? "process" : "thread");
   const slots: Slot[] = [];
   const queue: Job[] = [];
   let closed = false;
@@ -133,34 +156,28 @@ export function createClojurePool(opts: ClojurePoolOptions = {}): ClojurePool {
   }
 
   function spawn(): void {
-    const worker = new Worker(new URL("./clojure_worker.ts", import.meta.url), {
-      type: "module",
-      deno: { permissions: "none" },
-    });
-    const slot: Slot = { worker, state: "starting", prepared: new Set() };
+    const slot = { state: "starting", prepared: new Set() } as Partial<Slot> as Slot;
+    slot.worker = startWorker<ClojureHostMessage, ClojureWorkerMessage>(kind, {
+      message: (m) => onMessage(slot, m),
+      crash: (why) => onCrash(slot, why),
+    }, CLOJURE_ENTRIES);
     slots.push(slot);
     counts.workersStarted++;
     slot.timer = setTimeout(
       () => failStart(slot, `SCI did not load within ${START_TIMEOUT_MS}ms`),
       START_TIMEOUT_MS,
     );
-    worker.onmessage = (e: MessageEvent<ClojureWorkerMessage>) => onMessage(slot, e.data);
-    worker.onerror = (e: ErrorEvent) => {
-      e.preventDefault();
-      onCrash(slot, e.message || "the worker failed");
-    };
-    worker.onmessageerror = () => onCrash(slot, "a message from the worker could not be read");
     const init: ClojureHostMessage = {
       type: "init",
       memoryBytes,
       stackBytes: opts.stackBytes ?? CLOJURE_STACK_BYTES,
     };
-    worker.postMessage(init);
+    slot.worker.send(init);
   }
 
   function remove(slot: Slot, replaced: boolean): void {
     clearTimeout(slot.timer);
-    slot.worker.terminate();
+    slot.worker.kill();
     const i = slots.indexOf(slot);
     if (i >= 0) slots.splice(i, 1);
     if (replaced) {
@@ -245,7 +262,7 @@ export function createClojurePool(opts: ClojurePoolOptions = {}): ClojurePool {
       timeoutMs: job.timeoutMs,
     };
     slot.timer = setTimeout(() => onHang(slot), job.timeoutMs + hangMarginMs);
-    slot.worker.postMessage(msg);
+    slot.worker.send(msg);
   }
 
   /** The queued job this idle slot should take: the first it has prepared, else the first. */
@@ -346,6 +363,8 @@ export function createClojurePool(opts: ClojurePoolOptions = {}): ClojurePool {
       return {
         ...counts,
         workersAlive: slots.length,
+        workerKind: kind,
+        workerPids: slots.flatMap((s) => (s.worker.pid === undefined ? [] : [s.worker.pid])),
         callsQueued: queue.length,
         ...(workerPermissions ? { workerPermissions } : {}),
         ...(lastBootMs !== undefined ? { lastBootMs } : {}),

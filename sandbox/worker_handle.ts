@@ -1,6 +1,8 @@
 /**
  * How the checker pool starts, talks to and stops one checker worker. Two kinds carry the
- * same messages (sandbox/protocol.ts) to the same inside (sandbox/checker_service.ts):
+ * same messages (sandbox/protocol.ts) to the same inside (sandbox/checker_service.ts); the
+ * Clojure pool starts its workers the same two ways with its own entries and messages
+ * (sandbox/clojure_process.ts, sandbox/clojure_worker.ts, sandbox/clojure_protocol.ts):
  *
  * - "process": `deno run sandbox/checker_process.ts` with every permission denied, JSON lines
  *   over stdin/stdout. `kill()` is SIGKILL: it stops a checker stuck in a native call at once.
@@ -17,22 +19,33 @@ import { encodeJsonLine, readJsonLines } from "./json_lines.ts";
 
 export type WorkerKind = "process" | "thread";
 
-export interface WorkerEvents {
-  message(message: WorkerMessage): void;
+export interface WorkerEvents<W = WorkerMessage> {
+  message(message: W): void;
   /** The worker died or broke its protocol; called at most once, never after `kill()`. */
   crash(why: string): void;
 }
 
-export interface WorkerHandle {
+export interface WorkerHandle<H = HostMessage> {
   readonly kind: WorkerKind;
   /** The process id of a "process" worker. */
   readonly pid?: number;
-  send(message: HostMessage): void;
+  send(message: H): void;
   /** Stops the worker; no event follows. */
   kill(): void;
 }
 
-const ENTRY = new URL("./checker_process.ts", import.meta.url);
+/** The modules a worker runs: as a process, and as a thread. */
+export interface WorkerEntries {
+  process: URL;
+  thread: URL;
+}
+
+/** The checker.js worker's modules (the default). */
+export const CHECKER_ENTRIES: WorkerEntries = {
+  process: new URL("./checker_process.ts", import.meta.url),
+  thread: new URL("./checker_worker.ts", import.meta.url),
+};
+const ENTRY = CHECKER_ENTRIES.process;
 const CONFIG = new URL("../deno.json", import.meta.url);
 /** Every permission denied explicitly, so the process also reports them as denied. */
 const DENY_ALL = [
@@ -68,9 +81,18 @@ export function processWorkersAvailable(): boolean {
   return available;
 }
 
-/** Starts one checker worker of `kind`. */
-export function startWorker(kind: WorkerKind, events: WorkerEvents): WorkerHandle {
-  return kind === "process" ? startProcess(events) : startThread(events);
+/**
+ * Starts one worker of `kind` running `entries` (default: the checker.js worker; the
+ * Clojure worker passes its own, with its own message types).
+ */
+export function startWorker<H = HostMessage, W = WorkerMessage>(
+  kind: WorkerKind,
+  events: WorkerEvents<W>,
+  entries: WorkerEntries = CHECKER_ENTRIES,
+): WorkerHandle<H> {
+  return kind === "process"
+    ? startProcess(events, entries.process)
+    : startThread(events, entries.thread);
 }
 
 function passedEnv(): Record<string, string> {
@@ -86,7 +108,7 @@ function passedEnv(): Record<string, string> {
   return env;
 }
 
-function startProcess(events: WorkerEvents): WorkerHandle {
+function startProcess<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -96,7 +118,7 @@ function startProcess(events: WorkerEvents): WorkerHandle {
       ...DENY_ALL,
       "--config",
       fileURLToPath(CONFIG),
-      fileURLToPath(ENTRY),
+      fileURLToPath(entry),
     ],
     stdin: "piped",
     stdout: "piped",
@@ -120,7 +142,7 @@ function startProcess(events: WorkerEvents): WorkerHandle {
     }
   })().catch(() => {});
   (async () => {
-    for await (const message of readJsonLines<WorkerMessage>(child.stdout)) {
+    for await (const message of readJsonLines<W>(child.stdout)) {
       if (ended) return;
       events.message(message);
     }
@@ -156,8 +178,8 @@ function startProcess(events: WorkerEvents): WorkerHandle {
   };
 }
 
-function startThread(events: WorkerEvents): WorkerHandle {
-  const worker = new Worker(new URL("./checker_worker.ts", import.meta.url), {
+function startThread<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H> {
+  const worker = new Worker(entry, {
     type: "module",
     deno: { permissions: "none" },
   });
@@ -167,7 +189,7 @@ function startThread(events: WorkerEvents): WorkerHandle {
     ended = true;
     events.crash(why);
   };
-  worker.onmessage = (e: MessageEvent<WorkerMessage>) => {
+  worker.onmessage = (e: MessageEvent<W>) => {
     if (!ended) events.message(e.data);
   };
   worker.onerror = (e: ErrorEvent) => {

@@ -6,6 +6,15 @@ import { SCITTLE_SHA256, SCITTLE_SOURCE, sha256Hex } from "../../../sandbox/scit
 import { createClojurePool } from "../../../sandbox/clojure_pool.ts";
 import { toTagged } from "../../../core/edn/tagged.ts";
 
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const QUIET = { print: () => {}, printErr: () => {} } as never;
 const INPUT = JSON.stringify(toTagged(new Map()));
 const DEEP = "(ns deep) (defn d [n] (if (zero? n) 0 (inc (d (dec n))))) " +
@@ -63,6 +72,52 @@ Deno.test("createClojurePool() replaces a worker whose host stack overflowed; th
     );
     assert.equal(ok.ok && ok.verdict.reward, 1);
     assert.equal(pool.stats().workersStarted, 2);
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("createClojurePool(): a checker stuck in slow native calls is killed at its deadline (process workers)", async () => {
+  const pool = createClojurePool({ workers: 1, hangMarginMs: 1_000, workerKind: "process" });
+  try {
+    const stuck = '(ns stuck) (defn check [_] (let [s (.repeat "a" 40000000)] ' +
+      '(loop [n 0] (.indexOf s "b") (recur (inc n)))))';
+    const running = pool.check(stuck, toTagged(new Map()), { timeoutMs: 2_000 });
+    let pids: number[] = [];
+    while (pids.length === 0) {
+      await new Promise((ok) => setTimeout(ok, 50));
+      pids = pool.stats().workerPids;
+    }
+    const r = await running;
+    assert.equal(!r.ok && r.fault, "timeout");
+    const stats = pool.stats();
+    assert.equal(stats.workerKind, "process");
+    assert.equal(stats.workersAbandoned, 1, "the watchdog, not QuickJS, ended it");
+    // The process is gone (killed with SIGKILL), not left burning a core.
+    for (let i = 0; i < 100 && exists(`/proc/${pids[0]}`); i++) {
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    assert.equal(exists(`/proc/${pids[0]}`), false);
+    const ok = await pool.check(
+      "(ns ok) (defn check [_] {:checks {:a true} :reward 1})",
+      toTagged(new Map()),
+    );
+    assert.equal(ok.ok && ok.verdict.reward, 1);
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("createClojurePool() runs checker.clj in thread workers too (no process can be started)", async () => {
+  const pool = createClojurePool({ workers: 1, workerKind: "thread" });
+  try {
+    const r = await pool.check(
+      "(ns t) (defn check [{:keys [gold]}] {:checks {:kw (= :a (:k gold))} :reward 1})",
+      ["m", ["k", null, "gold"], ["m", ["k", null, "k"], ["k", null, "a"]]],
+    );
+    assert.deepEqual(r.ok && r.verdict.checks, { kw: true });
+    assert.equal(pool.stats().workerKind, "thread");
+    assert.deepEqual(pool.stats().workerPids, []);
   } finally {
     pool.close();
   }
