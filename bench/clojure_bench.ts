@@ -1,3 +1,5 @@
+// A bench script: its figures on the console are its output.
+// deno-lint-ignore-file no-console
 /**
  * Clojure checkers (checker.clj in SCI inside the QuickJS sandbox), cold and warm:
  * `deno run <dvergr permissions> bench/clojure_bench.ts [verdicts]` (default 200).
