@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import { checkOutputFile } from "../core/io/output_file.ts";
 import { limitsFrom } from "../core/io/candidates/limits.ts";
 import { parseCommandArgs, rangeFlag } from "./args.ts";
 import { readBundleArg } from "./bundle_arg.ts";
@@ -203,6 +204,11 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     cwd: ctx.cwd,
     bundleName: fileBundle.name,
   });
+  // Output files are checked now: a bad one must not surface after every cell has run.
+  if (values.report !== undefined) {
+    await checkOutputFile(resolve(ctx.cwd, values.report), "--report");
+  }
+  if (values.junit !== undefined) await checkOutputFile(resolve(ctx.cwd, values.junit), "--junit");
   const request = {
     repetitions: rangeFlag("benchmark", "repetitions", values.repetitions, "repetitions"),
     cases: rangeFlag("benchmark", "cases", values.cases, "cases"),

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { checkOutputFile } from "../core/io/output_file.ts";
 import { writeFileAtomic } from "./write_atomic.ts";
 import { parseCommandArgs } from "./args.ts";
 import { readBundleArg } from "./bundle_arg.ts";
@@ -59,7 +60,10 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   }
 
   const file = values.output !== undefined ? resolve(ctx.cwd, values.output) : null;
-  if (file) await writeFileAtomic(file, outcome.export);
+  if (file) {
+    await checkOutputFile(file, "-o");
+    await writeFileAtomic(file, outcome.export);
+  }
   const { export: text, ...facts } = outcome;
   if (values.json) {
     printJson(ctx, file ? { ...facts, file } : outcome);

@@ -1,4 +1,5 @@
 import { DvergrError } from "../core/errors.ts";
+import { osProblem } from "../core/io/os_error.ts";
 import type { CliContext } from "./context.ts";
 
 /**
@@ -7,6 +8,8 @@ import type { CliContext } from "./context.ts";
  * a request to report it.
  */
 export function renderError(e: unknown, ctx: CliContext, json: boolean): number {
+  // A full or read-only file system, a file where a directory must be…: the user's to fix.
+  e = osProblem(e) ?? e;
   if (e instanceof DvergrError) {
     if (json) ctx.stdout(JSON.stringify(e.toJSON(), null, 2) + "\n");
     else {

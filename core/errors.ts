@@ -24,6 +24,7 @@ export type ErrorCode =
   | "REGISTRY_INVALID"
   | "ROOM_INVALID"
   | "CONFLICT"
+  | "IO"
   | "INTERNAL";
 
 export interface DvergrErrorOptions {

@@ -64,11 +64,12 @@ export function isLoopbackOrigin(origin: string): boolean {
   }
 }
 
-/** The host name of a Host header, lower case (host names are case-insensitive). */
-function hostOf(header: string): string {
-  const h = header.trim().toLowerCase();
-  if (h.startsWith("[")) return h.slice(0, h.indexOf("]") + 1);
-  return h.split(":")[0];
+/**
+ * Whether a Host header names this loopback server, exactly: a loopback name and an
+ * optional port, nothing after it (`[::1]evil.com` is not loopback).
+ */
+function isLoopbackHost(header: string): boolean {
+  return /^(127\.0\.0\.1|localhost|\[::1\])(:\d{1,5})?$/i.test(header.trim());
 }
 
 function jsonError(status: number, code: number, message: string, headers = {}): Response {
@@ -166,14 +167,20 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
   }
 
   async function handle(req: Request): Promise<Response> {
-    const url = new URL(req.url);
+    // Headers first: a malformed Host makes the request's URL unparsable (400/403, not 500).
     const origin = req.headers.get("origin");
     if (origin !== null && !isLoopbackOrigin(origin)) {
       return jsonError(403, -32000, `Forbidden: requests from origin ${origin} are refused`);
     }
     const host = req.headers.get("host");
-    if (opts.socket === undefined && host !== null && !LOOPBACK_HOSTS.has(hostOf(host))) {
+    if (opts.socket === undefined && host !== null && !isLoopbackHost(host)) {
       return jsonError(403, -32000, `Forbidden: host ${host} is not this loopback server`);
+    }
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      return jsonError(400, -32000, "Bad Request: the request's URL cannot be read");
     }
     const auth = req.headers.get("authorization") ?? "";
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);

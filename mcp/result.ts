@@ -4,6 +4,7 @@
  * never a protocol error).
  */
 import { DvergrError, isDvergrError } from "../core/errors.ts";
+import { osProblem } from "../core/io/os_error.ts";
 
 /** Longest text of a tool result; longer text is cut with a note. */
 export const RESULT_LIMIT = 60_000;
@@ -50,6 +51,7 @@ export function toolResult(value: unknown): ToolResult {
 
 /** An error as a tool result; anything but a DvergrError is reported as INTERNAL. */
 export function errorResult(e: unknown): ToolResult {
+  e = osProblem(e) ?? e;
   const err = isDvergrError(e) ? e : new DvergrError("INTERNAL", internalMessage(e), {
     hint: "This is a bug in dvergr; the server's log (stderr) has the stack",
   });

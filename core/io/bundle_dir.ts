@@ -79,7 +79,10 @@ async function walk(
   for (const e of entries) {
     const full = join(at, e.name);
     const rel = relative(realRoot, full).split(sep).join("/");
-    const why = relativePathProblem(rel);
+    // Deno gives a name that is not UTF-8 with U+FFFD in place of its bad bytes.
+    const why = e.name.includes("\ufffd")
+      ? "has a name that is not UTF-8 text (bundle files are named in UTF-8)"
+      : relativePathProblem(rel);
     if (why) {
       throw new DvergrError("PATH_INVALID", `Cannot read bundle "${shown}": path "${rel}" ${why}`, {
         hint: "Rename the file",

@@ -13,6 +13,7 @@
  * (git); --allow-run (/bin/sh, to see whether a world's process still runs);
  * `"unstable": ["kv"]`.
  */
+import { DvergrError } from "../errors.ts";
 import { join, resolve } from "node:path";
 import { processAlive } from "./process_alive.ts";
 import { type BlobStore, dirBlobStore, memoryBlobStore } from "./blob_store.ts";
@@ -76,7 +77,25 @@ async function sweepWorlds(worldsRoot: string): Promise<void> {
 /** Opens (creating when needed) the home at `dir`. */
 export async function openHome(dir: string): Promise<Home> {
   const abs = resolve(dir);
-  await Deno.mkdir(abs, { recursive: true });
+  try {
+    await Deno.mkdir(abs, { recursive: true });
+  } catch (e) {
+    // A file where the home goes, a parent that is a file, a place that cannot be written.
+    throw new DvergrError(
+      "USAGE",
+      `Cannot use the home "${dir}": ${
+        e instanceof Deno.errors.AlreadyExists
+          ? "it is a file, not a directory"
+          : e instanceof Error
+          ? e.message
+          : String(e)
+      }`,
+      {
+        hint: "Give --home (or $DVERGR_HOME) a directory, or a path where one can be made",
+        details: { home: dir },
+      },
+    );
+  }
   const blobs = dirBlobStore(join(abs, "blobs"));
   const state = await openKvStateStore(join(abs, "state.kv"), blobs);
   const worldsRoot = join(abs, "worlds");
