@@ -56,7 +56,8 @@ export const catalogCheck = defineOp({
   description: "Shape-checks the bundle workflows/<name>/ of a room: its content id, title, " +
     "cases, and every problem with its file and line. With answer (world path → text, " +
     'e.g. {"/out/answer.edn": "{…}"}) the bundle\'s checker also grades it and the verdict ' +
-    "is returned.",
+    "is returned; fetched (URL → page text) and judgements (request id → answer) are what " +
+    "the checker gets as the attempt's fetched pages and the judge's answers.",
   kind: "read",
   toolset: "bench",
   roomScoped: true,
@@ -68,6 +69,12 @@ export const catalogCheck = defineOp({
     ),
     case: z.string().min(1).optional().describe(
       "The case whose gold grades the answer (default: the calibration's case, else the first)",
+    ),
+    fetched: z.record(z.string(), z.string()).optional().describe(
+      'With answer: pages the checker gets as fetched, e.g. {"https://example.com/": "text"}',
+    ),
+    judgements: z.record(z.string(), z.string()).optional().describe(
+      'With answer: the judge\'s answers the checker gets, e.g. {"request id": "Yes."}',
     ),
     params,
   }),
@@ -88,7 +95,14 @@ export const catalogCheck = defineOp({
       ok: true,
       problems: [],
     };
-    if (input.answer === undefined) return summary;
+    if (input.answer === undefined) {
+      if (input.fetched !== undefined || input.judgements !== undefined) {
+        throw new DvergrError("USAGE", "Cannot use fetched or judgements without an answer", {
+          hint: 'Give the answer they go with: answer {"/out/answer.edn": "…"}',
+        });
+      }
+      return summary;
+    }
     const caseId = answerCase(bundle, input.case);
     const files: Record<string, string> = {};
     for (const [p, text] of Object.entries(input.answer)) {
@@ -97,7 +111,13 @@ export const catalogCheck = defineOp({
     const params = readParamTexts(input.params ?? {});
     return {
       ...summary,
-      verdict: await gradeAnswer(bundle, ctx.runner, { files, caseId, params }),
+      verdict: await gradeAnswer(bundle, ctx.runner, {
+        files,
+        caseId,
+        params,
+        fetched: input.fetched,
+        judgements: input.judgements,
+      }),
     };
   },
 });

@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { memoryContext } from "../../cli/context.ts";
 import { runMain } from "../../main.ts";
-import { writeTree } from "../../core/io/bundle_dir.ts";
+import { readBundleDir, writeTree } from "../../core/io/bundle_dir.ts";
+import { openHome } from "../../core/io/home.ts";
+import { syncBundle } from "../../core/io/room_store.ts";
+import { callOp, findOp } from "../../core/ops/registry.ts";
+import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 
 const RIVALS = new URL("../../examples/workflows/tool-rivals", import.meta.url).pathname;
 
@@ -123,6 +127,53 @@ Deno.test("dvergr benchmark names the judge when its model is unknown, before an
       /Cannot use the judge of bundle "judged" \(:judge :model "no-such-model"\)/,
     );
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("catalog_check grades an answer with the fetched pages and judgements given", async () => {
+  const dir = await Deno.makeTempDir();
+  const home = await openHome(join(dir, "home"));
+  try {
+    await home.rooms.createRoom("web");
+    await syncBundle(home.rooms, "web", "tool-rivals", (await readBundleDir(RIVALS)).files);
+    const ctx = {
+      home,
+      runner: createCheckerPool({ workers: 1 }),
+      env: () => undefined,
+      cwd: dir,
+      clock: () => new Date(),
+    };
+    try {
+      const check = (extra: Record<string, unknown>) =>
+        callOp(findOp("catalog_check"), ctx, {
+          room: "web",
+          name: "tool-rivals",
+          answer: { "/out/rivals.edn": ANSWER },
+          ...extra,
+        }) as Promise<
+          { verdict: { run: { ok: true; verdict: { checks: Record<string, boolean> } } } }
+        >;
+      const both = await check({
+        fetched: {
+          "https://bolt-hardware.example/":
+            "Bolt Hardware: cordless drills and saws for every carpenter's workshop since 1999.",
+        },
+        judgements: { "bolt hardware": "Yes." },
+      });
+      assert.equal(both.verdict.run.verdict.checks["every-quote-fetched?"], true);
+      assert.equal(both.verdict.run.verdict.checks["all-relevant?"], true);
+      const none = await check({});
+      assert.equal(none.verdict.run.verdict.checks["every-quote-fetched?"], false);
+      await assert.rejects(
+        callOp(findOp("catalog_check"), ctx, { room: "web", name: "tool-rivals", judgements: {} }),
+        /Cannot use fetched or judgements without an answer/,
+      );
+    } finally {
+      ctx.runner.close();
+    }
+  } finally {
+    await home.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
