@@ -228,6 +228,16 @@ function hasSetsid(): Promise<boolean> {
   return setsidProbe;
 }
 
+/** Where bubblewrap arguments mount something inside the sandbox (not their sources). */
+export function mountTargets(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--ro-bind" || args[i] === "--bind") out.push(args[i += 2]);
+    else if (args[i] === "--tmpfs" || args[i] === "--dir") out.push(args[i += 1]);
+  }
+  return out;
+}
+
 /** Keeps the last `max` bytes of a stream and counts all of them. */
 class Tail {
   private chunks: Uint8Array[] = [];
@@ -334,8 +344,8 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     }
     // Mount points of the gateway and of bwrapExtra must not land inside the world.
     const taken = new Set(
-      [...(spec.bwrapExtra ?? []), ...(gateway ? gateway.bwrapArgs() : [])]
-        .filter((a) => a.startsWith("/")).map((a) => a.split("/")[1]),
+      mountTargets([...(spec.bwrapExtra ?? []), ...(gateway ? gateway.bwrapArgs() : [])])
+        .map((a) => a.split("/")[1]),
     );
     const entries = await worldTopLevel(ctx.worldDir);
     const writable = writableTopLevel(ctx.writable);

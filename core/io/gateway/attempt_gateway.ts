@@ -13,7 +13,7 @@
  * Permissions: --allow-read/--allow-write of the temp directory, --allow-net (unix sockets,
  * loopback, the model endpoints), --allow-run is not needed here.
  */
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import FORWARDER_JS from "./forwarder.js" with { type: "text" };
 import type { AttemptContext, CandidateOutcome } from "../../bench/candidate.ts";
 import {
@@ -63,9 +63,9 @@ export interface AttemptGateway {
   finish(): Promise<GatewayEvidence>;
 }
 
-/** bubblewrap arguments giving the sandbox the gateway's directory, read-only. */
-export function gatewayBwrapArgs(dir: string): string[] {
-  return ["--ro-bind", dir, SANDBOX_GATEWAY_DIR];
+/** bubblewrap arguments giving the sandbox the gateway's directory and deno, read-only. */
+export function gatewayBwrapArgs(dir: string, deno: string): string[] {
+  return ["--ro-bind", dir, SANDBOX_GATEWAY_DIR, "--ro-bind", dirname(deno), dirname(deno)];
 }
 
 /** The environment a candidate reaches the gateway with. */
@@ -107,14 +107,24 @@ export function forwarderArgv(denoPath: string, argv: string[]): string[] {
   ];
 }
 
-/** The deno binary that runs the forwarder (this process's own). */
-export function denoBinary(): string {
-  return Deno.realPathSync(Deno.execPath());
-}
+let denoPath: string | null | undefined;
 
-/** Directories bubblewrap must show for the forwarder's deno to start. */
-export function forwarderMounts(): string[] {
-  return [dirname(denoBinary())];
+/**
+ * The deno binary that runs the forwarder: this process's own, or (in a `deno compile`d
+ * dvergr) the first deno on PATH; null when there is none.
+ */
+export function denoBinary(): string | null {
+  if (denoPath !== undefined) return denoPath;
+  const self = Deno.realPathSync(Deno.execPath());
+  if (/^deno(\.exe)?$/.test(basename(self))) return denoPath = self;
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":").filter((d) => d !== "")) {
+    try {
+      return denoPath = Deno.realPathSync(join(dir, "deno"));
+    } catch {
+      // not in this directory
+    }
+  }
+  return denoPath = null;
 }
 
 /** Starts the gateway of one attempt. */
@@ -137,6 +147,12 @@ export async function startAttemptGateway(
   let env: Record<string, string>;
   try {
     if (opts.transport === "unix") {
+      if (denoBinary() === null) {
+        throw new Error(
+          "its forwarder runs on deno, and no deno was found (this binary is not deno, and " +
+            "there is none on PATH): install Deno (npm install -g deno) and retry",
+        );
+      }
       // Socket paths must stay under 108 bytes: a short directory in the temp dir.
       dir = await Deno.makeTempDir({ dir: opts.tmpDir, prefix: "dvg-" });
       await Deno.chmod(dir, 0o700);
@@ -173,8 +189,8 @@ export async function startAttemptGateway(
   return {
     dir,
     env,
-    bwrapArgs: () => (dir === null ? [] : gatewayBwrapArgs(dir)),
-    wrap: (argv) => (dir === null ? argv : forwarderArgv(denoBinary(), argv)),
+    bwrapArgs: () => (dir === null ? [] : gatewayBwrapArgs(dir, denoBinary()!)),
+    wrap: (argv) => (dir === null ? argv : forwarderArgv(denoBinary()!, argv)),
     finish() {
       finished ??= (async () => {
         const figures = await model.settle(3000);
