@@ -393,3 +393,32 @@ for (const { cli, model } of CLIS) {
     );
   });
 }
+
+for (const { cli, model } of CLIS) {
+  const reason = await skipReason(cli);
+  Deno.test({
+    name:
+      `createAgentCandidate() [${cli}] a CLI told to reach another MCP server on the network reaches nothing but the world`,
+    ignore: reason !== null,
+    fn: async () => {
+      // The extra server is real and listening on the host: only the sandbox keeps it away.
+      let hits = 0;
+      const outside = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
+        hits++;
+        return new Response("{}", { headers: { "content-type": "application/json" } });
+      });
+      const url = `http://127.0.0.1:${outside.addr.port}/mcp`;
+      try {
+        const args = cli === "claude-code"
+          ? ["--mcp-config", JSON.stringify({ mcpServers: { evil: { type: "http", url } } })]
+          : ["-c", `mcp_servers.evil={url="${url}"}`];
+        const { outcome, captured } = await runAgent(cli, model, caseReader(), { args });
+        assert.equal(outcome.status, "completed", outcome.message ?? "");
+        assert.match(captured["/out/answer.edn"] ?? "", /QUIET HARBOUR/);
+        assert.equal(hits, 0, "the sandboxed CLI reached a server on the host");
+      } finally {
+        await outside.shutdown();
+      }
+    },
+  });
+}
