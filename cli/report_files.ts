@@ -34,17 +34,16 @@ export function reportOptions(outcome: BenchmarkOutcome, diagnosis?: Diagnosis):
 
 /** The resource limits of the command candidates, as their identities record them. */
 function limitsNoteOf(outcome: BenchmarkOutcome): string {
-  const seen = new Set<string>();
+  const byLimits = new Map<string, string[]>();
   for (const c of outcome.candidates) {
     const l = c.identity.limits as Record<string, number> | undefined;
     if (!l) continue;
-    seen.add(
-      `${c.name}: memory ${l.memoryMiB} MiB, ${l.worldMiB} MiB written under each writable ` +
-        `world directory, ${l.processes} processes, ${l.openFiles} open files`,
-    );
+    const text = `memory ${l.memoryMiB} MiB, ${l.worldMiB} MiB written under each writable ` +
+      `world directory, ${l.processes} processes, ${l.openFiles} open files`;
+    byLimits.set(text, [...(byLimits.get(text) ?? []), c.name]);
   }
   return `Limits per attempt of command candidates (going over one fails the attempt): ${
-    [...seen].join("; ")
+    [...byLimits].map(([text, names]) => `${names.join(", ")}: ${text}`).join("; ")
   }.`;
 }
 

@@ -121,6 +121,12 @@ export function causeOf(r: AttemptRecord): [string, string] | null {
       return [`failed|${text}`, text];
     }
     case "crashed": {
+      // Going over a resource limit is the cause itself, whatever the exit status was.
+      const limit = firstLine(r.ending?.message);
+      if (/ went over its /.test(limit)) {
+        const text = limit.replace(/^"[^"]*" /, "");
+        return [`crashed|${normalise(text)}`, text];
+      }
       const how = exitText(r);
       const line = lastLine(r.ending?.stderrTail);
       const text = line ? `${how}: ${line}` : how;
