@@ -23,7 +23,8 @@ created on the first start); requests from a non-loopback Origin are refused.
 
 Selection (the tools a connection sees):
   --profile P        bench (default): rooms, files, catalog, bench, jobs, scorecards;
-                     readonly: every read op; admin: everything (catalog_promote too)
+                     readonly: every read op; admin: everything (catalog_promote too);
+                     code: js_eval and describe (a program calls the bench ops)
   --toolsets a,b     exactly these toolsets
   --tools a,b        exactly these tools
   --room R           with --tools: pin the connection to room R (the tools lose their

@@ -25,6 +25,7 @@ export type ErrorCode =
   | "ROOM_INVALID"
   | "CONFLICT"
   | "IO"
+  | "EVAL_FAILED"
   | "INTERNAL";
 
 export interface DvergrErrorOptions {

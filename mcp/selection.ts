@@ -7,6 +7,7 @@
 import { DvergrError } from "../core/errors.ts";
 import type { Op } from "../core/ops/op.ts";
 import { checkSlug } from "../core/io/room_store.ts";
+import { codeOps } from "./code_profile.ts";
 
 export interface Profile {
   doc: string;
@@ -23,6 +24,11 @@ export const PROFILES: Record<string, Profile> = {
   },
   readonly: { doc: "every read op", pick: (op) => op.kind === "read" },
   admin: { doc: "every op, catalog_promote included", pick: () => true },
+  code: {
+    doc: "js_eval and describe: a program calls the bench profile's ops",
+    // Its two tools are made over the bench profile's ops (selectTools).
+    pick: () => false,
+  },
 };
 
 export const DEFAULT_PROFILE = "bench";
@@ -131,5 +137,8 @@ export function selectTools(ops: Op[], req: SelectionRequest): Selection {
   const name = req.profile ?? DEFAULT_PROFILE;
   const profile = PROFILES[name];
   if (!profile) throw unknown("profile", [name], Object.keys(PROFILES));
+  if (name === "code") {
+    return { ops: codeOps(ops.filter(PROFILES.bench.pick)), room: null, label: "profile code" };
+  }
   return { ops: ops.filter(profile.pick), room: null, label: `profile ${name}` };
 }

@@ -23,6 +23,7 @@ import { VERSION } from "../core/version.ts";
 import { type Selection, type SelectionRequest, selectTools } from "./selection.ts";
 import { createSurface, INVALID_PARAMS, ProtocolError, type Surface } from "./surface.ts";
 import type { RoomWatcher } from "./room_watch.ts";
+import { reachOf } from "./code_profile.ts";
 import { throttle } from "./room_watch.ts";
 import { capabilitiesOf, INSTRUCTIONS, UPDATE_EVERY_MS } from "./server.ts";
 
@@ -160,7 +161,8 @@ export function createStatelessHandler(opts: StatelessOptions): StatelessHandler
   const { log } = opts;
   const surfaces = new Map<string, Surface>();
   const listens = new Map<JsonRpcId, (r: JsonRpcResponse) => void>();
-  const serverOps = new Set(opts.selection.ops.map((o) => o.name));
+  // What the server's tools reach (js_eval reaches the ops its programs may call).
+  const serverOps = new Set(opts.selection.ops.flatMap((o) => [o.name, ...reachOf(o)]));
 
   /** The surface of a request's selection (cached: tool definitions are derived once). */
   function surfaceFor(meta: Record<string, unknown>): Surface {
@@ -176,7 +178,13 @@ export function createStatelessHandler(opts: StatelessOptions): StatelessHandler
         if (isDvergrError(e)) throw new ProtocolError(INVALID_PARAMS, e.message, { hint: e.hint });
         throw e;
       }
-      const outside = selection.ops.filter((o) => !serverOps.has(o.name)).map((o) => o.name);
+      const outside = [
+        ...new Set(
+          selection.ops.flatMap((o) => [o.name, ...reachOf(o)]).filter((n) =>
+            !serverOps.has(n) && !(n === "js_eval" || n === "describe")
+          ),
+        ),
+      ];
       if (outside.length > 0) {
         throw new ProtocolError(
           INVALID_PARAMS,

@@ -4,25 +4,9 @@
  * QuickJS once (the wasm is embedded in the module, so it needs no permission), prepares one
  * QuickJSSandbox, and answers call messages one at a time.
  */
-import {
-  type CustomizeVariantOptions,
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-} from "quickjs-emscripten-core";
-import variant from "@jitl/quickjs-singlefile-mjs-release-sync";
 import type { CallMessage, HostMessage, InitMessage, WorkerMessage } from "./protocol.ts";
 import { QuickJSSandbox } from "./quickjs_call.ts";
-
-const PAGE = 64 * 1024;
-/** The module's own minimum (its static data and C stack live in the same memory). */
-const INITIAL_PAGES = 256;
-/** What the QuickJS heap may use below the wasm cap, leaving room for the C stack. */
-const HEAP_RESERVE_BYTES = 8 * 1024 * 1024;
-
-/** Emscripten reads `print`/`printErr` from its module options; its types omit them. */
-const QUIET = { print: () => {}, printErr: () => {} } as unknown as NonNullable<
-  CustomizeVariantOptions["emscriptenModule"]
->;
+import { loadQuickJS } from "./quickjs_load.ts";
 
 /**
  * Returns the message handler of one checker worker; `send` carries its answers to the host.
@@ -36,20 +20,12 @@ export function createCheckerService(
   let capBytes = 0;
 
   async function init(msg: InitMessage): Promise<void> {
-    const maximum = Math.max(INITIAL_PAGES, Math.ceil(msg.memoryBytes / PAGE));
-    memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum });
+    const loaded = await loadQuickJS(msg.memoryBytes);
+    memory = loaded.memory;
     const mem = memory;
-    capBytes = maximum * PAGE;
-    const module = await newQuickJSWASMModuleFromVariant(
-      newVariant(variant, {
-        wasmMemory: mem,
-        // Emscripten prints aborts and warnings to the console; the host's stderr is not
-        // the place for them (a crash is reported as the call's fault instead).
-        emscriptenModule: QUIET,
-      }),
-    );
-    sandbox = new QuickJSSandbox(module, mem, {
-      memoryLimitBytes: Math.max(1024 * 1024, capBytes - HEAP_RESERVE_BYTES),
+    capBytes = loaded.capBytes;
+    sandbox = new QuickJSSandbox(loaded.module, mem, {
+      memoryLimitBytes: loaded.heapLimitBytes,
       memoryCapBytes: capBytes,
       wasmBytes: () => mem.buffer.byteLength,
       stackBytes: msg.stackBytes,

@@ -47,7 +47,7 @@ Deno.test("selectTools() refuses unknown profiles, toolsets and tools, listing t
     () => selectTools(allOps(), { profile: "offload" }),
     (e: DvergrError) =>
       e.code === "USAGE" &&
-      e.message === 'Unknown dvergr MCP profile: "offload" (known: bench, readonly, admin)',
+      e.message === 'Unknown dvergr MCP profile: "offload" (known: bench, readonly, admin, code)',
   );
   assert.throws(
     () => selectTools(allOps(), { toolsets: ["jobs,nope"] }),

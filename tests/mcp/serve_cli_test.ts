@@ -13,7 +13,7 @@ Deno.test("dvergr serve refuses an unknown profile at start with exit 2, listing
   assert.equal(r.code, 2);
   assert.match(
     r.err,
-    /^error\[USAGE\]: Unknown dvergr MCP profile: "offload" \(known: bench, readonly, admin\)\n/,
+    /^error\[USAGE\]: Unknown dvergr MCP profile: "offload" \(known: bench, readonly, admin, code\)\n/,
   );
   assert.equal(r.out, "", "nothing on stdout");
 });

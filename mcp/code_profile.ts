@@ -1,0 +1,100 @@
+/**
+ * The code profile (`--profile code`): two tools instead of many. `js_eval {code}` runs a
+ * JavaScript program in the QuickJS sandbox where `ops.<name>(args)` calls every op of the
+ * profile's reach (the bench profile's ops), validated by the op's schema and with exactly
+ * the connection's authority, so a client writes one program where it would chain ten tool
+ * calls; its console output comes back with its value. `describe {query?}` lists those ops
+ * with their schemas and documentation.
+ */
+import { z } from "zod";
+import { DvergrError } from "../core/errors.ts";
+import { defineOp, type Op } from "../core/ops/op.ts";
+import { callOp } from "../core/ops/registry.ts";
+import { toolInputSchema } from "./tool_schema.ts";
+
+/** The ops each code-profile op reaches (for the checks that a selection stays in bounds). */
+const REACH = new WeakMap<Op, string[]>();
+
+/** The op names an op reaches: its own, or for js_eval and describe, those of its profile. */
+export function reachOf(op: Op): string[] {
+  return REACH.get(op) ?? [op.name];
+}
+
+/** The ops whose name, title, description or toolset hold every word of `query`. */
+export function describeOps(ops: Op[], query?: string) {
+  const words = (query ?? "").toLowerCase().split(/\s+/).filter(Boolean);
+  return ops
+    .filter((o) => {
+      const text = `${o.name} ${o.title} ${o.description} ${o.toolset}`.toLowerCase();
+      return words.every((w) => text.includes(w));
+    })
+    .map((o) => ({
+      name: o.name,
+      call: `await ops.${o.name}({…})`,
+      title: o.title,
+      kind: o.kind,
+      toolset: o.toolset,
+      description: o.description,
+      input_schema: toolInputSchema(o),
+    }));
+}
+
+/** js_eval and describe over `inner`, the ops their programs may call. */
+export function codeOps(inner: Op[]): Op[] {
+  const byName = new Map(inner.map((o) => [o.name, o]));
+  const names = inner.map((o) => o.name);
+  const jsEval = defineOp({
+    name: "js_eval",
+    title: "Run a JavaScript program over the ops",
+    description:
+      `Runs a JavaScript program in a sandbox (QuickJS, no files, network or host objects; 20 s and 256 MiB as for checkers) where \`await ops.<name>(args)\` calls an op and returns its result (an op's error is thrown, with its code and hint). The program is one expression (its value is returned) or the body of an async function (\`return\` gives the value). Its console output is returned with the value. Ops: ${
+        names.join(", ")
+      }. Use describe for their parameters.`,
+    kind: "destructive",
+    toolset: "code",
+    input: z.strictObject({
+      code: z.string().min(1).max(200_000).describe(
+        "e.g. `const r = await ops.room_list({}); return r.rooms.map((x) => x.room)`",
+      ),
+      timeout_ms: z.number().int().min(100).max(120_000).optional().describe(
+        "Time for the whole program, op calls included (default 20000)",
+      ),
+    }),
+    async handler(ctx, input) {
+      const { runJsEval } = await import("../sandbox/js_eval.ts");
+      const r = await runJsEval(input.code, {
+        ops: names,
+        timeoutMs: input.timeout_ms,
+        signal: ctx.signal,
+        // The connection's context, without its progress reporting: the program is the call.
+        call: (name, args) => callOp(byName.get(name)!, { ...ctx, progress: undefined }, args),
+      });
+      if (!r.ok) {
+        throw new DvergrError("EVAL_FAILED", r.error, {
+          hint: "Fix the program; console output so far is in details.logs",
+          details: { logs: r.logs, calls: r.calls, ms: r.ms },
+          exit: 1,
+        });
+      }
+      return { value: r.value, logs: r.logs, calls: r.calls, ms: r.ms };
+    },
+  });
+  const describe = defineOp({
+    name: "describe",
+    title: "Describe the ops a program can call",
+    description:
+      "Lists the ops js_eval's programs can call (`ops.<name>(args)`) with their parameters (JSON Schema), kind and documentation; only those whose name or documentation holds every word of `query` when given.",
+    kind: "read",
+    toolset: "code",
+    idempotent: true,
+    input: z.strictObject({
+      query: z.string().optional().describe("Words to look for, e.g. `room file`"),
+    }),
+    handler(_ctx, input) {
+      const ops = describeOps(inner, input.query);
+      return Promise.resolve({ count: ops.length, ops });
+    },
+  });
+  for (const op of [jsEval, describe]) REACH.set(op as unknown as Op, names);
+  return [jsEval as unknown as Op, describe as unknown as Op];
+}

@@ -1,0 +1,54 @@
+/**
+ * Loads the QuickJS wasm module into a bounded WebAssembly.Memory: `setMemoryLimit` alone
+ * does not cap the memory the module grows to, the memory's maximum does. The wasm is
+ * embedded in the module, so loading needs no permission (permission-less Workers and
+ * processes use it). Shared by the checker sandbox and js_eval's.
+ */
+import {
+  type CustomizeVariantOptions,
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSWASMModule,
+} from "quickjs-emscripten-core";
+import variant from "@jitl/quickjs-singlefile-mjs-release-sync";
+
+const PAGE = 64 * 1024;
+/** The module's own minimum (its static data and C stack live in the same memory). */
+const INITIAL_PAGES = 256;
+/** What the QuickJS heap may use below the wasm cap, leaving room for the C stack. */
+export const HEAP_RESERVE_BYTES = 8 * 1024 * 1024;
+
+/** Emscripten reads `print`/`printErr` from its module options; its types omit them. */
+const QUIET = { print: () => {}, printErr: () => {} } as unknown as NonNullable<
+  CustomizeVariantOptions["emscriptenModule"]
+>;
+
+export interface LoadedQuickJS {
+  module: QuickJSWASMModule;
+  memory: WebAssembly.Memory;
+  /** The memory's hard cap, in bytes. */
+  capBytes: number;
+  /** The QuickJS heap limit to set: the cap less room for the C stack. */
+  heapLimitBytes: number;
+}
+
+/** QuickJS in a new WebAssembly.Memory of at most `memoryBytes`. Permissions: none. */
+export async function loadQuickJS(memoryBytes: number): Promise<LoadedQuickJS> {
+  const maximum = Math.max(INITIAL_PAGES, Math.ceil(memoryBytes / PAGE));
+  const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum });
+  const module = await newQuickJSWASMModuleFromVariant(
+    newVariant(variant, {
+      wasmMemory: memory,
+      // Emscripten prints aborts and warnings to the console; the host's stderr is not the
+      // place for them (a crash is reported as the call's fault instead).
+      emscriptenModule: QUIET,
+    }),
+  );
+  const capBytes = maximum * PAGE;
+  return {
+    module,
+    memory,
+    capBytes,
+    heapLimitBytes: Math.max(1024 * 1024, capBytes - HEAP_RESERVE_BYTES),
+  };
+}
