@@ -2,51 +2,12 @@
 import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-// @ts-types="@modelcontextprotocol/sdk/inMemory"
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { type Home, openHome } from "../../core/io/home.ts";
-import { allOps } from "../../core/ops/registry.ts";
-import { createMcpServer } from "../../mcp/server.ts";
-import { selectTools } from "../../mcp/selection.ts";
 import { toolProblems } from "../../mcp/tool_schema.ts";
 import { runJsEval } from "../../sandbox/js_eval.ts";
-import type { CheckerRunner } from "../../core/checker.ts";
-
-const NO_RUNNER: CheckerRunner = {
-  check: () => Promise.reject(new Error("not in these tests")),
-  judgeRequests: () => Promise.reject(new Error("not in these tests")),
-  close() {},
-};
+import { withMemoryClient } from "./memory_client.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
-
-async function withCode(f: (client: Client, home: Home) => Promise<void>): Promise<void> {
-  const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-code-" }));
-  const server = createMcpServer({
-    context: {
-      home,
-      runner: NO_RUNNER,
-      env: () => undefined,
-      cwd: Deno.cwd(),
-      clock: () => new Date(),
-    },
-    selection: selectTools(allOps(), { profile: "code" }),
-    log: () => {},
-  });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await server.connect(a);
-  const client = new Client({ name: "dvergr-test", version: "1.0.0" });
-  await client.connect(b);
-  try {
-    await f(client, home);
-  } finally {
-    await client.close();
-    await server.close();
-    await home.close();
-    await Deno.remove(home.dir, { recursive: true });
-  }
-}
 
 async function evalJs(client: Client, code: string, timeout_ms?: number): Promise<Json> {
   const r = await client.callTool({
@@ -57,7 +18,7 @@ async function evalJs(client: Client, code: string, timeout_ms?: number): Promis
 }
 
 Deno.test("--profile code has exactly js_eval and describe, both within the tool rules", async () => {
-  await withCode(async (client) => {
+  await withMemoryClient({ profile: "code" }, async (client) => {
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name), ["js_eval", "describe"]);
     for (const t of tools) assert.deepEqual(toolProblems(t as Json), []);
@@ -67,7 +28,7 @@ Deno.test("--profile code has exactly js_eval and describe, both within the tool
 });
 
 Deno.test("js_eval: one program chains ops, gets their results and its console output", async () => {
-  await withCode(async (client, home) => {
+  await withMemoryClient({ profile: "code" }, async (client, home) => {
     const r = await evalJs(
       client,
       `
@@ -92,7 +53,7 @@ Deno.test("js_eval: one program chains ops, gets their results and its console o
 });
 
 Deno.test("js_eval: an op's schema and errors hold inside programs", async () => {
-  await withCode(async (client) => {
+  await withMemoryClient({ profile: "code" }, async (client) => {
     const bad = await evalJs(
       client,
       `try { await ops.room_read({ room: "nosuch", path: "a", bogus: 1 }); }
@@ -113,7 +74,7 @@ Deno.test("js_eval: an op's schema and errors hold inside programs", async () =>
 });
 
 Deno.test("js_eval: programs reach nothing but the connection's ops", async () => {
-  await withCode(async (client) => {
+  await withMemoryClient({ profile: "code" }, async (client) => {
     // Promotion is the admin profile's, not the code profile's reach.
     const promote = await evalJs(client, `typeof ops.catalog_promote`);
     assert.equal(promote.value, "undefined");
@@ -140,7 +101,7 @@ Deno.test("js_eval: programs reach nothing but the connection's ops", async () =
 });
 
 Deno.test("js_eval: time and memory limits as for checkers, and a program that waits forever ends", async () => {
-  await withCode(async (client) => {
+  await withMemoryClient({ profile: "code" }, async (client) => {
     const loop = await evalJs(client, `for (;;) {}`, 300);
     assert.equal(loop.isError, true);
     assert.match(loop.error.message, /ran out of time/);
@@ -157,7 +118,7 @@ Deno.test("js_eval: time and memory limits as for checkers, and a program that w
 });
 
 Deno.test("describe lists the ops programs can call, filtered by a query", async () => {
-  await withCode(async (client) => {
+  await withMemoryClient({ profile: "code" }, async (client) => {
     const all = (await client.callTool({ name: "describe", arguments: {} }))
       .structuredContent as Json;
     const names = all.ops.map((o: Json) => o.name);

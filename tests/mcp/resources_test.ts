@@ -1,60 +1,18 @@
 /** Resources (templates, list, read, subscribe across processes) and logging of the handshake server. */
 import assert from "node:assert/strict";
-// @ts-types="@modelcontextprotocol/sdk/client/index"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-// @ts-types="@modelcontextprotocol/sdk/inMemory"
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import {
   LoggingMessageNotificationSchema,
   McpError,
   ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { type Home, openHome } from "../../core/io/home.ts";
 import { allOps } from "../../core/ops/registry.ts";
-import { createMcpServer, jobLogMessage } from "../../mcp/server.ts";
-import { selectTools } from "../../mcp/selection.ts";
+import { jobLogMessage } from "../../mcp/server.ts";
 import { matchResource, templateOf } from "../../mcp/resources.ts";
 import { createRoomWatcher } from "../../mcp/room_watch.ts";
-import type { CheckerRunner } from "../../core/checker.ts";
+import { withMemoryClient } from "./memory_client.ts";
 import type { JobRecord } from "../../core/io/state_store.ts";
 import { ROOT } from "./helpers.ts";
-
-const NO_RUNNER: CheckerRunner = {
-  check: () => Promise.reject(new Error("not in these tests")),
-  judgeRequests: () => Promise.reject(new Error("not in these tests")),
-  close() {},
-};
-
-async function withClient(
-  f: (client: Client, home: Home) => Promise<void>,
-  req: Parameters<typeof selectTools>[1] = {},
-): Promise<void> {
-  const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-mcp-res-" }));
-  const server = createMcpServer({
-    context: {
-      home,
-      runner: NO_RUNNER,
-      env: () => undefined,
-      cwd: Deno.cwd(),
-      clock: () => new Date(),
-    },
-    selection: selectTools(allOps(), req),
-    log: () => {},
-  });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await server.connect(a);
-  const client = new Client({ name: "dvergr-test", version: "1.0.0" });
-  await client.connect(b);
-  try {
-    await f(client, home);
-  } finally {
-    await client.close();
-    await server.close();
-    await home.close();
-    await Deno.remove(home.dir, { recursive: true });
-  }
-}
 
 async function rpcError(p: Promise<unknown>): Promise<McpError> {
   const e = await p.then(() => null, (e) => e);
@@ -108,7 +66,7 @@ Deno.test("templateOf() and matchResource(): every read op is a resource, URIs g
 });
 
 Deno.test("resources: templates, list and read say what the tools say; unknown is -32002", async () => {
-  await withClient(async (client) => {
+  await withMemoryClient({}, async (client) => {
     assert.deepEqual(client.getServerCapabilities()?.resources, {
       subscribe: true,
       listChanged: false,
@@ -152,7 +110,7 @@ Deno.test("resources: templates, list and read say what the tools say; unknown i
 });
 
 Deno.test("resources/subscribe: updated after commits and records written by another process, throttled", async () => {
-  await withClient(async (client, home) => {
+  await withMemoryClient({}, async (client, home) => {
     await client.callTool({ name: "room_create", arguments: { room: "books" } });
     await client.callTool({ name: "room_create", arguments: { room: "other" } });
     const updates: string[] = [];
@@ -209,7 +167,7 @@ Deno.test("resources/subscribe: updated after commits and records written by ano
 });
 
 Deno.test("logging/setLevel: failed calls are warnings, sent at or above the chosen level", async () => {
-  await withClient(async (client) => {
+  await withMemoryClient({}, async (client) => {
     assert.deepEqual(client.getServerCapabilities()?.logging, {});
     const logs: { level: string; logger?: string }[] = [];
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {

@@ -1,55 +1,19 @@
 import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-// @ts-types="@modelcontextprotocol/sdk/inMemory"
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { openHome } from "../../core/io/home.ts";
-import { createJobRunner } from "../../core/io/job_runner.ts";
 import type { DurableJobRunner } from "../../core/jobs.ts";
-import { allOps } from "../../core/ops/registry.ts";
-import { createMcpServer } from "../../mcp/server.ts";
-import { selectTools } from "../../mcp/selection.ts";
-import type { CheckerRunner } from "../../core/checker.ts";
-
-const NO_RUNNER: CheckerRunner = {
-  check: () => Promise.reject(new Error("not in these tests")),
-  judgeRequests: () => Promise.reject(new Error("not in these tests")),
-  close() {},
-};
+import { withMemoryClient } from "./memory_client.ts";
 
 /** A server of the bench profile on a fresh home, with the SDK's client in memory. */
-async function withClient(
+function withClient(
   f: (client: Client, jobs: DurableJobRunner) => Promise<void>,
 ): Promise<void> {
-  const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-mcp-server-" }));
-  const jobs = createJobRunner(home.state);
-  const server = createMcpServer({
-    context: {
-      home,
-      runner: NO_RUNNER,
-      env: () => undefined,
-      cwd: Deno.cwd(),
-      clock: () => new Date("2026-10-01T12:00:00Z"),
-      jobs,
-    },
-    selection: selectTools(allOps(), {}),
-    log: () => {},
+  return withMemoryClient({}, (client, _home, jobs) => f(client, jobs!), {
+    jobs: true,
+    clock: () => new Date("2026-10-01T12:00:00Z"),
   });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await server.connect(a);
-  const client = new Client({ name: "dvergr-test", version: "1.0.0" });
-  await client.connect(b);
-  try {
-    await f(client, jobs);
-  } finally {
-    await jobs.close();
-    await client.close();
-    await server.close();
-    await home.close();
-    await Deno.remove(home.dir, { recursive: true });
-  }
 }
 
 async function protocolError(p: Promise<unknown>): Promise<McpError> {
