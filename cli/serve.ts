@@ -10,6 +10,7 @@ import { createJobRunner } from "../core/io/job_runner.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import { VERSION } from "../core/version.ts";
 import { selectTools } from "../mcp/selection.ts";
+import type { JsEvalRunner } from "../mcp/code_profile.ts";
 import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
 
 export const HELP = `dvergr serve --mcp [--http [--port N | --socket PATH]] [--home DIR]
@@ -200,6 +201,9 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     const v = ctx.env(name);
     return v ? [v] : undefined;
   };
+  // The code profile's programs run in the sandbox (loaded when a program runs).
+  const jsEval: JsEvalRunner = async (code, o) =>
+    (await import("../sandbox/js_eval.ts")).runJsEval(code, o);
   const selection = selectTools(allOps(), {
     profile: values.profile ??
       (values.toolsets || values.tools ? undefined : ctx.env("DVERGR_MCP_PROFILE") || undefined),
@@ -207,7 +211,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       (values.profile || values.tools ? undefined : envList("DVERGR_MCP_TOOLSETS")),
     tools: values.tools,
     room: values.room,
-  });
+  }, { jsEval });
   const port = values.http
     ? rangeFlag("serve", "port", values.port ?? ctx.env("DVERGR_MCP_PORT"), "port") ?? 17889
     : 0;
@@ -233,7 +237,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     const { createRoomWatcher, homeVersion } = await import("../mcp/room_watch.ts");
     const watcher = createRoomWatcher(homeVersion(home));
     const makeServer = () => createMcpServer({ context, selection, log, watcher });
-    const stateless = createStatelessHandler({ context, selection, log, watcher });
+    const stateless = createStatelessHandler({ context, selection, log, watcher, jsEval });
     log(
       `dvergr ${VERSION}, home ${home.dir}, ${selection.label} (${selection.ops.length} tools)` +
         (orphans ? `; ${orphans} job${orphans === 1 ? "" : "s"} of a stopped server orphaned` : ""),

@@ -12,6 +12,22 @@ import { defineOp, type Op } from "../core/ops/op.ts";
 import { callOp } from "../core/ops/registry.ts";
 import { toolInputSchema } from "./tool_schema.ts";
 
+/** The outcome of a js_eval program (sandbox/js_eval.ts makes it). */
+export type JsEvalOutcome =
+  | { ok: true; value: unknown; logs: string[]; calls: number; ms: number }
+  | { ok: false; error: string; logs: string[]; calls: number; ms: number };
+
+/**
+ * Runs a program in the sandbox, answering its op calls with `call` (sandbox/js_eval.ts's
+ * runJsEval; given by the CLI, since the mcp layer does not import the sandbox).
+ */
+export type JsEvalRunner = (code: string, opts: {
+  ops: string[];
+  call(op: string, args: unknown): Promise<unknown>;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}) => Promise<JsEvalOutcome>;
+
 /** The ops each code-profile op reaches (for the checks that a selection stays in bounds). */
 const REACH = new WeakMap<Op, string[]>();
 
@@ -40,7 +56,7 @@ export function describeOps(ops: Op[], query?: string) {
 }
 
 /** js_eval and describe over `inner`, the ops their programs may call. */
-export function codeOps(inner: Op[]): Op[] {
+export function codeOps(inner: Op[], runJsEval: JsEvalRunner): Op[] {
   const byName = new Map(inner.map((o) => [o.name, o]));
   const names = inner.map((o) => o.name);
   const jsEval = defineOp({
@@ -61,7 +77,6 @@ export function codeOps(inner: Op[]): Op[] {
       ),
     }),
     async handler(ctx, input) {
-      const { runJsEval } = await import("../sandbox/js_eval.ts");
       const r = await runJsEval(input.code, {
         ops: names,
         timeoutMs: input.timeout_ms,

@@ -7,7 +7,7 @@
 import { DvergrError } from "../core/errors.ts";
 import type { Op } from "../core/ops/op.ts";
 import { checkSlug } from "../core/io/room_store.ts";
-import { codeOps } from "./code_profile.ts";
+import { codeOps, type JsEvalRunner } from "./code_profile.ts";
 
 export interface Profile {
   doc: string;
@@ -65,8 +65,15 @@ function splitList(values: string[]): string[] {
   return values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s !== "");
 }
 
-/** Resolves a selection request against the registry's ops, or throws a USAGE error. */
-export function selectTools(ops: Op[], req: SelectionRequest): Selection {
+/**
+ * Resolves a selection request against the registry's ops, or throws a USAGE error. The
+ * code profile needs `jsEval`, the sandbox its programs run in.
+ */
+export function selectTools(
+  ops: Op[],
+  req: SelectionRequest,
+  opts: { jsEval?: JsEvalRunner } = {},
+): Selection {
   const toolsets = req.toolsets ? splitList(req.toolsets) : undefined;
   const tools = req.tools ? splitList(req.tools) : undefined;
   if (req.profile !== undefined && toolsets !== undefined) {
@@ -138,7 +145,16 @@ export function selectTools(ops: Op[], req: SelectionRequest): Selection {
   const profile = PROFILES[name];
   if (!profile) throw unknown("profile", [name], Object.keys(PROFILES));
   if (name === "code") {
-    return { ops: codeOps(ops.filter(PROFILES.bench.pick)), room: null, label: "profile code" };
+    if (!opts.jsEval) {
+      throw new DvergrError("USAGE", "The code profile is not available here", {
+        hint: "Serve it with dvergr serve --mcp --profile code",
+      });
+    }
+    return {
+      ops: codeOps(ops.filter(PROFILES.bench.pick), opts.jsEval),
+      room: null,
+      label: "profile code",
+    };
   }
   return { ops: ops.filter(profile.pick), room: null, label: `profile ${name}` };
 }

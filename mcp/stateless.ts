@@ -23,7 +23,7 @@ import { VERSION } from "../core/version.ts";
 import { type Selection, type SelectionRequest, selectTools } from "./selection.ts";
 import { createSurface, INVALID_PARAMS, ProtocolError, type Surface } from "./surface.ts";
 import type { RoomWatcher } from "./room_watch.ts";
-import { reachOf } from "./code_profile.ts";
+import { type JsEvalRunner, reachOf } from "./code_profile.ts";
 import { throttle } from "./room_watch.ts";
 import { capabilitiesOf, INSTRUCTIONS, UPDATE_EVERY_MS } from "./server.ts";
 
@@ -103,6 +103,8 @@ export interface StatelessOptions {
   selection: Selection;
   log: (line: string) => void;
   watcher: RoomWatcher;
+  /** The sandbox of the code profile's js_eval, when a request may select it. */
+  jsEval?: JsEvalRunner;
 }
 
 export interface StatelessHandler {
@@ -173,7 +175,7 @@ export function createStatelessHandler(opts: StatelessOptions): StatelessHandler
     let selection = opts.selection;
     if (asked !== null) {
       try {
-        selection = selectTools(allOps(), asked);
+        selection = selectTools(allOps(), asked, { jsEval: opts.jsEval });
       } catch (e) {
         if (isDvergrError(e)) throw new ProtocolError(INVALID_PARAMS, e.message, { hint: e.hint });
         throw e;

@@ -5,9 +5,17 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { toolProblems } from "../../mcp/tool_schema.ts";
 import { runJsEval } from "../../sandbox/js_eval.ts";
 import { withMemoryClient } from "./memory_client.ts";
+import type { Home } from "../../core/io/home.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
+
+/** A client of the code profile, its programs run by runJsEval. */
+function withCode(f: (client: Client, home: Home) => Promise<void>): Promise<void> {
+  return withMemoryClient({ profile: "code" }, (client, home) => f(client, home), {
+    jsEval: runJsEval,
+  });
+}
 
 async function evalJs(client: Client, code: string, timeout_ms?: number): Promise<Json> {
   const r = await client.callTool({
@@ -18,7 +26,7 @@ async function evalJs(client: Client, code: string, timeout_ms?: number): Promis
 }
 
 Deno.test("--profile code has exactly js_eval and describe, both within the tool rules", async () => {
-  await withMemoryClient({ profile: "code" }, async (client) => {
+  await withCode(async (client) => {
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name), ["js_eval", "describe"]);
     for (const t of tools) assert.deepEqual(toolProblems(t as Json), []);
@@ -28,7 +36,7 @@ Deno.test("--profile code has exactly js_eval and describe, both within the tool
 });
 
 Deno.test("js_eval: one program chains ops, gets their results and its console output", async () => {
-  await withMemoryClient({ profile: "code" }, async (client, home) => {
+  await withCode(async (client, home) => {
     const r = await evalJs(
       client,
       `
@@ -53,7 +61,7 @@ Deno.test("js_eval: one program chains ops, gets their results and its console o
 });
 
 Deno.test("js_eval: an op's schema and errors hold inside programs", async () => {
-  await withMemoryClient({ profile: "code" }, async (client) => {
+  await withCode(async (client) => {
     const bad = await evalJs(
       client,
       `try { await ops.room_read({ room: "nosuch", path: "a", bogus: 1 }); }
@@ -74,7 +82,7 @@ Deno.test("js_eval: an op's schema and errors hold inside programs", async () =>
 });
 
 Deno.test("js_eval: programs reach nothing but the connection's ops", async () => {
-  await withMemoryClient({ profile: "code" }, async (client) => {
+  await withCode(async (client) => {
     // Promotion is the admin profile's, not the code profile's reach.
     const promote = await evalJs(client, `typeof ops.catalog_promote`);
     assert.equal(promote.value, "undefined");
@@ -101,7 +109,7 @@ Deno.test("js_eval: programs reach nothing but the connection's ops", async () =
 });
 
 Deno.test("js_eval: time and memory limits as for checkers, and a program that waits forever ends", async () => {
-  await withMemoryClient({ profile: "code" }, async (client) => {
+  await withCode(async (client) => {
     const loop = await evalJs(client, `for (;;) {}`, 300);
     assert.equal(loop.isError, true);
     assert.match(loop.error.message, /ran out of time/);
@@ -118,7 +126,7 @@ Deno.test("js_eval: time and memory limits as for checkers, and a program that w
 });
 
 Deno.test("describe lists the ops programs can call, filtered by a query", async () => {
-  await withMemoryClient({ profile: "code" }, async (client) => {
+  await withCode(async (client) => {
     const all = (await client.callTool({ name: "describe", arguments: {} }))
       .structuredContent as Json;
     const names = all.ops.map((o: Json) => o.name);

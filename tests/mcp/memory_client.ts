@@ -8,6 +8,7 @@ import { allOps } from "../../core/ops/registry.ts";
 import { createMcpServer } from "../../mcp/server.ts";
 import { type SelectionRequest, selectTools } from "../../mcp/selection.ts";
 import type { CheckerRunner } from "../../core/checker.ts";
+import type { JsEvalRunner } from "../../mcp/code_profile.ts";
 import { createJobRunner } from "../../core/io/job_runner.ts";
 import type { DurableJobRunner } from "../../core/jobs.ts";
 
@@ -25,7 +26,7 @@ export const NO_RUNNER: CheckerRunner = {
 export async function withMemoryClient(
   req: SelectionRequest,
   f: (client: Client, home: Home, jobs: DurableJobRunner | undefined) => Promise<void>,
-  opts: { jobs?: boolean; clock?: () => Date } = {},
+  opts: { jobs?: boolean; clock?: () => Date; jsEval?: JsEvalRunner } = {},
 ): Promise<void> {
   const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-mcp-mem-" }));
   const jobs = opts.jobs ? createJobRunner(home.state) : undefined;
@@ -38,7 +39,7 @@ export async function withMemoryClient(
       clock: opts.clock ?? (() => new Date()),
       ...(jobs ? { jobs } : {}),
     },
-    selection: selectTools(allOps(), req),
+    selection: selectTools(allOps(), req, { jsEval: opts.jsEval }),
     log: () => {},
   });
   const [a, b] = InMemoryTransport.createLinkedPair();
