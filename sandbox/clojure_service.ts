@@ -89,7 +89,7 @@ export function createClojureService(
       outcome: report.outcome,
       logs: report.logs,
       poisoned: report.poisoned,
-      // Wasm memory never shrinks, and every restore zeroes what lies above a snapshot.
+      // Wasm memory never shrinks: a worker that grew past half its cap is replaced.
       recycle: memory.buffer.byteLength > capBytes / 2,
       loaded: report.loaded,
     });

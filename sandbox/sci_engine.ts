@@ -16,10 +16,11 @@
  * and every handle the engine keeps (the context's undefined/global, the glue's
  * functions) exist before the base snapshot; no host functions (`newFunction` keeps
  * their ids in a JavaScript table a restore would not roll back); per-call handles are
- * disposed before the next restore; memory above a snapshot is zeroed on restore; the
- * interrupt handler and the memory and stack limits are set before the snapshot. A host
- * stack overflow inside QuickJS leaves wasm globals (the C stack pointer) outside linear
- * memory in an unknown state: the engine is then poisoned and must be replaced.
+ * disposed before the next restore; the interrupt handler and the memory and stack limits
+ * are set before the snapshot. Snapshots leave out the C stack and the memory above the
+ * heap (sandbox/wasm_snapshot.ts, which also says why that memory needs no clearing). A
+ * host stack overflow inside QuickJS leaves wasm globals (the C stack pointer) outside
+ * linear memory in an unknown state: the engine is then poisoned and must be replaced.
  *
  * Host-agnostic: it takes a loaded QuickJS module and its memory, so a Worker or a
  * process can host it. Never throws for anything a checker does.
@@ -32,6 +33,14 @@ import type {
 } from "quickjs-emscripten-core";
 import type { CheckerFault } from "../core/checker.ts";
 import { LOOP_GUARD_SOURCE } from "./loop_guard.ts";
+import {
+  findBreakWord,
+  findStackGap,
+  type MemoryLayout,
+  type MemorySnapshot,
+  restoreSnapshot,
+  takeSnapshot,
+} from "./wasm_snapshot.ts";
 import {
   BEFORE_SCI_JS,
   COMPAT_CLJ,
@@ -49,7 +58,7 @@ export interface SciEngineSetup {
   memoryCapBytes: number;
   /** QuickJS stack limit, in bytes. */
   stackBytes: number;
-  /** Prepared checkers kept, at most, by their snapshots' total size; default 96 MiB. */
+  /** Prepared checkers kept, at most, by their snapshots' total size; default 64 MiB. */
   preparedBytes?: number;
   /** The clock (`Date.now`); injectable for tests. */
   now?: () => number;
@@ -84,32 +93,14 @@ export interface ClojureCallReport {
 /** Largest result accepted, as EDN text. */
 export const MAX_RESULT_CHARS = 4 * 1024 * 1024;
 const BOOT_TIMEOUT_MS = 120_000;
-const DEFAULT_PREPARED_BYTES = 96 * 1024 * 1024;
+const DEFAULT_PREPARED_BYTES = 64 * 1024 * 1024;
 /** Deterministic load faults remembered per engine, so a broken checker fails fast. */
 const MAX_REMEMBERED_FAULTS = 64;
-
-/** A copy of the wasm memory up to its last non-zero word. */
-class Snapshot {
-  constructor(readonly bytes: Uint8Array) {}
-
-  static take(memory: WebAssembly.Memory): Snapshot {
-    const words = new Uint32Array(memory.buffer);
-    let end = words.length;
-    while (end > 0 && words[end - 1] === 0) end--;
-    return new Snapshot(new Uint8Array(memory.buffer, 0, end * 4).slice());
-  }
-
-  restore(memory: WebAssembly.Memory): void {
-    const all = new Uint8Array(memory.buffer);
-    all.set(this.bytes);
-    all.fill(0, this.bytes.length);
-  }
-}
 
 type FnKind = "fn" | "value" | "none";
 
 interface Prepared {
-  snapshot: Snapshot;
+  snapshot: MemorySnapshot;
   ns: string;
   check: FnKind;
   judge: FnKind;
@@ -150,7 +141,7 @@ export class SciEngine {
   private readonly prepared = new Map<string, Prepared>();
   private readonly remembered = new Map<string, ClojureOutcome>();
   /** The snapshot the memory is known to equal, if any. */
-  private current: Snapshot | null = null;
+  private current: MemorySnapshot | null = null;
   private poisoned = false;
   private readonly now: () => number;
 
@@ -161,7 +152,8 @@ export class SciEngine {
     private readonly setup: SciEngineSetup,
     private readonly prepareFn: QuickJSHandle,
     private readonly runFn: QuickJSHandle,
-    private readonly base: Snapshot,
+    private readonly layout: MemoryLayout,
+    private readonly base: MemorySnapshot,
   ) {
     this.now = setup.now ?? Date.now;
   }
@@ -178,6 +170,8 @@ export class SciEngine {
     setup: SciEngineSetup,
   ): SciEngine {
     const now = setup.now ?? Date.now;
+    // Read while the module is fresh: its C stack is the long run of zeroes in its memory.
+    const gap = findStackGap(memory);
     const rt = module.newRuntime();
     rt.setMemoryLimit(setup.memoryLimitBytes);
     rt.setMaxStackSize(setup.stackBytes);
@@ -194,6 +188,12 @@ export class SciEngine {
     const ctx = rt.newContext();
     // Created now so they live in every snapshot (each is allocated on first use).
     void ctx.undefined, ctx.null, ctx.true, ctx.false, ctx.global;
+    const breakWord = findBreakWord(memory, gap.gapStart || 1024 * 1024, (bytes) => {
+      const made = ctx.evalCode(`"x".repeat(${bytes})`, "probe.js", { type: "global" });
+      const h = made.error ?? made.value;
+      return () => h.dispose();
+    });
+    const layout: MemoryLayout = { ...gap, breakWord };
     const run = (code: string, file: string) => {
       const r = ctx.evalCode(code, file, { type: "global" });
       if (r.error) {
@@ -231,7 +231,16 @@ export class SciEngine {
     const runFn = ctx.getProp(glue, "run");
     glue.dispose();
     run("globalThis.__dvergrLogs.length = 0; undefined", "boot.js").dispose();
-    const engine = new SciEngine(memory, rt, ctx, setup, prepareFn, runFn, Snapshot.take(memory));
+    const engine = new SciEngine(
+      memory,
+      rt,
+      ctx,
+      setup,
+      prepareFn,
+      runFn,
+      layout,
+      takeSnapshot(memory, layout),
+    );
     engine.current = engine.base;
     booted.engine = engine;
     return engine;
@@ -240,8 +249,8 @@ export class SciEngine {
   /** Bytes of the base snapshot and of every prepared checker's, for stats and tests. */
   sizes(): { base: number; prepared: number[] } {
     return {
-      base: this.base.bytes.length,
-      prepared: [...this.prepared.values()].map((p) => p.snapshot.bytes.length),
+      base: this.base.bytes,
+      prepared: [...this.prepared.values()].map((p) => p.snapshot.bytes),
     };
   }
 
@@ -310,8 +319,8 @@ export class SciEngine {
     return { outcome, logs, poisoned: this.poisoned, loaded };
   }
 
-  private restore(s: Snapshot): void {
-    if (this.current !== s) s.restore(this.memory);
+  private restore(s: MemorySnapshot): void {
+    if (this.current !== s) restoreSnapshot(this.memory, s);
     this.current = null;
   }
 
@@ -336,7 +345,7 @@ export class SciEngine {
       if (f.fault === "syntax" && !this.interrupted) this.remember(req.key, f);
       throw f;
     }
-    const snapshot = Snapshot.take(this.memory);
+    const snapshot = takeSnapshot(this.memory, this.layout);
     const p: Prepared = {
       snapshot,
       ns: a.ns ?? "user",
@@ -359,11 +368,11 @@ export class SciEngine {
   private evict(): void {
     const budget = this.setup.preparedBytes ?? DEFAULT_PREPARED_BYTES;
     let total = 0;
-    for (const p of this.prepared.values()) total += p.snapshot.bytes.length;
+    for (const p of this.prepared.values()) total += p.snapshot.bytes;
     for (const [key, p] of this.prepared) {
       if (total <= budget || this.prepared.size <= 1) break;
       this.prepared.delete(key);
-      total -= p.snapshot.bytes.length;
+      total -= p.snapshot.bytes;
     }
   }
 

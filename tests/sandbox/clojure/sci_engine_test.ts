@@ -80,8 +80,11 @@ Deno.test("createClojurePool() replaces a worker whose host stack overflowed; th
 Deno.test("createClojurePool(): a checker stuck in slow native calls is killed at its deadline (process workers)", async () => {
   const pool = createClojurePool({ workers: 1, hangMarginMs: 1_000, workerKind: "process" });
   try {
+    // A JavaScript loop inside QuickJS (reached through js/Function) whose every iteration
+    // is one slow native call: QuickJS polls its interrupt handler once per thousands of
+    // iterations, far past the deadline, so only the host's watchdog can end it.
     const stuck = '(ns stuck) (defn check [_] (let [s (.repeat "a" 40000000)] ' +
-      '(loop [n 0] (.indexOf s "b") (recur (inc n)))))';
+      '((js/Function. "s" "for (;;) s.indexOf(\'b\')") s)))';
     const running = pool.check(stuck, toTagged(new Map()), { timeoutMs: 2_000 });
     let pids: number[] = [];
     while (pids.length === 0) {
