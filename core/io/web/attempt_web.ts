@@ -41,6 +41,30 @@ export function webSetupFor(
   return { mode, live: { brave: braveConfigFrom(env, bundle.name) } };
 }
 
+/**
+ * GETs one attempt may have in flight at once (an MCP client can call tools concurrently):
+ * each may hold up to the body bound in memory.
+ */
+export const LIVE_FETCHES_AT_ONCE = 4;
+
+/** A counting semaphore: the returned function waits for a slot and gives its release. */
+function gate(n: number): () => Promise<() => void> {
+  let free = n;
+  const waiting: (() => void)[] = [];
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else free++;
+  };
+  return () => {
+    if (free > 0) {
+      free--;
+      return Promise.resolve(release);
+    }
+    return new Promise((resolve) => waiting.push(() => resolve(release)));
+  };
+}
+
 function stripFragment(url: string): string {
   const i = url.indexOf("#");
   return i < 0 ? url : url.slice(0, i);
@@ -92,6 +116,7 @@ export function createAttemptWeb(
 
   const live = setup.live!;
   const explicitHosts = bundle.definition.allowedSources ?? [];
+  const slots = gate(LIVE_FETCHES_AT_ONCE);
   const web: WorldWeb = {
     mode: "live",
     async search(query, count, signal) {
@@ -106,6 +131,7 @@ export function createAttemptWeb(
     },
     async fetch(raw, signal) {
       const url = stripFragment(raw);
+      const release = await slots();
       const r = await liveGet(url, {
         policy,
         explicitHosts,
@@ -114,7 +140,7 @@ export function createAttemptWeb(
         maxBytes: live.maxBytes,
         timeoutMs: live.timeoutMs,
         signal,
-      });
+      }).finally(release);
       if (!r.ok) {
         recorder.request({
           url,

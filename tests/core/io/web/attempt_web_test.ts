@@ -62,3 +62,41 @@ Deno.test("createAttemptWeb() gives no web when the bundle has none", async () =
   const bundle = parseBundle(await readBundleDir(EXAMPLE));
   assert.equal(createAttemptWeb(bundle, { mode: "off", live: null }), null);
 });
+
+Deno.test("createAttemptWeb() live: at most 4 GETs of one attempt in flight, pages recorded under the asked and the final URL", async () => {
+  const bundle = parseBundle({
+    name: "live",
+    files: new Map([
+      ["workflow.edn", '{:title "L" :task "t" :fetched true :allowed-sources ["127.0.0.1"]}'],
+      ["checker.js", "export function check() { return { checks: {}, reward: 1 }; }"],
+      ["fixtures/a.md", "a"],
+    ]),
+  });
+  let inFlight = 0;
+  let most = 0;
+  const fetchImpl: typeof fetch = async (input) => {
+    inFlight++;
+    most = Math.max(most, inFlight);
+    await new Promise((r) => setTimeout(r, 20));
+    inFlight--;
+    const url = String(input);
+    return url.endsWith("/old")
+      ? new Response(null, { status: 301, headers: { location: "/new" } })
+      : new Response(`<title>T</title><p>${url}</p>`, { headers: { "content-type": "text/html" } });
+  };
+  const { web, recorder } = createAttemptWeb(bundle, {
+    mode: "live",
+    live: { brave: { apiKey: "k", baseUrl: "http://127.0.0.1:9" }, fetchImpl },
+  })!;
+  const all = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => web.fetch(`http://127.0.0.1:9/p${i}`)),
+  );
+  assert.ok(all.every((r) => r.ok && r.status === 200));
+  assert.ok(most <= 4, `at most 4 at once, saw ${most}`);
+  const moved = await web.fetch("http://127.0.0.1:9/old");
+  assert.equal(moved.ok && moved.finalUrl, "http://127.0.0.1:9/new");
+  const ev = recorder.evidence();
+  assert.equal(ev.fetched["http://127.0.0.1:9/old"], "T http://127.0.0.1:9/new");
+  assert.equal(ev.fetched["http://127.0.0.1:9/new"], "T http://127.0.0.1:9/new");
+  assert.equal(ev.pages, 12);
+});
