@@ -10,6 +10,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import {
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { toolProblems } from "../../mcp/tool_schema.ts";
 import { DVERGR_PERMISSIONS } from "../../core/permissions.ts";
 
@@ -183,11 +188,12 @@ export async function fromScratchFlow(client: Client, room = "books"): Promise<s
     assert.deepEqual(toolProblems(t as Json), [], `tool ${t.name} keeps the rules`);
   }
 
-  const created = await call(client, "room_create", { room });
+  // The seed's own argument shapes.
+  const created = await call(client, "room_create", { title: "Books", slug: room });
   assert.equal(created.created, true);
   const written = await call(client, "room_write", {
     room,
-    files: { "data/cases.csv": BOOKINGS_CSV },
+    files: { "data/cases.csv": { text: BOOKINGS_CSV } },
     message: "Cases from 2025",
   });
   assert.deepEqual(written.written, ["data/cases.csv"]);
@@ -210,6 +216,18 @@ export async function fromScratchFlow(client: Client, room = "books"): Promise<s
   const cal = await call(client, "catalog_calibrate", { room, name: "invoice-coding" });
   assert.equal(cal.ok, true, JSON.stringify(cal.problems));
 
+  // The benchmark job runs in a process of its own: a subscription to the room's progress
+  // hears of its cells, and the job's progress comes as log messages.
+  const updates: string[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    updates.push(n.params.uri);
+  });
+  const jobLogs: Json[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    if (n.params.logger === "dvergr.job") jobLogs.push(n.params.data);
+  });
+  await client.setLoggingLevel("info");
+  await client.subscribeResource({ uri: `experiment://${room}/progress` });
   const progressed: number[] = [];
   const started = await call(client, "catalog_benchmark", {
     room,
@@ -228,6 +246,16 @@ export async function fromScratchFlow(client: Client, room = "books"): Promise<s
   }
   assert.equal(status.status, "succeeded", JSON.stringify(status));
   assert.deepEqual(status.progress, { done: 8, total: 8, faults: 0, phase: "done" });
+  for (let i = 0; i < 100 && !jobLogs.some((d) => d.status === "succeeded"); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(updates.length >= 1, "updates of the room's progress while the job ran");
+  assert.ok(updates.every((u) => u === `experiment://${room}/progress`));
+  assert.ok(
+    jobLogs.some((d) => d.job === started.job && d.status === "succeeded"),
+    `the job's end as a log message: ${JSON.stringify(jobLogs)}`,
+  );
+  await client.unsubscribeResource({ uri: `experiment://${room}/progress` });
   assert.equal(status.result.experiment, started.experiment);
 
   const list = await call(client, "scorecard_list", { room });
