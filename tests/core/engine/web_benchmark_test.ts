@@ -263,6 +263,15 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     const code = await runMain(["freeze", `${live.room}/rivals`, "--home", homeDir, "--json"], cli);
     assert.equal(code, 0, cli.err.join(""));
     const frozen = JSON.parse(cli.out.join(""));
+    // --experiment: only that experiment's attempts (an unknown one is bad input).
+    const one = memoryContext();
+    const args = ["freeze", `${live.room}/rivals`, "--home", homeDir, "--as", "rivals-one"];
+    assert.equal(await runMain([...args, "--experiment", live.plan.id, "--json"], one), 0);
+    assert.equal(JSON.parse(one.out.join("")).pages, 3);
+    assert.deepEqual(JSON.parse(one.out.join("")).experiments, [live.plan.id]);
+    const unknown = memoryContext();
+    assert.equal(await runMain([...args, "--experiment", "no-such-experiment"], unknown), 2);
+    assert.match(unknown.err.join(""), /this home has no experiment of that id on this bundle/);
     home = await openHome(homeDir);
     assert.equal(site.requests.length, before);
     assert.equal(frozen.name, "rivals-frozen");
