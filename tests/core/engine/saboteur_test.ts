@@ -72,3 +72,50 @@ Deno.test("runExperiment() ranks a saboteur that nests 500 directories below an 
     await home.close();
   }
 });
+
+Deno.test("runExperiment() ranks saboteurs of several kinds by what they solved, never above an honest candidate", async () => {
+  const bundle = wordBundle(6);
+  // Each saboteur solves c3…c6 and, when it cannot (c1, c2), leaves something hostile.
+  const kinds: Record<string, string> = {
+    nest: NEST,
+    fifo: "mkfifo out/answer.txt",
+    link: "ln -s /etc/passwd out/answer.txt",
+    sparse: "truncate -s 2G out/answer.txt",
+    binary: "printf 'w1\\0\\377' > out/answer.txt",
+    "exit-127": "exit 127",
+    "kill-self": "kill -9 $$",
+    "many-files": "mkdir out/m && cd out/m && seq 3000 | xargs touch",
+  };
+  const saboteurs = Object.entries(kinds).map(([name, cmd]) => agent(name, 3, cmd));
+  const honest = agent("honest", 2, "true"); // solves c2…c6: one more than any saboteur
+  const candidates = [...saboteurs, honest];
+  const home = await memoryHome();
+  const pool = createCheckerPool({ workers: 1 });
+  try {
+    const plan = planExperiment(bundle, candidates, {});
+    const result = await runExperiment({
+      state: home.state,
+      blobs: home.blobs,
+      worldsDir: home.worldsDir,
+      bundle,
+      plan,
+      candidates,
+      runner: pool,
+      room: "words",
+      trust: "ad-hoc",
+      parallel: 2,
+    });
+    const card = await scoreExperiment(home.state, plan, result, { trust: "ad-hoc" });
+    assert.equal(card.leaderboard[0], "honest", JSON.stringify(card.leaderboard));
+    for (const s of card.candidates.filter((c) => c.candidate !== "honest")) {
+      assert.ok(s.rankedPassRate <= 4 / 6, `${s.candidate}: ${s.rankedPassRate}`);
+      assert.equal(s.passes, 4, s.candidate);
+    }
+    // Only a command the shell could not run is a fault (it runs again); it still counts 0.
+    const faults = card.candidates.filter((c) => c.faults > 0).map((c) => c.candidate);
+    assert.deepEqual(faults, ["exit-127"]);
+  } finally {
+    pool.close();
+    await home.close();
+  }
+});
