@@ -18,6 +18,7 @@ import type { ExperimentDefinition } from "../bench/experiment.ts";
 import type { Interval } from "../bench/stats.ts";
 import type { TrustTier } from "../bench/records.ts";
 import { type ExperimentMeta, trustOf } from "../io/state_store.ts";
+import { pageParams, pageText } from "./paging.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
 import { jobsOf, jobView } from "./jobs.ts";
 
@@ -228,7 +229,8 @@ export const experimentReport = defineOp({
   title: "Experiment report",
   description: "The Markdown report of an experiment: the cost/reward frontier, resources, " +
     "the paired comparisons against the baseline, the failing checks, and for case packs " +
-    "the cases that could not grade.",
+    "the cases that could not grade. A page of at most 40,000 characters from `offset`; a " +
+    "longer report says the offset of the next page (`next_offset`).",
   kind: "read",
   toolset: "scorecards",
   roomScoped: true,
@@ -236,6 +238,7 @@ export const experimentReport = defineOp({
     room,
     experiment,
     baseline: baselineField,
+    ...pageParams("character", 40_000, 40_000),
   }),
   async handler(ctx, input) {
     const meta = await findExperiment(ctx, input.room, input.experiment);
@@ -255,7 +258,19 @@ export const experimentReport = defineOp({
         isolatedNote: "some attempts ran without isolation (bubblewrap was not available)",
       }),
     });
-    return { room: input.room, experiment: meta.id, complete: scorecard.complete, markdown };
+    const { text, ...page } = pageText(
+      markdown,
+      input.offset ?? 0,
+      input.limit,
+      "experiment_report with offset",
+    );
+    return {
+      room: input.room,
+      experiment: meta.id,
+      complete: scorecard.complete,
+      ...page,
+      markdown: text,
+    };
   },
 });
 

@@ -103,6 +103,23 @@ Deno.test("experiment_report renders the Markdown report with the bundle's title
     assert.match(r.markdown, /builtin:reference/);
     assert.match(r.markdown, /builtin:noop/);
     assert.ok(r.markdown.includes(experiment));
+    // Read in pages of 500 characters, it is the same report.
+    let paged = "";
+    let offset: number | null = 0;
+    while (offset !== null) {
+      const page = await callOp(experimentReport, ctx, {
+        room: "books",
+        experiment,
+        offset,
+        limit: 500,
+      }) as { markdown: string; next_offset: number | null; note?: string };
+      if (page.next_offset !== null) {
+        assert.match(page.note!, /experiment_report with offset \d+ for the rest/);
+      }
+      paged += page.markdown;
+      offset = page.next_offset;
+    }
+    assert.equal(paged, r.markdown);
   } finally {
     await close();
   }
