@@ -8,6 +8,7 @@ import { COMMANDS } from "./cli/commands.ts";
 import { type CliContext, processContext, StdoutClosed } from "./cli/context.ts";
 import { renderError } from "./cli/render.ts";
 import { usageError } from "./core/errors.ts";
+import { closeMatches } from "./core/close_matches.ts";
 import { VERSION } from "./core/version.ts";
 
 export function mainHelp(): string {
@@ -50,9 +51,11 @@ export async function runMain(argv: string[], ctx: CliContext): Promise<number> 
     }
     const entry = COMMANDS[name];
     if (!entry) {
+      const near = closeMatches(name.replace(/^-+/, ""), Object.keys(COMMANDS), 1);
       throw usageError(
         `Unknown command "${name}"`,
-        `Known commands: ${Object.keys(COMMANDS).join(", ")}. Run \`dvergr --help\``,
+        (near.length > 0 ? `Did you mean "${near[0]}"? ` : "") +
+          `Known commands: ${Object.keys(COMMANDS).join(", ")}. Run \`dvergr --help\``,
       );
     }
     const command = await entry.load();

@@ -66,3 +66,9 @@ Deno.test("checkFlags() skips the values of string flags and what follows --", (
   checkFlags("benchmark", ["--candidate=x", "-1"], options);
   assert.throws(() => checkFlags("benchmark", ["--jsn"], options), /Unknown flag --jsn/);
 });
+
+Deno.test("runMain() suggests the nearest command for a mistyped one", async () => {
+  const ctx = memoryContext();
+  assert.equal(await runMain(["benchmrk"], ctx), 2);
+  assert.match(ctx.err.join(""), /Unknown command "benchmrk"\nhint: Did you mean "benchmark"\? /);
+});
