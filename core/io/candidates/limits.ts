@@ -37,6 +37,9 @@ export interface ResourceLimits {
 
 const MIB = 1024 * 1024;
 
+/** Processes and threads of the user beside the candidate's, under RLIMIT_NPROC. */
+export const NPROC_HEADROOM = 4096;
+
 export const DEFAULT_LIMITS: ResourceLimits = {
   memoryBytes: 4096 * MIB,
   worldBytes: 1024 * MIB,
@@ -101,7 +104,11 @@ export function rlimitArgv(
   ];
   if (!opts.cgroup) {
     args.push(`--data=${l.memoryBytes}:${l.memoryBytes}`);
-    args.push(`--nproc=${l.processes}:${l.processes}`);
+    // RLIMIT_NPROC counts every process and thread of the user, dvergr's and other
+    // programs' included: the limit plus a headroom is a backstop against fork bombs,
+    // not an exact count (a cgroup gives that).
+    const nproc = l.processes + NPROC_HEADROOM;
+    args.push(`--nproc=${nproc}:${nproc}`);
   }
   return [...args, "--"];
 }

@@ -11,6 +11,7 @@ import {
 } from "../../../../core/io/candidates/command.ts";
 import {
   DEFAULT_LIMITS,
+  NPROC_HEADROOM,
   readBackWorld,
   type ResourceLimits,
   rlimitArgv,
@@ -73,7 +74,7 @@ Deno.test("rlimitArgv() bounds open files, file size and core dumps; memory and 
     `--fsize=${8 * MIB}:${8 * MIB}`,
     "--core=0:0",
     `--data=${64 * MIB}:${64 * MIB}`,
-    "--nproc=16:16",
+    `--nproc=${16 + NPROC_HEADROOM}:${16 + NPROC_HEADROOM}`,
     "--",
   ]);
   const withCgroup = rlimitArgv(l, { cgroup: true, supervisedDirs: 1 });
