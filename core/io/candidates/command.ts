@@ -50,6 +50,7 @@ import {
   type GatewayEvidence,
   type GatewayFactory,
   gatewayOutcome,
+  WORLD_GATEWAY_IDENTITY,
 } from "../gateway/attempt_gateway.ts";
 
 export interface CommandSpec {
@@ -626,7 +627,12 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
 
   return {
     name: spec.name,
-    identity: { ...(opts.identity ?? commandIdentity(spec)), limits: limitsIdentity(limits) },
+    identity: {
+      ...(opts.identity ?? commandIdentity(spec)),
+      limits: limitsIdentity(limits),
+      // What the world gateway offers decides what the candidate can do.
+      ...(opts.gateway ? { worldGateway: WORLD_GATEWAY_IDENTITY } : {}),
+    },
     /** A missing mount is the user's mistake: say so before any cell starts. */
     async preflight() {
       for (const m of spec.mounts ?? []) {

@@ -16,6 +16,7 @@
 import { basename, dirname, join } from "node:path";
 import FORWARDER_JS from "./forwarder.js" with { type: "text" };
 import type { AttemptContext, CandidateOutcome } from "../../bench/candidate.ts";
+import { WORLD_TOOLS_VERSION } from "../../world_tools/registry.ts";
 import {
   createModelGateway,
   type GatewayFigures,
@@ -28,6 +29,12 @@ import type { GatewayLogEntry } from "./model_gateway.ts";
 export const SANDBOX_GATEWAY_DIR = "/run/dvergr";
 export const SANDBOX_MODEL_PORT = 17801;
 export const SANDBOX_MCP_PORT = 17802;
+/**
+ * Part of every gated candidate's identity: bump `version` when the gateway changes what a
+ * candidate can reach or how it is metered; the tools' version follows the registry.
+ */
+export const WORLD_GATEWAY_IDENTITY = { version: 1, tools: WORLD_TOOLS_VERSION };
+
 /** The key a candidate holds instead of a real one. */
 export const DUMMY_KEY = "dvergr-gateway-holds-the-key";
 
