@@ -38,17 +38,19 @@ export function caseResults(
   candidates: readonly string[],
   caseIds: readonly string[] | null,
 ): CaseResult[] {
-  const byCell = new Map<string, AttemptRecord[]>();
+  // case → candidate → records (nested maps: no key strings to build per record).
+  const byCell = new Map<string | null, Map<string, AttemptRecord[]>>();
   for (const r of records) {
-    const key = JSON.stringify([r.caseId, r.candidate]);
-    const list = byCell.get(key) ?? [];
-    list.push(r);
-    byCell.set(key, list);
+    let row = byCell.get(r.caseId);
+    if (!row) byCell.set(r.caseId, row = new Map());
+    const list = row.get(r.candidate);
+    if (list) list.push(r);
+    else row.set(r.candidate, [r]);
   }
   return (caseIds ?? [null]).map((caseId) => ({
     caseId,
     cells: candidates.map((candidate) => {
-      const mine = byCell.get(JSON.stringify([caseId, candidate])) ?? [];
+      const mine = byCell.get(caseId)?.get(candidate) ?? [];
       const graded = mine.filter((r) => r.verdict !== null);
       return {
         candidate,
