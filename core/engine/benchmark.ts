@@ -21,12 +21,8 @@ import {
   resolveCandidates,
 } from "./candidate_spec.ts";
 import { type ExperimentPlan, planExperiment, type PlanOptions } from "../bench/experiment.ts";
-import {
-  type ProgressEvent,
-  runExperiment,
-  type RunResult,
-  scoreExperiment,
-} from "./run_experiment.ts";
+import { type ProgressEvent, runExperiment, type RunResult } from "./run_experiment.ts";
+import { scoreExperiment } from "./score_experiment.ts";
 import type { Scorecard } from "../bench/scorecard.ts";
 import type { CertificationSummary } from "../bench/report.ts";
 import type { Home } from "../io/home.ts";

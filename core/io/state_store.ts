@@ -78,9 +78,17 @@ export interface StateStore {
     cell: string,
     holder: { pid: number; host: string; owner: string },
     ms: number,
+    /** The caller's time (ms since the epoch); default the system's. */
+    now?: number,
   ): Promise<LeaseTake>;
-  /** Extends `owner`'s lease by `ms` from now; false when it no longer holds it. */
-  renewLease(experimentId: string, cell: string, owner: string, ms: number): Promise<boolean>;
+  /** Extends `owner`'s lease by `ms` from `now` (default the system's time); false when it no longer holds it. */
+  renewLease(
+    experimentId: string,
+    cell: string,
+    owner: string,
+    ms: number,
+    now?: number,
+  ): Promise<boolean>;
   /** Gives up `owner`'s lease on a cell (nothing when another holds it). */
   releaseLease(experimentId: string, cell: string, owner: string): Promise<void>;
   /** The cell's lease, or null when none (an expired one is still returned until removed). */
@@ -244,11 +252,11 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
       return res.ok;
     },
     cellRecord: (id, cell) => get<AttemptRecord>(["cell", id, cell]),
-    async takeLease(id, cell, holder, ms) {
+    async takeLease(id, cell, holder, ms, at) {
       const key = ["lease", id, cell];
       for (;;) {
         const entry = await retryLocked(() => kv.get<CellLease>(key));
-        const now = Date.now();
+        const now = at ?? Date.now();
         const held = entry.value;
         if (held && held.owner !== holder.owner && held.until > now) {
           return { ok: false, holder: held };
@@ -261,11 +269,11 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
         // Another process changed the lease between the read and the commit: look again.
       }
     },
-    async renewLease(id, cell, owner, ms) {
+    async renewLease(id, cell, owner, ms, at) {
       const key = ["lease", id, cell];
       const entry = await retryLocked(() => kv.get<CellLease>(key));
       if (entry.value?.owner !== owner) return false;
-      const lease: CellLease = { ...entry.value, until: Date.now() + ms };
+      const lease: CellLease = { ...entry.value, until: (at ?? Date.now()) + ms };
       const res = await retryLocked(() =>
         kv.atomic().check(entry).set(key, lease, { expireIn: ms }).commit()
       );

@@ -2,13 +2,10 @@ import assert from "node:assert/strict";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { memoryHome } from "../../../core/io/home.ts";
 import { planExperiment, type PlanOptions } from "../../../core/bench/experiment.ts";
-import {
-  finalVerdict,
-  fixturesFor,
-  type ProgressEvent,
-  runExperiment,
-  scoreExperiment,
-} from "../../../core/engine/run_experiment.ts";
+import { type ProgressEvent, runExperiment } from "../../../core/engine/run_experiment.ts";
+import type { Timer } from "../../../core/timer.ts";
+import { fakeTimer } from "../../helpers/fake_timer.ts";
+import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
 import { type Candidate, NO_USAGE } from "../../../core/bench/candidate.ts";
 import { builtinCandidate } from "../../../core/io/candidates/builtin.ts";
 import { commandCandidate } from "../../../core/io/candidates/command.ts";
@@ -53,36 +50,6 @@ async function run(
   });
   return { home: h, plan, result };
 }
-
-Deno.test("fixturesFor() overlays the case's fixtures on the shared ones", () => {
-  const bundle = wordBundle(2, { "cases/c2/fixtures/docs/shared.txt": "case wins" });
-  assert.deepEqual(fixturesFor(bundle, "c1"), {
-    "/docs/shared.txt": "shared",
-    "/docs/q.txt": "w1",
-  });
-  assert.deepEqual(fixturesFor(bundle, "c2"), {
-    "/docs/shared.txt": "case wins",
-    "/docs/q.txt": "w2",
-  });
-  assert.deepEqual(fixturesFor(bundle, null), { "/docs/shared.txt": "shared" });
-});
-
-Deno.test("finalVerdict() adds completed? and forces reward 0 for timeout and crash only", () => {
-  const v = { checks: { right: true }, reward: 1 };
-  assert.deepEqual(finalVerdict(v, "completed"), {
-    checks: { right: true, "completed?": true },
-    reward: 1,
-  });
-  assert.deepEqual(finalVerdict(v, "timeout"), {
-    checks: { right: true, "completed?": false },
-    reward: 0,
-  });
-  assert.deepEqual(finalVerdict(v, "crashed").reward, 0);
-  assert.deepEqual(finalVerdict(v, "budget"), {
-    checks: { right: true, "completed?": false },
-    reward: 1,
-  });
-});
 
 Deno.test("runExperiment() grades every cell, then resumes without running any again", async () => {
   const bundle = wordBundle(3);
@@ -276,12 +243,23 @@ Deno.test("runExperiment() starts a new experiment beside the old one when the b
   await home.close();
 });
 
+/** Resolves once `ok()` holds, looking every few ms (at most 10 s). */
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(ok(), "the condition did not come true within 10 s");
+}
+
 function runOn(
   home: Awaited<ReturnType<typeof memoryHome>>,
   bundle: Bundle,
   candidates: Candidate[],
   plan: ReturnType<typeof planExperiment>,
-  extra: { leaseMs?: number; onEvent?: (e: ProgressEvent) => void; parallel?: number } = {},
+  extra: {
+    leaseMs?: number;
+    onEvent?: (e: ProgressEvent) => void;
+    parallel?: number;
+    timer?: Timer;
+  } = {},
 ) {
   return runExperiment({
     state: home.state,
@@ -339,16 +317,25 @@ Deno.test("runExperiment() waits for a cell another live process runs and takes 
   const plan = planExperiment(bundle, cands, {});
   const other = { pid: 1, host: "elsewhere", owner: "other-run" };
   const held = plan.cells[1];
-  assert.equal((await home.state.takeLease(plan.id, held.key, other, 1000)).ok, true);
+  // Time moves only when this test says: the other process's lease never runs out by itself.
+  const timer = fakeTimer();
+  const lease = (at: number) => home.state.takeLease(plan.id, held.key, other, 1000, at);
+  assert.equal((await lease(timer.now())).ok, true);
   const events: ProgressEvent[] = [];
+  let ended = false;
   const running = runOn(home, bundle, cands, plan, {
     leaseMs: 1000,
+    timer,
     onEvent: (e) => events.push(e),
-  });
-  // The other process renews its lease, then records the cell and releases it.
+  }).finally(() => ended = true);
+  await until(() => events.some((e) => e.type === "waiting"));
+  // The other process renews its lease over 1.2 s, then records the cell and releases it.
   for (let i = 0; i < 4; i++) {
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal(await home.state.renewLease(plan.id, held.key, other.owner, 1000), true);
+    await timer.advance(300);
+    assert.equal(
+      await home.state.renewLease(plan.id, held.key, other.owner, 1000, timer.now()),
+      true,
+    );
   }
   const theirs = {
     experimentId: plan.id,
@@ -372,6 +359,7 @@ Deno.test("runExperiment() waits for a cell another live process runs and takes 
   };
   assert.equal(await home.state.putAttempt(theirs), true);
   await home.state.releaseLease(plan.id, held.key, other.owner);
+  while (!ended) await timer.advance(500);
   const result = await running;
   assert.equal(result.complete, true);
   assert.equal(result.attempts, 2);
@@ -391,19 +379,22 @@ Deno.test("runExperiment() takes over the cells of a holder that stopped once it
   const plan = planExperiment(bundle, cands, { repetitions: 2 });
   // A holder killed with -9: its leases stay until they expire, nobody renews them.
   const dead = { pid: 999_999, host: "gone", owner: "dead-run" };
+  // A timer that jumps to the next wake-up whenever the run waits: 30 s leases in ms.
+  const timer = fakeTimer({ auto: true });
+  const t0 = timer.now();
   for (const cell of plan.cells.slice(0, 3)) {
-    await home.state.takeLease(plan.id, cell.key, dead, 600);
+    await home.state.takeLease(plan.id, cell.key, dead, 30_000, t0);
   }
   const events: ProgressEvent[] = [];
-  const t0 = performance.now();
   const result = await runOn(home, bundle, cands, plan, {
-    leaseMs: 600,
+    leaseMs: 30_000,
+    timer,
     onEvent: (e) => events.push(e),
   });
-  const ms = performance.now() - t0;
+  timer.stop();
   assert.equal(result.complete, true);
   assert.equal(result.attempts, 4);
-  assert.ok(ms >= 500 && ms < 5000, `${ms} ms`);
+  assert.ok(timer.now() - t0 >= 30_000, "it waited until the leases ran out");
   // It waited for the three held cells (on a loaded machine the leases may run out one by
   // one, so the count can go down between waits, never up).
   const waits = events.flatMap((e) => e.type === "waiting" ? [e.cells] : []);

@@ -127,24 +127,26 @@ const B = { pid: 202, host: "h", owner: "run-b" };
 
 Deno.test("takeLease() refuses a live lease of another owner, renews its own, and takes over an expired one", async () => {
   const state = await openKvStateStore(":memory:", memoryBlobStore());
-  const a = await state.takeLease("e1", "cell-1", A, 200);
+  // Times are given, as the runner gives its timer's: nothing sleeps.
+  const t = 1_700_000_000_000;
+  const a = await state.takeLease("e1", "cell-1", A, 200, t);
   assert.equal(a.ok, true);
-  const b = await state.takeLease("e1", "cell-1", B, 200);
+  const b = await state.takeLease("e1", "cell-1", B, 200, t + 10);
   assert.equal(b.ok, false);
   assert.deepEqual(!b.ok && { ...b.holder, until: 0 }, { ...A, until: 0 });
   // Another cell, or another experiment, is free.
-  assert.equal((await state.takeLease("e1", "cell-2", B, 200)).ok, true);
-  assert.equal((await state.takeLease("e2", "cell-1", B, 200)).ok, true);
+  assert.equal((await state.takeLease("e1", "cell-2", B, 200, t)).ok, true);
+  assert.equal((await state.takeLease("e2", "cell-1", B, 200, t)).ok, true);
   // The holder may take its own lease again (a renewal); another owner cannot renew it.
-  assert.equal((await state.takeLease("e1", "cell-1", A, 200)).ok, true);
-  assert.equal(await state.renewLease("e1", "cell-1", B.owner, 200), false);
-  assert.equal(await state.renewLease("e1", "cell-1", A.owner, 200), true);
+  assert.equal((await state.takeLease("e1", "cell-1", A, 200, t + 20)).ok, true);
+  assert.equal(await state.renewLease("e1", "cell-1", B.owner, 200, t + 20), false);
+  assert.equal(await state.renewLease("e1", "cell-1", A.owner, 200, t + 30), true);
   // A's holder stops renewing (killed): once `until` passes, B takes over.
-  await new Promise((r) => setTimeout(r, 250));
-  const taken = await state.takeLease("e1", "cell-1", B, 5000);
+  assert.equal((await state.takeLease("e1", "cell-1", B, 5000, t + 229)).ok, false);
+  const taken = await state.takeLease("e1", "cell-1", B, 5000, t + 231);
   assert.equal(taken.ok, true);
   assert.equal((await state.leaseOf("e1", "cell-1"))?.owner, "run-b");
-  assert.equal(await state.renewLease("e1", "cell-1", A.owner, 200), false);
+  assert.equal(await state.renewLease("e1", "cell-1", A.owner, 200, t + 240), false);
   state.close();
 });
 
