@@ -54,8 +54,9 @@ export interface LeaderboardRow {
   ranked_reward: number;
   /** Passes ÷ planned cells. */
   ranked_pass_rate: number;
-  list_dollars: number;
-  billed_dollars: number;
+  /** null when the cost is unknown (a model without prices in the registry). */
+  list_dollars: number | null;
+  billed_dollars: number | null;
   trust: TrustTier;
 }
 
@@ -67,6 +68,7 @@ export function leaderboardRows(sc: Scorecard): LeaderboardRow[] {
   const byName = new Map(sc.candidates.map((c) => [c.candidate, c]));
   return sc.leaderboard.map((name, i) => {
     const c = byName.get(name)!;
+    const unknownCost = (c.cost.unpricedAttempts ?? 0) > 0;
     return {
       rank: i + 1,
       candidate: name,
@@ -81,8 +83,8 @@ export function leaderboardRows(sc: Scorecard): LeaderboardRow[] {
       unfinished: c.unfinished,
       ranked_reward: c.rankedReward,
       ranked_pass_rate: c.rankedPassRate,
-      list_dollars: dollars(c.cost.listMicros),
-      billed_dollars: dollars(c.cost.billedMicros),
+      list_dollars: unknownCost ? null : dollars(c.cost.listMicros),
+      billed_dollars: unknownCost ? null : dollars(c.cost.billedMicros),
       trust: c.trust,
     };
   });
@@ -312,8 +314,13 @@ export const experimentProgress = defineOp({
           mean_reward: graded.length
             ? graded.reduce((s, r) => s + (r.verdict?.reward ?? 0), 0) / graded.length
             : null,
-          billed_dollars: dollars(mine.reduce((s, r) => s + r.billedMicros, 0)),
-          list_dollars: dollars(mine.reduce((s, r) => s + (r.listMicros ?? r.billedMicros), 0)),
+          // A model without prices has no known cost: null, never $0.
+          billed_dollars: mine.some((r) => r.unpriced)
+            ? null
+            : dollars(mine.reduce((s, r) => s + r.billedMicros, 0)),
+          list_dollars: mine.some((r) => r.unpriced)
+            ? null
+            : dollars(mine.reduce((s, r) => s + (r.listMicros ?? r.billedMicros), 0)),
           outcomes: countOutcomes(mine),
           // Each distinct cause of the attempts that did not pass, with one example.
           failure_causes: failureCauses(mine),

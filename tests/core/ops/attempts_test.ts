@@ -3,7 +3,13 @@ import { benchmarkedRoom } from "../../helpers/benchmarked_room.ts";
 import { callOp } from "../../../core/ops/registry.ts";
 import { catalogBenchmark } from "../../../core/ops/catalog_run.ts";
 import { attemptExport } from "../../../core/ops/attempts.ts";
-import { experimentProgress, experimentReport } from "../../../core/ops/scorecards.ts";
+import {
+  experimentProgress,
+  experimentReport,
+  leaderboardRows,
+} from "../../../core/ops/scorecards.ts";
+import { buildScorecard } from "../../../core/bench/scorecard.ts";
+import { attemptRecord } from "../../helpers/records.ts";
 
 const benchmarked = () => benchmarkedRoom({ repetitions: 2 });
 
@@ -105,4 +111,24 @@ Deno.test("catalog_benchmark's answer names no broken candidate when every attem
   } finally {
     await close();
   }
+});
+
+Deno.test("leaderboardRows() gives null dollars, never 0, for a model without prices", () => {
+  const sc = buildScorecard(
+    [attemptRecord({
+      candidate: "openai-gpt-5.2-0",
+      unpriced: true,
+      usage: { input: 900, output: 100, cacheRead: 0, cacheWrite: 0 },
+    })],
+    {
+      candidates: ["openai-gpt-5.2-0"],
+      expectedCells: 1,
+      trust: "ad-hoc",
+      bundleId: "b",
+      experimentId: "exp-1",
+    },
+  );
+  const [row] = leaderboardRows(sc);
+  assert.equal(row.list_dollars, null);
+  assert.equal(row.billed_dollars, null);
 });
