@@ -24,6 +24,7 @@ import {
 import { benchmarkBundle, type BenchmarkOutcome } from "../core/engine/benchmark.ts";
 import { createProgress } from "./progress.ts";
 import { formatFixed } from "../core/bench/report.ts";
+import type { WebStats } from "../core/bench/web_stats.ts";
 import type { Scorecard } from "../core/bench/scorecard.ts";
 import { openHome, resolveHomeDir } from "../core/io/home.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
@@ -129,6 +130,16 @@ function caseIdsFlag(value: string | undefined): string[] | undefined {
  * One summary line per candidate, as room-run prints them (REFERENCE §7.3), followed by its
  * outcomes when some attempt crashed, timed out, hit the budget or faulted ("2 passed, 1 crashed").
  */
+/** A candidate's web in a few words: searches, pages, refusals, judge calls. */
+function webLineText(w: WebStats): string {
+  const denied = Object.values(w.denials).reduce((a, b) => a + b, 0);
+  return [
+    w.attempts > 0 ? `web: ${w.searches} searches, ${w.pages} pages` : null,
+    denied > 0 ? `${denied} refused` : null,
+    w.judge ? `judge: ${w.judge.calls} calls` : null,
+  ].filter((x) => x !== null).join(", ");
+}
+
 export function candidateLines(scorecard: Scorecard): string[] {
   return scorecard.candidates.map((c) => {
     const o = c.outcomes;
@@ -144,7 +155,8 @@ export function candidateLines(scorecard: Scorecard): string[] {
         }`
     }` +
       (c.unfinished > 0 ? `  unfinished ${c.unfinished} of ${c.plannedCells}` : "") +
-      (mixed ? `  (${outcomeCountsText(o)})` : "");
+      (mixed ? `  (${outcomeCountsText(o)})` : "") +
+      (c.web ? `  ${webLineText(c.web)}` : "");
   });
 }
 

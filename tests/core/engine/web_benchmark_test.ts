@@ -16,6 +16,7 @@ import { callOp, findOp } from "../../../core/ops/registry.ts";
 import { readRoomBundle } from "../../../core/io/room_bundles.ts";
 import { memoryContext } from "../../../cli/context.ts";
 import { runMain } from "../../../main.ts";
+import { candidateLines } from "../../../cli/benchmark.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { JUDGE_SYSTEM_PROMPT } from "../../../core/io/models/judge_model.ts";
 import {
@@ -246,6 +247,10 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
       denials: { blocked: 2, "not-allowed": 2 },
       judge: { calls: 2, billedMicros: 900, listMicros: 900 },
     });
+    assert.match(
+      candidateLines(live.scorecard)[0],
+      /gpt-4\.1-mini-0 .* {2}web: 2 searches, 6 pages, 4 refused, judge: 2 calls$/,
+    );
     const report = renderReport(live.scorecard);
     assert.match(report, /## Web\n/);
     assert.match(
