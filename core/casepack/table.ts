@@ -186,6 +186,35 @@ function parseJsonExact(src: string): unknown {
   });
 }
 
+/**
+ * The first key a JSON object text names twice at its top level, or null. JSON.parse keeps
+ * the last silently; a case with two values for one column must not lose one.
+ */
+function duplicateTopKey(src: string): string | null {
+  const seen = new Set<string>();
+  let depth = 0;
+  let expectKey = false;
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < src.length && src[j] !== '"') j += src[j] === "\\" ? 2 : 1;
+      if (depth === 1 && expectKey) {
+        const key = JSON.parse(src.slice(i, j + 1)) as string;
+        if (seen.has(key)) return key;
+        seen.add(key);
+        expectKey = false;
+      }
+      i = j;
+    } else if (c === "{" || c === "[") {
+      depth++;
+      if (depth === 1) expectKey = c === "{";
+    } else if (c === "}" || c === "]") depth--;
+    else if (c === "," && depth === 1) expectKey = true;
+  }
+  return null;
+}
+
 function jsonToEdn(v: unknown): EdnValue {
   if (
     v === null || typeof v === "string" || typeof v === "number" || typeof v === "boolean" ||
@@ -238,6 +267,15 @@ function parseJsonLines(text: string, file: string): Table {
         file,
         `line ${i + 1} is ${describeJson(v)}, expected a JSON object`,
         'Each line is one case: an object such as {"id": "B1", "text": "…", "account": "6815"}',
+        i + 1,
+      );
+    }
+    const twice = duplicateTopKey(src);
+    if (twice !== null) {
+      throw tableError(
+        file,
+        `line ${i + 1} names the key ${JSON.stringify(twice)} twice`,
+        "Give each column once per line: JSON keeps only the last of two",
         i + 1,
       );
     }

@@ -31,6 +31,16 @@ Deno.test("dvergr cases refuses a CSV header that names a column twice, naming i
   await assert.rejects(() => Deno.stat(join(dir, "out")));
 });
 
+Deno.test("dvergr cases refuses a JSON line naming a key twice, naming it and the line", async () => {
+  const dir = await tempDir({
+    "t.jsonl": '{"id": "B1", "text": "a", "account": "4400"}\n' +
+      '{"id": "B2", "text": "b", "note": {"account": 1}, "account": "1", "account": "4410"}\n',
+  });
+  const r = await dvergr(dir, "cases", "t.jsonl", ...JSON_FLAGS, "--out", "out");
+  assert.equal(r.code, 2, r.err);
+  assert.match(r.err, /line 2 names the key "account" twice/);
+});
+
 Deno.test("dvergr cases reads JSON-lines integers beyond 2^53 exactly: no false duplicate ids", async () => {
   const dir = await tempDir({
     "t.jsonl": '{"id": 12345678901234567000, "text": "a", "account": "4400"}\n' +
