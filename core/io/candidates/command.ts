@@ -35,6 +35,7 @@ import {
   type ResourceLimits,
   rlimitArgv,
   sandboxWorldArgs,
+  sealArgs,
   superviseArgv,
   writableTopLevel,
 } from "./limits.ts";
@@ -358,7 +359,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     args.push(...sandboxWorldArgs(ctx.worldDir, entries, writable, limits, captureFile));
     args.push(...sizedTmpfs(spec.bwrapExtra ?? [], limits.worldBytes));
     if (gateway) args.push(...gateway.bwrapArgs());
-    args.push("--chdir", "/");
+    args.push(...sealArgs(limits.worldBytes), "--chdir", "/");
     return [
       "bwrap",
       ...args,

@@ -156,6 +156,24 @@ export function sandboxWorldArgs(
 }
 
 /**
+ * The last bwrap arguments: /dev/shm a tmpfs of `worldBytes`, then /dev and the sandbox's
+ * root made read-only, so nothing but the sized tmpfs mounts (and the capture file) can be
+ * written — bwrap's own root and /dev are memory-backed tmpfs mounts without a size.
+ */
+export function sealArgs(worldBytes: number): string[] {
+  return [
+    "--size",
+    String(worldBytes),
+    "--tmpfs",
+    "/dev/shm",
+    "--remount-ro",
+    "/dev",
+    "--remount-ro",
+    "/",
+  ];
+}
+
+/**
  * The supervisor, run by /bin/sh as the sandbox's command: $1 the time limit in seconds,
  * $2 the grace between SIGTERM and SIGKILL in seconds, $3 how many writable directories
  * follow, then their names, then the candidate's argv. It seeds the writable directories,

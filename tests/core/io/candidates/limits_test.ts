@@ -176,6 +176,20 @@ if (hasBwrap) {
     await world.remove();
   });
 
+  Deno.test("commandCandidate() [bwrap] can write nothing but the sized tmpfs mounts", async () => {
+    const { outcome, captured, world } = await attempt(
+      "for p in /big /dev/big /usr/big /.dvergr/big; do echo x > $p 2>/dev/null && echo $p; done " +
+        "> /out/wrote.txt; dd if=/dev/zero of=/dev/shm/big bs=1M count=50 2>/dev/null; " +
+        "ls -l /dev/shm/big | awk '{print $5}' > /out/shm.txt; echo ok > /dev/null && echo ok >> /out/wrote.txt",
+      "bwrap",
+      { worldBytes: 4 * MIB },
+    );
+    await world.remove();
+    assert.equal(outcome.status, "completed");
+    assert.equal(captured.files["/out/wrote.txt"], "ok\n");
+    assert.ok(Number(captured.files["/out/shm.txt"]) <= 4 * MIB, captured.files["/out/shm.txt"]);
+  });
+
   Deno.test("commandCandidate() [bwrap] bounds memory: a 600 MiB buffer under a 128 MiB limit fails", async () => {
     // tail keeps a line without a newline whole in memory.
     const { outcome, captured, world, ev } = await attempt(
