@@ -9,7 +9,7 @@ import { readEdn } from "../core/edn/read.ts";
 import { toPlain } from "../core/edn/plain.ts";
 import { formatProblem } from "../core/bundle/parse.ts";
 import { answerCase, type AnswerVerdict, gradeAnswer, loadCheck } from "../core/engine/check.ts";
-import { clojureWarnings } from "../core/bundle/clojure_lint.ts";
+import { checkerFacts } from "../core/bundle/clojure_lint.ts";
 import { readBundleDir } from "../core/io/bundle_dir.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
@@ -97,17 +97,15 @@ async function checkWith(
     return 2;
   }
   const { bundle } = shape;
-  const unused = bundle.checkerFile === "checker.js" && bundle.files.has("checker.clj");
-  const warnings = bundle.checkerFile === "checker.clj"
-    ? clojureWarnings(bundle.checker).map((w) => ({ file: "checker.clj", ...w }))
-    : [];
+  const facts = checkerFacts(bundle);
+  const { warnings } = facts;
   const summary = {
     name: bundle.name,
     id: bundle.id,
     title: bundle.definition.title,
     cases: bundle.cases.map((c) => c.id),
     files: bundle.files.size,
-    checker: bundle.checkerFile,
+    checker: facts.checker,
     ok: true,
     problems: [],
     warnings,
@@ -154,7 +152,7 @@ async function checkWith(
       `Checker  ${bundle.checkerFile}${
         bundle.checkerFile === "checker.clj"
           ? " (Clojure, run by SCI in the sandbox)"
-          : unused
+          : facts.unused
           ? " (checker.clj is also present and not used: checker.js grades)"
           : ""
       }\n`,

@@ -4,6 +4,7 @@
  * `#"…"` literals (JavaScript regexes read it as something else) and `(.length s)`.
  * Pure.
  */
+import type { Bundle } from "./types.ts";
 
 export interface ClojureWarning {
   line: number;
@@ -92,4 +93,25 @@ function checkRegex(body: string, at: { line: number; column: number }, out: Clo
 
 function clip(s: string): string {
   return s.length > 40 ? s.slice(0, 37) + "…" : s;
+}
+
+/** Which checker a bundle runs, and what `check` (CLI and MCP) says about it. */
+export interface CheckerFacts {
+  checker: "checker.js" | "checker.clj";
+  /** checker.clj beside checker.js: present, not used. */
+  unused: "checker.clj" | null;
+  /** For checker.clj: constructs that behave differently than on the JVM. */
+  warnings: (ClojureWarning & { file: "checker.clj" })[];
+}
+
+/** The checker facts of a parsed bundle. */
+export function checkerFacts(bundle: Bundle): CheckerFacts {
+  const clj = bundle.checkerFile === "checker.clj";
+  return {
+    checker: bundle.checkerFile,
+    unused: !clj && bundle.files.has("checker.clj") ? "checker.clj" : null,
+    warnings: clj
+      ? clojureWarnings(bundle.checker).map((w) => ({ file: "checker.clj" as const, ...w }))
+      : [],
+  };
 }

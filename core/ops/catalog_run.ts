@@ -12,6 +12,7 @@ import { DvergrError } from "../errors.ts";
 import { checkBundleName } from "../bundle/bundle_name.ts";
 import { parseBundle } from "../bundle/parse.ts";
 import { answerCase, gradeAnswer, loadCheck } from "../engine/check.ts";
+import { checkerFacts } from "../bundle/clojure_lint.ts";
 import { contentId } from "../bundle/content_id.ts";
 import { readParamTexts } from "../bundle/params.ts";
 import { calibrate } from "../calibrate/calibrate.ts";
@@ -85,6 +86,7 @@ export const catalogCheck = defineOp({
     );
     if (!shape.ok) return shape;
     const { bundle } = shape;
+    const facts = checkerFacts(bundle);
     const summary = {
       name: bundle.name,
       id: bundle.id,
@@ -92,8 +94,10 @@ export const catalogCheck = defineOp({
       cases: bundle.cases.length,
       case_ids: bundle.cases.slice(0, 50).map((c) => c.id),
       files: bundle.files.size,
+      checker: facts.checker,
       ok: true,
       problems: [],
+      warnings: facts.warnings,
     };
     if (input.answer === undefined) {
       if (input.fetched !== undefined || input.judgements !== undefined) {

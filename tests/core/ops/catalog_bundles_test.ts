@@ -505,6 +505,12 @@ Deno.test("an earlier system's export with checker.clj imports, calibrates, prom
       export: CALIBRATED_CLOJURE_EXPORT,
     });
     assert.equal(imp.clojureChecker, true);
+    const shape = await callOp(catalogCheck, ctx, { room: "old", name: "invoice-totals" }) as {
+      checker: string;
+      warnings: unknown[];
+    };
+    assert.equal(shape.checker, "checker.clj");
+    assert.deepEqual(shape.warnings, []);
     const p = await callOp(catalogPromote, ctx, { room: "old", name: "invoice-totals" });
     assert.deepEqual(p.calibration.problems, []);
     assert.equal(p.promoted, true);
