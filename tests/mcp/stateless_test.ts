@@ -19,6 +19,7 @@ import {
 import { splitEras } from "../../mcp/era_transport.ts";
 import { createRoomWatcher, homeVersion } from "../../mcp/room_watch.ts";
 import type { CheckerRunner } from "../../core/checker.ts";
+import { BOOKINGS_CSV, BOOKINGS_SPEC } from "./helpers.ts";
 
 const NO_RUNNER: CheckerRunner = {
   check: () => Promise.reject(new Error("not in these tests")),
@@ -524,4 +525,44 @@ Deno.test("serveHttp() on a Unix socket: mode 0600, the same MCP", async () => {
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("stateless tools/call with a progressToken answers on an SSE stream with its progress first", async () => {
+  await withServer(async (s) => {
+    const call = async (id: number, name: string, args: Record<string, unknown>) =>
+      await (await post(s, stateless(id, "tools/call", { name, arguments: args }))).json();
+    await call(1, "room_create", { room: "books" });
+    await call(2, "room_write", {
+      room: "books",
+      files: { "data/cases.csv": { text: BOOKINGS_CSV } },
+    });
+    const cases = await call(3, "catalog_cases", {
+      room: "books",
+      name: "invoice-coding",
+      table: "/data/cases.csv",
+      spec: BOOKINGS_SPEC,
+    });
+    assert.equal(cases.result.isError, undefined, JSON.stringify(cases));
+    // No job runner here: the benchmark runs inside the call and reports each cell.
+    const res = await post(
+      s,
+      stateless(4, "tools/call", {
+        name: "catalog_benchmark",
+        arguments: { room: "books", name: "invoice-coding", candidates: ["builtin:noop"] },
+      }, { progressToken: "p1" }),
+    );
+    assert.equal(res.headers.get("content-type"), "text/event-stream");
+    const all: Record<string, unknown>[] = [];
+    for await (const m of sse(res)) all.push(m);
+    const last = all[all.length - 1];
+    assert.equal(last.id, 4);
+    assert.equal((last.result as Record<string, unknown>).resultType, "complete");
+    const progress = all.filter((m) => m.method === "notifications/progress");
+    assert.ok(progress.length >= 1, JSON.stringify(all));
+    assert.ok(
+      progress.every((p) => (p.params as { progressToken: string }).progressToken === "p1"),
+    );
+    const values = progress.map((p) => (p.params as { progress: number }).progress);
+    assert.deepEqual(values, [...values].sort((a, b) => a - b));
+  });
 });
