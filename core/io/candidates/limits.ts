@@ -123,6 +123,9 @@ export function writableTopLevel(capture: string[]): string[] {
   return [...tops].sort();
 }
 
+/** Entries the supervisor packs at most (names cost pack bytes even when files are empty). */
+const PACK_ENTRIES = 50_000;
+
 /** Where the supervisor finds the world's own files, and where it leaves its results. */
 const SEED = "/.dvergr/seed";
 const RUN = "/.dvergr/run";
@@ -208,7 +211,9 @@ for d in $dirs; do
   if [ -n "$a" ] && [ "$a" -lt 64 ]; then full="$full /$d"; fi
 done
 printf 'exit=%s\\ntimedout=%s\\nfull=%s\\n' "$st" "$timed" "$full" > ${RUN}/status
-tar -C / --format=posix -cf ${CAPTURE} ${RUN.slice(1)}/status $dirs 2>/dev/null
+cd /
+{ printf '%s\\0' ${RUN.slice(1)}/status; find $dirs -print0 2>/dev/null | head -z -n ${PACK_ENTRIES}; } |
+  tar --format=posix --null --no-recursion -T - -cf ${CAPTURE} 2>/dev/null
 exit $st
 `;
 
