@@ -130,6 +130,8 @@ const PACK_ENTRIES = 50_000;
 const SEED = "/.dvergr/seed";
 const RUN = "/.dvergr/run";
 const CAPTURE = "/.dvergr/capture.tar";
+/** The supervisor's status file, as named in its pack (relative to /). */
+const STATUS = ".dvergr/run/status";
 
 /**
  * bwrap arguments for the world: writable top-level directories become tmpfs mounts of
@@ -212,7 +214,7 @@ for d in $dirs; do
 done
 printf 'exit=%s\\ntimedout=%s\\nfull=%s\\n' "$st" "$timed" "$full" > ${RUN}/status
 cd /
-{ printf '%s\\0' ${RUN.slice(1)}/status; find $dirs -print0 2>/dev/null | head -z -n ${PACK_ENTRIES}; } |
+{ printf '%s\\0' ${STATUS}; find $dirs -print0 2>/dev/null | head -z -n ${PACK_ENTRIES}; } |
   tar --format=posix --null --no-recursion -T - -cf ${CAPTURE} 2>/dev/null
 exit $st
 `;
@@ -379,7 +381,7 @@ export async function readBackWorld(
         result.truncated = true;
         break;
       }
-      if (name === RUN.slice(1) + "/status" && type === "0") {
+      if (name === STATUS && type === "0") {
         const data = await readFull(file, padded);
         result.status = parseStatus(
           new TextDecoder().decode(data.subarray(0, Math.min(size, 4096))),
