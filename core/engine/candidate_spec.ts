@@ -134,6 +134,7 @@ const namedCommandSchema = z.strictObject({
   env: z.record(z.string(), z.string()).optional(),
   "pass-env": z.array(z.string().min(1)).optional(),
   network: z.boolean().optional(),
+  "max-requests": z.number().int().min(1).max(10_000).optional(),
   doc: z.string().optional(),
 });
 const namedAgentSchema = z.strictObject({
@@ -204,6 +205,7 @@ export async function readNamedCommands(file: string): Promise<Map<string, Named
       env: c.env,
       passEnv: c["pass-env"],
       network: c.network,
+      ...(c["max-requests"] !== undefined ? { maxRequests: c["max-requests"] } : {}),
     });
   }
   return out;
@@ -279,9 +281,14 @@ export async function resolveCandidates(
       c = await createAgentCandidate(spec, agentOpts);
     } else if (spec.kind === "named" && opts.named.has(spec.name)) {
       const named = opts.named.get(spec.name)!;
-      c = "cli" in named
-        ? await createAgentCandidate(named, agentOpts)
-        : commandCandidate(named, cmdOpts);
+      c = "cli" in named ? await createAgentCandidate(named, agentOpts) : commandCandidate(named, {
+        ...cmdOpts,
+        gateway: named.maxRequests === undefined ? cmdOpts.gateway : commandGateway({
+          env: opts.env,
+          homeDir: opts.homeDir,
+          maxRequests: named.maxRequests,
+        }),
+      });
     } else if (spec.kind === "named" && spec.explicit) {
       const known = [...opts.named.keys()];
       throw specError(

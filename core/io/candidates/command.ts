@@ -67,6 +67,8 @@ export interface CommandSpec {
   passEnv?: string[];
   /** Keep the host's network inside the sandbox (default: no network). */
   network?: boolean;
+  /** Model requests through the world gateway per attempt (default 100). */
+  maxRequests?: number;
   /** More bubblewrap arguments (agent CLIs: a throwaway HOME). Not from candidates.edn. */
   bwrapExtra?: string[];
 }
@@ -314,6 +316,7 @@ export function commandIdentity(spec: CommandSpec): Record<string, unknown> {
     env: Object.fromEntries(Object.entries(spec.env ?? {}).sort()),
     passEnv: [...(spec.passEnv ?? [])].sort(),
     network: spec.network ?? false,
+    ...(spec.maxRequests !== undefined ? { maxRequests: spec.maxRequests } : {}),
   };
 }
 

@@ -44,7 +44,7 @@ Deno.test("readNamedCommands() reads agent entries of candidates.edn beside comm
     await Deno.writeTextFile(
       `${dir}/candidates.edn`,
       `{"claude" {:agent "claude-code" :model "haiku" :install-dir "clis" :max-turns 12 :args ["--effort" "low"]}
-        "naive" {:command "sh naive.sh"}}`,
+        "naive" {:command "sh naive.sh" :max-requests 7}}`,
     );
     const named = await readNamedCommands(`${dir}/candidates.edn`);
     assert.deepEqual(named.get("claude"), {
@@ -55,7 +55,9 @@ Deno.test("readNamedCommands() reads agent entries of candidates.edn beside comm
       maxTurns: 12,
       args: ["--effort", "low"],
     });
-    assert.equal((named.get("naive") as { command: string }).command, "sh naive.sh");
+    const naive = named.get("naive") as { command: string; maxRequests: number };
+    assert.equal(naive.command, "sh naive.sh");
+    assert.equal(naive.maxRequests, 7);
     await Deno.writeTextFile(`${dir}/candidates.edn`, `{"x" {:agent "cursor" :model "m"}}`);
     await assert.rejects(() => readNamedCommands(`${dir}/candidates.edn`), /candidates\.edn/);
   } finally {
