@@ -212,17 +212,21 @@ export async function runAttempt(
     const webPart = web ? { web: web.summary } : {};
     if (outcome.status === "fault") {
       const f = outcome.fault ?? { source: "candidate", kind: "could-not-run" };
-      return await faultRecord(
-        {
-          source: f.source,
-          kind: f.kind,
-          message: outcome.message ?? "fault",
-          ...(f.permanent ? { permanent: true } : {}),
-        },
-        outcome,
-        elapsedMs,
-        evidence,
-      );
+      return {
+        ...await faultRecord(
+          {
+            source: f.source,
+            kind: f.kind,
+            message: outcome.message ?? "fault",
+            ...(f.permanent ? { permanent: true } : {}),
+          },
+          outcome,
+          elapsedMs,
+          evidence,
+        ),
+        // What a faulted try did on the web still counts (searches are spent).
+        ...webPart,
+      };
     }
 
     let captured: Capture;
@@ -283,12 +287,16 @@ export async function runAttempt(
     const run = await opts.runner.check(bundle.checker, input);
     evidence.checker = run.ok ? { ms: run.ms, verdict: run.verdict } : run;
     if (!run.ok) {
-      return await faultRecord(
-        { source: "checker", kind: run.fault, message: run.message },
-        outcome,
-        elapsedMs,
-        evidence,
-      );
+      return {
+        ...await faultRecord(
+          { source: "checker", kind: run.fault, message: run.message },
+          withJudgeCost(outcome, judged?.summary ?? null),
+          elapsedMs,
+          evidence,
+        ),
+        ...webPart,
+        ...(judged?.summary ? { judge: judged.summary } : {}),
+      };
     }
     const final = finalVerdict(run.verdict, outcome.status);
     const verdict = {
