@@ -145,3 +145,29 @@ Deno.test(".ci/run installs exactly the CLI versions dvergr is tested with", asy
     assert(ci.includes(`${t.npm}@${t.version}`), `${t.npm}@${t.version} not in .ci/run`);
   }
 });
+
+Deno.test("createAgentCandidate() preflight: the model's key must be set for dvergr, and bubblewrap present", async () => {
+  // A stand-in CLI that only answers --version: enough to build the candidate.
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/bin`);
+    await Deno.writeTextFile(`${dir}/bin/claude`, "#!/bin/sh\necho '9.9.9 (Claude Code)'\n");
+    await Deno.chmod(`${dir}/bin/claude`, 0o755);
+    const spec = { name: "cc", cli: "claude-code" as const, model: "haiku", installDir: dir };
+    const noKey = await createAgentCandidate(spec, { isolation: "bwrap", env: () => undefined });
+    assert.equal(noKey.identity.cliVersion, "9.9.9");
+    await assert.rejects(
+      () => noKey.preflight!(),
+      (e) =>
+        isDvergrError(e) && e.code === "API_KEY_MISSING" && /ANTHROPIC_API_KEY/.test(e.message),
+    );
+    const env = (k: string) => (k === "ANTHROPIC_API_KEY" ? "k" : undefined);
+    const unsandboxed = await createAgentCandidate(spec, { isolation: "none", env });
+    await assert.rejects(
+      () => unsandboxed.preflight!(),
+      (e) => isDvergrError(e) && /run only sandboxed/.test(e.message),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
