@@ -236,7 +236,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     const { createStatelessHandler } = await import("../mcp/stateless.ts");
     const { createRoomWatcher, homeVersion } = await import("../mcp/room_watch.ts");
     const watcher = createRoomWatcher(homeVersion(home));
-    const makeServer = () => createMcpServer({ context, selection, log, watcher });
+    const makeServer = () => createMcpServer({ context, selection, log, watcher, jsEval });
     const stateless = createStatelessHandler({ context, selection, log, watcher, jsEval });
     log(
       `dvergr ${VERSION}, home ${home.dir}, ${selection.label} (${selection.ops.length} tools)` +

@@ -17,6 +17,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import {
   CallToolRequestSchema,
+  InitializeRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -31,6 +32,8 @@ import { VERSION } from "../core/version.ts";
 import type { Selection } from "./selection.ts";
 import { createSurface, ProtocolError, type Surface } from "./surface.ts";
 import { createRoomWatcher, homeVersion, type RoomWatcher, throttle } from "./room_watch.ts";
+import type { JsEvalRunner } from "./code_profile.ts";
+import { narrowSelection, requestedSelection } from "./meta_selection.ts";
 
 export interface McpServerOptions {
   /** What every call's ops get; signal and progress are added per call. */
@@ -40,6 +43,8 @@ export interface McpServerOptions {
   log: (line: string) => void;
   /** Shared by the connections of a server; one of its own when absent. */
   watcher?: RoomWatcher;
+  /** The code profile's sandbox, for a client selecting it in initialize's _meta. */
+  jsEval?: JsEvalRunner;
 }
 
 export const INSTRUCTIONS = `dvergr builds, calibrates and benchmarks workflow bundles.
@@ -116,7 +121,8 @@ export function jobLogMessage(
 /** Creates the server of one connection (not yet connected to a transport). */
 export function createMcpServer(opts: McpServerOptions): Server {
   const { log } = opts;
-  const surface = createSurface({ context: opts.context, selection: opts.selection, log });
+  // A client may narrow the server's tools in initialize's _meta (dvergr/profile, …).
+  let surface = createSurface({ context: opts.context, selection: opts.selection, log });
   const ownWatcher = opts.watcher ? null : createRoomWatcher(homeVersion(opts.context.home));
   const watcher = opts.watcher ?? ownWatcher!;
   const stops = new Set<() => void>();
@@ -160,6 +166,24 @@ export function createMcpServer(opts: McpServerOptions): Server {
     stops.add(stop);
   }
 
+  // The SDK's own initialize, after taking the selection the client asks for in _meta.
+  const sdkInitialize = (server as unknown as {
+    _oninitialize(r: unknown): Promise<Record<string, unknown>>;
+  })._oninitialize.bind(server);
+  server.setRequestHandler(InitializeRequestSchema, async (req) => {
+    let asked;
+    try {
+      asked = requestedSelection((req.params._meta ?? {}) as Record<string, unknown>);
+      if (asked !== null) {
+        const selection = narrowSelection(opts.selection, asked, { jsEval: opts.jsEval });
+        surface = createSurface({ context: opts.context, selection, log });
+        log(`initialize selects ${selection.label} (${selection.ops.length} tools)`);
+      }
+    } catch (e) {
+      throw asRpcError(e);
+    }
+    return await sdkInitialize(req);
+  });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: surface.tools }));
   // Registered under a loose schema: the SDK's tools/call wrapper then validates the request
   // and answers a malformed one with -32602. Under CallToolRequestSchema itself, the

@@ -16,14 +16,13 @@
  * notifications tagged with `io.modelcontextprotocol/subscriptionId` (the listen request's
  * id), until it is cancelled; at shutdown it is answered before the connection closes.
  */
-import { allOps } from "../core/ops/registry.ts";
 import type { OpContext, OpProgress } from "../core/ops/op.ts";
-import { isDvergrError } from "../core/errors.ts";
 import { VERSION } from "../core/version.ts";
-import { type Selection, type SelectionRequest, selectTools } from "./selection.ts";
+import type { Selection } from "./selection.ts";
 import { createSurface, INVALID_PARAMS, ProtocolError, type Surface } from "./surface.ts";
 import type { RoomWatcher } from "./room_watch.ts";
-import { type JsEvalRunner, reachOf } from "./code_profile.ts";
+import type { JsEvalRunner } from "./code_profile.ts";
+import { narrowSelection, requestedSelection } from "./meta_selection.ts";
 import { throttle } from "./room_watch.ts";
 import { capabilitiesOf, INSTRUCTIONS, UPDATE_EVERY_MS } from "./server.ts";
 
@@ -132,39 +131,11 @@ function complete(
   };
 }
 
-function stringList(v: unknown, field: string): string[] | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v === "string") return [v];
-  if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v;
-  throw new ProtocolError(INVALID_PARAMS, `_meta ${field} must be text or a list of text`);
-}
-
-/** The selection a request asks for in _meta, or null when it asks for none. */
-export function requestedSelection(meta: Record<string, unknown>): SelectionRequest | null {
-  const profile = meta["dvergr/profile"];
-  const room = meta["dvergr/room"];
-  if (profile !== undefined && typeof profile !== "string") {
-    throw new ProtocolError(INVALID_PARAMS, "_meta dvergr/profile must be text");
-  }
-  if (room !== undefined && typeof room !== "string") {
-    throw new ProtocolError(INVALID_PARAMS, "_meta dvergr/room must be text");
-  }
-  const req: SelectionRequest = {
-    profile,
-    toolsets: stringList(meta["dvergr/toolsets"], "dvergr/toolsets"),
-    tools: stringList(meta["dvergr/tools"], "dvergr/tools"),
-    room,
-  };
-  return Object.values(req).every((v) => v === undefined) ? null : req;
-}
-
 /** Creates the stateless layer of a server. */
 export function createStatelessHandler(opts: StatelessOptions): StatelessHandler {
   const { log } = opts;
   const surfaces = new Map<string, Surface>();
   const listens = new Map<JsonRpcId, (r: JsonRpcResponse) => void>();
-  // What the server's tools reach (js_eval reaches the ops its programs may call).
-  const serverOps = new Set(opts.selection.ops.flatMap((o) => [o.name, ...reachOf(o)]));
 
   /** The surface of a request's selection (cached: tool definitions are derived once). */
   function surfaceFor(meta: Record<string, unknown>): Surface {
@@ -172,34 +143,9 @@ export function createStatelessHandler(opts: StatelessOptions): StatelessHandler
     const key = asked === null ? "" : JSON.stringify(asked);
     const known = surfaces.get(key);
     if (known) return known;
-    let selection = opts.selection;
-    if (asked !== null) {
-      try {
-        selection = selectTools(allOps(), asked, { jsEval: opts.jsEval });
-      } catch (e) {
-        if (isDvergrError(e)) throw new ProtocolError(INVALID_PARAMS, e.message, { hint: e.hint });
-        throw e;
-      }
-      const outside = [
-        ...new Set(
-          selection.ops.flatMap((o) => [o.name, ...reachOf(o)]).filter((n) =>
-            !serverOps.has(n) && !(n === "js_eval" || n === "describe")
-          ),
-        ),
-      ];
-      if (outside.length > 0) {
-        throw new ProtocolError(
-          INVALID_PARAMS,
-          `Cannot select ${outside.join(", ")}: this server serves ${opts.selection.label}`,
-        );
-      }
-      if (opts.selection.room !== null && selection.room !== opts.selection.room) {
-        throw new ProtocolError(
-          INVALID_PARAMS,
-          `This server works in room ${opts.selection.room} only: pin dvergr/room to it`,
-        );
-      }
-    }
+    const selection = asked === null
+      ? opts.selection
+      : narrowSelection(opts.selection, asked, { jsEval: opts.jsEval });
     const surface = createSurface({
       context: opts.context,
       selection,

@@ -566,3 +566,52 @@ Deno.test("stateless tools/call with a progressToken answers on an SSE stream wi
     assert.deepEqual(values, [...values].sort((a, b) => a - b));
   });
 });
+
+Deno.test("a handshake client's initialize _meta narrows its connection's tools, never widens them", async () => {
+  await withServer(async (s) => {
+    const talk = async (meta: Record<string, unknown>) => {
+      const [a, b] = InMemoryTransport.createLinkedPair();
+      const server = s.makeServer();
+      await server.connect(a);
+      const got: Record<string, unknown>[] = [];
+      b.onmessage = (m) => void got.push(m as Record<string, unknown>);
+      await b.start();
+      const answer = async (id: number) => {
+        const end = Date.now() + 10_000;
+        while (!got.some((m) => m.id === id)) {
+          if (Date.now() > end) throw new Error(`no answer to ${id}`);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        return got.find((m) => m.id === id)!;
+      };
+      await b.send({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "x", version: "1" },
+          _meta: meta,
+        },
+      });
+      const init = await answer(1);
+      if ("error" in init) {
+        await server.close();
+        return { init, tools: null };
+      }
+      await b.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      await b.send({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} });
+      const tools = ((await answer(2)).result as { tools: { name: string }[] }).tools;
+      await server.close();
+      return { init, tools: tools.map((t) => t.name) };
+    };
+    const narrow = await talk({ "dvergr/tools": "room_list,room_read" });
+    assert.deepEqual(narrow.tools, ["room_list", "room_read"]);
+    const all = await talk({});
+    assert.ok(all.tools!.length > 10);
+    const wide = await talk({ "dvergr/profile": "admin" });
+    assert.equal((wide.init.error as { code: number }).code, -32602);
+    assert.match((wide.init.error as { message: string }).message, /catalog_promote/);
+  });
+});
