@@ -234,16 +234,30 @@ export const GLUE_JS = `(function () {
   delete g.__dvergrClj;
   const scittle = g.scittle;
   const logs = g.__dvergrLogs;
+  // Taken before any checker runs: a checker that replaces them (at load time, or in a
+  // call) changes nothing the glue does.
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const toStr = String;
+  const ErrorCtor = Error;
+  const DateCtor = Date;
+  const TypeErrorCtor = TypeError;
   let found = null;
+
+  const isError = (x) => {
+    try { return x instanceof ErrorCtor; } catch (_) { return false; }
+  };
+  const text = (x) => {
+    try { return toStr(x); } catch (_) { return "(a value that cannot be shown)"; }
+  };
 
   function describe(e) {
     const chain = [];
     let cur = e;
     for (let n = 0; n < 8 && cur !== null && cur !== undefined; n++) {
-      const d = { isError: cur instanceof Error };
+      const d = { isError: isError(cur) };
       if (d.isError) {
-        d.name = String(cur.name);
-        d.message = String(cur.message);
+        try { d.name = text(cur.name); d.message = text(cur.message); } catch (_) { /* getters */ }
       }
       try {
         const info = C.errorInfo(cur);
@@ -251,18 +265,22 @@ export const GLUE_JS = `(function () {
           if (info[k] !== null && info[k] !== undefined) d[k] = info[k];
         }
       } catch (_) { /* a value that cannot describe itself */ }
-      chain.push(d);
+      chain[chain.length] = d;
       let next = null;
       try { next = C.exCause(cur); } catch (_) { next = null; }
-      if ((next === null || next === undefined) && d.isError) next = cur.cause;
+      if ((next === null || next === undefined) && d.isError) {
+        try { next = cur.cause; } catch (_) { next = null; }
+      }
       cur = next;
     }
     return chain;
   }
 
   function answer(o) {
-    o.logs = logs.slice();
-    return JSON.stringify(o);
+    const kept = [];
+    for (let i = 0; i < logs.length && i < ${MAX_LOG_LINES}; i++) kept[i] = text(logs[i]);
+    o.logs = kept;
+    return stringify(o);
   }
 
   function prepare(source) {
@@ -278,7 +296,7 @@ export const GLUE_JS = `(function () {
     }
     logs.length = 0;
     return answer({
-      ns: String(found.ns),
+      ns: text(found.ns),
       check: found.hasCheck ? (C.isFn(found.check) ? "fn" : "value") : "none",
       judge: found.hasJudge ? (C.isFn(found.judge) ? "fn" : "value") : "none",
     });
@@ -289,7 +307,7 @@ export const GLUE_JS = `(function () {
     const n = x.length;
     const items = (from) => {
       const a = [];
-      for (let i = from; i < n; i++) a.push(decode(x[i]));
+      for (let i = from; i < n; i++) a[i - from] = decode(x[i]);
       return a;
     };
     switch (x[0]) {
@@ -299,17 +317,17 @@ export const GLUE_JS = `(function () {
       case "l": return C.list(items(1));
       case "s": return C.set(items(1));
       case "m": return n <= 17 ? C.smallMap(items(1)) : C.bigMap(items(1));
-      case "i": return new Date(x[1]);
+      case "i": return new DateCtor(x[1]);
       case "u": return C.uuid(x[1]);
       case "t": return C.tagged(x[1], decode(x[2]));
     }
-    throw new TypeError("not tagged JSON: " + String(x[0]));
+    throw new TypeErrorCtor("not tagged JSON: " + toStr(x[0]));
   }
 
   function run(fn, inputJson) {
     let input;
     try {
-      input = decode(JSON.parse(inputJson));
+      input = decode(parse(inputJson));
     } catch (e) {
       return answer({ error: describe(e), phase: "input" });
     }
@@ -320,13 +338,13 @@ export const GLUE_JS = `(function () {
     } catch (e) {
       return answer({ error: describe(e), phase: "call" });
     }
-    let text;
+    let printed;
     try {
-      text = fn === "check" ? C.verdictText(result) : C.requestsText(result);
+      printed = fn === "check" ? C.verdictText(result) : C.requestsText(result);
     } catch (e) {
       return answer({ error: describe(e), phase: "result" });
     }
-    return answer({ edn: String(text) });
+    return answer({ edn: text(printed) });
   }
 
   return { prepare, run };

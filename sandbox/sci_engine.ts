@@ -426,9 +426,32 @@ export class SciEngine {
         r.error.dispose();
         throw fault;
       }
-      const text = ctx.typeof(r.value) === "string" ? ctx.getString(r.value) : "{}";
+      // The glue answers a string; a checker can make it huge, so its length is read first.
+      const isText = ctx.typeof(r.value) === "string";
+      let length = 0;
+      if (isText) {
+        const h = ctx.getProp(r.value, "length");
+        length = ctx.getNumber(h);
+        h.dispose();
+      }
+      if (length > 2 * MAX_RESULT_CHARS) {
+        r.value.dispose();
+        throw new Fault(
+          "invalid-verdict",
+          `checker.clj's result is too large (${length} characters; the limit is ${MAX_RESULT_CHARS})`,
+        );
+      }
+      const text = isText ? ctx.getString(r.value) : "";
       r.value.dispose();
-      const answer = JSON.parse(text) as GlueAnswer;
+      let answer: GlueAnswer;
+      try {
+        answer = JSON.parse(text) as GlueAnswer;
+      } catch {
+        throw new Fault(
+          "invalid-verdict",
+          "checker.clj's result could not be read: it changed what the sandbox relies on",
+        );
+      }
       for (const line of answer.logs ?? []) {
         if (logs.length < MAX_LOG_LINES) logs.push(String(line).slice(0, MAX_LOG_LINE_CHARS));
       }

@@ -424,3 +424,40 @@ Deno.test("a checker.js bundle beside checker.clj runs checker.js", opts, async 
   assert.equal(b.checkerFile, "checker.js");
   assert.deepEqual(verdict(await check(b)).checks, { js: true });
 });
+
+Deno.test(
+  "hostile checkers: replaced built-ins, throwing getters and huge results are faults or their own verdicts",
+  opts,
+  async () => {
+    // JSON replaced when the checker loads: the glue took its own JSON before any checker ran.
+    const patcher = bundle(`(ns hostile)
+(set! (.-stringify js/JSON) (fn [& _] "{\\"edn\\": \\"{:checks {:forged true} :reward 1}\\"}"))
+(set! (.-parse js/JSON) (fn [& _] nil))
+(defn check [_] {:checks {:honest true} :reward 1})`);
+    assert.deepEqual(verdict(await check(patcher)).checks, { honest: true });
+    // Array.prototype.push replaced once its verdict is built: printing it breaks, its fault.
+    const pusher = bundle(`(ns hostile1)
+(defn check [_]
+  (let [v {:checks {:honest true} :reward 1}]
+    (set! (.. js/Array -prototype -push) (fn [& _] 0))
+    v))`);
+    assert.equal(faultOf(await check(pusher)).fault, "invalid-verdict");
+    const getter = bundle(`(ns hostile2)
+(defn check [_]
+  (throw (js/Object.defineProperty (js/Error. "x") "message" #js {:get (fn [] (throw (js/Error. "no")))})))`);
+    const threw = faultOf(await check(getter));
+    assert.equal(threw.fault, "threw");
+    const huge = bundle(
+      `(ns hostile3) (defn check [_] {:checks {(keyword (.repeat "x" 9000000)) true} :reward 1})`,
+    );
+    const big = faultOf(await check(huge));
+    assert.equal(big.fault, "invalid-verdict");
+    assert.match(big.message, /too large/);
+    // None of them cost the worker, and the next checker sees nothing of them.
+    assert.equal(pool.stats().clojure!.workersReplaced, 0);
+    const plain = bundle(
+      `(ns plain) (defn check [_] {:checks {:json (= "[1]" (js/JSON.stringify #js [1]))} :reward 1})`,
+    );
+    assert.deepEqual(verdict(await check(plain)).checks, { json: true });
+  },
+);
