@@ -16,7 +16,8 @@ export const HELP =
 
 Shows an experiment's cells (candidate, case, repetition, outcome, reward, cause), or one
 attempt in full: its outcome and verdict with every check, the files it left, a command's
-exit status and the tail of its stdout and stderr, a model's transcript and tool calls,
+exit status and the tail of its stdout and stderr, its MCP calls and model requests through
+the world gateway (and an agent CLI's own result), a model's transcript and tool calls,
 fetched pages, cost and times.
 
 The experiment is its id or a unique prefix (the benchmark prints it: "Experiment …").

@@ -1,7 +1,8 @@
 /**
  * One attempt in full, for people (`dvergr show`) and clients (MCP `attempt_export`): its
  * outcome and cause, verdict and checks, the files it left, the candidate's stdout/stderr
- * tail and exit status, the model transcript and tool calls, fetched pages, cost, tokens
+ * tail and exit status, the model transcript and tool calls, a command's world gateway
+ * (its MCP calls and model requests, an agent CLI's own result), fetched pages, cost, tokens
  * and times. Built from the attempt record and its evidence blob (plain JSON as the engine
  * wrote it); every text is bounded. Pure.
  */
@@ -52,6 +53,18 @@ export interface AttemptView {
     /** Entries the loop left out to bound the evidence. */
     omitted: number;
   } | null;
+  /**
+   * A command's world gateway: its MCP calls and model requests in time order (bounded),
+   * why the gateway stopped it, and an agent CLI's own result (null without a gateway).
+   */
+  gateway: {
+    events: GatewayEvent[];
+    omitted: number;
+    stopped: string | null;
+    fault: string | null;
+    upstreamProblem: string | null;
+    agent: { cli: string; result: Record<string, unknown> | null } | null;
+  } | null;
   /** Files under :capture the checker graded, by world path (bounded). */
   captured: Record<string, string>;
   /** Captured files skipped (too big, binary, links…) and why. */
@@ -74,6 +87,62 @@ export interface AttemptView {
   evidenceRef: string | null;
   /** The evidence blob was referenced but not found: only the record's facts are shown. */
   evidenceMissing: boolean;
+}
+
+/** One MCP call or model request through an attempt's gateway. */
+export type GatewayEvent =
+  | { kind: "mcp"; at: number; tool: string; args: string; resultChars: number; isError: boolean }
+  | {
+    kind: "model";
+    at: number;
+    request: string;
+    model: string | null;
+    status: number;
+    refused: string | null;
+    input: number | null;
+    output: number | null;
+  };
+
+/** Gateway events shown in a view. */
+export const VIEW_GATEWAY_EVENTS = 200;
+
+function gatewayOf(cand: Record<string, unknown>): AttemptView["gateway"] {
+  const g = obj(cand.gateway);
+  if (!g) return null;
+  const mcp = (Array.isArray(g.mcpCalls) ? g.mcpCalls : []).map((c) => obj(c) ?? {});
+  const model = (Array.isArray(g.modelLog) ? g.modelLog : []).map((c) => obj(c) ?? {});
+  const events: GatewayEvent[] = [
+    ...mcp.map((c): GatewayEvent => ({
+      kind: "mcp",
+      at: num(c.at) ?? 0,
+      tool: str(c.tool) ?? "?",
+      args: clip(JSON.stringify(c.args ?? {}), 300),
+      resultChars: num(c.resultChars) ?? 0,
+      isError: c.isError === true,
+    })),
+    ...model.map((e): GatewayEvent => {
+      const u = obj(e.usage);
+      return {
+        kind: "model",
+        at: num(e.at) ?? 0,
+        request: `${str(e.method) ?? "?"} ${str(e.path) ?? "?"}`,
+        model: str(e.model),
+        status: num(e.status) ?? 0,
+        refused: str(e.refused),
+        input: num(u?.input),
+        output: num(u?.output),
+      };
+    }),
+  ].sort((a, b) => a.at - b.at);
+  const agent = obj(cand.agent);
+  return {
+    events: events.slice(0, VIEW_GATEWAY_EVENTS),
+    omitted: Math.max(0, events.length - VIEW_GATEWAY_EVENTS),
+    stopped: str(g.stopped),
+    fault: str(g.fault),
+    upstreamProblem: str(g.upstreamProblem),
+    agent: agent ? { cli: str(agent.cli) ?? "?", result: obj(agent.result) } : null,
+  };
 }
 
 function clip(text: string, max = VIEW_TEXT_LIMIT): string {
@@ -167,6 +236,7 @@ export function attemptView(
         omitted: num(cand.transcriptOmitted) ?? 0,
       }
       : null,
+    gateway: gatewayOf(cand),
     captured: Object.fromEntries(
       Object.entries(files).map(([p, t]) => [p, clip(typeof t === "string" ? t : String(t))]),
     ),
@@ -255,6 +325,7 @@ export function attemptText(v: AttemptView): string {
     for (const e of m.transcript) out.push(...transcriptLines(e));
     if (m.omitted > 0) out.push(`  … ${m.omitted} more entries not kept`);
   }
+  if (v.gateway) out.push(...gatewayLines(v.gateway));
   const paths = Object.keys(v.captured);
   out.push(`Files      ${paths.length === 0 ? "none captured" : `${paths.length} captured`}`);
   for (const p of paths) {
@@ -286,6 +357,49 @@ export function attemptText(v: AttemptView): string {
   }
   if (v.evidenceMissing) out.push(`Evidence   blob ${v.evidenceRef} is missing from the home`);
   return out.join("\n") + "\n";
+}
+
+function gatewayLines(g: NonNullable<AttemptView["gateway"]>): string[] {
+  const mcp = g.events.filter((e) => e.kind === "mcp").length;
+  const model = g.events.filter((e) => e.kind === "model" && e.request !== "HEAD /").length;
+  const notes = [
+    g.stopped ? `stopped: ${g.stopped}` : "",
+    g.fault ? `fault: ${g.fault}` : "",
+    g.upstreamProblem ? `provider: ${g.upstreamProblem}` : "",
+  ].filter((n) => n !== "");
+  const lines = [
+    `Gateway    ${model} model requests, ${mcp} MCP calls${
+      notes.length ? `; ${notes.join("; ")}` : ""
+    }`,
+  ];
+  for (const e of g.events) {
+    const at = `${formatFixed(e.at / 1000, 1).padStart(6)} s`;
+    if (e.kind === "mcp") {
+      lines.push(
+        `  ${at}  mcp ${e.tool} ${e.args} → ${e.resultChars} characters${
+          e.isError ? " (error)" : ""
+        }`,
+      );
+    } else {
+      const tokens = e.input !== null ? ` (${e.input} in, ${e.output ?? 0} out)` : "";
+      lines.push(
+        `  ${at}  ${e.request}${e.model ? ` ${e.model}` : ""} → ${e.status}${
+          e.refused ? ` refused: ${e.refused}` : ""
+        }${tokens}`,
+      );
+    }
+  }
+  if (g.omitted > 0) lines.push(`  … ${g.omitted} more not shown`);
+  if (g.agent) {
+    const r = g.agent.result;
+    const said = r ? str(r.result) ?? str(r.message) : null;
+    lines.push(
+      `  ${g.agent.cli} result: ${
+        r ? JSON.stringify(r.subtype ?? obj(r.end)?.type ?? "—") : "none"
+      }${said ? ` — ${said.split("\n")[0].slice(0, 200)}` : ""}`,
+    );
+  }
+  return lines;
 }
 
 function transcriptLines(e: Record<string, unknown>): string[] {

@@ -42,3 +42,48 @@ Deno.test("attemptView() says when the evidence blob is missing and shows the re
   assert.equal(v.process?.stderrTail, "bad");
   assert.match(attemptText(v), /Evidence {3}blob gone is missing/);
 });
+
+Deno.test("attemptView() shows a command's world gateway: MCP calls and model requests in time order", () => {
+  const r = record({ candidate: "claude", evidenceRef: "e" });
+  const evidence = {
+    candidate: {
+      exitCode: 0,
+      stdoutTail: "",
+      stderrTail: "",
+      gateway: {
+        stopped: "budget",
+        fault: null,
+        upstreamProblem: null,
+        mcpCalls: [{
+          at: 900,
+          tool: "read_file",
+          args: { path: "/docs/case.txt" },
+          resultChars: 13,
+          isError: false,
+          ms: 1,
+        }],
+        modelLog: [
+          { at: 10, method: "HEAD", path: "/", status: 200 },
+          {
+            at: 500,
+            method: "POST",
+            path: "/v1/messages",
+            model: "claude-haiku-4-5",
+            status: 200,
+            usage: { input: 1200, output: 40 },
+          },
+          { at: 1500, method: "POST", path: "/v1/messages", status: 400, refused: "budget" },
+        ],
+      },
+      agent: { cli: "claude-code", result: { subtype: "success", result: "Done.\nmore" } },
+    },
+  };
+  const v = attemptView(r, evidence);
+  assert.deepEqual(v.gateway?.events.map((e) => e.at), [10, 500, 900, 1500]);
+  const text = attemptText(v);
+  assert.match(text, /Gateway {4}2 model requests, 1 MCP calls; stopped: budget/);
+  assert.match(text, /0\.5 s {2}POST \/v1\/messages claude-haiku-4-5 → 200 \(1200 in, 40 out\)/);
+  assert.match(text, /0\.9 s {2}mcp read_file \{"path":"\/docs\/case\.txt"\} → 13 characters/);
+  assert.match(text, /1\.5 s {2}POST \/v1\/messages → 400 refused: budget/);
+  assert.match(text, /claude-code result: "success" — Done\.\n/);
+});
