@@ -78,8 +78,9 @@ Options:
 
 Command candidates get the task on stdin and in DVERGR_TASK, the case in DVERGR_CASE,
 and run with the world as their working directory. With bubblewrap installed they run
-sandboxed (the world's directories at /docs, /out, …; no network); without it they run
-unisolated and the report says so.
+sandboxed (the world's directories at /docs, /out, …; no network but the world gateway:
+the world's MCP tools at DVERGR_MCP_URL and metered model APIs at ANTHROPIC_BASE_URL and
+OPENAI_BASE_URL); without it they run unisolated and the report says so.
 
 Exit status: 0 every cell has a verdict; 1 some cells did not finish (run the same
 command again to resume); 2 bad input.

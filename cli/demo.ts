@@ -130,7 +130,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
           `${outcome.result.total - outcome.result.graded} cells did not finish; run it again`,
         );}
       const isolation = outcome.isolation === "bwrap"
-        ? "sandboxed with bubblewrap (no network; the world's /docs and /out only)"
+        ? "sandboxed with bubblewrap (the world's /docs and /out, and its MCP tools; no network)"
         : "NOT isolated (bubblewrap is not available): they ran in their world directories";
       out(`The agents ran ${isolation}.`);
       out(`Report: ${reportPath}`);
