@@ -28,8 +28,12 @@ export interface AttemptEffects {
   judge: Judge | null;
   /** Part of the experiment definition (`verifier`): the judge's identity; null without one. */
   identity: Record<string, unknown> | null;
-  /** Checks the keys the experiment needs (BRAVE_API_KEY, the judge's); throws a DvergrError. */
-  preflight(): void;
+  /**
+   * Checks the keys the experiment's remaining cells need, throwing a DvergrError: the
+   * judge's whenever cells remain (it grades every attempt), BRAVE_API_KEY only when
+   * `web` (a candidate that can use tools has cells left).
+   */
+  preflight(opts: { web: boolean }): void;
   /** The web of one attempt, or null when the bundle lets it read nothing. */
   openWeb(): AttemptWeb | null;
 }
@@ -75,8 +79,8 @@ export async function prepareEffects(
     mode,
     judge,
     identity: judge ? { judge: { ...judge.identity, maxRequests: j!.maxRequests } } : null,
-    preflight() {
-      if (mode === "live") liveConfig();
+    preflight({ web }) {
+      if (web && mode === "live") liveConfig();
       judge?.preflight();
     },
     openWeb() {

@@ -145,9 +145,12 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
   const trust = await trustOf(home.state, bundle.id);
   const toRun = candidatesToRun(resumeState(plan, await home.state.cellRecords(plan.id), 0));
   for (const c of candidates) if (toRun.has(c.name)) await c.preflight?.();
-  // The web's keys matter only to candidates that can use tools (built-ins never do).
-  if (candidates.some((c) => toRun.has(c.name) && c.identity.kind !== "builtin")) {
-    effects.preflight();
+  // The judge grades every attempt; the web's keys matter only to candidates that can use
+  // tools (built-ins never do).
+  if (toRun.size > 0) {
+    effects.preflight({
+      web: candidates.some((c) => toRun.has(c.name) && c.identity.kind !== "builtin"),
+    });
   }
   return {
     bundle,

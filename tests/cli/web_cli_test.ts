@@ -177,3 +177,21 @@ Deno.test("catalog_check grades an answer with the fetched pages and judgements 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("dvergr benchmark of a judged bundle needs the judge's key even for built-in candidates, before any cell", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const ctx = memoryContext({ env: {} });
+    const code = await runMain(
+      ["benchmark", RIVALS, "--home", join(dir, "home"), "--candidate", "builtin:reference"],
+      ctx,
+    );
+    assert.equal(code, 2);
+    assert.match(
+      ctx.err.join(""),
+      /Cannot ask the judge "claude-haiku-4-5": ANTHROPIC_API_KEY is not set/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
