@@ -11,6 +11,9 @@ import { calibrate } from "../../../core/calibrate/calibrate.ts";
 import type { Bundle } from "../../../core/bundle/types.ts";
 import type { AnswerFacts } from "../../../core/bundle/clojure_input.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
+import { judgeAttempt } from "../../../core/engine/attempt_effects.ts";
+import type { Judge } from "../../../core/io/models/judge_model.ts";
+import { NO_USAGE } from "../../../core/bench/candidate.ts";
 
 const EXAMPLE = new URL("../../../examples/workflows/tool-rivals", import.meta.url).pathname;
 const CHECKER = new URL("../../fixtures/clojure/rivals_checker.clj", import.meta.url);
@@ -57,6 +60,35 @@ Deno.test("tool-rivals with a Clojure checker calibrates and grades like its che
     const want = await asked(js);
     assert.equal(want.length, 2);
     assert.deepEqual(await asked(clj), want);
+
+    // As a run does it: the judge is asked the checker's requests, then the checker grades
+    // with the judge's answers added to the same input.
+    const judge: Judge = {
+      identity: { model: "scripted" },
+      preflight() {},
+      ask: (prompt) =>
+        Promise.resolve({
+          ok: true,
+          answer: prompt.includes("Bolt") ? "Yes, drills." : "No.",
+          usage: NO_USAGE,
+          billedMicros: 0,
+          listMicros: null,
+        }),
+    };
+    const graded = async (b: Bundle) => {
+      const input = checkerInputFor(b, { files: c.reference!, fetched: c.fetched });
+      const { judgements: _, ...forJudge } = input;
+      const judged = await judgeAttempt(b, judge, pool, forJudge);
+      assert.ok(judged.ok, JSON.stringify(judged));
+      input.judgements = judged.judgements;
+      const run = await pool.check(b.checker, input);
+      assert.ok(run.ok, JSON.stringify(run));
+      return { judgements: judged.judgements, verdict: run.verdict };
+    };
+    const jsRun = await graded(js);
+    assert.deepEqual(jsRun.judgements, { "bolt hardware": "Yes, drills.", "nail co": "No." });
+    assert.equal(jsRun.verdict.checks["all-relevant?"], false);
+    assert.deepEqual(await graded(clj), jsRun);
   } finally {
     pool.close();
   }
