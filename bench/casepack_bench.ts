@@ -6,6 +6,9 @@
  * the whole run and the peak resident memory.
  *
  * With --replace, writes the bundle a second time over the first (`dvergr cases --force`).
+ * Then copies the written tree with `cp -r` on the same disk (the file system's floor for
+ * writing that tree) and prints the ratio, and writes the same bundle into a room as one
+ * commit (`dvergr cases --room`), which writes no directory tree at all.
  *
  * Run (or `deno task bench`): deno run <dvergr permissions, see deno.json> bench/casepack_bench.ts [--rows 100000] [--replace] [--keep]
  */
@@ -16,6 +19,7 @@ import { attachmentRefs } from "../core/casepack/certify.ts";
 import { buildCasePack } from "../core/casepack/generate.ts";
 import { checkSpecColumns, completeSpec, parseOutcome } from "../core/casepack/spec.ts";
 import { writeBundleDir } from "../core/io/bundle_dir.ts";
+import { openHome } from "../core/io/home.ts";
 import { bookingsCsv, makeBookings } from "../examples/tables/make_bookings.ts";
 import { countsLine } from "../cli/cases.ts";
 import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
@@ -69,12 +73,38 @@ if (values.table !== undefined) {
   }
   const t4 = performance.now();
   const s = (a: number, b: number) => `${((b - a) / 1000).toFixed(2)} s`;
+  // The floor: the same tree copied by cp on the same disk, after a sync so that neither
+  // pays for the other's writeback.
+  const written = join(table, "..", "bookings");
+  const copy = join(table, "..", "bookings-cp");
+  await new Deno.Command("sync").output();
+  const c0 = performance.now();
+  const cp = await new Deno.Command("cp", { args: ["-r", written, copy] }).output();
+  const c1 = performance.now();
+  // Into a room: one commit, one packfile, no tree.
+  const homeDir = join(table, "..", "home");
+  const home = await openHome(homeDir);
+  await home.rooms.createRoom("bench");
+  const r0 = performance.now();
+  await home.rooms.replaceDir("bench", "workflows/bookings", build.files!, "bench");
+  const r1 = performance.now();
+  await home.close();
   console.log(countsLine(build.certification));
   console.log(`read + parse     ${s(t0, t1)}`);
   console.log(`certify + build  ${s(t1, t2)}  (${build.files!.size} files)`);
   console.log(`write directory  ${s(t2, t3)}`);
   if (values.replace) console.log(`replace (--force) ${s(t3, t4)}`);
   console.log(`total            ${s(t0, t3)}`);
+  if (cp.success) {
+    console.log(
+      `cp -r of the tree ${s(c0, c1)}  (write directory / cp -r = ${
+        ((t3 - t2) / (c1 - c0)).toFixed(2)
+      })`,
+    );
+  }
+  console.log(
+    `into a room (one packfile) ${s(r0, r1)}; total with --room ${s(t0, t2 + (r1 - r0))}`,
+  );
   console.log(`peak RSS         ${mib(peakRss())}`);
   Deno.exit(0);
 }

@@ -4,6 +4,9 @@ import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { writeBundleDirOnce } from "../core/io/bundle_dir_once.ts";
+import { bundleDir } from "../core/io/room_bundles.ts";
+import type { FileMap } from "../core/bundle/file_map.ts";
+import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
 import {
   attachmentRefs,
   type Certification,
@@ -20,9 +23,8 @@ import {
   specFromEdn,
 } from "../core/casepack/spec.ts";
 
-export const HELP =
-  `dvergr cases TABLE --id COL --inputs a,b --outcome col:rule[:tolerance]… --out DIR
-             [--attachments COL] [--task T] [--title T] [--doc D] [--shared FILE]…
+export const HELP = `dvergr cases TABLE --id COL --inputs a,b --outcome col:rule[:tolerance]…
+             (--out DIR | --room ROOM [--home DIR]) [--attachments COL] [--task T] [--title T] [--doc D] [--shared FILE]…
              [--spec spec.edn] [--delimiter D] [--encoding E] [--format F] [--name N]
              [--force] [--json]
 
@@ -58,8 +60,13 @@ Options:
   --format F            csv, tsv, jsonl or edn (default: by the file's extension)
   --name N              the bundle's name (default: the --out directory's name)
   --out DIR             where to write the bundle (atomically)
-  --force               replace DIR when it exists and is not empty
-  --json                print {cases, certified, byReason, excluded, out} as JSON
+  --room ROOM           write the bundle into room ROOM as workflows/<name>/ instead: one
+                        commit, one packfile, no directory tree on disk (--name, else the
+                        table's file name, names it)
+${HOME_HELP}
+  --force               replace DIR (or the room's workflows/<name>/) when it holds files
+  --json                print {cases, certified, byReason, excluded, out} as JSON (with
+                        --room: room and commit instead of out)
   -h, --help            show this help
 
 Example:
@@ -85,6 +92,8 @@ export const OPTIONS = {
   format: { type: "string" },
   name: { type: "string" },
   out: { type: "string" },
+  room: { type: "string" },
+  home: { type: "string" },
   force: { type: "boolean" },
   json: { type: "boolean" },
 } as const;
@@ -199,11 +208,15 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       "Run `dvergr cases --help`",
     );
   }
+  const tablePath = positionals[0];
+  if (values.room !== undefined) return await runIntoRoom(values, tablePath, ctx);
   if (values.out === undefined || values.out.trim() === "") {
-    throw usageError('"dvergr cases" needs --out DIR', "Name the directory to write the bundle to");
+    throw usageError(
+      '"dvergr cases" needs --out DIR or --room ROOM',
+      "Name the directory to write the bundle to, or the room to write it into",
+    );
   }
   const at = (p: string) => resolve(ctx.cwd, p);
-  const tablePath = positionals[0];
   const spec = await specOf(values, values.out, at);
   const delimiter = values.delimiter === undefined ? undefined : delimiterOption(values.delimiter);
   await refuseNonEmpty(at(values.out), values.out, values.force === true);
@@ -227,37 +240,103 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     await refuseReplacingInputs(at(values.out), values.out, attached);
   }
   const cert = build.certification;
-  if (build.files === null) {
-    const top = Object.entries(cert.byReason).sort((a, b) => b[1] - a[1])[0];
-    throw new DvergrError(
-      "NOT_CERTIFIED",
-      `No case of "${tablePath}" is certified, so nothing was written: ${countsLine(cert)}`,
-      {
-        exit: 1,
-        hint: cert.cases === 0
-          ? "The table holds no cases: it has no data rows"
-          : hintFor(top?.[0]),
-        details: {
-          cases: cert.cases,
-          certified: 0,
-          byReason: cert.byReason,
-          excluded: excludedList(cert),
-        },
-      },
-    );
-  }
+  if (build.files === null) throw notCertified(tablePath, cert);
   await writeBundleDirOnce(at(values.out), build.files, { force: values.force === true });
 
   if (values.json) {
-    printJson(ctx, {
-      cases: cert.cases,
-      certified: cert.certified,
-      byReason: cert.byReason,
-      excluded: excludedList(cert),
-      out: values.out,
-    });
+    printJson(ctx, { ...countsJson(cert), out: values.out });
     return 0;
   }
+  printSummary(ctx, cert, `Wrote ${values.out}`, build.files.size, values.out);
+  return 0;
+}
+
+/**
+ * `--room ROOM`: the case pack goes straight into the room's git repository as
+ * workflows/<name>/, one commit (one packfile); nothing is written as a directory tree.
+ */
+async function runIntoRoom(values: Values, tablePath: string, ctx: CliContext): Promise<number> {
+  if (values.out !== undefined) {
+    throw usageError(
+      '"dvergr cases" takes one of --out DIR or --room ROOM, not both',
+      "Write the bundle to a directory (--out) or into a room (--room)",
+    );
+  }
+  const room = values.room!;
+  const at = (p: string) => resolve(ctx.cwd, p);
+  const stem = basename(tablePath).replace(/\.[^.]*$/, "");
+  const spec = await specOf({ ...values, name: values.name ?? stem }, stem, at);
+  const delimiter = values.delimiter === undefined ? undefined : delimiterOption(values.delimiter);
+  const { build } = await casePackFromTable(at(tablePath), spec, {
+    format: values.format,
+    delimiter,
+    encoding: values.encoding,
+    shown: tablePath,
+  });
+  const cert = build.certification;
+  if (build.files === null) throw notCertified(tablePath, cert);
+  const files: FileMap = build.files;
+  const dir = bundleDir(spec.name);
+  const commit = await withOpContext(ctx, roomHomeDir(values.home, ctx), {}, async (op) => {
+    const rooms = op.home.rooms;
+    if (!(await rooms.hasRoom(room))) {
+      throw new DvergrError("NOT_FOUND", `Cannot write into room "${room}": no such room`, {
+        hint: `Create it first: \`dvergr room create ${room}\``,
+        details: { room },
+      });
+    }
+    if (!values.force && (await rooms.readFiles(room, dir)).size > 0) {
+      throw new DvergrError(
+        "TARGET_EXISTS",
+        `Cannot write case pack "${spec.name}" into room ${room}: ${dir}/ already holds files`,
+        {
+          hint: "Pass --force to replace it (the room's history keeps the old files), or " +
+            "--name to write it under another name",
+          details: { room, name: spec.name },
+        },
+      );
+    }
+    return await rooms.replaceDir(
+      room,
+      dir,
+      files,
+      `Case pack ${spec.name} from ${basename(tablePath)} (${cert.certified} cases)`,
+      { removeFilesInTheWay: values.force === true },
+    );
+  });
+  const where = `${room}/${spec.name}`;
+  if (values.json) {
+    printJson(ctx, { ...countsJson(cert), room, name: spec.name, commit });
+    return 0;
+  }
+  printSummary(
+    ctx,
+    cert,
+    commit === null
+      ? `Room ${room} already holds ${dir}/ as built`
+      : `Wrote ${dir}/ of room ${room}`,
+    files.size,
+    where,
+  );
+  return 0;
+}
+
+function countsJson(cert: Certification) {
+  return {
+    cases: cert.cases,
+    certified: cert.certified,
+    byReason: cert.byReason,
+    excluded: excludedList(cert),
+  };
+}
+
+function printSummary(
+  ctx: CliContext,
+  cert: Certification,
+  wrote: string,
+  fileCount: number,
+  bundleArg: string,
+): void {
   const out = (s: string) => ctx.stdout(s + "\n");
   out(countsLine(cert));
   const excluded = cert.verdicts.filter((v) => v.status === "excluded");
@@ -271,15 +350,29 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       out(`  … and ${excluded.length - SHOWN_EXCLUSIONS} more (certification.edn lists them all)`);
     }
   }
-  out(
-    `Wrote ${values.out}: ${cert.certified} case${cert.certified === 1 ? "" : "s"}, ` +
-      `${build.files.size} files`,
-  );
+  out(`${wrote}: ${cert.certified} case${cert.certified === 1 ? "" : "s"}, ${fileCount} files`);
   out("Next:");
-  out(`  dvergr check ${values.out}`);
-  out(`  dvergr calibrate ${values.out}`);
-  out(`  dvergr benchmark ${values.out}`);
-  return 0;
+  out(`  dvergr check ${bundleArg}`);
+  out(`  dvergr calibrate ${bundleArg}`);
+  out(`  dvergr benchmark ${bundleArg}`);
+}
+
+function notCertified(tablePath: string, cert: Certification): DvergrError {
+  const top = Object.entries(cert.byReason).sort((a, b) => b[1] - a[1])[0];
+  return new DvergrError(
+    "NOT_CERTIFIED",
+    `No case of "${tablePath}" is certified, so nothing was written: ${countsLine(cert)}`,
+    {
+      exit: 1,
+      hint: cert.cases === 0 ? "The table holds no cases: it has no data rows" : hintFor(top?.[0]),
+      details: {
+        cases: cert.cases,
+        certified: 0,
+        byReason: cert.byReason,
+        excluded: excludedList(cert),
+      },
+    },
+  );
 }
 
 function hintFor(reason: string | undefined): string {

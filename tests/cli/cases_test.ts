@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { memoryContext } from "../../cli/context.ts";
 import { runMain } from "../../main.ts";
 import { readBundleDir } from "../../core/io/bundle_dir.ts";
+import { openHome } from "../../core/io/home.ts";
 import { bundleProblems, parseBundle } from "../../core/bundle/parse.ts";
 import { calibrate } from "../../core/calibrate/calibrate.ts";
 import { readEdn } from "../../core/edn/read.ts";
@@ -547,4 +548,73 @@ Deno.test("dvergr cases --force never replaces a directory holding its table, sp
   }
   const ok = await dvergr(dir, ...base, ...flags, "--out", "pack");
   assert.equal(ok.code, 0, ok.err);
+});
+
+Deno.test("dvergr cases --room writes the bundle into the room as one commit, with no directory tree", async () => {
+  const home = await tempDir();
+  try {
+    assert.equal((await dvergr(home, "room", "create", "books", "--home", home)).code, 0);
+    const before = new Set<string>();
+    for await (const e of Deno.readDir(home)) before.add(e.name);
+    const into = ["--room", "books", "--home", home];
+    const shared = ["--shared", "kontenrahmen.txt"];
+    const r = await dvergr(
+      TABLES,
+      "cases",
+      "bookings.csv",
+      ...BOOKING_ARGS,
+      ...shared,
+      ...into,
+      "--json",
+    );
+    assert.equal(r.code, 0, r.err);
+    const out = JSON.parse(r.out);
+    assert.equal(out.certified, 319);
+    assert.equal(out.room, "books");
+    assert.equal(out.name, "bookings");
+    assert.match(out.commit, /^[0-9a-f]{40}$/);
+    // Nothing but the home's own files appeared: no bundle directory anywhere.
+    const after = new Set<string>();
+    for await (const e of Deno.readDir(home)) after.add(e.name);
+    assert.deepEqual([...after].filter((n) => !before.has(n) && n !== "state.kv"), []);
+    assert.equal(await exists(join(TABLES, "bookings")), false);
+    const fromRoom = await openHome(home);
+    try {
+      const files = await fromRoom.rooms.readFiles("books", "workflows/bookings");
+      assert.equal(files.size, 643);
+      assert.ok(files.has("workflows/bookings/cases/B0007/gold.edn"));
+      assert.deepEqual(
+        (await fromRoom.rooms.log("books")).map((c) => c.message),
+        ["Case pack bookings from bookings.csv (319 cases)", "Create room books"],
+      );
+    } finally {
+      await fromRoom.close();
+    }
+    const calibrated = await dvergr(TABLES, "calibrate", "books/bookings", "--home", home);
+    assert.equal(calibrated.code, 0, calibrated.err + calibrated.out);
+
+    // Once there, it is not written over without --force; with --force it is replaced.
+    const again = ["cases", "bookings.csv", ...BOOKING_ARGS, "--room", "books", "--home", home];
+    const refused = await dvergr(TABLES, ...again);
+    assert.equal(refused.code, 2);
+    assert.match(refused.err, /workflows\/bookings\/ already holds files/);
+    const forced = await dvergr(TABLES, ...again, "--force");
+    assert.equal(forced.code, 0, forced.err);
+    const missing = await dvergr(
+      TABLES,
+      "cases",
+      "bookings.csv",
+      ...BOOKING_ARGS,
+      "--room",
+      "nope",
+      "--home",
+      home,
+    );
+    assert.equal(missing.code, 2);
+    assert.match(missing.err, /no such room/);
+    const both = await dvergr(TABLES, ...again, "--out", join(home, "x"));
+    assert.equal(both.code, 2);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });
