@@ -10,7 +10,7 @@ import { type Home, openHome } from "../../core/io/home.ts";
 import { allOps } from "../../core/ops/registry.ts";
 import { createMcpServer } from "../../mcp/server.ts";
 import { selectTools } from "../../mcp/selection.ts";
-import { type HttpServer, serveHttp } from "../../mcp/http.ts";
+import { clearStaleSocket, type HttpServer, serveHttp } from "../../mcp/http.ts";
 import {
   createStatelessHandler,
   STATELESS_VERSION,
@@ -614,4 +614,64 @@ Deno.test("a handshake client's initialize _meta narrows its connection's tools,
     assert.equal((wide.init.error as { code: number }).code, -32602);
     assert.match((wide.init.error as { message: string }).message, /catalog_promote/);
   });
+});
+
+Deno.test("clearStaleSocket() removes a socket nobody listens on, keeps a live one and other files", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "dvergr-stale-" });
+  try {
+    const live = `${dir}/live.sock`;
+    const listener = Deno.listen({ transport: "unix", path: live });
+    const accepting = (async () => {
+      for await (const c of listener) c.close();
+    })();
+    await clearStaleSocket(live);
+    assert.ok((await Deno.lstat(live)).isSocket);
+    listener.close();
+    await accepting.catch(() => {});
+    // A server killed with SIGKILL leaves its socket behind.
+    const stale = `${dir}/stale.sock`;
+    const script = `${dir}/listen.ts`;
+    await Deno.writeTextFile(
+      script,
+      `const l = Deno.listen({ transport: "unix", path: ${JSON.stringify(stale)} });
+for await (const c of l) c.close();`,
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", `--allow-read=${dir}`, `--allow-write=${dir}`, "--allow-net", script],
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    for (let i = 0; i < 300 && !(await Deno.lstat(stale).then(() => true, () => false)); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      throw new Error(new TextDecoder().decode((await child.output()).stderr));
+    }
+    await child.status;
+    await child.stderr.cancel();
+    assert.ok((await Deno.lstat(stale)).isSocket);
+    await clearStaleSocket(stale);
+    await assert.rejects(Deno.lstat(stale));
+    const file = `${dir}/plain`;
+    await Deno.writeTextFile(file, "x");
+    await clearStaleSocket(file);
+    assert.equal(await Deno.readTextFile(file), "x");
+    assert.throws(
+      () =>
+        serveHttp({
+          port: 0,
+          socket: file,
+          token: TOKEN,
+          makeServer: () => {
+            throw new Error("not reached");
+          },
+          log: () => {},
+        }),
+      /Cannot listen on .*plain: a file is there already/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
