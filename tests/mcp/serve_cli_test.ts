@@ -41,3 +41,12 @@ Deno.test("dvergr serve needs --mcp, and --port only with --http", async () => {
   assert.equal(c.code, 2);
   assert.match(c.err, /--port "http"/);
 });
+
+Deno.test("dvergr serve takes --socket only with --http and not with --port", async () => {
+  const a = await serve(["--mcp", "--socket", "/tmp/x.sock"]);
+  assert.equal(a.code, 2);
+  assert.match(a.err, /--socket applies to --http only/);
+  const b = await serve(["--mcp", "--http", "--socket", "/tmp/x.sock", "--port", "1"]);
+  assert.equal(b.code, 2);
+  assert.match(b.err, /Cannot use --socket and --port together/);
+});
