@@ -363,7 +363,7 @@ function notCertified(tablePath: string, cert: Certification): DvergrError {
     "NOT_CERTIFIED",
     `No case of "${tablePath}" is certified, so nothing was written: ${countsLine(cert)}`,
     {
-      exit: 1,
+      result: true,
       hint: cert.cases === 0 ? "The table holds no cases: it has no data rows" : hintFor(top?.[0]),
       details: {
         cases: cert.cases,

@@ -42,7 +42,7 @@ export const OPTIONS = {
 
 function nothingToFreeze(home: string): DvergrError {
   return new DvergrError("NOT_FOUND", "Nothing to freeze: no fetched pages", {
-    exit: 1,
+    result: true,
     hint:
       `The home ${home} holds no benchmark of this bundle: run \`dvergr benchmark\` on it first (or pass --home)`,
   });

@@ -1,6 +1,15 @@
-import { DvergrError } from "../core/errors.ts";
+import { DvergrError, errorData } from "../core/errors.ts";
 import { osProblem } from "../core/io/os_error.ts";
 import type { CliContext } from "./context.ts";
+
+/**
+ * The exit status of a failure, decided here at the CLI's edge: 1 when the request was valid
+ * and its answer is a failure (nothing certified…), 2 for bad input or usage, 3 for a bug.
+ */
+export function exitCodeOf(e: unknown): 1 | 2 | 3 {
+  if (!(e instanceof DvergrError)) return 3;
+  return e.result ? 1 : 2;
+}
 
 /**
  * Renders a failure at the CLI boundary and returns the exit status. A DvergrError is
@@ -16,13 +25,13 @@ export function renderError(e: unknown, ctx: CliContext, json: boolean): number 
       ctx.stderr(`error[${e.code}]: ${e.message}\n`);
       if (e.hint) ctx.stderr(`hint: ${e.hint}\n`);
     }
-    return e.exit;
+    return exitCodeOf(e);
   }
   const err = e instanceof Error ? e : new Error(String(e));
   if (json) {
     ctx.stdout(
       JSON.stringify(
-        { error: { code: "INTERNAL", message: err.message, stack: err.stack } },
+        { error: { ...errorData(err, { what: "The command" }), stack: err.stack } },
         null,
         2,
       ) +

@@ -88,7 +88,7 @@ export function codeOps(inner: Op[], runJsEval: JsEvalRunner): Op[] {
         throw new DvergrError("EVAL_FAILED", r.error, {
           hint: "Fix the program; console output so far is in details.logs",
           details: { logs: r.logs, calls: r.calls, ms: r.ms },
-          exit: 1,
+          result: true,
         });
       }
       return { value: r.value, logs: r.logs, calls: r.calls, ms: r.ms };

@@ -3,7 +3,7 @@
  * as an `isError` result carrying the error's code, message and hint (a user's mistake is
  * never a protocol error).
  */
-import { DvergrError, isDvergrError } from "../core/errors.ts";
+import { type ErrorData, errorData } from "../core/errors.ts";
 import { osProblem } from "../core/io/os_error.ts";
 
 /** Longest text of a tool result; longer text is cut with a note. */
@@ -51,13 +51,10 @@ export function toolResult(value: unknown): ToolResult {
 
 /** An error as a tool result; anything but a DvergrError is reported as INTERNAL. */
 export function errorResult(e: unknown): ToolResult {
-  e = osProblem(e) ?? e;
-  const err = isDvergrError(e) ? e : new DvergrError("INTERNAL", internalMessage(e), {
-    hint: "This is a bug in dvergr; the server's log (stderr) has the stack",
+  const error: ErrorData = errorData(osProblem(e) ?? e, {
+    what: "The tool",
+    where: "the server's log (stderr) has the stack",
   });
-  const error: Record<string, unknown> = { code: err.code, message: err.message };
-  if (err.hint) error.hint = err.hint;
-  if (err.details) error.details = err.details;
   let text = JSON.stringify({ error });
   if (text.length > RESULT_LIMIT) {
     delete error.details;
@@ -68,9 +65,4 @@ export function errorResult(e: unknown): ToolResult {
     structuredContent: { error },
     isError: true,
   };
-}
-
-function internalMessage(e: unknown): string {
-  const m = e instanceof Error ? e.message : String(e);
-  return `The tool failed unexpectedly: ${m}`;
 }

@@ -12,7 +12,7 @@
  * Permissions: those of the state store; --allow-run (/bin/sh, to see whether the process
  * of another runner's job still runs).
  */
-import { DvergrError, isDvergrError } from "../errors.ts";
+import { DvergrError, errorData, isDvergrError } from "../errors.ts";
 import type { DurableJobRunner, JobRecord, JobWork, Progress } from "../jobs.ts";
 import type { Timer } from "../timer.ts";
 import type { StateStore } from "./state_store.ts";
@@ -67,16 +67,6 @@ interface LocalJob {
   controller: AbortController;
   ended: Promise<void>;
   listeners: Set<() => void>;
-}
-
-function errorOf(e: unknown): JobRecord["error"] {
-  if (isDvergrError(e)) return { code: e.code, message: e.message, hint: e.hint };
-  const message = e instanceof Error ? e.message : String(e);
-  return {
-    code: "INTERNAL",
-    message: `The job failed: ${message}`,
-    hint: "This is a bug in dvergr; the server's log (stderr) has the stack",
-  };
 }
 
 function notFound(id: string): DvergrError {
@@ -221,7 +211,10 @@ export function createJobRunner(state: StateStore, opts: JobRunnerOptions = {}):
         if (controller.signal.aborted) record.status = "cancelled";
         else {
           record.status = "failed";
-          record.error = errorOf(e);
+          record.error = errorData(e, {
+            what: "The job",
+            where: "the server's log (stderr) has the stack",
+          });
           if (!isDvergrError(e)) {
             log(`dvergr: job ${id} (${kind}) failed: ${e instanceof Error ? e.stack : e}`);
           }

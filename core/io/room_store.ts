@@ -566,7 +566,7 @@ export function gitRoomStore(
             throw new DvergrError(
               "CONFLICT",
               `Cannot commit to room "${slug}": another process keeps moving its branch`,
-              { hint: "Retry when the other writers are done", exit: 1 },
+              { hint: "Retry when the other writers are done", result: true },
             );
           }
         }

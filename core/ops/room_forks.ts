@@ -149,7 +149,7 @@ export const roomMerge = defineOp({
         {
           hint: `Read room_diff {room: "${input.room}"} again and merge with its state`,
           details: { room: input.room, state: c.state, expect_state: input.expect_state },
-          exit: 1,
+          result: true,
         },
       );
     }
@@ -163,7 +163,7 @@ export const roomMerge = defineOp({
           hint:
             `Write the parent's version into the fork (or the fork's into the parent), then room_diff and merge again`,
           details: { room: input.room, conflicts: c.conflicts },
-          exit: 1,
+          result: true,
         },
       );
     }

@@ -64,7 +64,7 @@ export function freezeFiles(
   const urls = Object.keys(kept).sort();
   if (urls.length === 0) {
     throw new DvergrError("NOT_FOUND", "Nothing to freeze: no fetched pages", {
-      exit: 1,
+      result: true,
       hint:
         "Benchmark the live bundle first (its attempts' fetched pages are what freeze keeps), or name the experiment with --experiment",
       details: { bundle: bundle.name, dropped },

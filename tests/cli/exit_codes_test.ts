@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { memoryContext } from "../../cli/context.ts";
 import { runMain } from "../../main.ts";
 import { osProblem } from "../../core/io/os_error.ts";
+import { exitCodeOf } from "../../cli/render.ts";
 
 const INVOICES = new URL("../../examples/workflows/invoice-fields", import.meta.url).pathname;
 
@@ -108,7 +109,7 @@ Deno.test("osProblem() makes errors of the environment exit-2 errors naming what
   ) {
     const e = osProblem(new Error(message));
     assert.ok(e);
-    assert.equal(e.exit, 2);
+    assert.equal(exitCodeOf(e), 2);
     assert.equal(e.code, "IO");
     assert.ok(e.message.includes(message.split(":")[1].trim()));
   }

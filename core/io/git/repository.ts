@@ -81,7 +81,7 @@ export async function lockBranch(gitdir: string): Promise<BranchLock> {
         throw new DvergrError(
           "CONFLICT",
           `Cannot commit to room "${slug}": its branch stays locked by another process ("${lockPath}")`,
-          { hint: "Retry when the other writer is done", exit: 1 },
+          { hint: "Retry when the other writer is done", result: true },
         );
       } else {
         await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));

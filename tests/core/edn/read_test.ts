@@ -200,7 +200,7 @@ Deno.test("readEdn() names line and column of an unclosed map", () => {
   );
   assert.deepStrictEqual(e.details, { file: "calibration.edn", line: 4, column: 12 });
   assert.ok(e.hint && e.hint.includes('"}"'));
-  assert.strictEqual(e.exit, 2);
+  assert.strictEqual(e.result, false);
 });
 
 Deno.test("readEdn() refuses mismatched and stray brackets", () => {

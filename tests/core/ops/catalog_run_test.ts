@@ -248,7 +248,7 @@ Deno.test("catalog_cases refuses a missing table, a bad spec, a bad name, and wr
     await assert.rejects(
       () => call({ table: "/data/empty.csv" }),
       (e: DvergrError) =>
-        e.code === "NOT_CERTIFIED" && e.exit === 1 && (e.details?.cases as number) === 1,
+        e.code === "NOT_CERTIFIED" && e.result && (e.details?.cases as number) === 1,
     );
     assert.equal((await ctx.home.rooms.log("books"))[0].id, head2, "nothing was written");
   } finally {

@@ -38,8 +38,8 @@ Deno.test("freezeFiles() refuses with exit 1 when no page is left", () => {
   assert.throws(
     () => freezeFiles(live(), { "https://simm.is/": { title: "S", body: "s" } }),
     (e: unknown) => {
-      const d = e as { message: string; exit: number };
-      return d.message === "Nothing to freeze: no fetched pages" && d.exit === 1;
+      const d = e as { message: string; result: boolean };
+      return d.message === "Nothing to freeze: no fetched pages" && d.result;
     },
   );
   assert.throws(() => freezeFiles(live(), {}), /Nothing to freeze: no fetched pages/);
