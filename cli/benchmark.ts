@@ -4,6 +4,7 @@ import { limitsFrom } from "../core/io/candidates/limits.ts";
 import { parseCommandArgs, rangeFlag } from "./args.ts";
 import { readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
+import { onStopSignal } from "./signals.ts";
 import { printJson } from "./render.ts";
 import { diagnosisOf, writeReports } from "./report_files.ts";
 import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
@@ -26,7 +27,7 @@ import { createProgress } from "./progress.ts";
 import { formatFixed } from "../core/bench/report.ts";
 import type { WebStats } from "../core/bench/web_stats.ts";
 import type { Scorecard } from "../core/bench/scorecard.ts";
-import { openHome, resolveHomeDir } from "../core/io/home.ts";
+import { givenHomeDir, openHome, resolveHomeDir } from "../core/io/home.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
 export const HELP = `dvergr benchmark <bundle> [options]
@@ -242,16 +243,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
 
   const home = await openHome(homeDir);
   const pool = createCheckerPool({ workers: 2 });
-  const controller = new AbortController();
-  const onSignal = () => controller.abort();
-  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
-  for (const s of signals) {
-    try {
-      Deno.addSignalListener(s, onSignal);
-    } catch {
-      // Signals are not available on this platform.
-    }
-  }
+  const stop = onStopSignal();
   const progress = createProgress({ write: ctx.stderr, isTerminal: ctx.isTerminal });
   let outcome: BenchmarkOutcome;
   try {
@@ -267,24 +259,18 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       onPlan: ({ bundle }) => {
         if (!values.json) out(`Bundle ${bundle.name} ${bundle.id}`);
       },
-      signal: controller.signal,
+      signal: stop.signal,
     });
   } finally {
     progress.stop();
-    for (const s of signals) {
-      try {
-        Deno.removeSignalListener(s, onSignal);
-      } catch {
-        // Not available.
-      }
-    }
+    stop.dispose();
     pool.close();
     await home.close();
   }
 
   // A home of its own (workflow-runs/<bundle>) has one report; a shared home one per bundle.
-  const sharedHome = source.kind === "room" || values.home !== undefined ||
-    ctx.env("DVERGR_HOME") !== undefined;
+  const sharedHome = source.kind === "room" ||
+    givenHomeDir({ flag: values.home, env: ctx.env, cwd: ctx.cwd }) !== null;
   const reportPath = values.report
     ? resolve(ctx.cwd, values.report)
     : sharedHome

@@ -5,7 +5,8 @@ import { readBundleDir } from "../core/io/bundle_dir.ts";
 import { gitRoomStore } from "../core/io/room_store.ts";
 import { readRoomBundle } from "../core/io/room_bundles.ts";
 import type { CliContext } from "./context.ts";
-import { isDir, roomHomeDir } from "./home_arg.ts";
+import { roomHomeDir } from "./home_arg.ts";
+import { isDir, pathExists } from "../core/io/fs.ts";
 
 /** Where a bundle argument was read from. */
 export type BundleSource =
@@ -43,7 +44,7 @@ export async function readBundleArg(
   const ctx = opts.ctx ?? { env: (n: string) => Deno.env.get(n), cwd: Deno.cwd() };
   const path = resolve(ctx.cwd, arg);
   const ref = parseRoomName(arg);
-  if (!ref || await exists(path)) {
+  if (!ref || await pathExists(path)) {
     // As given when it means the same here, so messages quote what the user typed.
     const fb = await readBundleDir(resolve(arg) === path ? arg : path);
     return { ...fb, source: { kind: "dir", dir: path } };
@@ -63,14 +64,4 @@ export async function readBundleArg(
   }
   const fb = await readRoomBundle(rooms, ref.room, ref.name);
   return { ...fb, source: { kind: "room", room: ref.room, name: ref.name, home } };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    throw e;
-  }
 }

@@ -13,6 +13,7 @@ import {
   type ExclusionReason,
 } from "../core/casepack/certify.ts";
 import { decodeText } from "../core/casepack/decode.ts";
+import { DEFAULT_TOLERANCE } from "../core/casepack/rules.ts";
 import { INPUT_LIMITS, readInputFile } from "../core/io/input_file.ts";
 import { casePackFromTable } from "../core/io/table_file.ts";
 import {
@@ -43,7 +44,7 @@ Options:
   --outcome col:rule[:tolerance]
                         an expected column and its rule, once per column; rules:
                         exact, ci (ignoring case and spacing), number (within the
-                        tolerance, default 0.005; 1.234,56 and 1,234.56 both read),
+                        tolerance, default ${DEFAULT_TOLERANCE}; 1.234,56 and 1,234.56 both read),
                         set (a vector, or text split on , ; |), date (yyyy-mm-dd or
                         dd.mm.yyyy)
   --attachments COL     columns naming text files beside the table, copied to /docs/

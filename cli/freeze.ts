@@ -2,7 +2,7 @@ import { dirname, join } from "node:path";
 import { parseCommandArgs } from "./args.ts";
 import { readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
-import { isDir } from "./home_arg.ts";
+import { isDir } from "../core/io/fs.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";

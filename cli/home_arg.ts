@@ -2,9 +2,9 @@
  * The home of room commands (`--home DIR`, else `$DVERGR_HOME`, else `.dvergr` in the working
  * directory) and the op context the CLI runs ops in: the same ops MCP calls.
  */
-import { resolve } from "node:path";
 import { DvergrError } from "../core/errors.ts";
-import { openHome } from "../core/io/home.ts";
+import { openHome, resolveHomeDir } from "../core/io/home.ts";
+import { isDir } from "../core/io/fs.ts";
 import type { OpContext } from "../core/ops/op.ts";
 import type { CheckerRunner } from "../core/checker.ts";
 import type { CheckerPool } from "../sandbox/checker_pool.ts";
@@ -14,22 +14,12 @@ import type { CliContext } from "./context.ts";
 export const HOME_HELP =
   "  --home DIR      the home (default: $DVERGR_HOME, else .dvergr in the working directory)";
 
-/** The home directory of room commands, absolute. */
+/** The home directory of room commands, absolute (core/io/home.ts resolveHomeDir()). */
 export function roomHomeDir(
   flag: string | undefined,
   ctx: Pick<CliContext, "env" | "cwd">,
 ): string {
-  return resolve(ctx.cwd, flag || ctx.env("DVERGR_HOME") || ".dvergr");
-}
-
-/** Whether a directory exists at `dir`. */
-export async function isDir(dir: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(dir)).isDirectory;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
-    throw e;
-  }
+  return resolveHomeDir({ flag, env: ctx.env, cwd: ctx.cwd });
 }
 
 /** A checker runner that starts its QuickJS workers only when a checker first runs. */

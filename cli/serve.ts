@@ -3,6 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
+import { onStopSignal } from "./signals.ts";
 import { usageError } from "../core/errors.ts";
 import { openHome } from "../core/io/home.ts";
 import { allOps, callOp, findOp } from "../core/ops/registry.ts";
@@ -10,6 +11,7 @@ import { createJobRunner } from "../core/io/job_runner.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import { VERSION } from "../core/version.ts";
 import { selectTools } from "../mcp/selection.ts";
+import { DEFAULT_HTTP_PORT } from "../mcp/port.ts";
 import type { JsEvalRunner } from "../mcp/code_profile.ts";
 import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
 
@@ -34,7 +36,7 @@ Selection (the tools a connection sees):
 Options:
   --mcp              serve MCP (required)
   --http             serve Streamable HTTP on 127.0.0.1 instead of stdio
-  --port N           the HTTP port (default 17889; 0 picks a free one)
+  --port N           the HTTP port (default ${DEFAULT_HTTP_PORT}; 0 picks a free one)
   --socket PATH      serve HTTP on this Unix socket (mode 0600) instead of a port
   --home DIR         the home (default: $DVERGR_HOME, else .dvergr in the working directory)
   --job ID           (internal) run the work of job ID in this process; the server starts
@@ -119,7 +121,7 @@ async function runJobWorker(id: string, homeDir: string, ctx: CliContext): Promi
   const pool = createCheckerPool({ workers: 2 });
   // Nothing reads this process's stderr: what the runner reports goes to the log.
   const jobs = createJobRunner(home.state, { log: (line) => void log(line) });
-  const stop = untilSignal();
+  const stop = onStopSignal();
   stop.done.then(() => home.state.requestJobCancel(id)).catch(() => {});
   try {
     log("started");
@@ -143,33 +145,6 @@ async function runJobWorker(id: string, homeDir: string, ctx: CliContext): Promi
     pool.close();
     await home.close();
   }
-}
-
-/** Resolves when SIGINT or SIGTERM arrives (or `also` aborts). */
-function untilSignal(also?: AbortSignal): { done: Promise<void>; dispose(): void } {
-  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
-  let fire = () => {};
-  const done = new Promise<void>((r) => (fire = r));
-  for (const s of signals) {
-    try {
-      Deno.addSignalListener(s, fire);
-    } catch {
-      // Signals are not available on this platform.
-    }
-  }
-  also?.addEventListener("abort", fire, { once: true });
-  return {
-    done,
-    dispose() {
-      for (const s of signals) {
-        try {
-          Deno.removeSignalListener(s, fire);
-        } catch {
-          // Not available.
-        }
-      }
-    },
-  };
 }
 
 export async function run(args: string[], ctx: CliContext): Promise<number> {
@@ -213,14 +188,15 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
     room: values.room,
   }, { jsEval });
   const port = values.http
-    ? rangeFlag("serve", "port", values.port ?? ctx.env("DVERGR_MCP_PORT"), "port") ?? 17889
+    ? rangeFlag("serve", "port", values.port ?? ctx.env("DVERGR_MCP_PORT"), "port") ??
+      DEFAULT_HTTP_PORT
     : 0;
   const log = (line: string) => ctx.stderr(`dvergr-mcp: ${line}\n`);
 
   const home = await openHome(homeDir);
   const pool = createCheckerPool({ workers: 2 });
   const jobs = createJobRunner(home.state, { spawnWorker: spawnWorker(home.dir, ctx.cwd) });
-  const stop = untilSignal();
+  const stop = onStopSignal();
   try {
     const orphans = await jobs.recover();
     const context = {

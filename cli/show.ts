@@ -1,7 +1,8 @@
 import { join, resolve } from "node:path";
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
-import { isDir } from "./home_arg.ts";
+import { isDir, pathExists } from "../core/io/fs.ts";
+import { givenHomeDir } from "../core/io/home.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { openHome } from "../core/io/home.ts";
@@ -38,23 +39,14 @@ export const OPTIONS = {
 
 /** The homes to look in: the one given, else .dvergr and every workflow-runs/<bundle>. */
 async function homesFor(flag: string | undefined, ctx: CliContext): Promise<string[]> {
-  const given = flag ?? ctx.env("DVERGR_HOME");
-  if (given) return [resolve(ctx.cwd, given)];
+  const given = givenHomeDir({ flag, env: ctx.env, cwd: ctx.cwd });
+  if (given) return [given];
   const out = [resolve(ctx.cwd, ".dvergr")];
   const runs = resolve(ctx.cwd, "workflow-runs");
   if (await isDir(runs)) {
     for await (const e of Deno.readDir(runs)) if (e.isDirectory) out.push(join(runs, e.name));
   }
   return out;
-}
-
-async function hasState(dir: string): Promise<boolean> {
-  try {
-    await Deno.stat(join(dir, "state.kv"));
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Splits `exp/candidate/case/repetition` (a candidate name may itself hold slashes). */
@@ -115,7 +107,7 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
   const homes = await homesFor(values.home, ctx);
   const seen: string[] = [];
   for (const dir of homes) {
-    if (!(await hasState(dir))) continue;
+    if (!(await pathExists(join(dir, "state.kv")))) continue;
     const home = await openHome(dir);
     try {
       const all = await home.state.listExperiments();

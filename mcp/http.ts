@@ -23,7 +23,7 @@ import { tokensEqual } from "./token.ts";
 import type { StatelessHandler } from "./stateless.ts";
 import { isStatelessBody, statelessResponse } from "./http_stateless.ts";
 
-export const DEFAULT_HTTP_PORT = 17889;
+export { DEFAULT_HTTP_PORT } from "./port.ts";
 /** Largest request body (a room_write of a big table fits). */
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 /** Sessions kept at once; beyond, the least recently used one is closed. */

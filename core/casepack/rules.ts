@@ -107,7 +107,9 @@ export function casepackFieldRight(
     const w = casepackNumber(want);
     const g = casepackNumber(got);
     if (w === null || g === null) return false;
-    const tol = typeof tolerance === "number" && Number.isFinite(tolerance) ? tolerance : 0.005;
+    const tol = typeof tolerance === "number" && Number.isFinite(tolerance)
+      ? tolerance
+      : DEFAULT_TOLERANCE;
     // Reading decimals as doubles and subtracting errs by a few units in the last
     // place of the operands: allow that much, so 1234.57 is within 0.01 of 1234.56,
     // and no more, so a millionth beyond the tolerance is wrong for any amount.

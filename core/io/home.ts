@@ -33,20 +33,28 @@ export interface Home {
   close(): Promise<void>;
 }
 
-/**
- * The home directory to use: `--home DIR`, else `$DVERGR_HOME`, else
- * `workflow-runs/<bundle name>` in the working directory. Relative paths are resolved
- * against `cwd`.
- */
-export function resolveHomeDir(opts: {
+interface HomeChoice {
+  /** `--home DIR`. */
   flag?: string;
   env: (name: string) => string | undefined;
   cwd: string;
-  bundleName: string;
-}): string {
-  const chosen = opts.flag || opts.env("DVERGR_HOME") ||
-    join("workflow-runs", opts.bundleName);
-  return resolve(opts.cwd, chosen);
+}
+
+/** The home the user named (`--home DIR`, else `$DVERGR_HOME`), absolute; null when none. */
+export function givenHomeDir(opts: HomeChoice): string | null {
+  const given = opts.flag || opts.env("DVERGR_HOME");
+  return given ? resolve(opts.cwd, given) : null;
+}
+
+/**
+ * The home directory to use, the one rule of every command: `--home DIR`, else
+ * `$DVERGR_HOME`, else `workflow-runs/<bundle name>` for a command on one bundle and
+ * `.dvergr` for the others, in the working directory. Relative paths are resolved against
+ * `cwd`.
+ */
+export function resolveHomeDir(opts: HomeChoice & { bundleName?: string }): string {
+  return givenHomeDir(opts) ??
+    resolve(opts.cwd, opts.bundleName ? join("workflow-runs", opts.bundleName) : ".dvergr");
 }
 
 /**

@@ -16,6 +16,7 @@
  *
  * Permissions: --allow-read and --allow-write on the rooms directory.
  */
+import { pathExists } from "./fs.ts";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { DvergrError } from "../errors.ts";
@@ -389,15 +390,7 @@ export function gitRoomStore(
     return join(dir, slug);
   };
 
-  async function exists(slug: string): Promise<boolean> {
-    try {
-      await Deno.lstat(join(gitdirOf(slug), "HEAD"));
-      return true;
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound) return false;
-      throw e;
-    }
-  }
+  const exists = (slug: string) => pathExists(join(gitdirOf(slug), "HEAD"));
 
   /** Path → blob oid of every file at or under `prefix` in a tree. */
   function treeEntries(
