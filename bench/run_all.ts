@@ -15,6 +15,8 @@ const BENCHES: ["run" | "bench", string][] = [
   ["run", "engine_bench.ts"],
   ["run", "room_store_bench.ts"],
   ["run", "casepack_bench.ts"],
+  // Runs only when promptfoo is installed (PROMPTFOO_DIR); says how otherwise.
+  ["run", "promptfoo_compare.ts"],
 ];
 
 let failed = 0;
