@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { INPUT_LIMITS, readInputFile } from "../core/io/input_file.ts";
 import { parseCommandArgs } from "./args.ts";
 import { readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
@@ -196,18 +197,13 @@ async function readAnswerDir(dir: string, capture: string[]): Promise<Record<str
 
 /** An EDN file holding a map of strings to strings (--fetched, --judgements). */
 async function readStringMapFile(path: string, flag: string): Promise<Record<string, string>> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (e) {
-    throw new DvergrError(
-      "NOT_FOUND",
-      `Cannot read --${flag} file "${path}": ${e instanceof Error ? e.message : e}`,
-      {
-        hint: `Give an EDN file such as {"https://example.com/" "page text"}`,
-      },
-    );
-  }
+  const bytes = await readInputFile(path, {
+    shown: path,
+    what: `--${flag} file`,
+    maxBytes: INPUT_LIMITS.text,
+    hint: `Give an EDN file such as {"https://example.com/" "page text"}`,
+  });
+  const text = new TextDecoder().decode(bytes);
   const value = toPlain(readEdn(text, { file: path }));
   const bad = value === null || typeof value !== "object" || Array.isArray(value)
     ? "it is not a map"

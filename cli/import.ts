@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { INPUT_LIMITS, readInputFile } from "../core/io/input_file.ts";
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
@@ -105,22 +106,14 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
 }
 
 async function readExport(path: string, shown: string): Promise<string> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new DvergrError("NOT_FOUND", `Cannot import "${shown}": no such file`, {
-        hint: "Give the path of an export written by `dvergr export`",
-      });
-    }
-    if (e instanceof Deno.errors.IsADirectory) {
-      throw new DvergrError("USAGE", `Cannot import "${shown}": it is a directory`, {
-        hint: "An export is one EDN file; to install a bundle directory, benchmark or export it",
-      });
-    }
-    throw e;
-  }
+  // Only a regular file, and a bounded one: /dev/zero or a FIFO must not be read forever.
+  const bytes = await readInputFile(path, {
+    shown,
+    what: "export",
+    maxBytes: INPUT_LIMITS.export,
+    hint: "Give the path of an export written by `dvergr export` (one EDN file); to install " +
+      "a bundle directory, benchmark or export it",
+  });
   // Strictly: decoded leniently, a byte of another encoding would become U+FFFD and the
   // export would be refused as changed after export, which it was not.
   try {

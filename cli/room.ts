@@ -1,10 +1,11 @@
 import { Buffer } from "node:buffer";
+import { INPUT_LIMITS, readInputFile } from "../core/io/input_file.ts";
 import { resolve } from "node:path";
 import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
-import { DvergrError, usageError } from "../core/errors.ts";
+import { usageError } from "../core/errors.ts";
 import { callOp } from "../core/ops/registry.ts";
 import {
   roomCreate,
@@ -213,17 +214,12 @@ async function writeContent(
   if (values.delete) return { files: { [path]: null }, encoding: "text" };
   if (values.file !== undefined) {
     const file = resolve(ctx.cwd, values.file);
-    let bytes: Uint8Array;
-    try {
-      bytes = await Deno.readFile(file);
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound) {
-        throw new DvergrError("NOT_FOUND", `Cannot read "${values.file}": no such file`, {
-          hint: "Give the path of a local file with --file",
-        });
-      }
-      throw e;
-    }
+    const bytes = await readInputFile(file, {
+      shown: values.file,
+      what: "--file",
+      maxBytes: INPUT_LIMITS.text,
+      hint: "Give the path of a local file with --file",
+    });
     // As base64, so the op checks that the bytes are UTF-8 text.
     return { files: { [path]: Buffer.from(bytes).toString("base64") }, encoding: "base64" };
   }

@@ -13,6 +13,7 @@
  * `--candidate` is repeatable and never split on commas (commands may hold commas);
  * `--models a,b` is split on commas and every item is a model.
  */
+import { readInputFile } from "../io/input_file.ts";
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { DvergrError } from "../errors.ts";
@@ -164,9 +165,13 @@ export type NamedCandidate = CommandSpec | AgentSpec;
 export async function readNamedCommands(file: string): Promise<Map<string, NamedCandidate>> {
   let text: string;
   try {
-    text = await Deno.readTextFile(file);
+    text = new TextDecoder().decode(
+      await readInputFile(file, { shown: file, what: "candidates file", maxBytes: 1 << 20 }),
+    );
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return new Map();
+    if (e instanceof DvergrError && e.code === "NOT_FOUND" && !/directory/.test(e.message)) {
+      return new Map();
+    }
     throw e;
   }
   const plain = toPlain(readEdn(text, { file }));

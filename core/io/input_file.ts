@@ -13,8 +13,10 @@ import { DvergrError } from "../errors.ts";
 export const INPUT_LIMITS = {
   /** A case-pack table. */
   table: 512 * 1024 * 1024,
-  /** A spec, an export, a shared file or an attachment. */
+  /** A spec, a shared file, an attachment, a file given to a room. */
   text: 64 * 1024 * 1024,
+  /** An export (a whole bundle as one EDN file). */
+  export: 512 * 1024 * 1024,
 } as const;
 
 // Opening never waits for a FIFO's writer.

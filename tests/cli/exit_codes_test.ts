@@ -116,3 +116,13 @@ Deno.test("osProblem() makes errors of the environment exit-2 errors naming what
   assert.equal(osProblem(new TypeError("x is undefined")), null);
   assert.equal(osProblem(new RangeError("Maximum call stack size exceeded")), null);
 });
+
+Deno.test("import refuses /dev/zero and a FIFO as the export instead of reading forever", async () => {
+  const root = await Deno.makeTempDir();
+  const fifo = join(root, "fifo");
+  assert.ok((await new Deno.Command("mkfifo", { args: [fifo] }).output()).success);
+  for (const file of ["/dev/zero", fifo]) {
+    assertRefused(await dvergr(root, "import", file, "--dir", "d"), /not a regular file/);
+  }
+  await Deno.remove(root, { recursive: true });
+});
