@@ -27,7 +27,13 @@ import {
 import type { ExperimentPlan } from "../bench/experiment.ts";
 import type { PendingCell } from "../bench/resume.ts";
 import { type BlobStore, putJson } from "../io/blob_store.ts";
-import { type Capture, type CaptureLimits, createWorld, type World } from "../io/world.ts";
+import {
+  type Capture,
+  type CaptureLimits,
+  createMemoryWorld,
+  createWorld,
+  type World,
+} from "../io/world.ts";
 import { isDvergrError } from "../errors.ts";
 
 /** What an attempt needs from its run. */
@@ -130,10 +136,14 @@ export async function runAttempt(
 
   let world: World;
   try {
-    world = await createWorld(fixturesFor(bundle, cell.caseId), {
-      parent: opts.worldsDir,
-      mkdirs: bundle.definition.capture,
-    });
+    // A world is written only as far as its candidate can see it: a built-in candidate
+    // reaches it only through its file functions, so its world stays in memory.
+    world = candidate.identity.kind === "builtin"
+      ? createMemoryWorld(fixturesFor(bundle, cell.caseId), { mkdirs: bundle.definition.capture })
+      : await createWorld(fixturesFor(bundle, cell.caseId), {
+        parent: opts.worldsDir,
+        mkdirs: bundle.definition.capture,
+      });
   } catch (e) {
     return await faultRecord(
       { source: "host", kind: "world", message: `Cannot create the world: ${message(e)}` },

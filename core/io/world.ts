@@ -368,3 +368,100 @@ async function readCaptured(
     await file.close().catch(() => {});
   }
 }
+
+/**
+ * A world that only lives in memory, for candidates that see it only through `files` (the
+ * built-in ones): nothing is written to disk, and a capture gives what a directory world
+ * would give for the same writes, under the same limits (a file is its UTF-8 bytes).
+ * `dir` is empty: there is no directory for a process to run in.
+ */
+export function createMemoryWorld(
+  fixtures: Record<string, string>,
+  opts: { mkdirs?: string[] } = {},
+): World {
+  const texts = new Map<string, string>();
+  const dirs = new Set<string>(["/"]);
+  const addDirs = (segs: string[]) => {
+    for (let i = 1; i <= segs.length; i++) dirs.add("/" + segs.slice(0, i).join("/"));
+  };
+  const files: WorldFiles = {
+    list(worldDir) {
+      const prefix = "/" + worldPathSegments(worldDir).join("/");
+      const under = prefix === "/" ? "/" : prefix + "/";
+      return Promise.resolve([...texts.keys()].filter((p) => p.startsWith(under)).sort());
+    },
+    read(path) {
+      const text = texts.get("/" + worldPathSegments(path).join("/"));
+      if (text === undefined) {
+        return Promise.reject(
+          new DvergrError("NOT_FOUND", `Cannot read world file "${path}": no such file`, {
+            hint: "List the world's files to see what is there",
+          }),
+        );
+      }
+      return Promise.resolve(text);
+    },
+    write(path, text) {
+      try {
+        put(path, text);
+        return Promise.resolve();
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+  };
+  function put(path: string, text: string): void {
+    const segs = worldPathSegments(path);
+    const p = "/" + segs.join("/");
+    const refuse = (why: string) =>
+      new DvergrError("PATH_INVALID", `Cannot use world path "${path}": ${why}`, {
+        hint: "A world's files are plain files and directories inside it",
+      });
+    if (dirs.has(p)) throw refuse("it is not a regular file");
+    for (let i = 1; i < segs.length; i++) {
+      const parent = "/" + segs.slice(0, i).join("/");
+      if (texts.has(parent)) throw refuse(`"${parent}" is not a directory`);
+    }
+    addDirs(segs.slice(0, -1));
+    texts.set(p, text);
+  }
+  for (const path of Object.keys(fixtures).sort()) put(path, fixtures[path]);
+  for (const d of opts.mkdirs ?? []) addDirs(worldPathSegments(d));
+  return {
+    dir: "",
+    files,
+    async capture(captureDirs, limits) {
+      const l = { ...DEFAULT_CAPTURE_LIMITS, ...limits };
+      const found = new Set<string>();
+      for (const d of captureDirs) {
+        for (const p of await files.list(d)) {
+          const depth = p.split("/").length -
+            ("/" + worldPathSegments(d).join("/")).split("/").length - 1;
+          if (depth <= l.maxDepth) found.add(p);
+        }
+      }
+      const out: Capture = { files: {}, skipped: [], skippedUnlisted: 0, bytes: 0 };
+      let kept = 0;
+      for (const p of [...found].sort()) {
+        const text = texts.get(p)!;
+        const size = new TextEncoder().encode(text).length;
+        const skip = (reason: SkipReason) => {
+          if (out.skipped.length < MAX_SKIPS_LISTED) {
+            out.skipped.push({ path: p, reason, bytes: size });
+          } else out.skippedUnlisted++;
+        };
+        if (size > l.maxFileBytes) skip("too-large");
+        else if (kept >= l.maxFiles) skip("too-many");
+        else if (out.bytes + size > l.maxTotalBytes) skip("over-total");
+        else if (text.includes("\0")) skip("binary");
+        else {
+          out.files[p] = text;
+          out.bytes += size;
+          kept++;
+        }
+      }
+      return out;
+    },
+    remove: () => Promise.resolve(),
+  };
+}

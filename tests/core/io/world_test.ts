@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createWorld, worldPathSegments } from "../../../core/io/world.ts";
+import { createMemoryWorld, createWorld, worldPathSegments } from "../../../core/io/world.ts";
 
 Deno.test("worldPathSegments() refuses relative, .., backslash and NUL paths", () => {
   assert.deepEqual(worldPathSegments("/out/answer.edn"), ["out", "answer.edn"]);
@@ -126,4 +126,29 @@ Deno.test("capture() neither follows a link nor blocks on a FIFO that replaces a
   assert.ok(!seen.includes("secret"), "a capture followed a link out of the world");
   await world.remove();
   await Deno.remove(outside, { recursive: true });
+});
+
+Deno.test("createMemoryWorld() captures what createWorld() captures for the same writes, writing nothing to disk", async () => {
+  const fixtures = { "/docs/q.txt": "w1", "/docs/deep/a.md": "# a" };
+  const limits = { maxFileBytes: 8, maxFiles: 3 };
+  const disk = await createWorld(fixtures, { mkdirs: ["/out"] });
+  const memory = createMemoryWorld(fixtures, { mkdirs: ["/out"] });
+  try {
+    assert.equal(memory.dir, "");
+    for (const w of [disk, memory]) {
+      await w.files.write("/out/answer.txt", "right");
+      await w.files.write("/out/sub/b.txt", "b");
+      await w.files.write("/out/big.txt", "x".repeat(20));
+      await w.files.write("/out/z1.txt", "1");
+      await w.files.write("/out/z2.txt", "2");
+      await assert.rejects(w.files.write("/out/answer.txt/x", "no"), /not a directory/);
+      await assert.rejects(w.files.read("/out/none.txt"), /no such file/);
+    }
+    assert.deepEqual(await memory.files.list("/docs"), await disk.files.list("/docs"));
+    assert.equal(await memory.files.read("/docs/q.txt"), "w1");
+    assert.deepEqual(await memory.capture(["/out"], limits), await disk.capture(["/out"], limits));
+  } finally {
+    await disk.remove();
+    await memory.remove();
+  }
 });
