@@ -113,7 +113,7 @@ async function timed(
   cmd: string[],
   env: Record<string, string>,
   cwd: string,
-  finished: (stdout: string) => boolean = () => true,
+  finished: (printed: string) => boolean = () => true,
 ) {
   const full = gnuTime ? [gnuTime, "-f", "%M", ...cmd] : cmd;
   const t0 = performance.now();
@@ -126,7 +126,8 @@ async function timed(
   }).output();
   const ms = performance.now() - t0;
   const err = new TextDecoder().decode(out.stderr).trim().split("\n");
-  if (!out.success && !finished(new TextDecoder().decode(out.stdout))) {
+  const printed = new TextDecoder().decode(out.stdout) + "\n" + err.join("\n");
+  if (!out.success && !finished(printed)) {
     throw new Error(`${cmd.join(" ")} failed:\n${err.slice(-40).join("\n")}`);
   }
   const rss = gnuTime ? Number(err.at(-1)) : NaN;
@@ -177,9 +178,9 @@ for (let r = 0; r < runs; r++) {
     ],
     { ...quiet, PATH: path, HOME: join(dir, `pf-home-${r}`) },
     dir,
-    // On Node.js 20 promptfoo sometimes fails on its way out ("write after end" in its
-    // logger) after printing its results: the job itself finished.
-    (stdout) => new RegExp(`${cases} passed`).test(stdout),
+    // On Node.js 20 promptfoo often fails on its way out ("write after end" in its file
+    // logger) after "Eval complete": the job itself finished.
+    (printed) => /Eval complete/.test(printed),
   );
   promptfooTimes.push(p.ms);
   promptfooRss = Math.max(promptfooRss, p.rssKiB || 0);
