@@ -36,6 +36,7 @@ async function sh(script: string, ...args: string[]): Promise<string | null> {
   try {
     const out = await new Deno.Command("/bin/sh", {
       args: ["-c", script, "dvergr-cgroup", ...args],
+      env: { PPID_DVERGR: String(Deno.pid) },
       stdin: "null",
       stdout: "piped",
       stderr: "null",
@@ -61,8 +62,16 @@ function counter(text: string | null, key: string): number {
 }
 
 /** Kills what is left in the cgroup directories (killing first when v2 can), then removes them. */
+/** Cgroups whose processes had not all been reaped when their attempt ended. */
+const leftOver = new Set<string>();
+
+/**
+ * Kills what is left in the cgroup directories (killing first when v2 can), then removes
+ * them. A killed process leaves its cgroup only once reaped (by the container's init, which
+ * may be slow): what cannot be removed within a second is kept and tried again later.
+ */
 async function removeAll(dirs: string[], v2Kill = false): Promise<void> {
-  await sh(
+  const done = await sh(
     `${v2Kill ? 'echo 1 > "$1/cgroup.kill" 2>/dev/null\n' : ""}` +
       "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do\n" +
       '  pids=""; for d in "$@"; do pids="$pids $(cat "$d/cgroup.procs" 2>/dev/null)"; done\n' +
@@ -72,6 +81,26 @@ async function removeAll(dirs: string[], v2Kill = false): Promise<void> {
       "  sleep 0.05\n" +
       "done\nexit 1",
     ...dirs,
+  );
+  if (done === null) { for (const d of dirs) leftOver.add(d); }
+}
+
+/**
+ * Removes the empty cgroups earlier attempts left: this process's own, and those of dvergr
+ * processes that no longer run (named dvergr-<pid>-…). rmdir removes only empty cgroups, so
+ * a cgroup in use is never touched.
+ */
+async function sweep(parents: string[]): Promise<void> {
+  const own = [...leftOver];
+  leftOver.clear();
+  await sh(
+    'for d in "$@"; do case "$d" in */dvergr-*) ;; *) d="$d/dvergr-*";; esac\n' +
+      '  for c in $d; do [ -d "$c" ] || continue\n' +
+      "    pid=${c##*/dvergr-}; pid=${pid%%-*}\n" +
+      '    if [ "$pid" = "$PPID_DVERGR" ] || ! kill -0 "$pid" 2>/dev/null; then rmdir "$c" 2>/dev/null; fi\n' +
+      "  done\ndone",
+    ...own,
+    ...parents,
   );
 }
 
@@ -161,6 +190,8 @@ async function openV1(name: string, memory: number, processes: number) {
 }
 
 let usable: Promise<1 | 2 | null> | null = null;
+/** Leftovers of dead dvergr processes are swept once per process. */
+let sweeping: Promise<void> | null = null;
 
 /**
  * A fresh cgroup for one attempt with `memoryBytes` and `processes` as its limits, or null
@@ -182,9 +213,22 @@ export async function openAttemptCgroup(
     return probe.version;
   })();
   const version = await usable;
+  if (version === null) return null;
+  sweeping ??= (async () => {
+    const own = await ownCgroups();
+    const parents = version === 2
+      ? [ROOT, join(ROOT, "unified")].map((m) =>
+        join(m, own.find((c) => c.controllers.length === 0)?.path ?? "/")
+      )
+      : ["memory", "pids"].map((k) =>
+        join(ROOT, k, own.find((c) => c.controllers.includes(k))?.path ?? "/")
+      );
+    await sweep(parents);
+  })();
+  await sweeping;
+  if (leftOver.size > 0) await sweep([]);
   if (version === 2) return await openV2(name(), memoryBytes, processes);
-  if (version === 1) return await openV1(name(), memoryBytes, processes);
-  return null;
+  return await openV1(name(), memoryBytes, processes);
 }
 
 /**
