@@ -63,7 +63,7 @@ export async function runMain(argv: string[], ctx: CliContext): Promise<number> 
       ctx.stdout(command.HELP);
       return 0;
     }
-    return await command.run(rest, ctx);
+    return await command.run(ctx, command.parse(rest));
   } catch (e) {
     // The reader of stdout has gone (`| head -1`): what it wanted it has; end quietly.
     if (e instanceof StdoutClosed) return 0;

@@ -2,7 +2,7 @@ import { join, resolve } from "node:path";
 import { checkOutputFile } from "../core/io/output_file.ts";
 import { limitsFrom } from "../core/io/candidates/limits.ts";
 import { parseCommandArgs, rangeFlag } from "./args.ts";
-import { readBundleArg } from "./bundle_arg.ts";
+import { checkOneBundle, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
 import { printJson } from "./render.ts";
@@ -173,14 +173,19 @@ export function diagnosisJson(d: Diagnosis): Record<string, unknown> {
   };
 }
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("benchmark", args, OPTIONS);
-  if (positionals.length > 1) {
-    throw usageError(
-      `"dvergr benchmark" takes one bundle, got ${positionals.length}: ${positionals.join(" ")}`,
-      "Quote a command candidate: --candidate 'me=cmd:./agent.sh --fast'",
-    );
-  }
+  checkOneBundle(
+    "benchmark",
+    positionals,
+    "Quote a command candidate: --candidate 'me=cmd:./agent.sh --fast'",
+  );
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = opts;
   const fileBundle = await readBundleArg("benchmark", positionals[0], { home: values.home, ctx });
   const out = (s: string) => ctx.stdout(s + "\n");
 

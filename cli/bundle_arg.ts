@@ -65,3 +65,12 @@ export async function readBundleArg(
   const fb = await readRoomBundle(rooms, ref.room, ref.name);
   return { ...fb, source: { kind: "room", room: ref.room, name: ref.name, home } };
 }
+
+/** Refuses more than one bundle argument (a command runs on one bundle; quote a path with spaces). */
+export function checkOneBundle(command: string, positionals: string[], hint: string): void {
+  if (positionals.length <= 1) return;
+  throw usageError(
+    `"dvergr ${command}" takes one bundle, got ${positionals.length}: ${positionals.join(" ")}`,
+    hint,
+  );
+}

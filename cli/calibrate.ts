@@ -1,9 +1,8 @@
 import { parseCommandArgs } from "./args.ts";
-import { readBundleArg } from "./bundle_arg.ts";
+import { checkOneBundle, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
-import { usageError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
@@ -36,14 +35,19 @@ export const OPTIONS = {
   json: { type: "boolean" },
 } as const;
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("calibrate", args, OPTIONS);
-  if (positionals.length > 1) {
-    throw usageError(
-      `"dvergr calibrate" takes one bundle, got ${positionals.length}`,
-      `Run it once per bundle: dvergr calibrate path/to/bundle (quote a path with spaces)`,
-    );
-  }
+  checkOneBundle(
+    "calibrate",
+    positionals,
+    `Run it once per bundle: dvergr calibrate path/to/bundle (quote a path with spaces)`,
+  );
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = opts;
   const bundle = parseBundle(
     await readBundleArg("calibrate", positionals[0], { home: values.home, ctx }),
   );

@@ -199,7 +199,8 @@ async function specOf(values: Values, out: string, at: (p: string) => string) {
   return completeSpec(draft);
 }
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("cases", args, OPTIONS);
   if (positionals.length !== 1) {
     throw usageError(
@@ -209,6 +210,11 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       "Run `dvergr cases --help`",
     );
   }
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = opts;
   const tablePath = positionals[0];
   if (values.room !== undefined) return await runIntoRoom(values, tablePath, ctx);
   if (values.out === undefined || values.out.trim() === "") {

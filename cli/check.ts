@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { INPUT_LIMITS, readInputFile } from "../core/io/input_file.ts";
 import { parseCommandArgs } from "./args.ts";
-import { readBundleArg } from "./bundle_arg.ts";
+import { checkOneBundle, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
@@ -63,14 +63,19 @@ export const OPTIONS = {
   json: { type: "boolean" },
 } as const;
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("check", args, OPTIONS);
-  if (positionals.length > 1) {
-    throw usageError(
-      `"dvergr check" takes one bundle, got ${positionals.length}`,
-      `Run it once per bundle: dvergr check path/to/bundle (quote a path with spaces)`,
-    );
-  }
+  checkOneBundle(
+    "check",
+    positionals,
+    `Run it once per bundle: dvergr check path/to/bundle (quote a path with spaces)`,
+  );
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = opts;
   const fb = await readBundleArg("check", positionals[0], { home: values.home, ctx });
   const pool = createCheckerPool({ workers: 1 });
   try {

@@ -13,12 +13,14 @@ export interface CliContext {
 
 /**
  * A subcommand module: help text as data, its flags (the parseArgs spec, so a test can
- * prove the help lists every flag), and a run that returns the exit status.
+ * prove the help lists every flag), a pure parse() of its arguments (it throws usage errors
+ * and touches nothing) and run(), which does the work and returns the exit status.
  */
-export interface Command {
+export interface Command<O = unknown> {
   HELP: string;
   OPTIONS: Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>;
-  run(args: string[], ctx: CliContext): Promise<number>;
+  parse(args: string[]): O;
+  run(ctx: CliContext, opts: O): Promise<number>;
 }
 
 /**

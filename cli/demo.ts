@@ -80,11 +80,17 @@ export function demoAgents(deno: string): Map<string, CommandSpec> {
   return agents;
 }
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("demo", args, OPTIONS);
   if (positionals.length > 0) {
     throw usageError(`"dvergr demo" takes no arguments, got ${positionals.join(" ")}`);
   }
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values } = opts;
   const repetitions = rangeFlag("demo", "repetitions", values.repetitions, "repetitions") ?? 3;
   const out = (s: string) => ctx.stdout(s + "\n");
   const bundle = await readBundleDir(DEMO_BUNDLE);

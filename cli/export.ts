@@ -2,11 +2,10 @@ import { resolve } from "node:path";
 import { checkOutputFile } from "../core/io/output_file.ts";
 import { writeFileAtomic } from "./write_atomic.ts";
 import { parseCommandArgs } from "./args.ts";
-import { readBundleArg } from "./bundle_arg.ts";
+import { checkOneBundle, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
-import { usageError } from "../core/errors.ts";
 import { exportFiles, type ExportOutcome } from "../core/ops/catalog_bundles.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
@@ -33,14 +32,15 @@ export const OPTIONS = {
   json: { type: "boolean" },
 } as const;
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("export", args, OPTIONS);
-  if (positionals.length > 1) {
-    throw usageError(
-      `"dvergr export" takes one bundle, got ${positionals.length}`,
-      "Run `dvergr export path/to/bundle -o bundle.edn`",
-    );
-  }
+  checkOneBundle("export", positionals, "Run `dvergr export path/to/bundle -o bundle.edn`");
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = opts;
   const fb = await readBundleArg("export", positionals[0], { home: values.home, ctx });
   let outcome: ExportOutcome;
   if (fb.source.kind === "room") {

@@ -1,10 +1,10 @@
 import { dirname, join } from "node:path";
 import { parseCommandArgs } from "./args.ts";
-import { readBundleArg } from "./bundle_arg.ts";
+import { checkOneBundle, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { isDir } from "../core/io/fs.ts";
 import { printJson } from "./render.ts";
-import { DvergrError, usageError } from "../core/errors.ts";
+import { DvergrError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
 import { openHome, resolveHomeDir, roomSlug } from "../core/io/home.ts";
 import { readBundleDir, writeBundleDir } from "../core/io/bundle_dir.ts";
@@ -59,14 +59,19 @@ async function replaceableDir(dir: string): Promise<boolean> {
   }
 }
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("freeze", args, OPTIONS);
-  if (positionals.length > 1) {
-    throw usageError(
-      `"dvergr freeze" takes one bundle, got ${positionals.length}: ${positionals.join(" ")}`,
-      "Run `dvergr freeze path/to/bundle` or `dvergr freeze ROOM/NAME --home DIR`",
-    );
-  }
+  checkOneBundle(
+    "freeze",
+    positionals,
+    "Run `dvergr freeze path/to/bundle` or `dvergr freeze ROOM/NAME --home DIR`",
+  );
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = opts;
   const fb = await readBundleArg("freeze", positionals[0], { home: values.home, ctx });
   const bundle = parseBundle(fb);
   const { source } = fb;

@@ -42,7 +42,8 @@ export const OPTIONS = {
   json: { type: "boolean" },
 } as const;
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("import", args, OPTIONS);
   if (positionals.length !== 1) {
     throw usageError(
@@ -62,6 +63,11 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       "Name the directory as you want the bundle called, e.g. --dir bundles/my-name",
     );
   }
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = opts;
   const file = positionals[0];
   const text = await readExport(resolve(ctx.cwd, file), file);
 

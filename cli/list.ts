@@ -25,7 +25,8 @@ export const OPTIONS = {
   json: { type: "boolean" },
 } as const;
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("list", args, OPTIONS);
   if (positionals.length > 1) {
     throw usageError(
@@ -33,6 +34,11 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       "Run `dvergr list` for every room or `dvergr list ROOM` for one",
     );
   }
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = opts;
   const home = roomHomeDir(values.home, ctx);
   return await withOpContext(ctx, home, {}, async (op) => {
     const r = await callOp(

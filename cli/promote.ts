@@ -30,8 +30,14 @@ export const OPTIONS = {
   json: { type: "boolean" },
 } as const;
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("promote", args, OPTIONS);
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = opts;
   const ref = positionals.length === 1 ? parseRoomName(positionals[0]) : null;
   if (!ref) {
     throw usageError(

@@ -74,8 +74,14 @@ const ARITY: Record<Action, [string[], string[]]> = {
   log: [["ROOM"], []],
 };
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("room", args, OPTIONS);
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = opts;
   const [action, ...rest] = positionals;
   if (!ACTIONS.includes(action as Action)) {
     throw usageError(

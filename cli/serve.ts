@@ -5,7 +5,7 @@ import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
 import { usageError } from "../core/errors.ts";
-import { openHome } from "../core/io/home.ts";
+import { openHome, resolveHomeDir } from "../core/io/home.ts";
 import { allOps, callOp, findOp } from "../core/ops/registry.ts";
 import { createJobRunner } from "../core/io/job_runner.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
@@ -147,7 +147,8 @@ async function runJobWorker(id: string, homeDir: string, ctx: CliContext): Promi
   }
 }
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("serve", args, OPTIONS);
   if (positionals.length > 0) {
     throw usageError(
@@ -155,7 +156,12 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       "Run `dvergr serve --help`",
     );
   }
-  const homeDir = resolve(ctx.cwd, values.home || ctx.env("DVERGR_HOME") || ".dvergr");
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values } = opts;
+  const homeDir = resolveHomeDir({ flag: values.home, env: ctx.env, cwd: ctx.cwd });
   if (values.job !== undefined) return await runJobWorker(values.job, homeDir, ctx);
   if (!values.mcp) {
     throw usageError(

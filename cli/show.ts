@@ -88,7 +88,8 @@ function parseTarget(target: string, hasCases: boolean): CellRef {
   return { candidate: parts.slice(0, -1).join("/"), caseId: last, repetition: 0 };
 }
 
-export async function run(args: string[], ctx: CliContext): Promise<number> {
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("show", args, OPTIONS);
   if (positionals.length !== 1) {
     throw usageError(
@@ -96,6 +97,11 @@ export async function run(args: string[], ctx: CliContext): Promise<number> {
       "Write dvergr show <experiment>[/<candidate>/<case>/<repetition>]",
     );
   }
+  return { values, positionals };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { values, positionals } = opts;
   const target = positionals[0];
   const prefix = target.split("/")[0];
   if (prefix.length < 4) {

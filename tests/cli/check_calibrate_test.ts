@@ -116,7 +116,7 @@ Deno.test("dvergr check and calibrate with two bundles exit 2 with a hint, as te
     assert.equal(text.code, 2);
     assert.match(
       text.err,
-      new RegExp(`^error\\[USAGE\\]: "dvergr ${command}" takes one bundle, got 2\\n`),
+      new RegExp(`^error\\[USAGE\\]: "dvergr ${command}" takes one bundle, got 2: .+\\n`),
     );
     assert.match(text.err, /\nhint: .+/);
     assert.doesNotMatch(text.err, /\n\s+at /);

@@ -18,6 +18,16 @@ for (const [name, entry] of Object.entries(COMMANDS)) {
   });
 }
 
+for (const [name, entry] of Object.entries(COMMANDS)) {
+  Deno.test(`dvergr ${name}: parse() reads its arguments without touching anything, refusing an unknown flag`, async () => {
+    const cmd = await entry.load();
+    assert.equal(typeof cmd.parse, "function");
+    assert.equal(typeof cmd.run, "function");
+    // No context is given to parse(): whatever it reads, it cannot print, read files or exit.
+    assert.throws(() => cmd.parse(["--no-such-flag"]), /Cannot parse arguments|--no-such-flag/);
+  });
+}
+
 Deno.test("dvergr --help lists every command", () => {
   const help = mainHelp();
   for (const name of Object.keys(COMMANDS)) assert.match(help, new RegExp(`^  ${name} `, "m"));
