@@ -1,8 +1,8 @@
 import { join, resolve } from "node:path";
 import { checkOutputFile } from "../core/io/output_file.ts";
 import { limitsFrom } from "../core/io/candidates/limits.ts";
-import { parseCommandArgs, rangeFlag } from "./args.ts";
-import { checkOneBundle, readBundleArg } from "./bundle_arg.ts";
+import { rangeFlag } from "./args.ts";
+import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
 import { printJson } from "./render.ts";
@@ -175,13 +175,12 @@ export function diagnosisJson(d: Diagnosis): Record<string, unknown> {
 
 /** Reads the command line: flags and arguments checked, nothing touched. */
 export function parse(args: string[]) {
-  const { values, positionals } = parseCommandArgs("benchmark", args, OPTIONS);
-  checkOneBundle(
+  return parseBundleCommand(
     "benchmark",
-    positionals,
+    args,
+    OPTIONS,
     "Quote a command candidate: --candidate 'me=cmd:./agent.sh --fast'",
   );
-  return { values, positionals };
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {

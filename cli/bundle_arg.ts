@@ -5,6 +5,7 @@ import { readBundleDir } from "../core/io/bundle_dir.ts";
 import { gitRoomStore } from "../core/io/room_store.ts";
 import { readRoomBundle } from "../core/io/room_bundles.ts";
 import type { CliContext } from "./context.ts";
+import { type OptionSpec, parseCommandArgs } from "./args.ts";
 import { roomHomeDir } from "./home_arg.ts";
 import { isDir, pathExists } from "../core/io/fs.ts";
 
@@ -66,11 +67,22 @@ export async function readBundleArg(
   return { ...fb, source: { kind: "room", room: ref.room, name: ref.name, home } };
 }
 
-/** Refuses more than one bundle argument (a command runs on one bundle; quote a path with spaces). */
-export function checkOneBundle(command: string, positionals: string[], hint: string): void {
-  if (positionals.length <= 1) return;
-  throw usageError(
-    `"dvergr ${command}" takes one bundle, got ${positionals.length}: ${positionals.join(" ")}`,
-    hint,
-  );
+/**
+ * The arguments of a command on one bundle: its flags, and at most one bundle argument
+ * (more is a usage error with `hint`).
+ */
+export function parseBundleCommand<O extends OptionSpec>(
+  command: string,
+  args: string[],
+  options: O,
+  hint: string,
+) {
+  const { values, positionals } = parseCommandArgs(command, args, options);
+  if (positionals.length > 1) {
+    throw usageError(
+      `"dvergr ${command}" takes one bundle, got ${positionals.length}: ${positionals.join(" ")}`,
+      hint,
+    );
+  }
+  return { values, positionals };
 }

@@ -1,5 +1,4 @@
-import { parseCommandArgs } from "./args.ts";
-import { checkOneBundle, readBundleArg } from "./bundle_arg.ts";
+import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
@@ -37,13 +36,12 @@ export const OPTIONS = {
 
 /** Reads the command line: flags and arguments checked, nothing touched. */
 export function parse(args: string[]) {
-  const { values, positionals } = parseCommandArgs("calibrate", args, OPTIONS);
-  checkOneBundle(
+  return parseBundleCommand(
     "calibrate",
-    positionals,
+    args,
+    OPTIONS,
     `Run it once per bundle: dvergr calibrate path/to/bundle (quote a path with spaces)`,
   );
-  return { values, positionals };
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {

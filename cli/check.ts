@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { INPUT_LIMITS, readInputFile } from "../core/io/input_file.ts";
-import { parseCommandArgs } from "./args.ts";
-import { checkOneBundle, readBundleArg } from "./bundle_arg.ts";
+
+import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
@@ -17,7 +17,7 @@ import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import type { CheckerRunner } from "../core/checker.ts";
 import type { FileBundle } from "../core/bundle/file_map.ts";
 
-type CheckValues = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>["values"];
+type CheckValues = ReturnType<typeof parse>["values"];
 
 export const HELP =
   `dvergr check <bundle> [--answer DIR [--fetched FILE.edn] [--judgements FILE.edn]] [--case ID]
@@ -65,13 +65,12 @@ export const OPTIONS = {
 
 /** Reads the command line: flags and arguments checked, nothing touched. */
 export function parse(args: string[]) {
-  const { values, positionals } = parseCommandArgs("check", args, OPTIONS);
-  checkOneBundle(
+  return parseBundleCommand(
     "check",
-    positionals,
+    args,
+    OPTIONS,
     `Run it once per bundle: dvergr check path/to/bundle (quote a path with spaces)`,
   );
-  return { values, positionals };
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {

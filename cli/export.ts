@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
 import { checkOutputFile } from "../core/io/output_file.ts";
 import { writeFileAtomic } from "./write_atomic.ts";
-import { parseCommandArgs } from "./args.ts";
-import { checkOneBundle, readBundleArg } from "./bundle_arg.ts";
+
+import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
@@ -34,9 +34,12 @@ export const OPTIONS = {
 
 /** Reads the command line: flags and arguments checked, nothing touched. */
 export function parse(args: string[]) {
-  const { values, positionals } = parseCommandArgs("export", args, OPTIONS);
-  checkOneBundle("export", positionals, "Run `dvergr export path/to/bundle -o bundle.edn`");
-  return { values, positionals };
+  return parseBundleCommand(
+    "export",
+    args,
+    OPTIONS,
+    "Run `dvergr export path/to/bundle -o bundle.edn`",
+  );
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {

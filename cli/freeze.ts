@@ -1,6 +1,6 @@
 import { dirname, join } from "node:path";
-import { parseCommandArgs } from "./args.ts";
-import { checkOneBundle, readBundleArg } from "./bundle_arg.ts";
+
+import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { isDir } from "../core/io/fs.ts";
 import { printJson } from "./render.ts";
@@ -61,13 +61,12 @@ async function replaceableDir(dir: string): Promise<boolean> {
 
 /** Reads the command line: flags and arguments checked, nothing touched. */
 export function parse(args: string[]) {
-  const { values, positionals } = parseCommandArgs("freeze", args, OPTIONS);
-  checkOneBundle(
+  return parseBundleCommand(
     "freeze",
-    positionals,
+    args,
+    OPTIONS,
     "Run `dvergr freeze path/to/bundle` or `dvergr freeze ROOM/NAME --home DIR`",
   );
-  return { values, positionals };
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
