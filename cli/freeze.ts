@@ -6,7 +6,8 @@ import { isDir } from "../core/io/fs.ts";
 import { printJson } from "./render.ts";
 import { DvergrError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
-import { openHome, resolveHomeDir, roomSlug } from "../core/io/home.ts";
+import { openHome, resolveHomeDir } from "../core/io/home.ts";
+import { roomSlug } from "../core/room_slug.ts";
 import { readBundleDir, writeBundleDir } from "../core/io/bundle_dir.ts";
 import { freezeBundle } from "../core/ops/catalog_freeze.ts";
 

@@ -6,7 +6,7 @@
  */
 import { DvergrError } from "../core/errors.ts";
 import type { Op } from "../core/ops/op.ts";
-import { checkSlug } from "../core/io/room_store.ts";
+import { checkSlug } from "../core/room_slug.ts";
 import { codeOps, type JsEvalRunner } from "./code_profile.ts";
 
 export interface Profile {

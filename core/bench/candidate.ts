@@ -3,6 +3,8 @@
  * Built-ins, command candidates (external agent processes) and model candidates
  * (dvergr's own agent loop over an LLM API) all implement it.
  */
+import type { Usage } from "../models/usage.ts";
+export { NO_USAGE, type Usage } from "../models/usage.ts";
 import type { WorldWeb } from "../web/types.ts";
 
 /** An attempt's world as seen through world paths ("/docs/a.md", "/out/answer.edn"). */
@@ -14,20 +16,6 @@ export interface WorldFiles {
   /** Writes a file, creating parents; refuses paths outside the world. */
   write(path: string, text: string): Promise<void>;
 }
-
-/**
- * Tokens of an attempt. `input` counts every prompt token, cached parts included;
- * `cacheRead` and `cacheWrite` are subsets of it (the input rate applies to
- * input − cacheRead − cacheWrite), so the cache share is cacheRead / input.
- */
-export interface Usage {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-}
-
-export const NO_USAGE: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 
 export interface AttemptContext {
   /** The filled task text. */

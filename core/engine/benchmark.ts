@@ -26,7 +26,7 @@ import { scoreExperiment } from "./score_experiment.ts";
 import type { Scorecard } from "../bench/scorecard.ts";
 import type { CertificationSummary } from "../bench/report.ts";
 import type { Home } from "../io/home.ts";
-import { roomSlug } from "../io/home.ts";
+import { roomSlug } from "../room_slug.ts";
 import { syncBundle } from "../io/room_store.ts";
 import { type AttemptEffects, type EffectsOptions, prepareEffects } from "./attempt_effects.ts";
 import { trustOf } from "../io/state_store.ts";

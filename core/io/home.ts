@@ -13,6 +13,7 @@
  * (git); --allow-run (/bin/sh, to see whether a world's process still runs);
  * `"unstable": ["kv"]`.
  */
+export { roomSlug } from "../room_slug.ts";
 import { DvergrError } from "../errors.ts";
 import { join, resolve } from "node:path";
 import { processAlive } from "./process_alive.ts";
@@ -55,16 +56,6 @@ export function givenHomeDir(opts: HomeChoice): string | null {
 export function resolveHomeDir(opts: HomeChoice & { bundleName?: string }): string {
   return givenHomeDir(opts) ??
     resolve(opts.cwd, opts.bundleName ? join("workflow-runs", opts.bundleName) : ".dvergr");
-}
-
-/**
- * A room slug for a bundle name: lower case, runs of anything but letters and digits
- * become one dash, trimmed, at most 64 characters ("Bank Booking" → "bank-booking").
- */
-export function roomSlug(name: string): string {
-  const slug = name.toLowerCase().normalize("NFKD").replace(/[\u0300-\u036f]/g, "")
-    .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64).replace(/-+$/, "");
-  return slug || "bundle";
 }
 
 /** Removes world directories left by processes that no longer run (killed mid-attempt). */

@@ -16,6 +16,8 @@
  *
  * Permissions: --allow-read and --allow-write on the rooms directory.
  */
+import { checkSlug, isSlug } from "../room_slug.ts";
+export { checkSlug } from "../room_slug.ts";
 import { pathExists } from "./fs.ts";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
@@ -113,19 +115,6 @@ function blockerRemovals(prefix: string, changes: Map<string, string | null>): v
   for (let i = 1; i <= segs.length; i++) {
     const p = segs.slice(0, i).join("/");
     if (!changes.has(p)) changes.set(p, null);
-  }
-}
-
-const SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
-
-/** Refuses a room slug that is not lowercase letters, digits and dashes. */
-export function checkSlug(slug: string): void {
-  if (!SLUG.test(slug)) {
-    throw new DvergrError(
-      "ROOM_INVALID",
-      `Cannot use room "${slug}": a room slug is lowercase letters, digits and dashes (at most 64)`,
-      { hint: "Choose a slug such as `books` or `invoice-coding`" },
-    );
   }
 }
 
@@ -508,7 +497,7 @@ export function gitRoomStore(
       const out: string[] = [];
       try {
         for await (const e of Deno.readDir(dir)) {
-          if (e.isDirectory && SLUG.test(e.name) && await exists(e.name)) out.push(e.name);
+          if (e.isDirectory && isSlug(e.name) && await exists(e.name)) out.push(e.name);
         }
       } catch (e) {
         if (!(e instanceof Deno.errors.NotFound)) throw e;

@@ -12,7 +12,7 @@
  * cache; `output` includes reasoning tokens. So the tokens billed at the input rate are
  * input − cacheRead − cacheWrite, and cacheRead / input is the cached share.
  */
-import type { Usage } from "../bench/candidate.ts";
+import type { Usage } from "./usage.ts";
 
 /** Dollars per million tokens. */
 export interface ModelPrices {
