@@ -50,6 +50,9 @@ export function memoryBlobStore(): BlobStore & { size(): number } {
   };
 }
 
+/** Blob ids a directory store remembers having written, at most. */
+const KNOWN_MAX = 4096;
+
 /**
  * A blob store in a directory: `<dir>/<first two hex digits>/<id>`. Each blob is written to
  * a temporary sibling and renamed into place, so a reader never sees a partial blob and a
@@ -57,18 +60,22 @@ export function memoryBlobStore(): BlobStore & { size(): number } {
  */
 export function dirBlobStore(dir: string): BlobStore {
   const pathOf = (id: string) => join(dir, id.slice(0, 2), id);
+  /** Blobs this store wrote or found, and shard directories it made: no syscall to ask again. */
+  const known = new Set<string>();
+  const shards = new Set<string>();
   return {
     async put(content) {
       const bytes = bytesOf(content);
       const id = blobId(bytes);
+      if (known.has(id)) return id;
       const path = pathOf(id);
-      try {
-        await Deno.lstat(path);
-        return id;
-      } catch (e) {
-        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      // No look first: a blob another process wrote has the same bytes, so renaming over it
+      // changes nothing a reader can see (and costs less than a failed lstat per new blob).
+      const shard = id.slice(0, 2);
+      if (!shards.has(shard)) {
+        await Deno.mkdir(join(dir, shard), { recursive: true });
+        shards.add(shard);
       }
-      await Deno.mkdir(join(dir, id.slice(0, 2)), { recursive: true });
       const tmp = `${path}.tmp-${crypto.randomUUID()}`;
       try {
         await Deno.writeFile(tmp, bytes);
@@ -77,6 +84,9 @@ export function dirBlobStore(dir: string): BlobStore {
         await Deno.remove(tmp).catch(() => {});
         throw e;
       }
+      // Bounded: a run of 100,000 cells must not grow with its cells.
+      if (known.size >= KNOWN_MAX) known.clear();
+      known.add(id);
       return id;
     },
     async get(id) {
