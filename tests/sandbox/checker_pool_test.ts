@@ -374,3 +374,26 @@ Deno.test("sharedCheckerPool() is one pool until closed, then a new one", async 
   next.close();
   assert.equal(next.stats().workersStarted, 0);
 });
+
+Deno.test("createCheckerPool() with thread workers gives the same verdicts, isolation and faults", async () => {
+  const pool = createCheckerPool({ workers: 1, workerKind: "thread" });
+  try {
+    assert.equal(verdictOf(await pool.check(EDN_CHECKER, INPUT))?.reward, 1);
+    const leaky = `let n = 0; export function check() {
+      n++; globalThis.seen = (globalThis.seen ?? 0) + 1;
+      return { checks: { fresh: n === 1 && globalThis.seen === 1 }, reward: 1 }; }`;
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(verdictOf(await pool.check(leaky, INPUT))?.checks, { fresh: true });
+    }
+    const loop = await pool.check("export function check() { for (;;) {} }", INPUT, {
+      timeoutMs: 100,
+    });
+    assert.equal(!loop.ok && loop.fault, "timeout");
+    const stats = pool.stats();
+    assert.equal(stats.workerKind, "thread");
+    assert.deepEqual(stats.workerPids, []);
+    assert.equal(stats.workersStarted, 1);
+  } finally {
+    pool.close();
+  }
+});
