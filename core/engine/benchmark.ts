@@ -11,7 +11,7 @@ import type { FileBundle } from "../bundle/file_map.ts";
 import type { Bundle } from "../bundle/types.ts";
 import { parseBundle } from "../bundle/parse.ts";
 import type { CheckerRunner } from "../checker.ts";
-import type { TrustTier } from "../bench/records.ts";
+import type { AttemptRecord, TrustTier } from "../bench/records.ts";
 import { candidatesToRun, resumeState } from "../bench/resume.ts";
 import type { Candidate } from "../bench/candidate.ts";
 import {
@@ -66,6 +66,8 @@ export interface PreparedBenchmark {
   /** The commit that installed this version of the bundle, or null when it was there. */
   commit: string | null;
   plan: ExperimentPlan;
+  /** The cells' latest records when it was prepared. */
+  records: AttemptRecord[];
   candidates: Candidate[];
   trust: TrustTier;
   isolation: Isolation;
@@ -143,7 +145,8 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
   const effects = await prepareEffects(bundle, { env: req.env, homeDir: home.dir, ...req.effects });
   const plan = planExperiment(bundle, candidates, { ...req, verifier: effects.identity });
   const trust = await trustOf(home.state, bundle.id);
-  const toRun = candidatesToRun(resumeState(plan, await home.state.cellRecords(plan.id), 0));
+  const records = await home.state.cellRecords(plan.id);
+  const toRun = candidatesToRun(resumeState(plan, records, 0));
   for (const c of candidates) if (toRun.has(c.name)) await c.preflight?.();
   // The judge grades every attempt; the web's keys matter only to candidates that can use
   // tools (built-ins never do).
@@ -157,6 +160,7 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     room,
     commit,
     plan,
+    records,
     candidates,
     trust,
     isolation,
@@ -172,6 +176,11 @@ export interface RunBenchmarkOptions {
   onEvent?: (e: ProgressEvent) => void;
   signal?: AbortSignal;
   clock?: () => Date;
+  /**
+   * The run follows its preparation at once, so the records read then are current (a job
+   * that runs later reads them again).
+   */
+  fresh?: boolean;
 }
 
 /** Runs (or resumes) a prepared benchmark's cells and scores them. */
@@ -196,6 +205,7 @@ export async function runBenchmark(
     onEvent: opts.onEvent,
     signal: opts.signal,
     clock: opts.clock,
+    records: opts.fresh ? prepared.records : undefined,
   });
   const scorecard = await scoreExperiment(home.state, plan, result, {
     trust,
@@ -213,5 +223,6 @@ export async function benchmarkBundle(
 ): Promise<BenchmarkOutcome> {
   const prepared = await prepareBenchmark(req);
   req.onPlan?.(prepared);
-  return await runBenchmark(req.home, prepared, req);
+  // Run at once: the records prepare read are the ones to resume from.
+  return await runBenchmark(req.home, prepared, { ...req, fresh: true });
 }

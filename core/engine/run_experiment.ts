@@ -73,6 +73,8 @@ export interface RunOptions extends AttemptRun {
   clock?: () => Date;
   /** Lease times, renewals and the pauses between looks at others' cells; default the system's. */
   timer?: Timer;
+  /** The cells' latest records, when the caller has just read them; default: read now. */
+  records?: AttemptRecord[];
   /** A cell's lease time (renewed every third of it); default LEASE_MS. */
   leaseMs?: number;
   /** The longest pause between looks at cells another process runs; default 2000 ms. */
@@ -123,7 +125,8 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     cells: total,
     definition: plan.definition as unknown as Record<string, unknown>,
   });
-  const resume = resumeState(plan, await state.cellRecords(plan.id), opts.faultRetries ?? 1);
+  const records = opts.records ?? await state.cellRecords(plan.id);
+  const resume = resumeState(plan, records, opts.faultRetries ?? 1);
   const { kept } = resume;
   opts.onEvent?.({
     type: "start",
