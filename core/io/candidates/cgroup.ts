@@ -36,7 +36,6 @@ async function sh(script: string, ...args: string[]): Promise<string | null> {
   try {
     const out = await new Deno.Command("/bin/sh", {
       args: ["-c", script, "dvergr-cgroup", ...args],
-      env: { PPID_DVERGR: String(Deno.pid) },
       stdin: "null",
       stdout: "piped",
       stderr: "null",
@@ -61,7 +60,6 @@ function counter(text: string | null, key: string): number {
   return m ? Number(m[1]) : 0;
 }
 
-/** Kills what is left in the cgroup directories (killing first when v2 can), then removes them. */
 /** Cgroups whose processes had not all been reaped when their attempt ended. */
 const leftOver = new Set<string>();
 
@@ -86,19 +84,24 @@ async function removeAll(dirs: string[], v2Kill = false): Promise<void> {
 }
 
 /**
- * Removes the empty cgroups earlier attempts left: this process's own, and those of dvergr
- * processes that no longer run (named dvergr-<pid>-…). rmdir removes only empty cgroups, so
- * a cgroup in use is never touched.
+ * Removes the empty cgroups earlier attempts left: the given ones (this module's own
+ * leftovers) and, under the given parents, those of dvergr processes that no longer run
+ * (named dvergr-<pid>-…). A cgroup named for a live process, this one included, is never
+ * swept: it is empty between its creation and the attempt's process joining it, and
+ * another module instance of this process (a `deno test --parallel` worker shares the
+ * pid) may be about to use it — removing it would fail that attempt's start.
  */
 async function sweep(parents: string[]): Promise<void> {
   const own = [...leftOver];
   leftOver.clear();
   await sh(
-    'for d in "$@"; do case "$d" in */dvergr-*) ;; *) d="$d/dvergr-*";; esac\n' +
-      '  for c in $d; do [ -d "$c" ] || continue\n' +
+    'n=$1; shift; i=0\nfor d in "$@"; do i=$((i + 1))\n' +
+      '  if [ "$i" -le "$n" ]; then rmdir "$d" 2>/dev/null; continue; fi\n' +
+      '  for c in "$d"/dvergr-*; do [ -d "$c" ] || continue\n' +
       "    pid=${c##*/dvergr-}; pid=${pid%%-*}\n" +
-      '    if [ "$pid" = "$PPID_DVERGR" ] || ! kill -0 "$pid" 2>/dev/null; then rmdir "$c" 2>/dev/null; fi\n' +
+      '    kill -0 "$pid" 2>/dev/null || rmdir "$c" 2>/dev/null\n' +
       "  done\ndone",
+    String(own.length),
     ...own,
     ...parents,
   );
