@@ -185,7 +185,11 @@ export function sealArgs(worldBytes: number): string[] {
  * runs the candidate with the task on stdin, stops it at the time limit, kills every
  * other process of the sandbox's PID namespace (kill -1 spares only itself and bwrap's
  * init), records how it ended and whether a writable directory is full, and packs the
- * writable directories into the capture file. The candidate can disturb all of this only
+ * writable directories into the capture file. Before it forks again it waits, with shell
+ * builtins only, until /proc shows no process but bwrap's init and itself: a killed
+ * process holds its slot of the attempt's process limit until init reaps it, so after a
+ * fork bomb every fork of the pack would fail and the world would not be read back (a
+ * bounded number of looks, for a process that cannot die). The candidate can disturb all of this only
  * to its own cost: the host reads the pack as untrusted input.
  */
 export const SUPERVISOR = `
@@ -207,6 +211,15 @@ wait $c
 st=$?
 if [ "$timed" = 1 ]; then kill -TERM -1 2>/dev/null; sleep "$grace"; fi
 kill -KILL -1 2>/dev/null
+i=0
+while [ "$i" -lt 100000 ]; do
+  left=0
+  for p in /proc/[0-9]*; do
+    case "\${p#/proc/}" in 1|$$) ;; *) left=1; break;; esac
+  done
+  [ "$left" = 0 ] && break
+  i=$((i + 1))
+done
 full=""
 for d in $dirs; do
   a=$(df -Pk "/$d" 2>/dev/null | awk 'NR == 2 { print $4 }')
