@@ -7,6 +7,7 @@
 import type { CallMessage, HostMessage, InitMessage, WorkerMessage } from "./protocol.ts";
 import { QuickJSSandbox } from "./quickjs_call.ts";
 import { loadQuickJS } from "./quickjs_load.ts";
+import { permissionStates } from "./permission_states.ts";
 
 /**
  * Returns the message handler of one checker worker; `send` carries its answers to the host.
@@ -57,7 +58,6 @@ export function createCheckerService(
     });
   }
 
-  let busy = false;
   return async (msg: HostMessage) => {
     if (msg.type === "init") {
       try {
@@ -66,26 +66,7 @@ export function createCheckerService(
         send({ type: "init-failed", message: e instanceof Error ? e.message : String(e) });
       }
     } else if (msg.type === "call") {
-      // The pool sends one call at a time; a second one would be a pool bug.
-      if (busy) throw new Error("checker worker received a call while busy");
-      busy = true;
-      try {
-        call(msg);
-      } finally {
-        busy = false;
-      }
+      call(msg);
     }
   };
-}
-
-function permissionStates(): Record<string, string> {
-  const states: Record<string, string> = {};
-  for (const name of ["read", "write", "net", "env", "run", "ffi", "sys", "import"] as const) {
-    try {
-      states[name] = Deno.permissions.querySync({ name }).state;
-    } catch (e) {
-      states[name] = `unknown (${e instanceof Error ? e.message : String(e)})`;
-    }
-  }
-  return states;
 }

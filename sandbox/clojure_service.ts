@@ -18,6 +18,7 @@ import type {
   ClojureInitMessage,
   ClojureWorkerMessage,
 } from "./clojure_protocol.ts";
+import { permissionStates } from "./permission_states.ts";
 import { SciEngine } from "./sci_engine.ts";
 import { SCITTLE_SHA256, SCITTLE_SOURCE, sha256Hex } from "./scittle_source.ts";
 
@@ -106,16 +107,4 @@ export function createClojureService(
       call(message);
     }
   };
-}
-
-function permissionStates(): Record<string, string> {
-  const states: Record<string, string> = {};
-  for (const name of ["read", "write", "net", "env", "run", "ffi", "sys", "import"] as const) {
-    try {
-      states[name] = Deno.permissions.querySync({ name }).state;
-    } catch (e) {
-      states[name] = `unknown (${e instanceof Error ? e.message : String(e)})`;
-    }
-  }
-  return states;
 }
