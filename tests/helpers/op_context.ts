@@ -1,5 +1,5 @@
 /** An op context for tests: unisolated command candidates, the real clock. */
-import type { Home } from "../../core/io/home.ts";
+import { type Home, openHome } from "../../core/io/home.ts";
 import type { CheckerRunner } from "../../core/checker.ts";
 import type { JobRunner, OpContext } from "../../core/ops/op.ts";
 
@@ -12,4 +12,32 @@ export function testOpContext(home: Home, runner: CheckerRunner, jobs?: JobRunne
     clock: () => new Date(),
     jobs,
   };
+}
+
+/** A checker runner for tests whose ops never run a checker: it says so if one is asked. */
+export const NO_RUNNER: CheckerRunner = {
+  check: () => Promise.reject(new Error("these ops do not run checkers")),
+  judgeRequests: () => Promise.reject(new Error("these ops do not run checkers")),
+  close() {},
+};
+
+/** Runs `f` with a fresh home in a temporary directory (fixed clock, no checker), then removes it. */
+export async function withTempHome(
+  prefix: string,
+  f: (ctx: OpContext, home: Home) => Promise<void>,
+): Promise<void> {
+  const home = await openHome(await Deno.makeTempDir({ prefix }));
+  const ctx: OpContext = {
+    home,
+    runner: NO_RUNNER,
+    env: () => undefined,
+    cwd: Deno.cwd(),
+    clock: () => new Date("2026-10-01T12:00:00Z"),
+  };
+  try {
+    await f(ctx, home);
+  } finally {
+    await home.close();
+    await Deno.remove(home.dir, { recursive: true });
+  }
 }

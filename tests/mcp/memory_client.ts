@@ -7,17 +7,12 @@ import { type Home, openHome } from "../../core/io/home.ts";
 import { allOps } from "../../core/ops/registry.ts";
 import { createMcpServer } from "../../mcp/server.ts";
 import { type SelectionRequest, selectTools } from "../../mcp/selection.ts";
-import type { CheckerRunner } from "../../core/checker.ts";
 import type { JsEvalRunner } from "../../mcp/code_profile.ts";
 import { createJobRunner } from "../../core/io/job_runner.ts";
 import type { DurableJobRunner } from "../../core/jobs.ts";
+import { NO_RUNNER } from "../helpers/op_context.ts";
 
 /** For ops that never run a checker: says so if one is asked. */
-export const NO_RUNNER: CheckerRunner = {
-  check: () => Promise.reject(new Error("not in these tests")),
-  judgeRequests: () => Promise.reject(new Error("not in these tests")),
-  close() {},
-};
 
 /**
  * Runs `f` with a connected client (and a job runner with `jobs`); removes the home

@@ -18,14 +18,9 @@ import {
 } from "../../mcp/stateless.ts";
 import { splitEras } from "../../mcp/era_transport.ts";
 import { createRoomWatcher, homeVersion } from "../../mcp/room_watch.ts";
-import type { CheckerRunner } from "../../core/checker.ts";
 import { BOOKINGS_CSV, BOOKINGS_SPEC } from "./helpers.ts";
+import { NO_RUNNER } from "../helpers/op_context.ts";
 
-const NO_RUNNER: CheckerRunner = {
-  check: () => Promise.reject(new Error("not in these tests")),
-  judgeRequests: () => Promise.reject(new Error("not in these tests")),
-  close() {},
-};
 const TOKEN = "s".repeat(64);
 const META = {
   "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,

@@ -1,7 +1,7 @@
 /** The seed's call shapes of the room ops: room_create {title, slug?}, room_write {files: {path: {text}|{base64}|null}}, paged reads, and fork/diff/merge. */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { type Home, openHome } from "../../../core/io/home.ts";
+import type { Home } from "../../../core/io/home.ts";
 import type { OpContext } from "../../../core/ops/op.ts";
 import { callOp } from "../../../core/ops/registry.ts";
 import {
@@ -14,30 +14,10 @@ import {
 } from "../../../core/ops/rooms.ts";
 import { roomDiff, roomFork, roomMerge } from "../../../core/ops/room_forks.ts";
 import { DvergrError } from "../../../core/errors.ts";
-import type { CheckerRunner } from "../../../core/checker.ts";
+import { withTempHome } from "../../helpers/op_context.ts";
 
-const NO_RUNNER: CheckerRunner = {
-  check: () => Promise.reject(new Error("room ops do not run checkers")),
-  judgeRequests: () => Promise.reject(new Error("room ops do not run checkers")),
-  close() {},
-};
-
-async function withHome(f: (ctx: OpContext, home: Home) => Promise<void>): Promise<void> {
-  const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-shapes-" }));
-  const ctx: OpContext = {
-    home,
-    runner: NO_RUNNER,
-    env: () => undefined,
-    cwd: Deno.cwd(),
-    clock: () => new Date("2026-10-01T12:00:00Z"),
-  };
-  try {
-    await f(ctx, home);
-  } finally {
-    await home.close();
-    await Deno.remove(home.dir, { recursive: true });
-  }
-}
+const withHome = (f: (ctx: OpContext, home: Home) => Promise<void>) =>
+  withTempHome("dvergr-shapes-", f);
 
 async function refused(p: Promise<unknown>, code: string, text: RegExp): Promise<DvergrError> {
   const e = await p.then(() => null, (e) => e);

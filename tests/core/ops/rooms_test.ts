@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { type Home, openHome } from "../../../core/io/home.ts";
+import type { Home } from "../../../core/io/home.ts";
 import type { OpContext } from "../../../core/ops/op.ts";
 import { allOps, callOp } from "../../../core/ops/registry.ts";
 import {
@@ -14,31 +14,10 @@ import {
 } from "../../../core/ops/rooms.ts";
 import { CATALOG_BUNDLE_OPS } from "../../../core/ops/catalog_bundles.ts";
 import { DvergrError } from "../../../core/errors.ts";
-import type { CheckerRunner } from "../../../core/checker.ts";
+import { withTempHome } from "../../helpers/op_context.ts";
 
-/** Room ops never run a checker: a runner that says so if one is asked. */
-const NO_RUNNER: CheckerRunner = {
-  check: () => Promise.reject(new Error("room ops do not run checkers")),
-  judgeRequests: () => Promise.reject(new Error("room ops do not run checkers")),
-  close() {},
-};
-
-async function withHome(f: (ctx: OpContext, home: Home) => Promise<void>): Promise<void> {
-  const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-rooms-" }));
-  const ctx: OpContext = {
-    home,
-    runner: NO_RUNNER,
-    env: () => undefined,
-    cwd: Deno.cwd(),
-    clock: () => new Date("2026-10-01T12:00:00Z"),
-  };
-  try {
-    await f(ctx, home);
-  } finally {
-    await home.close();
-    await Deno.remove(home.dir, { recursive: true });
-  }
-}
+const withHome = (f: (ctx: OpContext, home: Home) => Promise<void>) =>
+  withTempHome("dvergr-rooms-", f);
 
 async function rejects(p: Promise<unknown>, code: string, message?: RegExp): Promise<DvergrError> {
   try {
