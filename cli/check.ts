@@ -12,6 +12,7 @@ import { formatProblem } from "../core/bundle/parse.ts";
 import { answerCase, type AnswerVerdict, gradeAnswer, loadCheck } from "../core/engine/check.ts";
 import { checkerFacts } from "../core/bundle/clojure_lint.ts";
 import { readBundleDir } from "../core/io/bundle_dir.ts";
+import { isDir } from "../core/io/fs.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import type { CheckerRunner } from "../core/checker.ts";
@@ -181,6 +182,14 @@ async function checkWith(
 
 /** The files of an answer directory under the capture dirs, by world path. */
 async function readAnswerDir(dir: string, capture: string[]): Promise<Record<string, string>> {
+  if (!(await isDir(dir))) {
+    throw usageError(
+      `Cannot read the answer directory "${dir}": it is not a directory`,
+      `Give --answer a directory laid out like a world: ${
+        join(dir, capture[0].slice(1))
+      }/answer.edn`,
+    );
+  }
   const { files } = await readBundleDir(dir);
   const out: Record<string, string> = {};
   for (const [rel, text] of files) {

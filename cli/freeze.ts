@@ -2,7 +2,7 @@ import { dirname, join } from "node:path";
 
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
-import { isDir } from "../core/io/fs.ts";
+import { isDir, pathExists } from "../core/io/fs.ts";
 import { printJson } from "./render.ts";
 import { DvergrError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
@@ -88,7 +88,9 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       { hint: "Name another bundle with --as NAME" },
     );
   }
-  if (!(await isDir(homeDir))) throw nothingToFreeze(homeDir);
+  // A home that does not exist holds nothing to freeze; a path that is not a directory
+  // is refused by openHome() as for every command.
+  if (!(await pathExists(homeDir))) throw nothingToFreeze(homeDir);
   const home = await openHome(homeDir);
   let result;
   try {

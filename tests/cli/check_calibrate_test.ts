@@ -185,3 +185,30 @@ Deno.test("dvergr calibrate --junit writes one test case per variant, a failure 
   assert.equal(doc.failures, 1);
   assert.match(cases[1].failure![0].message!, /^harmless still passes \[:found-all\]/);
 });
+
+Deno.test("dvergr check --answer names an answer directory that is missing or a file, exit 2", async () => {
+  const bundle = join(EXAMPLES, "meeting-actions");
+  const file = await Deno.makeTempFile();
+  for (const answer of [join(await Deno.makeTempDir(), "missing"), file]) {
+    const r = await dvergr("check", bundle, "--answer", answer);
+    assert.equal(r.code, 2, r.err);
+    assert.match(
+      r.err,
+      new RegExp(`Cannot read the answer directory "${answer}": it is not a directory`),
+    );
+    assert.doesNotMatch(r.err, /Cannot read bundle/);
+  }
+});
+
+Deno.test("dvergr freeze refuses a --home that is a file (exit 2) and says a missing home holds nothing (exit 1)", async () => {
+  const bundle = join(EXAMPLES, "tool-rivals");
+  const file = await Deno.makeTempFile();
+  const onFile = await dvergr("freeze", bundle, "--home", file);
+  assert.equal(onFile.code, 2, onFile.err);
+  assert.match(onFile.err, /it is a file, not a directory/);
+  const missing = join(await Deno.makeTempDir(), "none");
+  const none = await dvergr("freeze", bundle, "--home", missing);
+  assert.equal(none.code, 1, none.err);
+  assert.match(none.err, /Nothing to freeze: no fetched pages/);
+  assert.equal(await Deno.stat(missing).then(() => true, () => false), false, "no home made");
+});
