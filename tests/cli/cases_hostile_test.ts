@@ -4,22 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { memoryContext } from "../../cli/context.ts";
-import { runMain } from "../../main.ts";
+import { casesArgs, dvergrIn as dvergr, tempDirWith } from "../helpers/cli.ts";
 import { readEdn } from "../../core/edn/read.ts";
 import { toPlain } from "../../core/edn/plain.ts";
 
-async function dvergr(cwd: string, ...args: string[]) {
-  const ctx = memoryContext({ cwd });
-  const code = await runMain(args, ctx);
-  return { code, out: ctx.out.join(""), err: ctx.err.join("") };
-}
-
-async function tempDir(files: Record<string, string> = {}): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "dvergr-hostile-" });
-  for (const [p, content] of Object.entries(files)) await Deno.writeTextFile(join(dir, p), content);
-  return dir;
-}
+const tempDir = (files: Record<string, string | Uint8Array> = {}) =>
+  tempDirWith(files, "dvergr-hostile-");
 
 const JSON_FLAGS = ["--id", "id", "--inputs", "text", "--outcome", "account:exact"];
 
@@ -65,16 +55,7 @@ Deno.test("dvergr cases excludes NaN and infinite outcomes as outcome-not-gradab
     for (const rule of ["exact", "number"]) {
       const r = await dvergr(
         dir,
-        "cases",
-        table,
-        "--id",
-        "id",
-        "--inputs",
-        "text",
-        "--outcome",
-        `account:${rule}`,
-        "--out",
-        `out-${table}-${rule}`,
+        ...casesArgs(table, `account:${rule}`, `out-${table}-${rule}`),
         "--json",
       );
       assert.equal(r.code, 0, r.err);
@@ -89,34 +70,10 @@ Deno.test("dvergr cases refuses an outcome the agent would see: the id column, o
   const dir = await tempDir({
     "t.csv": "id,text,account,copy\nB1,a,4400,B1\nB2,c,4410,B2\n",
   });
-  const same = await dvergr(
-    dir,
-    "cases",
-    "t.csv",
-    "--id",
-    "id",
-    "--inputs",
-    "text",
-    "--outcome",
-    "id:exact",
-    "--out",
-    "o1",
-  );
+  const same = await dvergr(dir, ...casesArgs("t.csv", "id:exact", "o1"));
   assert.equal(same.code, 2, same.err);
   assert.match(same.err, /column "id" is both the id and an expected outcome/);
-  const copy = await dvergr(
-    dir,
-    "cases",
-    "t.csv",
-    "--id",
-    "id",
-    "--inputs",
-    "text",
-    "--outcome",
-    "copy:exact",
-    "--out",
-    "o2",
-  );
+  const copy = await dvergr(dir, ...casesArgs("t.csv", "copy:exact", "o2"));
   assert.equal(copy.code, 2, copy.err);
   assert.match(copy.err, /outcome column "copy" holds the case id of every row/);
 });

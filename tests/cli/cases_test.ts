@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { memoryContext } from "../../cli/context.ts";
-import { runMain } from "../../main.ts";
+import { casesArgs, dvergrIn as dvergr, tempDirWith } from "../helpers/cli.ts";
 import { readBundleDir } from "../../core/io/bundle_dir.ts";
 import { openHome } from "../../core/io/home.ts";
 import { bundleProblems, parseBundle } from "../../core/bundle/parse.ts";
@@ -17,22 +16,8 @@ import {
 
 const TABLES = new URL("../../examples/tables/", import.meta.url).pathname;
 
-async function dvergr(cwd: string, ...args: string[]) {
-  const ctx = memoryContext({ cwd });
-  const code = await runMain(args, ctx);
-  return { code, out: ctx.out.join(""), err: ctx.err.join("") };
-}
-
-async function tempDir(files: Record<string, string | Uint8Array> = {}): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "dvergr-cases-" });
-  for (const [p, content] of Object.entries(files)) {
-    const full = join(dir, p);
-    await Deno.mkdir(join(full, ".."), { recursive: true });
-    if (typeof content === "string") await Deno.writeTextFile(full, content);
-    else await Deno.writeFile(full, content);
-  }
-  return dir;
-}
+const tempDir = (files: Record<string, string | Uint8Array> = {}) =>
+  tempDirWith(files, "dvergr-cases-");
 
 const plain = (text: string) => toPlain(readEdn(text));
 
@@ -123,16 +108,7 @@ Deno.test("dvergr cases --json gives cases, certified, byReason, excluded and ou
   });
   const r = await dvergr(
     dir,
-    "cases",
-    "inv.csv",
-    "--id",
-    "no",
-    "--inputs",
-    "vendor",
-    "--outcome",
-    "account:exact",
-    "--out",
-    "pack",
+    ...casesArgs("inv.csv", "account:exact", "pack", { id: "no", inputs: "vendor" }),
     "--json",
   );
   assert.equal(r.code, 0, r.err + r.out);
@@ -305,20 +281,7 @@ Deno.test("dvergr cases reads UTF-16 Unicode text, .tsv, JSON lines and EDN tabl
   });
   for (const table of ["unicode.txt", "t.tsv", "t.jsonl", "t.edn"]) {
     const out = "out-" + table.replace(".", "-");
-    const r = await dvergr(
-      dir,
-      "cases",
-      table,
-      "--id",
-      "id",
-      "--inputs",
-      "text",
-      "--outcome",
-      "k:exact",
-      "--out",
-      out,
-      "--json",
-    );
+    const r = await dvergr(dir, ...casesArgs(table, "k:exact", out), "--json");
     assert.equal(r.code, 0, table + r.err + r.out);
     assert.equal(JSON.parse(r.out).certified, 2, table);
   }
@@ -341,20 +304,7 @@ Deno.test("dvergr cases names the line of a malformed table", async () => {
     "bad.jsonl": '{"id": 1, "text": "a", "k": "x"}\n["id", 2]\n',
     "broken.jsonl": '{"id": 1, "text": "a", "k": "x"}\n{"id": 2,\n',
   });
-  const cases = (t: string) =>
-    dvergr(
-      dir,
-      "cases",
-      t,
-      "--id",
-      "id",
-      "--inputs",
-      "text",
-      "--outcome",
-      "k:exact",
-      "--out",
-      "o-" + t,
-    );
+  const cases = (t: string) => dvergr(dir, ...casesArgs(t, "k:exact", "o-" + t));
   const expect: [string, RegExp][] = [
     ["quote.csv", /"quote\.csv".*line 3 opens a quoted field that is never closed/],
     ["wide.csv", /"wide\.csv": line 3 has 4 cells but the header has 3/],
@@ -376,16 +326,7 @@ Deno.test("dvergr cases names an unknown column, where it was named, and a near 
   const dir = await tempDir({ "t.csv": "Beleg;Text;Gegenkonto\nB1;x;6815\n" });
   const r = await dvergr(
     dir,
-    "cases",
-    "t.csv",
-    "--id",
-    "Beleg",
-    "--inputs",
-    "Text",
-    "--outcome",
-    "gegenkonto:exact",
-    "--out",
-    "o",
+    ...casesArgs("t.csv", "gegenkonto:exact", "o", { id: "Beleg", inputs: "Text" }),
   );
   assert.equal(r.code, 2);
   assert.match(
@@ -456,19 +397,7 @@ Deno.test("dvergr cases refuses a non-empty --out unless --force", async () => {
 
 Deno.test("dvergr cases says why when no case is certified, writes nothing, exit 1", async () => {
   const dir = await tempDir({ "t.csv": "id;text;k\n1;x;a\n2;x;b\n;y;c\n" });
-  const r = await dvergr(
-    dir,
-    "cases",
-    "t.csv",
-    "--id",
-    "id",
-    "--inputs",
-    "text",
-    "--outcome",
-    "k:exact",
-    "--out",
-    "o",
-  );
+  const r = await dvergr(dir, ...casesArgs("t.csv", "k:exact", "o"));
   assert.equal(r.code, 1);
   assert.match(
     r.err,
@@ -476,20 +405,7 @@ Deno.test("dvergr cases says why when no case is certified, writes nothing, exit
   );
   assert.match(r.err, /hint: Rows with the same inputs have different outcomes/);
   assert.equal(await exists(join(dir, "o")), false);
-  const j = await dvergr(
-    dir,
-    "cases",
-    "t.csv",
-    "--id",
-    "id",
-    "--inputs",
-    "text",
-    "--outcome",
-    "k:exact",
-    "--out",
-    "o",
-    "--json",
-  );
+  const j = await dvergr(dir, ...casesArgs("t.csv", "k:exact", "o"), "--json");
   assert.equal(j.code, 1);
   assert.equal(JSON.parse(j.out).error.details.byReason["conflicting-outcomes"], 2);
 });
