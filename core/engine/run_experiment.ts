@@ -5,16 +5,20 @@
  * faulted (the candidate could not start, the checker faulted, the host failed) run again,
  * and a cell that faults in this run gets one more try within it.
  *
- * A record is written only when an attempt has finished (verdict or fault), in one atomic
- * commit: a process killed at any moment loses at most the attempts in flight. A cancelled
- * run (its signal aborted) records nothing for the attempts it interrupted.
+ * A record is written only when an attempt has finished (verdict or fault), atomically;
+ * records finished while the previous commit was landing are committed together in one
+ * atomic operation (group_commit.ts), and a cell counts (progress, tally, retry) only once
+ * its commit has landed: a process killed at any moment loses at most the attempts in
+ * flight, those awaiting their commit included. A cancelled run (its signal aborted)
+ * records nothing for the attempts it interrupted.
  *
  * Several processes may run one experiment on one home (two `dvergr benchmark`, an MCP
- * job and a CLI run): before a cell runs, its lease is taken in the state store and
- * renewed while the attempt runs, and released once its record is written. A cell leased
- * by another live process is left to it; once nothing else is left, the run waits for
- * those cells (reading their records with bounded backoff) and takes over any whose lease
- * ran out (a killed holder), so it still ends with every cell's verdict.
+ * job and a CLI run): a cell runs only under its lease in the state store, taken for a group
+ * of cells at once (the idle workers' cells and those that would start within the lease-ahead
+ * window, lease_ahead.ts), renewed until its record is committed, and released by that
+ * commit. A cell leased by another live process is left to it; once nothing else is left,
+ * the run waits for those cells (reading their records with bounded backoff) and takes over
+ * any whose lease ran out (a killed holder), so it still ends with every cell's verdict.
  */
 import { type AttemptEffects, prepareEffects } from "./attempt_effects.ts";
 import type { Candidate } from "../bench/candidate.ts";
@@ -26,6 +30,8 @@ import type { World } from "../io/world.ts";
 import { systemTimer } from "../io/timer.ts";
 import { type AttemptRun, runAttempt } from "./attempt.ts";
 import { cellLeases, LEASE_MS, newLeaseHolder } from "./leases.ts";
+import { groupCommitter } from "./group_commit.ts";
+import { leaseAheadWindow } from "./lease_ahead.ts";
 
 /** What the engine reports while it runs. */
 export type ProgressEvent =
@@ -140,11 +146,16 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const leaseMs = Math.max(50, opts.leaseMs ?? LEASE_MS);
   const maxPollMs = Math.max(10, opts.maxPollMs ?? 2000);
   const leases = cellLeases(state, plan.id, { holder: newLeaseHolder(), leaseMs, timer });
+  const committer = groupCommitter(state, leases.holder.owner);
   const tally = { done: kept, faults: resume.faulted.size };
   let attempts = 0;
   const queue = [...resume.pending];
+  /** Cells leased by this run, their records re-read, not started yet. */
+  const ready: PendingCell[] = [];
   /** Cells whose lease another process holds, to look at again once the queue is empty. */
   const deferred: PendingCell[] = [];
+  let running = 0;
+  const window = leaseAheadWindow(parallel);
 
   // Worlds are removed off the workers' path; the run waits for them before it returns.
   const removals = new Set<Promise<void>>();
@@ -169,39 +180,108 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     return willRetry;
   };
 
-  /** Runs one queued cell under its lease (or defers it to the process holding it). */
+  /**
+   * Leases the next queued cells, for the idle workers and as many more as would start within
+   * the lease-ahead window; cells another process holds are deferred, cells another process
+   * recorded since this run read them are counted and released.
+   */
+  const lease = async (): Promise<void> => {
+    const want = Math.min(queue.length, parallel - running + window.ahead() - ready.length);
+    if (want <= 0) return;
+    const items = queue.splice(0, want);
+    let taken: boolean[];
+    let now: (AttemptRecord | null)[];
+    try {
+      taken = await leases.take(items.map((i) => i.cell.key));
+      // Another process may have recorded a cell since this run read it.
+      now = await state.cellRecordsOf(
+        plan.id,
+        items.flatMap((i, n) => taken[n] ? [i.cell.key] : []),
+      );
+    } catch (e) {
+      queue.unshift(...items); // tried again by the next look (a lease of ours is taken again)
+      throw e;
+    }
+    const mine = items.filter((item, i) => taken[i] || void deferred.push(item));
+    const done: string[] = [];
+    for (const [i, item] of mine.entries()) {
+      const r = now[i];
+      if (r && r.tryNo >= item.tryNo) {
+        if (keeps(item.cell, r)) {
+          settle(item, r, false);
+          done.push(item.cell.key);
+          continue;
+        }
+        item.tryNo = r.tryNo + 1;
+      }
+      ready.push(item);
+    }
+    await leases.release(done);
+  };
+  /** The lease look in flight: one at a time, shared by the workers that wait for it. */
+  const look: { leasing: Promise<void> | null } = { leasing: null };
+  const leaseOnce = () =>
+    look.leasing ??= lease().finally(() => {
+      look.leasing = null;
+    });
+
+  /** The next cell to run (leased), or undefined when none is left for this run. */
+  const next = async (): Promise<PendingCell | undefined> => {
+    for (;;) {
+      if (isCancelled()) return undefined;
+      const item = ready.shift();
+      if (item) {
+        running++;
+        // Lease the next group while this one runs, so workers seldom wait for a commit.
+        if (queue.length > 0 && ready.length * 2 <= window.ahead()) {
+          void leaseOnce().catch(() => {});
+        }
+        return item;
+      }
+      if (queue.length === 0 && look.leasing === null) return undefined;
+      await leaseOnce();
+    }
+  };
+
+  /** Runs one leased cell and commits its record (the commit releases the lease). */
   const runCell = async (item: PendingCell): Promise<void> => {
+    const key = item.cell.key;
+    if (leases.lost(key)) return void deferred.push(item); // its lease ran out before it began
     const candidate = byName.get(item.cell.candidate);
     if (!candidate) throw new Error(`No candidate "${item.cell.candidate}" for a planned cell`);
-    if (!(await leases.take(item.cell.key))) return void deferred.push(item);
+    const t0 = timer.now();
+    let record: AttemptRecord | null = null;
     try {
-      // Another process may have recorded the cell since this run read it.
-      const now = await state.cellRecord(plan.id, item.cell.key);
-      if (now && now.tryNo >= item.tryNo) {
-        if (keeps(item.cell, now)) return void settle(item, now, false);
-        item.tryNo = now.tryNo + 1;
-      }
-      const stopRenewing = leases.keep(item.cell.key);
-      let record: AttemptRecord | null;
-      try {
-        record = await runAttempt(opts, effects, candidate, item, clock, remove);
-      } finally {
-        stopRenewing();
-      }
-      if (record === null) return; // cancelled mid-attempt: nothing recorded
-      attempts++;
-      if (!(await state.putAttempt(record))) return; // another process recorded it first
-      if (settle(item, record, true)) {
-        queue.push({ cell: item.cell, tryNo: record.tryNo + 1, retriesLeft: item.retriesLeft - 1 });
-      }
+      record = await runAttempt(opts, effects, candidate, item, clock, remove);
     } finally {
-      await leases.release(item.cell.key);
+      if (record === null) await leases.release([key]); // cancelled (or failed): nothing recorded
+    }
+    if (record === null) return;
+    attempts++;
+    leases.handOver(key);
+    let written: boolean;
+    try {
+      written = await committer.commit(record);
+    } catch (e) {
+      await leases.release([key]);
+      throw e;
+    }
+    window.finished(timer.now() - t0);
+    if (!written) return; // another process recorded it first
+    if (settle(item, record, true)) {
+      queue.push({ cell: item.cell, tryNo: record.tryNo + 1, retriesLeft: item.retriesLeft - 1 });
     }
   };
   const worker = async () => {
-    for (let item; !isCancelled() && (item = queue.shift());) await runCell(item);
+    for (let item; (item = await next());) {
+      try {
+        await runCell(item);
+      } finally {
+        running--;
+      }
+    }
   };
-  const drain = () => Promise.all(Array.from({ length: Math.min(parallel, queue.length) }, worker));
+  const drain = () => Promise.all(Array.from({ length: parallel }, worker));
 
   try {
     await drain();
@@ -227,6 +307,10 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       }
     }
   } finally {
+    // Cells leased but not started (a cancelled run) are given back.
+    await look.leasing?.catch(() => {});
+    await leases.release(ready.splice(0).map((i) => i.cell.key));
+    leases.close();
     await Promise.all([...removals]);
   }
   return await finish(opts, kept, attempts, started);

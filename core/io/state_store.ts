@@ -19,6 +19,7 @@ export type { JobRecord } from "../jobs.ts";
 import { type AttemptRecord, cellKey, type TrustTier } from "../bench/records.ts";
 import type { BlobStore } from "./blob_store.ts";
 import { getJson, putJson } from "./blob_store.ts";
+import { type BatchMethods, batchMethods } from "./state_batches.ts";
 
 /** What the home keeps about one experiment (its definition and where it ran). */
 export interface ExperimentMeta {
@@ -66,8 +67,17 @@ export interface StateStore {
    * `record.tryNo`: another process got there first.
    */
   putAttempt(record: AttemptRecord): Promise<boolean>;
+  /**
+   * Commits finished attempts (of one experiment or several), in groups of one atomic
+   * commit each, with the leases `leaseOwner` holds on their cells released in the same
+   * commit. Each record as putAttempt: false (that one not written) when its try number is
+   * already claimed; the others are written all the same.
+   */
+  putAttempts(records: AttemptRecord[], leaseOwner?: string): Promise<boolean[]>;
   /** The latest record of one cell (`cellKey(candidate, caseId, repetition)`), or null. */
   cellRecord(experimentId: string, cell: string): Promise<AttemptRecord | null>;
+  /** The latest records of several cells (null for a cell without one), in their order. */
+  cellRecordsOf(experimentId: string, cells: string[]): Promise<(AttemptRecord | null)[]>;
   /**
    * Takes a cell's lease for `ms` (check-and-set): refused while another owner's lease has
    * not reached its `until`; an expired one (its holder died) is taken over. Taking a lease
@@ -81,6 +91,24 @@ export interface StateStore {
     /** The caller's time (ms since the epoch); default the system's. */
     now?: number,
   ): Promise<LeaseTake>;
+  /** takeLease for several cells at once (few commits), in their order. */
+  takeLeases(
+    experimentId: string,
+    cells: string[],
+    holder: { pid: number; host: string; owner: string },
+    ms: number,
+    now?: number,
+  ): Promise<LeaseTake[]>;
+  /** renewLease for several cells at once, in their order. */
+  renewLeases(
+    experimentId: string,
+    cells: string[],
+    owner: string,
+    ms: number,
+    now?: number,
+  ): Promise<boolean[]>;
+  /** releaseLease for several cells at once. */
+  releaseLeases(experimentId: string, cells: string[], owner: string): Promise<void>;
   /** Extends `owner`'s lease by `ms` from `now` (default the system's time); false when it no longer holds it. */
   renewLease(
     experimentId: string,
@@ -162,11 +190,13 @@ async function retryLocked<T>(f: () => Promise<T>): Promise<T> {
 export async function openKvStateStore(path: string, blobs: BlobStore): Promise<StateStore> {
   const kv = await retryLocked(() => Deno.openKv(path));
 
-  async function encode(value: unknown): Promise<Stored> {
+  /** The stored form of a value, and the length of the JSON it stands for (its KV size). */
+  async function encodeSized(value: unknown): Promise<{ stored: Stored; chars: number }> {
     const json = JSON.stringify(value);
-    if (json.length <= INLINE_LIMIT) return { v: JSON.parse(json) };
-    return { blob: await putJson(blobs, value) };
+    if (json.length <= INLINE_LIMIT) return { stored: { v: JSON.parse(json) }, chars: json.length };
+    return { stored: { blob: await putJson(blobs, value) }, chars: 100 };
   }
+  const encode = async (value: unknown): Promise<Stored> => (await encodeSized(value)).stored;
 
   async function decode<T>(stored: Stored | null | undefined): Promise<T | null> {
     if (!stored) return null;
@@ -215,7 +245,7 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
     return values;
   }
 
-  return {
+  const one: Omit<StateStore, keyof BatchMethods> = {
     async putExperiment(meta) {
       for (;;) {
         const key = ["experiment", meta.id];
@@ -333,4 +363,13 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
     },
     close: () => kv.close(),
   };
+  const batches = batchMethods({
+    kv,
+    encodeSized,
+    decode: (stored) => decode(stored as Stored | null),
+    retryLocked,
+    experimentRoom,
+    one,
+  });
+  return { ...one, ...batches };
 }

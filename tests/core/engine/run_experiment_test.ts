@@ -9,7 +9,8 @@ import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
 import { type Candidate, NO_USAGE } from "../../../core/bench/candidate.ts";
 import { builtinCandidate } from "../../../core/io/candidates/builtin.ts";
 import { commandCandidate } from "../../../core/io/candidates/command.ts";
-import { getJson } from "../../../core/io/blob_store.ts";
+import { getJson, memoryBlobStore } from "../../../core/io/blob_store.ts";
+import { openKvStateStore } from "../../../core/io/state_store.ts";
 import type { Bundle } from "../../../core/bundle/types.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 
@@ -171,19 +172,24 @@ Deno.test("runExperiment() grades a timed-out or crashed attempt with reward 0 a
   await home.close();
 });
 
-Deno.test("runExperiment() runs at most --parallel attempts at once", async () => {
-  const bundle = wordBundle(4);
-  let now = 0;
-  let peak = 0;
-  const counting: Candidate = {
-    name: "counting",
-    identity: { kind: "test", name: "counting" },
+/** Attempts of a copying() candidate: begun, running now, most at once. */
+interface Seen {
+  started: number;
+  now: number;
+  peak: number;
+}
+
+/** A candidate that copies the case's word to the answer after `wait()`, counting attempts. */
+function copying(name: string, wait: () => Promise<unknown>, seen: Seen): Candidate {
+  return {
+    name,
+    identity: { kind: "test", name },
     async run(ctx) {
-      now++;
-      peak = Math.max(peak, now);
-      await new Promise((r) => setTimeout(r, 30));
+      seen.started++;
+      seen.peak = Math.max(seen.peak, ++seen.now);
+      await wait();
       await ctx.world.write("/out/answer.txt", await ctx.world.read("/docs/q.txt"));
-      now--;
+      seen.now--;
       return {
         status: "completed",
         usage: { ...NO_USAGE },
@@ -194,9 +200,15 @@ Deno.test("runExperiment() runs at most --parallel attempts at once", async () =
       };
     },
   };
+}
+
+Deno.test("runExperiment() runs at most --parallel attempts at once", async () => {
+  const bundle = wordBundle(4);
+  const seen = { started: 0, now: 0, peak: 0 };
+  const counting = copying("counting", () => new Promise((r) => setTimeout(r, 30)), seen);
   const { home, result } = await run(bundle, [counting], { repetitions: 3, parallel: 3 });
   assert.equal(result.complete, true);
-  assert.equal(peak, 3);
+  assert.equal(seen.peak, 3);
   assert.equal(result.records.filter((r) => r.passed).length, 12);
   await home.close();
 });
@@ -444,4 +456,70 @@ Deno.test("runExperiment() renews a lease while a long attempt runs, so no other
   assert.equal(a.attempts + b.attempts, 2);
   assert.equal((await home.state.attemptHistory(plan.id)).length, 2);
   await home.close();
+});
+
+Deno.test("runExperiment() with slow cells leases no more than the cells about to start", async () => {
+  const home = await memoryHome();
+  const bundle = wordBundle(8);
+  // Each attempt takes a minute on the run's timer (an agent CLI's pace).
+  const timer = fakeTimer();
+  const seen = { started: 0, now: 0, peak: 0 };
+  const slow = copying("slow", () => timer.sleep(60_000), seen);
+  const plan = planExperiment(bundle, [slow], {});
+  const leased = async () =>
+    (await Promise.all(plan.cells.map((c) => home.state.leaseOf(plan.id, c.key))))
+      .filter((l) => l !== null).length;
+  let ended = false;
+  const running = runOn(home, bundle, [slow], plan, { parallel: 2, timer, leaseMs: 600_000 })
+    .finally(() => ended = true);
+  const held: number[] = [];
+  for (let round = 1; round <= 4; round++) {
+    await until(() => seen.started === 2 * round);
+    held.push(await leased());
+    await timer.advance(60_000);
+  }
+  while (!ended) await timer.advance(60_000);
+  const result = await running;
+  assert.equal(result.complete, true);
+  // Two workers: two cells leased at a time, none held ahead for later.
+  assert.deepEqual(held, [2, 2, 2, 2]);
+  assert.equal(await leased(), 0);
+  await home.close();
+});
+
+Deno.test("runExperiment() in two processes on fast cells runs every cell exactly once", async () => {
+  const dir = await Deno.makeTempDir();
+  const blobs = memoryBlobStore();
+  // Two handles on one state file, as two processes on one home have.
+  const stores = await Promise.all(
+    [0, 1].map(() => openKvStateStore(`${dir}/state.kv`, blobs)),
+  );
+  const bundle = wordBundle(50);
+  const cands = [builtinCandidate("reference", bundle)];
+  const plan = planExperiment(bundle, cands, { repetitions: 4 });
+  const [a, b] = await Promise.all(stores.map((state) =>
+    runExperiment({
+      state,
+      blobs,
+      worldsDir: `${dir}/worlds`,
+      bundle,
+      plan,
+      candidates: cands,
+      runner: pool,
+      room: "words",
+      trust: "ad-hoc",
+      parallel: 4,
+      maxPollMs: 100,
+    })
+  ));
+  assert.equal(a.complete && b.complete, true);
+  assert.equal(a.attempts + b.attempts, 200);
+  assert.ok(a.attempts > 0 && b.attempts > 0, `${a.attempts} + ${b.attempts}`);
+  const history = await stores[0].attemptHistory(plan.id);
+  assert.equal(history.length, 200);
+  assert.ok(history.every((r) => r.tryNo === 1));
+  assert.equal(new Set(history.map((r) => `${r.caseId}/${r.repetition}`)).size, 200);
+  for (const cell of plan.cells) assert.equal(await stores[1].leaseOf(plan.id, cell.key), null);
+  stores.forEach((s) => s.close());
+  await Deno.remove(dir, { recursive: true });
 });

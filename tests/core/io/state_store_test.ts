@@ -194,3 +194,141 @@ Deno.test("cellRecord() reads one cell's latest record", async () => {
   assert.equal(one?.tryNo, 2);
   state.close();
 });
+
+Deno.test("putAttempts() commits a group, and keeps the others when one record's try was recorded first", async () => {
+  const state = await openKvStateStore(":memory:", memoryBlobStore());
+  const group = Array.from({ length: 5 }, (_, i) => record({ repetition: i }));
+  // Another process recorded try 1 of repetition 2 first, with another result.
+  const theirs = record({ repetition: 2, elapsedMs: 99 });
+  assert.equal(await state.putAttempt(theirs), true);
+  assert.deepEqual(await state.putAttempts(group), [true, true, false, true, true]);
+  const cells = await state.cellRecords("e1");
+  assert.deepEqual(cells.map((c) => [c.repetition, c.elapsedMs]), [
+    [0, 10],
+    [1, 10],
+    [2, 99],
+    [3, 10],
+    [4, 10],
+  ]);
+  assert.equal((await state.attemptHistory("e1")).length, 5);
+  // A group without a conflict is written whole; a second time, nothing of it.
+  const next = Array.from({ length: 3 }, (_, i) => record({ repetition: i, tryNo: 2 }));
+  assert.deepEqual(await state.putAttempts(next), [true, true, true]);
+  assert.deepEqual(await state.putAttempts(next), [false, false, false]);
+  assert.equal((await state.attemptHistory("e1")).length, 8);
+  state.close();
+});
+
+Deno.test("putAttempts() splits a group over KV's limits into several commits", async () => {
+  const blobs = memoryBlobStore();
+  const state = await openKvStateStore(":memory:", blobs);
+  // 120 records (over 100 checks in one commit), each ~25,000 characters (over 819,200 bytes
+  // together), none large enough for a blob.
+  const checks: Record<string, boolean> = {};
+  for (let i = 0; i < 1300; i++) checks[`check-${i}`] = i % 3 === 0;
+  const group = Array.from(
+    { length: 120 },
+    (_, i) => record({ repetition: i, verdict: { checks, reward: 0.25 } }),
+  );
+  assert.ok(JSON.stringify(group[0]).length > 20_000);
+  const oks = await state.putAttempts(group);
+  assert.equal(oks.filter((ok) => ok).length, 120);
+  assert.equal(blobs.size(), 0);
+  assert.equal((await state.cellRecords("e1")).length, 120);
+  state.close();
+});
+
+Deno.test("putAttempts() releases the owner's leases of its cells with the records, no other's", async () => {
+  const state = await openKvStateStore(":memory:", memoryBlobStore());
+  const recs = [0, 1, 2].map((i) => record({ repetition: i }));
+  const cells = recs.map((r) => cellKey(r.candidate, r.caseId, r.repetition));
+  const takes = await state.takeLeases("e1", cells.slice(0, 2), A, 10_000);
+  assert.deepEqual(takes.map((t) => t.ok), [true, true]);
+  assert.equal((await state.takeLease("e1", cells[2], B, 10_000)).ok, true);
+  assert.deepEqual(await state.putAttempts(recs, A.owner), [true, true, true]);
+  assert.equal(await state.leaseOf("e1", cells[0]), null);
+  assert.equal(await state.leaseOf("e1", cells[1]), null);
+  assert.equal((await state.leaseOf("e1", cells[2]))?.owner, B.owner);
+  state.close();
+});
+
+Deno.test("takeLeases() takes free, own and expired leases in one go and refuses live ones of others", async () => {
+  const state = await openKvStateStore(":memory:", memoryBlobStore());
+  const t = 1_700_000_000_000;
+  assert.equal((await state.takeLease("e1", "live", B, 1000, t)).ok, true);
+  assert.equal((await state.takeLease("e1", "expired", B, 100, t)).ok, true);
+  assert.equal((await state.takeLease("e1", "own", A, 100, t)).ok, true);
+  const cells = [
+    "free",
+    "live",
+    "expired",
+    "own",
+    ...Array.from({ length: 100 }, (_, i) => `c${i}`),
+  ];
+  const takes = await state.takeLeases("e1", cells, A, 1000, t + 500);
+  assert.deepEqual(takes.slice(0, 4).map((x) => x.ok), [true, false, true, true]);
+  assert.equal(takes.filter((x) => x.ok).length, cells.length - 1);
+  const refused = takes[1];
+  assert.equal(!refused.ok && refused.holder.owner, B.owner);
+  for (const c of ["free", "expired", "own", "c99"]) {
+    assert.deepEqual(await state.leaseOf("e1", c), { ...A, until: t + 1500 });
+  }
+  // Renewed by their owner only; released by their owner only.
+  assert.deepEqual(await state.renewLeases("e1", ["free", "live"], A.owner, 1000, t + 900), [
+    true,
+    false,
+  ]);
+  assert.equal((await state.leaseOf("e1", "free"))?.until, t + 1900);
+  assert.equal((await state.leaseOf("e1", "live"))?.until, t + 1000);
+  await state.releaseLeases("e1", ["free", "live"], A.owner);
+  assert.equal(await state.leaseOf("e1", "free"), null);
+  assert.equal((await state.leaseOf("e1", "live"))?.owner, B.owner);
+  state.close();
+});
+
+Deno.test("renewLeases() fails for a lease another holder took over after it ran out", async () => {
+  const state = await openKvStateStore(":memory:", memoryBlobStore());
+  const t = 1_700_000_000_000;
+  await state.takeLeases("e1", ["a", "b"], A, 100, t);
+  // A stops renewing; B takes "b" over once A's lease ran out.
+  assert.equal((await state.takeLease("e1", "b", B, 1000, t + 200)).ok, true);
+  assert.deepEqual(await state.renewLeases("e1", ["a", "b"], A.owner, 100, t + 210), [true, false]);
+  assert.equal((await state.leaseOf("e1", "b"))?.owner, B.owner);
+  assert.equal((await state.leaseOf("e1", "a"))?.until, t + 310);
+  state.close();
+});
+
+Deno.test("takeLeases() from two handles on one file lets exactly one owner win each cell", async () => {
+  const dir = await Deno.makeTempDir();
+  const a = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+  const b = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+  const cells = Array.from({ length: 60 }, (_, i) => `cell-${i}`);
+  const groups = [cells.slice(0, 30), cells.slice(20, 50), cells.slice(10, 60)];
+  const takes = await Promise.all(
+    groups.flatMap((g) => [
+      a.takeLeases("e1", g, A, 10_000).then((t) => t.map((x, i) => [g[i], x.ok && "a"] as const)),
+      b.takeLeases("e1", g, B, 10_000).then((t) => t.map((x, i) => [g[i], x.ok && "b"] as const)),
+    ]),
+  );
+  for (const c of cells) {
+    const winners = new Set(
+      takes.flat().filter(([cell, who]) => cell === c && who).map(([, w]) => w),
+    );
+    assert.equal(winners.size, 1, `${c}: ${[...winners]}`);
+    const owner = (await a.leaseOf("e1", c))?.owner;
+    assert.equal(owner, winners.has("a") ? "run-a" : "run-b");
+  }
+  a.close();
+  b.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("cellRecordsOf() reads several cells' latest records in their order", async () => {
+  const state = await openKvStateStore(":memory:", memoryBlobStore());
+  await state.putAttempts([record({ repetition: 0 }), record({ repetition: 3, tryNo: 2 })]);
+  const cells = Array.from({ length: 12 }, (_, i) => cellKey("builtin:reference", "c1", i));
+  const got = await state.cellRecordsOf("e1", cells);
+  assert.equal(got.length, 12);
+  assert.deepEqual(got.map((r) => r?.tryNo ?? null), [1, null, null, 2, ...Array(8).fill(null)]);
+  state.close();
+});
