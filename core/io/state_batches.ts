@@ -18,7 +18,58 @@
  * mutations per atomic operation, 819,200 bytes of mutations in all.
  */
 import { type AttemptRecord, cellKey } from "../bench/records.ts";
-import type { CellLease, LeaseTake, StateStore } from "./state_store.ts";
+import type { CellLease, LeaseTake } from "./cell_lease.ts";
+
+/** The state store's operations on many cells at once. */
+export interface StateBatches {
+  /**
+   * Commits finished attempts (of one experiment or several), in groups of one atomic
+   * commit each, with the leases `leaseOwner` holds on their cells released in the same
+   * commit. Each record as putAttempt: false (that one not written) when its try number is
+   * already claimed; the others are written all the same.
+   */
+  putAttempts(records: AttemptRecord[], leaseOwner?: string): Promise<boolean[]>;
+  /** The latest records of several cells (null for a cell without one), in their order. */
+  cellRecordsOf(experimentId: string, cells: string[]): Promise<(AttemptRecord | null)[]>;
+  /** takeLease for several cells at once (few commits), in their order. */
+  takeLeases(
+    experimentId: string,
+    cells: string[],
+    holder: { pid: number; host: string; owner: string },
+    ms: number,
+    now?: number,
+  ): Promise<LeaseTake[]>;
+  /** renewLease for several cells at once, in their order. */
+  renewLeases(
+    experimentId: string,
+    cells: string[],
+    owner: string,
+    ms: number,
+    now?: number,
+  ): Promise<boolean[]>;
+  /** releaseLease for several cells at once. */
+  releaseLeases(experimentId: string, cells: string[], owner: string): Promise<void>;
+}
+
+/** The one-cell operations a batch falls back to (the state store's, same semantics). */
+interface OneCell {
+  putAttempt(record: AttemptRecord): Promise<boolean>;
+  takeLease(
+    experimentId: string,
+    cell: string,
+    holder: { pid: number; host: string; owner: string },
+    ms: number,
+    now?: number,
+  ): Promise<LeaseTake>;
+  renewLease(
+    experimentId: string,
+    cell: string,
+    owner: string,
+    ms: number,
+    now?: number,
+  ): Promise<boolean>;
+  releaseLease(experimentId: string, cell: string, owner: string): Promise<void>;
+}
 
 /** What the batch operations need of the store that holds them. */
 export interface BatchParts {
@@ -30,13 +81,8 @@ export interface BatchParts {
   /** The room of an experiment (whose version a record moves), or null when unknown. */
   experimentRoom(id: string): Promise<string | null>;
   /** The one-cell operations, the fallback when a batch cannot be committed as one. */
-  one: Pick<StateStore, "putAttempt" | "takeLease" | "renewLease" | "releaseLease">;
+  one: OneCell;
 }
-
-export type BatchMethods = Pick<
-  StateStore,
-  "putAttempts" | "takeLeases" | "renewLeases" | "releaseLeases" | "cellRecordsOf"
->;
 
 /** Keys per getMany call. */
 const READ_KEYS = 10;
@@ -58,7 +104,7 @@ function chunks<T>(items: T[], size: number): T[][] {
 }
 
 /** The batch operations over one KV handle. */
-export function batchMethods(p: BatchParts): BatchMethods {
+export function batchMethods(p: BatchParts): StateBatches {
   const { kv, retryLocked } = p;
   /** Versionstamps of the leases this handle wrote last, by lease key. */
   const stamps = new Map<string, { lease: CellLease; versionstamp: string }>();

@@ -19,7 +19,7 @@ export type { JobRecord } from "../jobs.ts";
 import { type AttemptRecord, cellKey, type TrustTier } from "../bench/records.ts";
 import type { BlobStore } from "./blob_store.ts";
 import { getJson, putJson } from "./blob_store.ts";
-import { type BatchMethods, batchMethods } from "./state_batches.ts";
+import { batchMethods, type StateBatches } from "./state_batches.ts";
 
 /** What the home keeps about one experiment (its definition and where it ran). */
 export interface ExperimentMeta {
@@ -43,19 +43,11 @@ export interface Promotion {
   at: string;
 }
 
-/** Who runs a cell now: a process on a host, until a time (ms since the epoch). */
-export interface CellLease {
-  pid: number;
-  host: string;
-  /** The run holding it (several runs may share one process). */
-  owner: string;
-  until: number;
-}
+import type { CellLease, LeaseTake } from "./cell_lease.ts";
+export type { CellLease, LeaseTake } from "./cell_lease.ts";
 
-/** The outcome of asking for a cell's lease: taken, or held by `holder` (alive until `until`). */
-export type LeaseTake = { ok: true; lease: CellLease } | { ok: false; holder: CellLease };
-
-export interface StateStore {
+/** The home's records; the batch operations (StateBatches) are in state_batches.ts. */
+export interface StateStore extends StateBatches {
   /** Records an experiment; keeps the first `createdAt` when it is already known. */
   putExperiment(meta: ExperimentMeta): Promise<ExperimentMeta>;
   getExperiment(id: string): Promise<ExperimentMeta | null>;
@@ -67,17 +59,8 @@ export interface StateStore {
    * `record.tryNo`: another process got there first.
    */
   putAttempt(record: AttemptRecord): Promise<boolean>;
-  /**
-   * Commits finished attempts (of one experiment or several), in groups of one atomic
-   * commit each, with the leases `leaseOwner` holds on their cells released in the same
-   * commit. Each record as putAttempt: false (that one not written) when its try number is
-   * already claimed; the others are written all the same.
-   */
-  putAttempts(records: AttemptRecord[], leaseOwner?: string): Promise<boolean[]>;
   /** The latest record of one cell (`cellKey(candidate, caseId, repetition)`), or null. */
   cellRecord(experimentId: string, cell: string): Promise<AttemptRecord | null>;
-  /** The latest records of several cells (null for a cell without one), in their order. */
-  cellRecordsOf(experimentId: string, cells: string[]): Promise<(AttemptRecord | null)[]>;
   /**
    * Takes a cell's lease for `ms` (check-and-set): refused while another owner's lease has
    * not reached its `until`; an expired one (its holder died) is taken over. Taking a lease
@@ -91,24 +74,6 @@ export interface StateStore {
     /** The caller's time (ms since the epoch); default the system's. */
     now?: number,
   ): Promise<LeaseTake>;
-  /** takeLease for several cells at once (few commits), in their order. */
-  takeLeases(
-    experimentId: string,
-    cells: string[],
-    holder: { pid: number; host: string; owner: string },
-    ms: number,
-    now?: number,
-  ): Promise<LeaseTake[]>;
-  /** renewLease for several cells at once, in their order. */
-  renewLeases(
-    experimentId: string,
-    cells: string[],
-    owner: string,
-    ms: number,
-    now?: number,
-  ): Promise<boolean[]>;
-  /** releaseLease for several cells at once. */
-  releaseLeases(experimentId: string, cells: string[], owner: string): Promise<void>;
   /** Extends `owner`'s lease by `ms` from `now` (default the system's time); false when it no longer holds it. */
   renewLease(
     experimentId: string,
@@ -245,7 +210,7 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
     return values;
   }
 
-  const one: Omit<StateStore, keyof BatchMethods> = {
+  const one: Omit<StateStore, keyof StateBatches> = {
     async putExperiment(meta) {
       for (;;) {
         const key = ["experiment", meta.id];
