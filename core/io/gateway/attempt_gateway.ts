@@ -22,7 +22,7 @@ import {
   type GatewayFigures,
   type ModelGatewayOptions,
 } from "./model_gateway.ts";
-import { createWorldMcp, type McpCallLogEntry, type WorldToolset } from "./world_mcp.ts";
+import type { McpCallLogEntry, WorldToolset } from "./world_mcp.ts";
 import type { GatewayLogEntry } from "./model_gateway.ts";
 
 /** Inside the sandbox: where the socket directory is bound and the ports it is exposed on. */
@@ -139,6 +139,9 @@ export async function startAttemptGateway(
   ctx: Pick<AttemptContext, "signal">,
   opts: AttemptGatewayOptions,
 ): Promise<AttemptGateway> {
+  // Loaded on the first gateway only: the MCP SDK (and zod) cost a run of built-in or model
+  // candidates ~20 MiB of resident memory for nothing.
+  const { createWorldMcp } = await import("./world_mcp.ts");
   const mcp = createWorldMcp(opts.toolset);
   const mcpHandle = opts.wrapMcp ? opts.wrapMcp(mcp.handle) : mcp.handle;
   const model = createModelGateway(opts.model);
