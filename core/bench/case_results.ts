@@ -3,6 +3,7 @@
  * many of its repetitions passed. Built from the latest try of each cell. Pure.
  */
 import type { AttemptRecord } from "./records.ts";
+import { foldRecords, HistoryFold } from "./history_fold.ts";
 
 /** One candidate on one case, over its repetitions. */
 export interface CaseCell {
@@ -23,11 +24,6 @@ export interface CaseResult {
   cells: CaseCell[];
 }
 
-function rewardOf(r: AttemptRecord): number {
-  const x = r.verdict?.reward;
-  return typeof x === "number" && Number.isFinite(x) ? x : 0;
-}
-
 /**
  * Every case × candidate, cases in `caseIds` order (null: the one environment), candidates
  * in `candidates` order. `records` are the latest tries (one per cell); a cell with no
@@ -38,29 +34,57 @@ export function caseResults(
   candidates: readonly string[],
   caseIds: readonly string[] | null,
 ): CaseResult[] {
-  // case → candidate → records (nested maps: no key strings to build per record).
-  const byCell = new Map<string | null, Map<string, AttemptRecord[]>>();
-  for (const r of records) {
-    let row = byCell.get(r.caseId);
-    if (!row) byCell.set(r.caseId, row = new Map());
-    const list = row.get(r.candidate);
-    if (list) list.push(r);
-    else row.set(r.candidate, [r]);
-  }
-  return (caseIds ?? [null]).map((caseId) => ({
-    caseId,
-    cells: candidates.map((candidate) => {
-      const mine = byCell.get(caseId)?.get(candidate) ?? [];
-      const graded = mine.filter((r) => r.verdict !== null);
-      return {
-        candidate,
-        reward: graded.length > 0
-          ? graded.reduce((s, r) => s + rewardOf(r), 0) / graded.length
-          : null,
-        passes: graded.filter((r) => r.passed).length,
-        graded: graded.length,
-        faults: mine.length - graded.length,
-      };
-    }),
-  }));
+  const fold = new HistoryFold(candidates);
+  foldRecords(records, fold);
+  return caseResultsOfFold(fold, candidates, caseIds);
+}
+
+/**
+ * caseResults() of a folded history: a candidate's mean reward on a case sums its
+ * repetitions in order.
+ */
+export function caseResultsOfFold(
+  fold: HistoryFold,
+  candidates: readonly string[],
+  caseIds: readonly string[] | null,
+): CaseResult[] {
+  // Per candidate: case index → its rows, repetitions in order.
+  const rowsByCase = candidates.map((name) => {
+    const c = fold.candidates.get(name)!;
+    const byCase = new Map<number, number[]>();
+    for (const i of c.canonicalRows(fold.caseIds)) {
+      const k = c.caseIndex.at(i);
+      const list = byCase.get(k);
+      if (list) list.push(i);
+      else byCase.set(k, [i]);
+    }
+    return { c, byCase };
+  });
+  return (caseIds ?? [null]).map((caseId) => {
+    const k = fold.indexOfCase(caseId);
+    return {
+      caseId,
+      cells: candidates.map((candidate, n) => {
+        const { c, byCase } = rowsByCase[n];
+        const rows = k < 0 ? [] : byCase.get(k) ?? [];
+        let graded = 0;
+        let passes = 0;
+        let sum = 0;
+        for (const i of rows) {
+          const flags = c.flags.at(i);
+          if (flags === 0) continue;
+          graded++;
+          if (flags === 3) passes++;
+          sum += c.reward.at(i);
+        }
+        return {
+          candidate,
+          reward: graded > 0 ? sum / graded : null,
+          passes,
+          graded,
+          faults: rows.length - graded,
+        };
+      }),
+    };
+  });
 }

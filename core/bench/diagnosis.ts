@@ -6,16 +6,14 @@
  * `--json` and MCP show. Pure.
  */
 import type { AttemptRecord } from "./records.ts";
-import { latestTries } from "./records.ts";
 import {
   type BrokenCandidate,
-  brokenCandidates,
-  countOutcomes,
+  brokenCandidate,
   type FailureCause,
-  failureCauses,
   type OutcomeCounts,
 } from "./outcome.ts";
-import { type CaseResult, caseResults } from "./case_results.ts";
+import { type CaseResult, caseResultsOfFold } from "./case_results.ts";
+import { foldRecords, HistoryFold } from "./history_fold.ts";
 import { itemAnalysis, type ItemStats } from "./item_analysis.ts";
 
 export interface CandidateDiagnosis {
@@ -35,12 +33,6 @@ export interface Diagnosis {
   items: ItemStats[];
 }
 
-function canonicalOrder(a: AttemptRecord, b: AttemptRecord): number {
-  const x = a.caseId ?? "";
-  const y = b.caseId ?? "";
-  return x < y ? -1 : x > y ? 1 : a.repetition - b.repetition;
-}
-
 /**
  * The diagnosis of an experiment. `records` may hold every try: only the latest of each
  * cell counts. `cases` is the experiment's case selection (null for one environment) and
@@ -48,19 +40,32 @@ function canonicalOrder(a: AttemptRecord, b: AttemptRecord): number {
  */
 export function diagnose(
   records: readonly AttemptRecord[],
-  opts: { candidates: readonly string[]; cases: readonly string[] | null; bundleCases: number },
+  opts: DiagnosisOptions,
 ): Diagnosis {
-  const latest = latestTries(records);
-  const byCandidate = new Map<string, AttemptRecord[]>(opts.candidates.map((c) => [c, []]));
-  for (const r of latest) byCandidate.get(r.candidate)?.push(r);
-  for (const list of byCandidate.values()) list.sort(canonicalOrder);
-  const results = caseResults(latest, opts.candidates, opts.cases);
+  const fold = new HistoryFold(opts.candidates);
+  foldRecords(records, fold);
+  return diagnosisOfFold(fold, opts);
+}
+
+export interface DiagnosisOptions {
+  candidates: readonly string[];
+  cases: readonly string[] | null;
+  bundleCases: number;
+}
+
+/** diagnose() of a folded history (a HistoryFold of `opts.candidates`). */
+export function diagnosisOfFold(fold: HistoryFold, opts: DiagnosisOptions): Diagnosis {
+  const results = caseResultsOfFold(fold, opts.candidates, opts.cases);
+  const candidates = opts.candidates.map((candidate) => {
+    const c = fold.candidates.get(candidate)!;
+    return { candidate, outcomes: { ...c.outcomes }, causes: c.causes.causes() };
+  });
   return {
-    candidates: opts.candidates.map((candidate) => {
-      const mine = byCandidate.get(candidate)!;
-      return { candidate, outcomes: countOutcomes(mine), causes: failureCauses(mine) };
+    candidates,
+    broken: candidates.flatMap((d) => {
+      const b = brokenCandidate(d.candidate, d.outcomes, () => d.causes);
+      return b ? [b] : [];
     }),
-    broken: brokenCandidates(byCandidate),
     cases: { ran: opts.cases === null ? null : [...opts.cases], ofBundle: opts.bundleCases },
     caseResults: results,
     items: itemAnalysis(results),

@@ -149,7 +149,8 @@ export function causeOf(r: AttemptRecord): [string, string] | null {
   }
 }
 
-function exampleOf(r: AttemptRecord): CauseExample {
+/** What a failure cause shows of the attempt standing for it. */
+export function exampleOf(r: AttemptRecord): CauseExample {
   return {
     caseId: r.caseId,
     repetition: r.repetition,
@@ -163,28 +164,55 @@ function exampleOf(r: AttemptRecord): CauseExample {
 }
 
 /**
- * The distinct causes among `records` (one candidate's latest tries), most frequent first
- * (ties: the order they first occur), each with its count and its first attempt as example.
+ * Counts the distinct causes of attempts that did not pass as they come, keeping each
+ * cause's earliest attempt (by `before` over the positions given) as its example: the
+ * causes of many attempts without holding them.
  */
-export function failureCauses(records: readonly AttemptRecord[]): FailureCause[] {
-  const byKey = new Map<string, FailureCause & { first: number }>();
-  records.forEach((r, i) => {
+export class CauseTallies<P> {
+  private readonly byKey = new Map<string, FailureCause & { at: P }>();
+  constructor(private readonly before: (a: P, b: P) => boolean) {}
+
+  /** Counts `r` (nothing when it passed); `at` is its position. */
+  add(r: AttemptRecord, at: P): void {
     const c = causeOf(r);
     if (c === null) return;
     const [key, text] = c;
-    const seen = byKey.get(key);
-    if (seen) seen.count++;
-    else {byKey.set(key, {
+    const seen = this.byKey.get(key);
+    if (!seen) {
+      this.byKey.set(key, {
         outcome: outcomeOf(r),
         cause: text,
         count: 1,
         example: exampleOf(r),
-        first: i,
-      });}
-  });
-  return [...byKey.values()]
-    .sort((a, b) => b.count - a.count || a.first - b.first)
-    .map(({ first: _first, ...c }) => c);
+        at,
+      });
+    } else {
+      seen.count++;
+      if (this.before(at, seen.at)) {
+        seen.cause = text;
+        seen.example = exampleOf(r);
+        seen.at = at;
+      }
+    }
+  }
+
+  /** The causes, most frequent first (ties: the earliest example first). */
+  causes(): FailureCause[] {
+    const pos = (a: P, b: P) => (this.before(a, b) ? -1 : this.before(b, a) ? 1 : 0);
+    return [...this.byKey.values()]
+      .sort((a, b) => b.count - a.count || pos(a.at, b.at))
+      .map(({ at: _at, ...c }) => c);
+  }
+}
+
+/**
+ * The distinct causes among `records` (one candidate's latest tries), most frequent first
+ * (ties: the order they first occur), each with its count and its first attempt as example.
+ */
+export function failureCauses(records: readonly AttemptRecord[]): FailureCause[] {
+  const tallies = new CauseTallies<number>((a, b) => a < b);
+  records.forEach((r, i) => tallies.add(r, i));
+  return tallies.causes();
 }
 
 /** A candidate none of whose attempts ran properly: every one crashed or faulted. */
@@ -232,20 +260,32 @@ export function causeHint(cause: FailureCause): string {
 export function brokenCandidates(
   byCandidate: ReadonlyMap<string, readonly AttemptRecord[]>,
 ): BrokenCandidate[] {
-  const out: BrokenCandidate[] = [];
-  for (const [candidate, records] of byCandidate) {
-    if (records.length === 0) continue;
-    const outcomes = new Set(records.map(outcomeOf));
-    if ([...outcomes].some((o) => o !== "crashed" && o !== "fault")) continue;
-    const cause = failureCauses(records)[0];
-    const how = outcomes.size === 2
-      ? "crashed or faulted"
-      : outcomes.has("crashed")
-      ? "crashed"
-      : "faulted";
-    out.push({ candidate, attempts: records.length, how, cause, hint: causeHint(cause) });
-  }
-  return out;
+  return [...byCandidate].flatMap(([candidate, records]) => {
+    const b = brokenCandidate(candidate, countOutcomes(records), () => failureCauses(records));
+    return b ? [b] : [];
+  });
+}
+
+/**
+ * The candidate as a broken one when every one of its attempts (at least one) crashed or
+ * faulted, from its outcome counts and its causes (asked for only then); else null.
+ */
+export function brokenCandidate(
+  candidate: string,
+  counts: OutcomeCounts,
+  causes: () => FailureCause[],
+): BrokenCandidate | null {
+  const outcomes = OUTCOMES.filter((o) => counts[o] > 0);
+  if (outcomes.length === 0) return null;
+  if (outcomes.some((o) => o !== "crashed" && o !== "fault")) return null;
+  const cause = causes()[0];
+  const how = outcomes.length === 2
+    ? "crashed or faulted"
+    : outcomes.includes("crashed")
+    ? "crashed"
+    : "faulted";
+  const attempts = outcomes.reduce((n, o) => n + counts[o], 0);
+  return { candidate, attempts, how, cause, hint: causeHint(cause) };
 }
 
 /** The one line the CLI prints for a broken candidate. */

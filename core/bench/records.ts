@@ -111,18 +111,18 @@ export function cellKey(candidate: string, caseId: string | null, repetition: nu
   return JSON.stringify([candidate, caseId, repetition]);
 }
 
+/** True when `r` is a later try of its cell than `seen` (higher tryNo, then later start). */
+export function isLaterTry(r: AttemptRecord, seen: AttemptRecord): boolean {
+  return r.tryNo > seen.tryNo || (r.tryNo === seen.tryNo && r.startedAt > seen.startedAt);
+}
+
 /** The latest try of each cell (highest tryNo, then latest start). */
 export function latestTries(records: readonly AttemptRecord[]): AttemptRecord[] {
   const byCell = new Map<string, AttemptRecord>();
   for (const r of records) {
     const key = cellKey(r.candidate, r.caseId, r.repetition);
     const seen = byCell.get(key);
-    if (
-      seen === undefined || r.tryNo > seen.tryNo ||
-      (r.tryNo === seen.tryNo && r.startedAt > seen.startedAt)
-    ) {
-      byCell.set(key, r);
-    }
+    if (seen === undefined || isLaterTry(r, seen)) byCell.set(key, r);
   }
   return [...byCell.values()];
 }

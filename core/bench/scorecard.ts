@@ -4,10 +4,10 @@
  * comparison of every candidate against a baseline (REFERENCE.md §8.4–§8.6). Built from the
  * attempt records alone; plain JSON, so it is stored in KV and printed by `--json`.
  */
-import { type WebStats, webStatsOf } from "./web_stats.ts";
+import { type WebStats, webStatsOfFold } from "./web_stats.ts";
 import type { AttemptRecord, TrustTier } from "./records.ts";
-import { latestTries } from "./records.ts";
-import { countOutcomes, type OutcomeCounts } from "./outcome.ts";
+import type { OutcomeCounts } from "./outcome.ts";
+import { type CandidateFold, foldRecords, HistoryFold } from "./history_fold.ts";
 import {
   type Interval,
   jeffreysInterval,
@@ -191,81 +191,38 @@ export interface Scorecard {
   comparisons: Comparison[];
 }
 
-const TRUST_RANK: Record<TrustTier, number> = { "ad-hoc": 0, room: 1, trusted: 2 };
-
-function rewardOf(r: AttemptRecord): number {
-  const x = r.verdict?.reward;
-  return typeof x === "number" && Number.isFinite(x) ? x : 0;
-}
-
-function listOf(r: AttemptRecord): number {
-  return r.listMicros ?? r.billedMicros;
-}
-
 function perOrNull(total: number, n: number): number | null {
   return n > 0 ? total / n : null;
 }
 
-function spanMs(records: readonly AttemptRecord[]): number | null {
-  let first = Infinity;
-  let last = -Infinity;
-  for (const r of records) {
-    const t0 = Date.parse(r.startedAt);
-    if (!Number.isFinite(t0)) continue;
-    first = Math.min(first, t0);
-    last = Math.max(last, t0 + r.elapsedMs);
-  }
-  return Number.isFinite(first) ? last - first : null;
-}
-
+/** The summary of one candidate's folded tries; `rows` are its latest tries in canonical order. */
 function summarise(
   candidate: string,
-  records: readonly AttemptRecord[],
-  allTries: readonly AttemptRecord[],
+  c: CandidateFold,
+  rows: readonly number[],
   trust: TrustTier,
   planned: number,
 ): CandidateSummary {
-  const graded = records.filter((r) => r.verdict !== null);
-  const attempts = graded.length;
-  const passes = graded.filter((r) => r.passed).length;
-  const rewards = graded.map(rewardOf);
-
-  const passCounts = new Map<string, number>();
-  const failed: Record<string, number> = {};
-  for (const r of graded) {
-    for (const [check, ok] of Object.entries(r.verdict!.checks)) {
-      passCounts.set(check, (passCounts.get(check) ?? 0) + (ok === true ? 1 : 0));
-      if (ok === false) failed[check] = (failed[check] ?? 0) + 1;
-    }
+  const attempts = c.graded;
+  const passes = c.passes;
+  const rewards: number[] = [];
+  const times: number[] = [];
+  for (const i of rows) {
+    if (c.flags.at(i) !== 0) rewards.push(c.reward.at(i));
+    times.push(c.elapsed.at(i));
   }
   const checkRates: Record<string, number> = {};
-  for (const check of [...passCounts.keys()].sort()) {
-    checkRates[check] = passCounts.get(check)! / attempts;
+  for (const check of [...c.passCounts.keys()].sort()) {
+    checkRates[check] = c.passCounts.get(check)! / attempts;
   }
   const failedChecks: Record<string, number> = {};
-  for (const check of Object.keys(failed).sort()) failedChecks[check] = failed[check];
+  for (const check of Object.keys(c.failed).sort()) failedChecks[check] = c.failed[check];
 
-  const tried = records.length;
-  let billed = 0;
-  let list = 0;
-  const tok = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-  let cacheRecorded = false;
-  for (const r of records) {
-    billed += r.billedMicros;
-    list += listOf(r);
-    tok.input += r.usage.input;
-    tok.output += r.usage.output;
-    tok.cacheRead += r.usage.cacheRead;
-    tok.cacheWrite += r.usage.cacheWrite;
-    if (r.usage.cacheRead > 0 || r.usage.cacheWrite > 0) cacheRecorded = true;
-  }
+  const tried = c.latest;
+  const billed = c.billed;
+  const list = c.list;
+  const tok = { ...c.tokens };
   const perTry = (x: number) => (tried > 0 ? Math.floor(x / tried) : null);
-  const times = records.map((r) => r.elapsedMs);
-  const notIsolated = records.filter((r) => !r.isolated).length;
-  const lowest = records.reduce<TrustTier>(
-    (t, r) => (TRUST_RANK[r.trust] < TRUST_RANK[t] ? r.trust : t),
-    "trusted",
-  );
 
   return {
     candidate,
@@ -277,12 +234,12 @@ function summarise(
     rewardInterval: meanInterval(rewards),
     checkRates,
     failedChecks,
-    faults: records.length - attempts,
+    faults: tried - attempts,
     plannedCells: planned,
     unfinished: Math.max(0, planned - attempts),
     rankedReward: planned > 0 ? rewards.reduce((a, b) => a + b, 0) / planned : 0,
     rankedPassRate: planned > 0 ? passes / planned : 0,
-    outcomes: countOutcomes(records),
+    outcomes: { ...c.outcomes },
     cost: {
       billedMicros: billed,
       listMicros: list,
@@ -290,10 +247,10 @@ function summarise(
       listPerAttempt: perOrNull(list, tried),
       billedPerPass: perOrNull(billed, passes),
       listPerPass: perOrNull(list, passes),
-      spentBilledMicros: allTries.reduce((a, r) => a + r.billedMicros, 0),
-      spentListMicros: allTries.reduce((a, r) => a + listOf(r), 0),
-      retriedTries: allTries.length - records.length,
-      unpricedAttempts: records.filter((r) => r.unpriced === true).length,
+      spentBilledMicros: c.spentBilled,
+      spentListMicros: c.spentList,
+      retriedTries: c.tries - tried,
+      unpricedAttempts: c.unpriced,
     },
     tokens: {
       ...tok,
@@ -302,17 +259,17 @@ function summarise(
       cacheReadPerAttempt: perTry(tok.cacheRead),
       cacheWritePerAttempt: perTry(tok.cacheWrite),
       perAttempt: perTry(tok.input + tok.output),
-      cacheShare: cacheRecorded && tok.input > 0 ? tok.cacheRead / tok.input : null,
+      cacheShare: c.cacheRecorded && tok.input > 0 ? tok.cacheRead / tok.input : null,
     },
     time: {
       medianMs: median(times),
       p90Ms: orRound(percentile(times, 0.9)),
       summedMs: times.reduce((a, b) => a + b, 0),
-      wallClockMs: spanMs(records),
+      wallClockMs: c.span.ms,
     },
-    isolated: notIsolated === 0,
-    notIsolated,
-    trust: records.length > 0 ? lowest : trust,
+    isolated: c.notIsolated === 0,
+    notIsolated: c.notIsolated,
+    trust: tried > 0 ? c.lowestTrust : trust,
   };
 }
 
@@ -335,39 +292,39 @@ function leaderboardOrder(summaries: readonly CandidateSummary[]): string[] {
     .map((x) => x.s.candidate);
 }
 
-function rewardsByCase(records: readonly AttemptRecord[]): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  for (const r of records) {
-    if (r.verdict === null) continue;
-    const world = JSON.stringify(r.caseId);
-    const list = out.get(world) ?? [];
-    list.push(rewardOf(r));
-    out.set(world, list);
+/** A candidate's graded latest tries: rewards per case (canonical order) and passes per cell. */
+function gradedCells(fold: HistoryFold, c: CandidateFold, rows: readonly number[]) {
+  const rewards = new Map<string, number[]>();
+  /** case index × 2^32 + repetition → passed. */
+  const passed = new Map<number, boolean>();
+  for (const i of rows) {
+    const flags = c.flags.at(i);
+    if (flags === 0) continue;
+    const world = JSON.stringify(fold.caseIds[c.caseIndex.at(i)]);
+    const list = rewards.get(world) ?? [];
+    list.push(c.reward.at(i));
+    rewards.set(world, list);
+    passed.set(c.caseIndex.at(i) * 2 ** 32 + c.repetition.at(i), flags === 3);
   }
-  return out;
+  return { rewards, passed };
 }
 
 function compare(
   cand: CandidateSummary,
   base: CandidateSummary,
-  candRecords: readonly AttemptRecord[],
-  baseRecords: readonly AttemptRecord[],
+  candCells: ReturnType<typeof gradedCells>,
+  baseCells: ReturnType<typeof gradedCells>,
 ): Comparison {
-  const paired = pairedDifference(rewardsByCase(candRecords), rewardsByCase(baseRecords));
-  const basePassed = new Map<string, boolean>();
-  for (const r of baseRecords) {
-    if (r.verdict !== null) basePassed.set(JSON.stringify([r.caseId, r.repetition]), r.passed);
-  }
+  const paired = pairedDifference(candCells.rewards, baseCells.rewards);
   let pairs = 0;
   let b = 0;
   let c = 0;
-  for (const r of candRecords) {
-    if (r.verdict === null) continue;
-    const other = basePassed.get(JSON.stringify([r.caseId, r.repetition]));
+  for (const [cell, passed] of candCells.passed) {
+    const other = baseCells.passed.get(cell);
     if (other === undefined) continue;
     pairs++;
-    if (r.passed && !other) b++;
-    if (!r.passed && other) c++;
+    if (passed && !other) b++;
+    if (!passed && other) c++;
   }
   const cpp = cand.cost.listPerPass;
   const bpp = base.cost.listPerPass;
@@ -391,6 +348,35 @@ function compare(
   };
 }
 
+/** Throws a DvergrError when `opts.baseline` is not one of the candidates. */
+function checkBaseline(opts: ScorecardOptions): void {
+  if (opts.baseline !== undefined && !opts.candidates.includes(opts.baseline)) {
+    throw new DvergrError(
+      "USAGE",
+      `Cannot compare against baseline "${opts.baseline}": it is not a candidate of this experiment`,
+      { hint: `Name one of: ${opts.candidates.map((c) => `"${c}"`).join(", ")}` },
+    );
+  }
+}
+
+/**
+ * A check of every record a scorecard is built from: one of another experiment or candidate
+ * is a bug (an Error).
+ */
+export function scorecardRecordCheck(opts: ScorecardOptions): (r: AttemptRecord) => void {
+  const known = new Set(opts.candidates);
+  return (r) => {
+    if (r.experimentId !== opts.experimentId) {
+      throw new Error(
+        `buildScorecard: record of experiment "${r.experimentId}" given for "${opts.experimentId}"`,
+      );
+    }
+    if (!known.has(r.candidate)) {
+      throw new Error(`buildScorecard: record of unknown candidate "${r.candidate}"`);
+    }
+  };
+}
+
 /**
  * The scorecard of an experiment from its attempt records. Every figure counts the latest
  * try of each cell, except the money spent (`cost.spent*`), which counts every try given:
@@ -401,75 +387,54 @@ export function buildScorecard(
   records: readonly AttemptRecord[],
   opts: ScorecardOptions,
 ): Scorecard {
-  if (opts.baseline !== undefined && !opts.candidates.includes(opts.baseline)) {
-    throw new DvergrError(
-      "USAGE",
-      `Cannot compare against baseline "${opts.baseline}": it is not a candidate of this experiment`,
-      { hint: `Name one of: ${opts.candidates.map((c) => `"${c}"`).join(", ")}` },
-    );
-  }
-  const known = new Set(opts.candidates);
-  for (const r of records) {
-    if (r.experimentId !== opts.experimentId) {
-      throw new Error(
-        `buildScorecard: record of experiment "${r.experimentId}" given for "${opts.experimentId}"`,
-      );
-    }
-    if (!known.has(r.candidate)) {
-      throw new Error(`buildScorecard: record of unknown candidate "${r.candidate}"`);
-    }
-  }
+  checkBaseline(opts);
+  records.forEach(scorecardRecordCheck(opts));
+  const fold = new HistoryFold(opts.candidates);
+  foldRecords(records, fold);
+  return scorecardOfFold(fold, opts);
+}
 
-  const latest = latestTries(records);
-  const byCandidate = new Map<string, AttemptRecord[]>(opts.candidates.map((c) => [c, []]));
-  for (const r of latest) byCandidate.get(r.candidate)!.push(r);
-  // Canonical record order (case, repetition) so every figure is independent of input order.
-  for (const list of byCandidate.values()) {
-    list.sort((x, y) =>
-      (x.caseId ?? "") < (y.caseId ?? "")
-        ? -1
-        : (x.caseId ?? "") > (y.caseId ?? "")
-        ? 1
-        : x.repetition - y.repetition
-    );
-  }
-
-  const triesOf = (c: string) => records.filter((r) => r.candidate === c);
+/**
+ * The scorecard of a folded history (HistoryFold of the experiment's candidates, every
+ * record checked by scorecardRecordCheck): the same as buildScorecard() of its records.
+ */
+export function scorecardOfFold(fold: HistoryFold, opts: ScorecardOptions): Scorecard {
+  checkBaseline(opts);
   const planned = opts.plannedPerCandidate ??
     (opts.candidates.length > 0 ? Math.ceil(opts.expectedCells / opts.candidates.length) : 0);
-  const summaries = opts.candidates.map((c) => {
-    const s = summarise(c, byCandidate.get(c)!, triesOf(c), opts.trust, planned);
-    const web = webStatsOf(triesOf(c));
+  const rowsOf = new Map(
+    opts.candidates.map((c) => [c, fold.candidates.get(c)!.canonicalRows(fold.caseIds)]),
+  );
+  const summaries = opts.candidates.map((name) => {
+    const c = fold.candidates.get(name)!;
+    const s = summarise(name, c, rowsOf.get(name)!, opts.trust, planned);
+    const web = webStatsOfFold(c);
     return web ? { ...s, web } : s;
   });
   const leaderboard = leaderboardOrder(summaries);
   const baseline = opts.baseline ?? leaderboard[0] ?? null;
   const summaryOf = new Map(summaries.map((s) => [s.candidate, s]));
+  const cellsOf = (name: string) =>
+    gradedCells(fold, fold.candidates.get(name)!, rowsOf.get(name)!);
+  const baseCells = baseline === null ? null : cellsOf(baseline);
   const comparisons = baseline === null ? [] : leaderboard
     .filter((c) => c !== baseline)
-    .map((c) =>
-      compare(
-        summaryOf.get(c)!,
-        summaryOf.get(baseline)!,
-        byCandidate.get(c)!,
-        byCandidate.get(baseline)!,
-      )
-    );
+    .map((c) => compare(summaryOf.get(c)!, summaryOf.get(baseline)!, cellsOf(c), baseCells!));
 
-  const gradedCells = latest.filter((r) => r.verdict !== null).length;
-  const faults = latest.length - gradedCells;
-  const complete = gradedCells >= opts.expectedCells;
+  const gradedCellCount = fold.graded;
+  const faults = fold.latest - gradedCellCount;
+  const complete = gradedCellCount >= opts.expectedCells;
   return {
     format: "dvergr-scorecard/1",
     experimentId: opts.experimentId,
     bundleId: opts.bundleId,
     trust: opts.trust,
     complete,
-    incomplete: complete ? null : { cells: opts.expectedCells - gradedCells, faults },
+    incomplete: complete ? null : { cells: opts.expectedCells - gradedCellCount, faults },
     expectedCells: opts.expectedCells,
-    gradedCells,
-    isolated: latest.every((r) => r.isolated),
-    wallClockMs: opts.wallClockMs ?? spanMs(latest),
+    gradedCells: gradedCellCount,
+    isolated: fold.notIsolated === 0,
+    wallClockMs: opts.wallClockMs ?? fold.span.ms,
     candidates: summaries,
     leaderboard,
     baseline,

@@ -3,7 +3,6 @@
  * try it made, the searches, GET requests, pages fetched and denials by who decided them
  * (REFERENCE §9.3), and the judge's calls and cost.
  */
-import type { AttemptRecord } from "./records.ts";
 import type { ReportBlock, ReportTable } from "./report_blocks.ts";
 
 export interface WebStats {
@@ -19,28 +18,27 @@ export interface WebStats {
   judge: { calls: number; billedMicros: number; listMicros: number } | null;
 }
 
-/** The web and judge stats of one candidate's tries; null when none had a web or a judge. */
-export function webStatsOf(tries: readonly AttemptRecord[]): WebStats | null {
-  const withWeb = tries.filter((r) => r.web);
-  const judged = tries.filter((r) => r.judge);
-  if (withWeb.length === 0 && judged.length === 0) return null;
-  const denials: Record<string, number> = {};
-  for (const r of withWeb) {
-    for (const [k, n] of Object.entries(r.web!.denials)) denials[k] = (denials[k] ?? 0) + (n ?? 0);
-  }
-  const sum = (f: (r: AttemptRecord) => number, rs: readonly AttemptRecord[]) =>
-    rs.reduce((n, r) => n + f(r), 0);
+/** Web and judge sums over tries (HistoryFold's CandidateFold folds them). */
+export interface WebTally {
+  /** Tries with a web. */
+  withWeb: number;
+  web: { searches: number; requests: number; pages: number };
+  denials: Record<string, number>;
+  /** Tries with a judge. */
+  judged: number;
+  judge: { calls: number; billedMicros: number; listMicros: number };
+}
+
+/** The web and judge stats of folded tries; null when none had a web or a judge. */
+export function webStatsOfFold(t: WebTally): WebStats | null {
+  if (t.withWeb === 0 && t.judged === 0) return null;
   return {
-    attempts: withWeb.length,
-    searches: sum((r) => r.web!.searches, withWeb),
-    requests: sum((r) => r.web!.requests, withWeb),
-    pages: sum((r) => r.web!.pages, withWeb),
-    denials: Object.fromEntries(Object.entries(denials).sort(([a], [b]) => (a < b ? -1 : 1))),
-    judge: judged.length === 0 ? null : {
-      calls: sum((r) => r.judge!.calls, judged),
-      billedMicros: sum((r) => r.judge!.billedMicros, judged),
-      listMicros: sum((r) => r.judge!.listMicros ?? r.judge!.billedMicros, judged),
-    },
+    attempts: t.withWeb,
+    searches: t.web.searches,
+    requests: t.web.requests,
+    pages: t.web.pages,
+    denials: Object.fromEntries(Object.entries(t.denials).sort(([a], [b]) => (a < b ? -1 : 1))),
+    judge: t.judged === 0 ? null : { ...t.judge },
   };
 }
 
