@@ -23,6 +23,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
+import { writeSideBySideBundle } from "./side_by_side_bundle.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -61,30 +62,7 @@ const words = Array.from({ length: cases }, (_, i) => `w${i + 1}`);
 
 // dvergr: a dataset bundle, one case per word; the reference answer is the first case's.
 const bundle = join(dir, "bundle");
-const write = async (rel: string, text: string) => {
-  await Deno.mkdir(join(bundle, rel, ".."), { recursive: true });
-  await Deno.writeTextFile(join(bundle, rel), text);
-};
-await write(
-  "workflow.edn",
-  '{:title "Side by side" :task "Write the word in /docs/q.txt to /out/answer.txt."}',
-);
-await write(
-  "checker.js",
-  `export function check({ files, gold }) {
-  const text = (files["/out/answer.txt"] ?? "").trim();
-  return { checks: { right: text === gold.word }, reward: text === gold.word ? 1 : 0 };
-}`,
-);
-await write(
-  "calibration.edn",
-  '{:case "c0001" :reference {"/out/answer.txt" "w1"} :damaged {:wrong {:files {"/out/answer.txt" "x"} :loses [:right]}}}',
-);
-for (const [i, w] of words.entries()) {
-  const id = `c${String(i + 1).padStart(4, "0")}`;
-  await write(`cases/${id}/fixtures/docs/q.txt`, w);
-  await write(`cases/${id}/gold.edn`, `{:word "${w}"}`);
-}
+await writeSideBySideBundle(bundle, cases);
 
 // promptfoo: the echo provider answers with the prompt; a JavaScript assertion grades it.
 const config = join(dir, "promptfooconfig.yaml");

@@ -3,11 +3,14 @@
 /**
  * Runs every benchmark in bench/ one after another and prints their figures
  * (`deno task bench`). Each runs as its own process with dvergr's permissions.
+ * `--memory-100k` makes the memory bench compare 10,000 with 100,000 cells (minutes) instead
+ * of 1,000 with 10,000.
  */
 import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
 
 // Scripted benchmarks print their own figures (`deno run`); edn_bench uses Deno.bench.
-const BENCHES: ["run" | "bench", string][] = [
+const memoryArgs = Deno.args.includes("--memory-100k") ? ["--large"] : [];
+const BENCHES: ["run" | "bench", string, string[]?][] = [
   ["run", "cli_bench.ts"],
   ["run", "checker_bench.ts"],
   ["run", "clojure_bench.ts"],
@@ -15,16 +18,17 @@ const BENCHES: ["run" | "bench", string][] = [
   ["run", "engine_bench.ts"],
   ["run", "room_store_bench.ts"],
   ["run", "casepack_bench.ts"],
+  ["run", "memory_bench.ts", memoryArgs],
   // Runs only when promptfoo is installed (PROMPTFOO_DIR); says how otherwise.
   ["run", "promptfoo_compare.ts"],
 ];
 
 let failed = 0;
-for (const [mode, file] of BENCHES) {
+for (const [mode, file, args = []] of BENCHES) {
   console.log(`\n== bench/${file}`);
   const path = new URL(file, import.meta.url).pathname;
   const status = await new Deno.Command(Deno.execPath(), {
-    args: [mode, ...DVERGR_PERMISSIONS, path],
+    args: [mode, ...DVERGR_PERMISSIONS, path, ...args],
     stdout: "inherit",
     stderr: "inherit",
   }).spawn().status;

@@ -6,7 +6,9 @@ import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
 import { printJson } from "./render.ts";
-import { diagnosisOf, writeReports } from "./report_files.ts";
+import { writeReports } from "./report_files.ts";
+import { currentRecords } from "../core/engine/score_experiment.ts";
+import type { AttemptRecord } from "../core/bench/records.ts";
 import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
 import { benchmarkJunit } from "../core/bench/junit.ts";
 import type { Diagnosis } from "../core/bench/diagnosis.ts";
@@ -250,6 +252,8 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const stop = onStopSignal();
   const progress = createProgress({ write: ctx.stderr, isTerminal: ctx.isTerminal });
   let outcome: BenchmarkOutcome;
+  /** The cells' latest records, read only for --junit (the rest is folded from a stream). */
+  let junitRecords: AttemptRecord[] = [];
   try {
     outcome = await benchmarkBundle({
       ...request,
@@ -265,6 +269,12 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       },
       signal: stop.signal,
     });
+    if (values.junit !== undefined) {
+      const { plan } = outcome;
+      junitRecords = await Array.fromAsync(
+        currentRecords(home.state.streamCellRecords(plan.id), plan),
+      );
+    }
   } finally {
     progress.stop();
     stop.dispose();
@@ -280,12 +290,12 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     : sharedHome
     ? join(home.dir, "reports", outcome.room, `${outcome.bundle.name}.md`)
     : join(home.dir, "report.md");
-  const diagnosis = diagnosisOf(outcome);
-  const reports = await writeReports(outcome, reportPath, diagnosis);
+  const { diagnosis } = outcome;
+  const reports = await writeReports(outcome, reportPath);
   if (values.junit !== undefined) {
     await writeAtomic(
       resolve(ctx.cwd, values.junit),
-      benchmarkJunit(outcome.bundle.name, outcome.plan.cells, outcome.result.records),
+      benchmarkJunit(outcome.bundle.name, outcome.plan.cells, junitRecords),
     );
   }
   const { result, scorecard } = outcome;

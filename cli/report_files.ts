@@ -4,24 +4,13 @@ import type { BenchmarkOutcome } from "../core/engine/benchmark.ts";
 import { certificationSummary } from "../core/engine/benchmark.ts";
 import { renderReport, type ReportOptions } from "../core/bench/report.ts";
 import { renderReportHtml } from "../core/bench/report_html.ts";
-import { diagnose, type Diagnosis } from "../core/bench/diagnosis.ts";
-
-/** Outcomes, causes, per-case results and item analysis of a benchmark outcome. */
-export function diagnosisOf(outcome: BenchmarkOutcome): Diagnosis {
-  return diagnose(outcome.result.records, {
-    candidates: outcome.plan.definition.candidates.map((c) => c.name),
-    cases: outcome.plan.definition.cases,
-    bundleCases: outcome.bundle.cases.length,
-  });
-}
-
 /** The report options of a benchmark outcome: title, case-pack certification, isolation. */
-export function reportOptions(outcome: BenchmarkOutcome, diagnosis?: Diagnosis): ReportOptions {
+export function reportOptions(outcome: BenchmarkOutcome): ReportOptions {
   const commands = outcome.candidates.some((c) => c.identity.kind === "command");
   return {
     title: outcome.bundle.definition.title,
     certification: certificationSummary(outcome.bundle),
-    diagnosis: diagnosis ?? diagnosisOf(outcome),
+    diagnosis: outcome.diagnosis,
     ...(commands ? { limitsNote: limitsNoteOf(outcome) } : {}),
     ...(commands && outcome.isolation === "none"
       ? {
@@ -59,10 +48,9 @@ export function reportFor(outcome: BenchmarkOutcome): string {
 export async function writeReports(
   outcome: BenchmarkOutcome,
   markdownPath: string,
-  diagnosis: Diagnosis = diagnosisOf(outcome),
 ): Promise<{ markdown: string; html: string }> {
   const html = markdownPath.replace(/\.md$/i, "") + ".html";
-  const opts = reportOptions(outcome, diagnosis);
+  const opts = reportOptions(outcome);
   await Deno.mkdir(dirname(markdownPath), { recursive: true });
   await writeAtomic(markdownPath, renderReport(outcome.scorecard, opts));
   await writeAtomic(html, renderReportHtml(outcome.scorecard, opts));

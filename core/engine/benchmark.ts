@@ -11,8 +11,8 @@ import type { FileBundle } from "../bundle/file_map.ts";
 import type { Bundle } from "../bundle/types.ts";
 import { parseBundle } from "../bundle/parse.ts";
 import type { CheckerRunner } from "../checker.ts";
-import type { AttemptRecord, TrustTier } from "../bench/records.ts";
-import { candidatesToRun, resumeState } from "../bench/resume.ts";
+import type { TrustTier } from "../bench/records.ts";
+import { candidatesToRun, type CellStates, readCellStates, resumeState } from "../bench/resume.ts";
 import type { Candidate } from "../bench/candidate.ts";
 import {
   type CandidateSpec,
@@ -24,6 +24,7 @@ import { type ExperimentPlan, planExperiment, type PlanOptions } from "../bench/
 import { type ProgressEvent, runExperiment, type RunResult } from "./run_experiment.ts";
 import { scoreExperiment } from "./score_experiment.ts";
 import type { Scorecard } from "../bench/scorecard.ts";
+import type { Diagnosis } from "../bench/diagnosis.ts";
 import type { CertificationSummary } from "../bench/report.ts";
 import type { Home } from "../io/home.ts";
 import { roomSlug } from "../room_slug.ts";
@@ -66,8 +67,8 @@ export interface PreparedBenchmark {
   /** The commit that installed this version of the bundle, or null when it was there. */
   commit: string | null;
   plan: ExperimentPlan;
-  /** The cells' latest records when it was prepared. */
-  records: AttemptRecord[];
+  /** Where the cells stood when it was prepared (a few bytes per cell, not their records). */
+  cellStates: CellStates;
   candidates: Candidate[];
   trust: TrustTier;
   isolation: Isolation;
@@ -79,6 +80,8 @@ export interface PreparedBenchmark {
 export interface BenchmarkOutcome extends PreparedBenchmark {
   result: RunResult;
   scorecard: Scorecard;
+  /** Outcomes, causes, per-case results and item analysis (folded from the records). */
+  diagnosis: Diagnosis;
 }
 
 /**
@@ -145,8 +148,8 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
   const effects = await prepareEffects(bundle, { env: req.env, homeDir: home.dir, ...req.effects });
   const plan = planExperiment(bundle, candidates, { ...req, verifier: effects.identity });
   const trust = await trustOf(home.state, bundle.id);
-  const records = await home.state.cellRecords(plan.id);
-  const toRun = candidatesToRun(resumeState(plan, records, 0));
+  const cellStates = await readCellStates(plan, home.state.streamCellRecords(plan.id));
+  const toRun = candidatesToRun(resumeState(plan, cellStates, 0));
   for (const c of candidates) if (toRun.has(c.name)) await c.preflight?.();
   // The judge grades every attempt; the web's keys matter only to candidates that can use
   // tools (built-ins never do).
@@ -160,7 +163,7 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     room,
     commit,
     plan,
-    records,
+    cellStates,
     candidates,
     trust,
     isolation,
@@ -177,8 +180,8 @@ export interface RunBenchmarkOptions {
   signal?: AbortSignal;
   clock?: () => Date;
   /**
-   * The run follows its preparation at once, so the records read then are current (a job
-   * that runs later reads them again).
+   * The run follows its preparation at once, so where the cells stood then is current (a
+   * job that runs later reads it again).
    */
   fresh?: boolean;
 }
@@ -205,13 +208,14 @@ export async function runBenchmark(
     onEvent: opts.onEvent,
     signal: opts.signal,
     clock: opts.clock,
-    records: opts.fresh ? prepared.records : undefined,
+    cellStates: opts.fresh ? prepared.cellStates : undefined,
   });
-  const scorecard = await scoreExperiment(home.state, plan, result, {
+  const { scorecard, diagnosis } = await scoreExperiment(home.state, plan, {
     trust,
     baseline: prepared.baseline,
+    bundleCases: bundle.cases.length,
   });
-  return { ...prepared, result, scorecard };
+  return { ...prepared, result, scorecard, diagnosis };
 }
 
 /** Prepares and runs a benchmark: the CLI's `benchmark` and `demo` path. */
@@ -223,6 +227,6 @@ export async function benchmarkBundle(
 ): Promise<BenchmarkOutcome> {
   const prepared = await prepareBenchmark(req);
   req.onPlan?.(prepared);
-  // Run at once: the records prepare read are the ones to resume from.
+  // Run at once: where prepare found the cells is where to resume from.
   return await runBenchmark(req.home, prepared, { ...req, fresh: true });
 }

@@ -23,7 +23,14 @@
 import { type AttemptEffects, prepareEffects } from "./attempt_effects.ts";
 import type { Candidate } from "../bench/candidate.ts";
 import type { AttemptRecord } from "../bench/records.ts";
-import { keeps, latestRecords, type PendingCell, resumeState } from "../bench/resume.ts";
+import {
+  cellCounts,
+  type CellStates,
+  keeps,
+  type PendingCell,
+  readCellStates,
+  resumeState,
+} from "../bench/resume.ts";
 import type { Timer } from "../timer.ts";
 import type { StateStore } from "../io/state_store.ts";
 import type { World } from "../io/world.ts";
@@ -79,8 +86,8 @@ export interface RunOptions extends AttemptRun {
   clock?: () => Date;
   /** Lease times, renewals and the pauses between looks at others' cells; default the system's. */
   timer?: Timer;
-  /** The cells' latest records, when the caller has just read them; default: read now. */
-  records?: AttemptRecord[];
+  /** Where the cells stand, when the caller has just read it (readCellStates); default: read now. */
+  cellStates?: CellStates;
   /** A cell's lease time (renewed every third of it); default LEASE_MS. */
   leaseMs?: number;
   /** The longest pause between looks at cells another process runs; default 2000 ms. */
@@ -106,8 +113,6 @@ export interface RunResult {
   /** Every cell has a verdict. */
   complete: boolean;
   cancelled: boolean;
-  /** The latest record of every cell that has one, in plan order. */
-  records: AttemptRecord[];
   wallClockMs: number;
 }
 
@@ -131,8 +136,8 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     cells: total,
     definition: plan.definition as unknown as Record<string, unknown>,
   });
-  const records = opts.records ?? await state.cellRecords(plan.id);
-  const resume = resumeState(plan, records, opts.faultRetries ?? 1);
+  const states = opts.cellStates ?? await readCellStates(plan, state.streamCellRecords(plan.id));
+  const resume = resumeState(plan, states, opts.faultRetries ?? 1);
   const { kept } = resume;
   opts.onEvent?.({
     type: "start",
@@ -324,13 +329,9 @@ async function finish(
   started: number,
 ): Promise<RunResult> {
   const { plan } = opts;
-  const stored = latestRecords(await opts.state.cellRecords(plan.id));
-  const records = plan.cells.flatMap((cell) => {
-    const r = stored.get(cell.key);
-    return r && r.inputHash === cell.inputHash ? [r] : [];
-  });
-  const graded = records.filter((r) => r.verdict).length;
-  const faults = records.length - graded;
+  const { graded, faults } = cellCounts(
+    await readCellStates(plan, opts.state.streamCellRecords(plan.id)),
+  );
   const total = plan.cells.length;
   const cancelled = opts.signal?.aborted === true;
   opts.onEvent?.({ type: "end", done: graded, faults, total, cancelled });
@@ -343,7 +344,6 @@ async function finish(
     faults,
     complete: graded === total,
     cancelled,
-    records,
     wallClockMs: Math.round(performance.now() - started),
   };
 }

@@ -1,32 +1,60 @@
-/** The scorecard of a run, from every try of its current cells in the home's records. */
-import { cellKey, type TrustTier } from "../bench/records.ts";
+/**
+ * The scorecard and diagnosis of a run, from every try of its current cells in the home's
+ * records, folded as they stream out of the state store (no record is held).
+ */
+import type { AttemptRecord, TrustTier } from "../bench/records.ts";
 import type { ExperimentPlan } from "../bench/experiment.ts";
-import { buildScorecard, type Scorecard } from "../bench/scorecard.ts";
+import { type Scorecard, scorecardOfFold, scorecardRecordCheck } from "../bench/scorecard.ts";
+import { type Diagnosis, diagnosisOfFold } from "../bench/diagnosis.ts";
+import { foldGroupedHistory, HistoryFold } from "../bench/history_fold.ts";
+import { cellIndexer } from "../bench/resume.ts";
 import type { StateStore } from "../io/state_store.ts";
-import type { RunResult } from "./run_experiment.ts";
 
-/** The scorecard of a run's records (also stored in the home when the run is complete). */
+/**
+ * The records of `plan`'s cells made with the cells' inputs, of a stream of the plan's
+ * experiment (state.streamAttemptHistory or streamCellRecords), in its order.
+ */
+export async function* currentRecords(
+  records: AsyncIterable<AttemptRecord>,
+  plan: ExperimentPlan,
+): AsyncGenerator<AttemptRecord> {
+  const index = cellIndexer(plan);
+  for await (const r of records) {
+    const i = index(r.candidate, r.caseId, r.repetition);
+    if (i >= 0 && plan.cells[i].inputHash === r.inputHash) yield r;
+  }
+}
+
+/**
+ * The scorecard (also stored in the home when the run is complete) and the diagnosis of a
+ * plan's records: every try of its cells, so what retried faults cost is counted.
+ */
 export async function scoreExperiment(
   state: StateStore,
   plan: ExperimentPlan,
-  result: RunResult,
-  opts: { trust: TrustTier; baseline?: string },
-): Promise<Scorecard> {
-  // Every try of the current cells (same inputs), so what retried faults cost is counted.
-  const inputOf = new Map(
-    result.records.map((r) => [cellKey(r.candidate, r.caseId, r.repetition), r.inputHash]),
-  );
-  const history = (await state.attemptHistory(plan.id)).filter((r) =>
-    inputOf.get(cellKey(r.candidate, r.caseId, r.repetition)) === r.inputHash
-  );
-  const scorecard = buildScorecard(history, {
-    candidates: plan.definition.candidates.map((c) => c.name),
+  opts: { trust: TrustTier; baseline?: string; bundleCases: number },
+): Promise<{ scorecard: Scorecard; diagnosis: Diagnosis }> {
+  const candidates = plan.definition.candidates.map((c) => c.name);
+  const scorecardOptions = {
+    candidates,
     expectedCells: plan.cells.length,
     baseline: opts.baseline,
     trust: opts.trust,
     bundleId: plan.definition.bundle,
     experimentId: plan.id,
+  };
+  const fold = new HistoryFold(candidates);
+  await foldGroupedHistory(
+    currentRecords(state.streamAttemptHistory(plan.id), plan),
+    fold,
+    scorecardRecordCheck(scorecardOptions),
+  );
+  const scorecard = scorecardOfFold(fold, scorecardOptions);
+  const diagnosis = diagnosisOfFold(fold, {
+    candidates,
+    cases: plan.definition.cases,
+    bundleCases: opts.bundleCases,
   });
   if (scorecard.complete) await state.putScorecard(plan.id, scorecard);
-  return scorecard;
+  return { scorecard, diagnosis };
 }

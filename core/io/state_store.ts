@@ -20,6 +20,7 @@ import { type AttemptRecord, cellKey, type TrustTier } from "../bench/records.ts
 import type { BlobStore } from "./blob_store.ts";
 import { getJson, putJson } from "./blob_store.ts";
 import { batchMethods, type StateBatches } from "./state_batches.ts";
+import { streamMethods } from "./state_streams.ts";
 
 /** What the home keeps about one experiment (its definition and where it ran). */
 export interface ExperimentMeta {
@@ -95,6 +96,10 @@ export interface StateStore extends StateBatches {
   cellRecords(experimentId: string): Promise<AttemptRecord[]>;
   /** Every try of every cell of an experiment, in key order. */
   attemptHistory(experimentId: string): Promise<AttemptRecord[]>;
+  /** cellRecords() a page at a time, without holding them (core/io/state_streams.ts). */
+  streamCellRecords(experimentId: string): AsyncIterable<AttemptRecord>;
+  /** attemptHistory() a page at a time: the tries of one cell come one after another. */
+  streamAttemptHistory(experimentId: string): AsyncIterable<AttemptRecord>;
   putScorecard(experimentId: string, scorecard: unknown): Promise<void>;
   getScorecard(experimentId: string): Promise<unknown | null>;
   /** The promotion of a bundle content id on this host, or null. */
@@ -327,6 +332,7 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
       return (await retryLocked(() => kv.get(["room-version", room]))).versionstamp ?? "none";
     },
     close: () => kv.close(),
+    ...streamMethods({ kv, decode: (v) => decode(v as Stored | null), retryLocked }),
   };
   const batches = batchMethods({
     kv,

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { DvergrError } from "../errors.ts";
 import type { ExperimentDefinition } from "../bench/experiment.ts";
-import { type AttemptRecord, cellKey } from "../bench/records.ts";
+import { cellKey } from "../bench/records.ts";
 import { type AttemptView, attemptView } from "../bench/attempt_view.ts";
 import { causeOf, type Outcome, outcomeOf } from "../bench/outcome.ts";
 import { getJson } from "../io/blob_store.ts";
@@ -112,9 +112,17 @@ export interface CellSummary {
 /** Every planned cell of an experiment, in plan order, with its latest record's outcome. */
 export async function experimentCells(home: Home, meta: ExperimentMeta): Promise<CellSummary[]> {
   const def = definitionOf(meta);
-  const latest = new Map<string, AttemptRecord>();
-  for (const r of await home.state.cellRecords(meta.id)) {
-    latest.set(cellKey(r.candidate, r.caseId, r.repetition), r);
+  // What a cell shows of its latest record, kept instead of the record (they stream past).
+  type Seen = Omit<CellSummary, "candidate" | "case" | "repetition">;
+  const latest = new Map<string, Seen>();
+  for await (const r of home.state.streamCellRecords(meta.id)) {
+    latest.set(cellKey(r.candidate, r.caseId, r.repetition), {
+      outcome: outcomeOf(r),
+      reward: r.verdict?.reward ?? null,
+      cause: causeOf(r)?.[1] ?? null,
+      tryNo: r.tryNo,
+      elapsedMs: r.elapsedMs,
+    });
   }
   const out: CellSummary[] = [];
   for (let repetition = 0; repetition < def.repetitions; repetition++) {
@@ -125,9 +133,9 @@ export async function experimentCells(home: Home, meta: ExperimentMeta): Promise
           candidate: name,
           case: caseId,
           repetition,
-          outcome: r ? outcomeOf(r) : null,
-          reward: r?.verdict?.reward ?? null,
-          cause: r ? causeOf(r)?.[1] ?? null : null,
+          outcome: r?.outcome ?? null,
+          reward: r?.reward ?? null,
+          cause: r?.cause ?? null,
           tryNo: r?.tryNo ?? null,
           elapsedMs: r?.elapsedMs ?? null,
         });

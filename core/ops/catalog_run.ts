@@ -23,11 +23,9 @@ import { readRoomBundle, roomPathProblem } from "../io/room_bundles.ts";
 import { type CandidateSpec, parseCandidateSpec } from "../engine/candidate_spec.ts";
 import { prepareBenchmark, runBenchmark } from "../engine/benchmark.ts";
 import type { ProgressEvent } from "../engine/run_experiment.ts";
-import { diagnose } from "../bench/diagnosis.ts";
+import type { Diagnosis } from "../bench/diagnosis.ts";
 import { brokenLine } from "../bench/outcome.ts";
 import { itemSummaryLine } from "../bench/item_analysis.ts";
-import type { AttemptRecord } from "../bench/records.ts";
-import type { ExperimentDefinition } from "../bench/experiment.ts";
 import { defineOp, type Op, type OpProgress } from "./op.ts";
 import { type LeaderboardRow, leaderboardRows } from "./scorecards.ts";
 
@@ -258,16 +256,7 @@ export interface BenchmarkJobResult {
 }
 
 /** The end of a benchmark job's answer that says why: broken candidates and flagged cases. */
-function whatWentWrong(
-  records: AttemptRecord[],
-  def: ExperimentDefinition,
-  bundleCases: number,
-): { broken: string[]; flagged_cases: string | null } {
-  const d = diagnose(records, {
-    candidates: def.candidates.map((c) => c.name),
-    cases: def.cases,
-    bundleCases,
-  });
+function whatWentWrong(d: Diagnosis): { broken: string[]; flagged_cases: string | null } {
   return { broken: d.broken.map(brokenLine), flagged_cases: itemSummaryLine(d.items) };
 }
 
@@ -386,7 +375,7 @@ export const catalogBenchmark = defineOp({
       progress: (p: OpProgress) => void,
     ): Promise<BenchmarkJobResult> => {
       progress({ progress: 0, total: plan.cells.length, faults: 0, phase: "running" });
-      const { result, scorecard } = await runBenchmark(home, prepared, {
+      const { result, scorecard, diagnosis } = await runBenchmark(home, prepared, {
         runner: ctx.runner,
         parallel: input.parallel,
         signal,
@@ -404,7 +393,7 @@ export const catalogBenchmark = defineOp({
         faults: result.faults,
         baseline: scorecard.baseline,
         leaderboard: leaderboardRows(scorecard),
-        ...whatWentWrong(result.records, prepared.plan.definition, bundle.cases.length),
+        ...whatWentWrong(diagnosis),
       };
     };
 

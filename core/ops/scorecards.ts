@@ -9,10 +9,11 @@ import { DvergrError } from "../errors.ts";
 import type { Bundle } from "../bundle/types.ts";
 import { parseBundle } from "../bundle/parse.ts";
 import { filesUnder } from "../bundle/file_map.ts";
-import { buildScorecard, type Scorecard } from "../bench/scorecard.ts";
+import { type Scorecard, scorecardOfFold, scorecardRecordCheck } from "../bench/scorecard.ts";
 import { renderReport } from "../bench/report.ts";
-import { diagnose } from "../bench/diagnosis.ts";
-import { brokenCandidates, brokenLine, countOutcomes, failureCauses } from "../bench/outcome.ts";
+import { diagnosisOfFold } from "../bench/diagnosis.ts";
+import { brokenCandidate, brokenLine } from "../bench/outcome.ts";
+import { foldGroupedHistory, HistoryFold } from "../bench/history_fold.ts";
 import { certificationSummary } from "../engine/benchmark.ts";
 import type { ExperimentDefinition } from "../bench/experiment.ts";
 import type { Interval } from "../bench/stats.ts";
@@ -137,14 +138,33 @@ export async function scorecardOf(
     if (stored) return stored as Scorecard;
   }
   const def = meta.definition as unknown as ExperimentDefinition;
-  return buildScorecard(await state.attemptHistory(meta.id), {
+  const opts = {
     candidates: def.candidates.map((c) => c.name),
     expectedCells: meta.cells,
     baseline,
     trust: await trustOf(state, meta.bundleId),
     bundleId: meta.bundleId,
     experimentId: meta.id,
-  });
+  };
+  const fold = new HistoryFold(opts.candidates);
+  await foldGroupedHistory(state.streamAttemptHistory(meta.id), fold, scorecardRecordCheck(opts));
+  return scorecardOfFold(fold, opts);
+}
+
+/** An experiment's records folded as they stream: every try, or the latest of each cell. */
+async function foldedRecords(
+  ctx: OpContext,
+  meta: ExperimentMeta,
+  which: "history" | "latest",
+): Promise<HistoryFold> {
+  const def = meta.definition as unknown as ExperimentDefinition;
+  const fold = new HistoryFold(def.candidates.map((c) => c.name));
+  const { state } = ctx.home;
+  await foldGroupedHistory(
+    which === "history" ? state.streamAttemptHistory(meta.id) : state.streamCellRecords(meta.id),
+    fold,
+  );
+  return fold;
 }
 
 /** The room's bundle an experiment ran, when the room still holds that version of it. */
@@ -247,7 +267,7 @@ export const experimentReport = defineOp({
     const scorecard = await scorecardOf(ctx, meta, input.baseline);
     const bundle = await bundleOf(ctx, meta);
     const def = meta.definition as unknown as ExperimentDefinition;
-    const diagnosis = diagnose(await ctx.home.state.attemptHistory(meta.id), {
+    const diagnosis = diagnosisOfFold(await foldedRecords(ctx, meta, "history"), {
       candidates: def.candidates.map((c) => c.name),
       cases: def.cases,
       bundleCases: bundle?.cases.length ?? def.cases?.length ?? 0,
@@ -301,44 +321,38 @@ export const experimentProgress = defineOp({
     const experiments = [];
     for (const meta of metas) {
       const def = meta.definition as unknown as ExperimentDefinition;
-      const records = await state.cellRecords(meta.id);
+      const fold = await foldedRecords(ctx, meta, "latest");
       const candidates = def.candidates.map(({ name }) => {
-        const mine = records.filter((r) => r.candidate === name);
-        const graded = mine.filter((r) => r.verdict !== null);
+        const c = fold.candidates.get(name)!;
+        let rewards = 0;
+        for (const i of c.canonicalRows(fold.caseIds)) rewards += c.reward.at(i);
         return {
           candidate: name,
           cells: meta.cells / Math.max(1, def.candidates.length),
-          verdicts: graded.length,
-          passes: graded.filter((r) => r.passed).length,
-          faults: mine.length - graded.length,
-          mean_reward: graded.length
-            ? graded.reduce((s, r) => s + (r.verdict?.reward ?? 0), 0) / graded.length
-            : null,
+          verdicts: c.graded,
+          passes: c.passes,
+          faults: c.latest - c.graded,
+          mean_reward: c.graded ? rewards / c.graded : null,
           // A model without prices has no known cost: null, never $0.
-          billed_dollars: mine.some((r) => r.unpriced)
-            ? null
-            : dollars(mine.reduce((s, r) => s + r.billedMicros, 0)),
-          list_dollars: mine.some((r) => r.unpriced)
-            ? null
-            : dollars(mine.reduce((s, r) => s + (r.listMicros ?? r.billedMicros), 0)),
-          outcomes: countOutcomes(mine),
+          billed_dollars: c.unpriced > 0 ? null : dollars(c.billed),
+          list_dollars: c.unpriced > 0 ? null : dollars(c.list),
+          outcomes: { ...c.outcomes },
           // Each distinct cause of the attempts that did not pass, with one example.
-          failure_causes: failureCauses(mine),
+          failure_causes: c.causes.causes(),
         };
       });
-      const broken = brokenCandidates(
-        new Map(
-          def.candidates.map(({ name }) => [name, records.filter((r) => r.candidate === name)]),
-        ),
-      );
-      const graded = records.filter((r) => r.verdict !== null).length;
+      const broken = candidates.flatMap((c) => {
+        const b = brokenCandidate(c.candidate, c.outcomes, () => c.failure_causes);
+        return b ? [b] : [];
+      });
+      const graded = fold.graded;
       experiments.push({
         experiment: meta.id,
         bundle: meta.bundleName,
         created_at: meta.createdAt,
         cells: meta.cells,
         graded,
-        faults: records.length - graded,
+        faults: fold.latest - graded,
         complete: graded >= meta.cells,
         candidates,
         // Candidates every attempt of which crashed or faulted: one line each, with a hint.

@@ -6,6 +6,8 @@
  */
 import type { AttemptRecord } from "../../core/bench/records.ts";
 import { T0 } from "./records.ts";
+import { memoryHome } from "../../core/io/home.ts";
+import type { StateStore } from "../../core/io/state_store.ts";
 
 /** A small deterministic generator (mulberry32). */
 export function rng(seed: number): () => number {
@@ -178,4 +180,13 @@ function randomRecord(
     passed: status === "completed" && passed,
     ...(ending ? { ending } : {}),
   };
+}
+
+/** Records a history in a fresh in-memory state store as the engine does: one putAttempt per try. */
+export async function storedHistory(records: readonly AttemptRecord[]): Promise<StateStore> {
+  const home = await memoryHome();
+  for (const rec of records) {
+    if (!(await home.state.putAttempt(rec))) throw new Error("a try was recorded twice");
+  }
+  return home.state;
 }

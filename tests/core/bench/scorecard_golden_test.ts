@@ -10,8 +10,15 @@ import {
   goldenReport,
   REPORT_SEEDS,
 } from "../../helpers/golden.ts";
-import { buildScorecard } from "../../../core/bench/scorecard.ts";
-import { diagnose } from "../../../core/bench/diagnosis.ts";
+import {
+  buildScorecard,
+  scorecardOfFold,
+  scorecardRecordCheck,
+} from "../../../core/bench/scorecard.ts";
+import { diagnose, diagnosisOfFold } from "../../../core/bench/diagnosis.ts";
+import { foldGroupedHistory, HistoryFold } from "../../../core/bench/history_fold.ts";
+import type { StateStore } from "../../../core/io/state_store.ts";
+import { storedHistory as stored } from "../../helpers/random_records.ts";
 import { renderReport } from "../../../core/bench/report.ts";
 import { renderReportHtml } from "../../../core/bench/report_html.ts";
 
@@ -39,5 +46,34 @@ Deno.test("renderReport() and renderReportHtml() give the golden reports byte fo
     };
     assert.equal(renderReport(scorecard, opts), await goldenReport(seed, "md"));
     assert.equal(renderReportHtml(scorecard, opts), await goldenReport(seed, "html"));
+  }
+});
+
+/** The scorecard and diagnosis folded from the state store's streamed history. */
+async function streamed(state: StateStore, seed: number) {
+  const { scorecardOptions, diagnosisOptions } = goldenInputs(seed);
+  const fold = new HistoryFold(scorecardOptions.candidates);
+  await foldGroupedHistory(
+    state.streamAttemptHistory("exp-rand"),
+    fold,
+    scorecardRecordCheck(scorecardOptions),
+  );
+  return {
+    scorecard: scorecardOfFold(fold, scorecardOptions),
+    diagnosis: diagnosisOfFold(fold, diagnosisOptions),
+  };
+}
+
+Deno.test("the streamed scorecard, diagnosis and reports are byte-identical to the goldens", async () => {
+  for (const seed of GOLDEN_SEEDS) {
+    const state = await stored(goldenInputs(seed).history.records);
+    const { scorecard, diagnosis } = await streamed(state, seed);
+    assert.equal(JSON.stringify({ scorecard, diagnosis }), JSON.stringify(GOLDEN[String(seed)]));
+    if (REPORT_SEEDS.includes(seed)) {
+      const opts = { title: `Golden ${seed}`, diagnosis, certification: null };
+      assert.equal(renderReport(scorecard, opts), await goldenReport(seed, "md"));
+      assert.equal(renderReportHtml(scorecard, opts), await goldenReport(seed, "html"));
+    }
+    state.close();
   }
 });

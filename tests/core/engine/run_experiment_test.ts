@@ -5,6 +5,7 @@ import { planExperiment, type PlanOptions } from "../../../core/bench/experiment
 import { type ProgressEvent, runExperiment } from "../../../core/engine/run_experiment.ts";
 import type { Timer } from "../../../core/timer.ts";
 import { fakeTimer } from "../../helpers/fake_timer.ts";
+import { withRecords } from "../../helpers/plan_records.ts";
 import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
 import { type Candidate, NO_USAGE } from "../../../core/bench/candidate.ts";
 import { builtinCandidate } from "../../../core/io/candidates/builtin.ts";
@@ -49,7 +50,7 @@ async function run(
     signal: opts.signal,
     onEvent: opts.onEvent,
   });
-  return { home: h, plan, result };
+  return { home: h, plan, result: await withRecords(h.state, plan, result) };
 }
 
 Deno.test("runExperiment() grades every cell, then resumes without running any again", async () => {
@@ -66,8 +67,9 @@ Deno.test("runExperiment() grades every cell, then resumes without running any a
   assert.equal(again.result.kept, 12);
   assert.equal(again.result.attempts, 0);
   assert.deepEqual(again.result.records, first.result.records);
-  const card = await scoreExperiment(first.home.state, again.plan, again.result, {
+  const { scorecard: card } = await scoreExperiment(first.home.state, again.plan, {
     trust: "ad-hoc",
+    bundleCases: bundle.cases.length,
   });
   assert.equal(card.complete, true);
   assert.deepEqual(await first.home.state.getScorecard(again.plan.id), card);
@@ -129,8 +131,9 @@ Deno.test("runExperiment() leaves cells that keep faulting unfinished, and runs 
   const again = await run(bundle, [broken], {}, first.home);
   assert.equal(again.result.kept, 0);
   assert.deepEqual(again.result.records.map((r) => r.tryNo), [4, 4]);
-  const card = await scoreExperiment(first.home.state, again.plan, again.result, {
+  const { scorecard: card } = await scoreExperiment(first.home.state, again.plan, {
     trust: "ad-hoc",
+    bundleCases: bundle.cases.length,
   });
   assert.equal(card.complete, false);
   assert.equal(await first.home.state.getScorecard(again.plan.id), null);
@@ -261,7 +264,7 @@ async function until(ok: () => boolean): Promise<void> {
   assert.ok(ok(), "the condition did not come true within 10 s");
 }
 
-function runOn(
+async function runOn(
   home: Awaited<ReturnType<typeof memoryHome>>,
   bundle: Bundle,
   candidates: Candidate[],
@@ -273,7 +276,7 @@ function runOn(
     timer?: Timer;
   } = {},
 ) {
-  return runExperiment({
+  const result = await runExperiment({
     state: home.state,
     blobs: home.blobs,
     worldsDir: home.worldsDir,
@@ -286,6 +289,7 @@ function runOn(
     maxPollMs: 100,
     ...extra,
   });
+  return await withRecords(home.state, plan, result);
 }
 
 Deno.test("runExperiment() twice at once on one home runs every cell once between them", async () => {

@@ -9,6 +9,7 @@ import { memoryHome } from "../../../core/io/home.ts";
 import { planExperiment } from "../../../core/bench/experiment.ts";
 import { runExperiment } from "../../../core/engine/run_experiment.ts";
 import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
+import { planRecords } from "../../helpers/plan_records.ts";
 import { commandCandidate } from "../../../core/io/candidates/command.ts";
 import { getJson } from "../../../core/io/blob_store.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
@@ -51,7 +52,10 @@ Deno.test("runExperiment() ranks a saboteur that nests 500 directories below an 
     // Every cell is graded: nothing the saboteur did is a fault of the host.
     assert.equal(result.complete, true);
     assert.equal(result.faults, 0);
-    const card = await scoreExperiment(home.state, plan, result, { trust: "ad-hoc" });
+    const { scorecard: card } = await scoreExperiment(home.state, plan, {
+      trust: "ad-hoc",
+      bundleCases: bundle.cases.length,
+    });
     assert.deepEqual(card.leaderboard, ["honest", "saboteur"]);
     const s = card.candidates.find((c) => c.candidate === "saboteur")!;
     const h = card.candidates.find((c) => c.candidate === "honest")!;
@@ -61,7 +65,9 @@ Deno.test("runExperiment() ranks a saboteur that nests 500 directories below an 
     assert.equal(s.rankedPassRate, 0.7);
     assert.equal(h.rankedPassRate, 0.8);
     // The sabotaged cells say why: the walk stopped at the depth limit.
-    const sabotaged = result.records.find((r) => r.candidate === "saboteur" && r.caseId === "c1")!;
+    const sabotaged = (await planRecords(home.state, plan)).find((r) =>
+      r.candidate === "saboteur" && r.caseId === "c1"
+    )!;
     assert.equal(sabotaged.passed, false);
     const ev = await getJson<{ captured: { skipped: { reason: string }[] } }>(
       home.blobs,
@@ -94,7 +100,7 @@ Deno.test("runExperiment() ranks saboteurs of several kinds by what they solved,
   const pool = createCheckerPool({ workers: 1 });
   try {
     const plan = planExperiment(bundle, candidates, {});
-    const result = await runExperiment({
+    await runExperiment({
       state: home.state,
       blobs: home.blobs,
       worldsDir: home.worldsDir,
@@ -106,7 +112,10 @@ Deno.test("runExperiment() ranks saboteurs of several kinds by what they solved,
       trust: "ad-hoc",
       parallel: 2,
     });
-    const card = await scoreExperiment(home.state, plan, result, { trust: "ad-hoc" });
+    const { scorecard: card } = await scoreExperiment(home.state, plan, {
+      trust: "ad-hoc",
+      bundleCases: bundle.cases.length,
+    });
     assert.equal(card.leaderboard[0], "honest", JSON.stringify(card.leaderboard));
     for (const s of card.candidates.filter((c) => c.candidate !== "honest")) {
       assert.ok(s.rankedPassRate <= 4 / 6, `${s.candidate}: ${s.rankedPassRate}`);

@@ -4,6 +4,7 @@
  * a test CA), one of them reaching for a blocked host; a judge model answers the checker's
  * requests. The live run is frozen and benchmarked again without network: same verdicts.
  */
+import { planRecords } from "../../helpers/plan_records.ts";
 import assert from "node:assert/strict";
 import { parseBundle } from "../../../core/bundle/parse.ts";
 import { parseModelsFlag } from "../../../core/engine/candidate_spec.ts";
@@ -158,7 +159,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
         maxRequests: 3,
       },
     });
-    const cells = byCell(live.result.records);
+    const cells = byCell(await planRecords(home.state, live.plan));
     for (const rep of [0, 1]) {
       const greedy = cells[`gpt-4.1-mini-0/${rep}`];
       const polite = cells[`gpt-4.1-1/${rep}`];
@@ -317,7 +318,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
       repetitions: 2,
     });
     assert.equal(offline.result.complete, true);
-    const again = byCell(offline.result.records);
+    const again = byCell(await planRecords(home.state, offline.plan));
     for (const [cell, r] of Object.entries(cells)) {
       assert.deepEqual(again[cell].verdict, r.verdict, cell);
       assert.equal(again[cell].web!.mode, "frozen");
@@ -397,7 +398,7 @@ Deno.test("benchmarkBundle() on the frozen example: a judge that is down is a fa
   try {
     const down = await run();
     assert.equal(down.result.complete, false);
-    const faulted = down.result.records[0];
+    const faulted = (await planRecords(home.state, down.plan))[0];
     assert.equal(faulted.verdict, null);
     assert.match(faulted.fault!.message, /^The judge failed: .*judge down/);
     assert.deepEqual(faulted.web, {
@@ -411,7 +412,7 @@ Deno.test("benchmarkBundle() on the frozen example: a judge that is down is a fa
     judgeUp = true;
     const again = await run();
     assert.equal(again.result.complete, true);
-    const r = again.result.records[0];
+    const r = (await planRecords(home.state, again.plan))[0];
     assert.deepEqual(r.verdict!.checks, {
       "wrote-list?": true,
       "complete-entries?": true,

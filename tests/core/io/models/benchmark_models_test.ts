@@ -3,6 +3,7 @@
  * candidate parser, cells run in real worlds, graded by the checker in QuickJS, recorded in
  * Deno KV; providers are local protocol servers with rate limits and failures.
  */
+import { planRecords, withRecords } from "../../../helpers/plan_records.ts";
 import assert from "node:assert/strict";
 import { parseBundle } from "../../../../core/bundle/parse.ts";
 import { parseModelsFlag, resolveCandidates } from "../../../../core/engine/candidate_spec.ts";
@@ -99,19 +100,23 @@ Deno.test("runExperiment() benchmarks API models end to end, with costs to the m
     });
     assert.deepEqual(candidates.map((c) => c.name), ["haiku-0", "gpt-4.1-mini-1"]);
     const plan = planExperiment(bundle, candidates, { budgetMicros: 500_000 });
-    const run = (cands = candidates) =>
-      runExperiment({
+    const run = async (cands = candidates) =>
+      await withRecords(
         state,
-        blobs,
-        worldsDir,
-        bundle,
         plan,
-        candidates: cands,
-        runner,
-        room: "test",
-        trust: "ad-hoc",
-        parallel: 2,
-      });
+        await runExperiment({
+          state,
+          blobs,
+          worldsDir,
+          bundle,
+          plan,
+          candidates: cands,
+          runner,
+          room: "test",
+          trust: "ad-hoc",
+          parallel: 2,
+        }),
+      );
 
     const first = await run();
     assert.equal(first.total, 6);
@@ -241,7 +246,7 @@ Deno.test("runExperiment() scores a budget-stopped model attempt as it stands", 
       trust: "ad-hoc",
     });
     assert.equal(result.complete, true);
-    const [r] = result.records;
+    const [r] = await planRecords(state, plan);
     assert.equal(r.status, "budget");
     assert.equal(r.billedMicros, 4000);
     assert.notEqual(r.verdict, null, "a budget stop is graded, not a fault");

@@ -1,0 +1,34 @@
+/**
+ * The bundle of the side-by-side job (bench/promptfoo_compare.ts, bench/memory_bench.ts):
+ * one case per word (`c0001` asks for `w1`…), the instant reference candidate's answer is
+ * the first case's, and a small JavaScript checker compares.
+ */
+import { join } from "node:path";
+
+/** Writes the bundle of `cases` cases to `dir` (created). */
+export async function writeSideBySideBundle(dir: string, cases: number): Promise<void> {
+  const write = async (rel: string, text: string) => {
+    await Deno.mkdir(join(dir, rel, ".."), { recursive: true });
+    await Deno.writeTextFile(join(dir, rel), text);
+  };
+  await write(
+    "workflow.edn",
+    '{:title "Side by side" :task "Write the word in /docs/q.txt to /out/answer.txt."}',
+  );
+  await write(
+    "checker.js",
+    `export function check({ files, gold }) {
+  const text = (files["/out/answer.txt"] ?? "").trim();
+  return { checks: { right: text === gold.word }, reward: text === gold.word ? 1 : 0 };
+}`,
+  );
+  await write(
+    "calibration.edn",
+    '{:case "c0001" :reference {"/out/answer.txt" "w1"} :damaged {:wrong {:files {"/out/answer.txt" "x"} :loses [:right]}}}',
+  );
+  for (let i = 1; i <= cases; i++) {
+    const id = `c${String(i).padStart(4, "0")}`;
+    await write(`cases/${id}/fixtures/docs/q.txt`, `w${i}`);
+    await write(`cases/${id}/gold.edn`, `{:word "w${i}"}`);
+  }
+}
