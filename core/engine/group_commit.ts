@@ -1,7 +1,7 @@
 /**
  * Group commit of attempt records: a finished attempt's record waits in a queue, and one
- * committer commits everything queued in one atomic operation (the records, the run's leases
- * on their cells released, the room's version moved) as soon as the previous commit has
+ * committer commits everything queued in one atomic operation (the records with their small
+ * blobs, the run's leases on their cells released, the room's version moved) as soon as the previous commit has
  * landed; no timer, no delay. A record counts only once its commit has landed, so a process
  * killed at any moment loses at most the cells whose records had not landed (in flight).
  */
@@ -14,13 +14,14 @@ export interface GroupCommitter {
    * process had recorded that try of the cell first (the other records of its group are
    * written all the same).
    */
-  commit(record: AttemptRecord): Promise<boolean>;
+  commit(record: AttemptRecord, blobs?: ReadonlyMap<string, Uint8Array>): Promise<boolean>;
 }
 
 /** A committer of records whose cells `leaseOwner` holds the leases of. */
 export function groupCommitter(state: StateStore, leaseOwner: string): GroupCommitter {
   let queue: {
     record: AttemptRecord;
+    blobs?: ReadonlyMap<string, Uint8Array>;
     resolve: (ok: boolean) => void;
     reject: (e: unknown) => void;
   }[] = [];
@@ -30,7 +31,7 @@ export function groupCommitter(state: StateStore, leaseOwner: string): GroupComm
     busy = true;
     const group = queue;
     queue = [];
-    state.putAttempts(group.map((g) => g.record), leaseOwner).then(
+    state.putAttempts(group.map(({ record, blobs }) => ({ record, blobs })), leaseOwner).then(
       (oks) => group.forEach((g, i) => g.resolve(oks[i])),
       (e) => group.forEach((g) => g.reject(e)),
     ).finally(() => {
@@ -39,9 +40,9 @@ export function groupCommitter(state: StateStore, leaseOwner: string): GroupComm
     });
   };
   return {
-    commit(record) {
+    commit(record, blobs) {
       return new Promise((resolve, reject) => {
-        queue.push({ record, resolve, reject });
+        queue.push({ record, blobs, resolve, reject });
         pump();
       });
     },

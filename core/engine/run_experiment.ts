@@ -38,6 +38,7 @@ import { systemTimer } from "../io/timer.ts";
 import { type AttemptRun, runAttempt } from "./attempt.ts";
 import { cellLeases, LEASE_MS, newLeaseHolder } from "./leases.ts";
 import { groupCommitter } from "./group_commit.ts";
+import { stagedBlobs } from "./staged_blobs.ts";
 import { leaseAheadWindow } from "./lease_ahead.ts";
 
 /** What the engine reports while it runs. */
@@ -256,8 +257,10 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     if (!candidate) throw new Error(`No candidate "${item.cell.candidate}" for a planned cell`);
     const t0 = timer.now();
     let record: AttemptRecord | null = null;
+    // Its evidence is committed with its record, not written as a file of its own.
+    const blobs = stagedBlobs(opts.blobs);
     try {
-      record = await runAttempt(opts, effects, candidate, item, clock, remove);
+      record = await runAttempt({ ...opts, blobs }, effects, candidate, item, clock, remove);
     } finally {
       if (record === null) await leases.release([key]); // cancelled (or failed): nothing recorded
     }
@@ -266,7 +269,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     leases.handOver(key);
     let written: boolean;
     try {
-      written = await committer.commit(record);
+      written = await committer.commit(record, blobs.take());
     } catch (e) {
       await leases.release([key]);
       throw e;

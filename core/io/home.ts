@@ -95,15 +95,15 @@ export async function openHome(dir: string): Promise<Home> {
       },
     );
   }
-  const blobs = dirBlobStore(join(abs, "blobs"));
-  const state = await openKvStateStore(join(abs, "state.kv"), blobs);
+  const state = await openKvStateStore(join(abs, "state.kv"), dirBlobStore(join(abs, "blobs")));
   const worldsRoot = join(abs, "worlds");
   await sweepWorlds(worldsRoot);
   return {
     dir: abs,
     state,
     rooms: gitRoomStore(join(abs, "rooms")),
-    blobs,
+    // Small evidence is kept in KV with its record: the state store's view reads both.
+    blobs: state.blobs,
     worldsDir: join(worldsRoot, `p${Deno.pid}`),
     candidatesFile: join(abs, "candidates.edn"),
     async close() {
@@ -118,14 +118,13 @@ export async function openHome(dir: string): Promise<Home> {
  * attempt worlds touch the disk, in a temporary directory removed on close.
  */
 export async function memoryHome(): Promise<Home> {
-  const blobs = memoryBlobStore();
-  const state = await openKvStateStore(":memory:", blobs);
+  const state = await openKvStateStore(":memory:", memoryBlobStore());
   const tmp = await Deno.makeTempDir({ prefix: "dvergr-home-" });
   return {
     dir: tmp,
     state,
     rooms: memoryRoomStore(),
-    blobs,
+    blobs: state.blobs,
     worldsDir: join(tmp, "worlds"),
     candidatesFile: join(tmp, "candidates.edn"),
     async close() {

@@ -19,6 +19,21 @@
  */
 import { type AttemptRecord, cellKey } from "../bench/records.ts";
 import type { CellLease, LeaseTake } from "./cell_lease.ts";
+import type { BlobStore } from "./blob_store.ts";
+
+/** A finished attempt to commit: its record, and the small blobs it refers to. */
+export interface AttemptCommit {
+  record: AttemptRecord;
+  /**
+   * Blobs by id (the evidence), each at most SMALL_BLOB_BYTES, stored in KV with the record
+   * (in the same commit, so the record never refers to a blob that is not there); the
+   * store's `blobs` reads them.
+   */
+  blobs?: ReadonlyMap<string, Uint8Array>;
+}
+
+/** The largest blob stored in KV with its record (a KV value holds at most 64 KiB). */
+export const SMALL_BLOB_BYTES = 32 * 1024;
 
 /** The state store's operations on many cells at once. */
 export interface StateBatches {
@@ -28,7 +43,7 @@ export interface StateBatches {
    * commit. Each record as putAttempt: false (that one not written) when its try number is
    * already claimed; the others are written all the same.
    */
-  putAttempts(records: AttemptRecord[], leaseOwner?: string): Promise<boolean[]>;
+  putAttempts(commits: AttemptCommit[], leaseOwner?: string): Promise<boolean[]>;
   /** The latest records of several cells (null for a cell without one), in their order. */
   cellRecordsOf(experimentId: string, cells: string[]): Promise<(AttemptRecord | null)[]>;
   /** takeLease for several cells at once (few commits), in their order. */
@@ -49,6 +64,12 @@ export interface StateBatches {
   ): Promise<boolean[]>;
   /** releaseLease for several cells at once. */
   releaseLeases(experimentId: string, cells: string[], owner: string): Promise<void>;
+  /**
+   * The home's blobs as readers see them: the small ones stored in KV with their records
+   * (putAttempts), then those of the blob store the state store was opened on (where
+   * `put` writes).
+   */
+  readonly blobs: BlobStore;
 }
 
 /** The one-cell operations a batch falls back to (the state store's, same semantics). */
@@ -74,6 +95,8 @@ interface OneCell {
 /** What the batch operations need of the store that holds them. */
 export interface BatchParts {
   kv: Deno.Kv;
+  /** The blob store the state store was opened on. */
+  files: BlobStore;
   /** The stored form of a value and its JSON length (what its KV bytes are bounded by). */
   encodeSized(value: unknown): Promise<{ stored: unknown; chars: number }>;
   decode<T>(stored: unknown): Promise<T | null>;
@@ -110,6 +133,7 @@ export function batchMethods(p: BatchParts): StateBatches {
   const stamps = new Map<string, { lease: CellLease; versionstamp: string }>();
   const leaseKey = (id: string, cell: string): Deno.KvKey => ["lease", id, cell];
   const stampKey = (id: string, cell: string) => JSON.stringify([id, cell]);
+  const blobKey = (id: string): Deno.KvKey => ["blob", id];
 
   async function getMany<T>(keys: Deno.KvKey[]): Promise<Deno.KvEntryMaybe<T>[]> {
     const out: Deno.KvEntryMaybe<T>[] = [];
@@ -233,7 +257,7 @@ export function batchMethods(p: BatchParts): StateBatches {
 
   /** One group of records in one commit, with `owner`'s leases of their cells released. */
   async function putGroup(
-    group: { record: AttemptRecord; stored: unknown }[],
+    group: { record: AttemptRecord; blobs?: ReadonlyMap<string, Uint8Array>; stored: unknown }[],
     owner: string | undefined,
   ): Promise<boolean[]> {
     const cells = group.map(({ record: r }) => cellKey(r.candidate, r.caseId, r.repetition));
@@ -242,8 +266,9 @@ export function batchMethods(p: BatchParts): StateBatches {
       : await ownLeases(group[0].record.experimentId, cells, owner);
     const op = kv.atomic();
     const rooms = new Set<string>();
-    for (const [i, { record, stored }] of group.entries()) {
+    for (const [i, { record, blobs, stored }] of group.entries()) {
       const id = record.experimentId;
+      for (const [blob, bytes] of blobs ?? []) op.set(blobKey(blob), bytes);
       const tryKey = ["try", id, cells[i], record.tryNo];
       // As putAttempt: a try number is claimed once.
       op.check({ key: tryKey, versionstamp: null }).set(["cell", id, cells[i]], stored)
@@ -279,7 +304,13 @@ export function batchMethods(p: BatchParts): StateBatches {
     // Another process recorded one of these tries first (or changed a lease): each record
     // alone, so the others are kept and only that one says false.
     const out: boolean[] = [];
-    for (const [i, { record }] of group.entries()) {
+    for (const [i, { record, blobs }] of group.entries()) {
+      // Its blobs first (content-addressed: one left behind by a record not written is inert).
+      if (blobs && blobs.size > 0) {
+        const op = kv.atomic();
+        for (const [blob, bytes] of blobs) op.set(blobKey(blob), bytes);
+        await retryLocked(() => op.commit());
+      }
       out.push(await p.one.putAttempt(record));
       stamps.delete(stampKey(record.experimentId, cells[i]));
       if (owner !== undefined) await p.one.releaseLease(record.experimentId, cells[i], owner);
@@ -288,9 +319,20 @@ export function batchMethods(p: BatchParts): StateBatches {
   }
 
   return {
-    async putAttempts(records, owner) {
+    blobs: {
+      put: (content) => p.files.put(content),
+      async get(id) {
+        const entry = await retryLocked(() => kv.get<Uint8Array>(blobKey(id)));
+        return entry.value ?? await p.files.get(id);
+      },
+      async has(id) {
+        const entry = await retryLocked(() => kv.get<Uint8Array>(blobKey(id)));
+        return entry.versionstamp !== null || await p.files.has(id);
+      },
+    },
+    async putAttempts(commits, owner) {
       const encoded = [];
-      for (const record of records) encoded.push({ record, ...await p.encodeSized(record) });
+      for (const c of commits) encoded.push({ ...c, ...await p.encodeSized(c.record) });
       const out: boolean[] = [];
       let group: typeof encoded = [];
       let bytes = 0;
@@ -300,7 +342,8 @@ export function batchMethods(p: BatchParts): StateBatches {
         bytes = 0;
       };
       for (const e of encoded) {
-        const size = 2 * BYTES_PER_CHAR * e.chars + 200;
+        let size = 2 * BYTES_PER_CHAR * e.chars + 200;
+        for (const bytes of e.blobs?.values() ?? []) size += bytes.length + 200;
         const sameExperiment = group.length === 0 ||
           group[0].record.experimentId === e.record.experimentId;
         if (

@@ -336,6 +336,7 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
   };
   const batches = batchMethods({
     kv,
+    files: blobs,
     encodeSized,
     decode: (stored) => decode(stored as Stored | null),
     retryLocked,

@@ -493,10 +493,10 @@ Deno.test("runExperiment() with slow cells leases no more than the cells about t
 
 Deno.test("runExperiment() in two processes on fast cells runs every cell exactly once", async () => {
   const dir = await Deno.makeTempDir();
-  const blobs = memoryBlobStore();
+  const files = memoryBlobStore();
   // Two handles on one state file, as two processes on one home have.
   const stores = await Promise.all(
-    [0, 1].map(() => openKvStateStore(`${dir}/state.kv`, blobs)),
+    [0, 1].map(() => openKvStateStore(`${dir}/state.kv`, files)),
   );
   const bundle = wordBundle(50);
   const cands = [builtinCandidate("reference", bundle)];
@@ -504,7 +504,7 @@ Deno.test("runExperiment() in two processes on fast cells runs every cell exactl
   const [a, b] = await Promise.all(stores.map((state) =>
     runExperiment({
       state,
-      blobs,
+      blobs: state.blobs,
       worldsDir: `${dir}/worlds`,
       bundle,
       plan,
@@ -523,6 +523,18 @@ Deno.test("runExperiment() in two processes on fast cells runs every cell exactl
   assert.equal(history.length, 200);
   assert.ok(history.every((r) => r.tryNo === 1));
   assert.equal(new Set(history.map((r) => `${r.caseId}/${r.repetition}`)).size, 200);
+  // Their evidence was committed with the records (no blob file), and reads back.
+  assert.equal(files.size(), 0);
+  for (const r of history.slice(0, 20)) {
+    const ev = await getJson<
+      { cell: { caseId: string }; checker: { verdict: { reward: number } } }
+    >(
+      stores[1].blobs,
+      r.evidenceRef!,
+    );
+    assert.equal(ev?.cell.caseId, r.caseId);
+    assert.equal(ev?.checker.verdict.reward, r.verdict!.reward);
+  }
   for (const cell of plan.cells) assert.equal(await stores[1].leaseOf(plan.id, cell.key), null);
   stores.forEach((s) => s.close());
   await Deno.remove(dir, { recursive: true });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { memoryBlobStore } from "../../../core/io/blob_store.ts";
+import { blobId, getJson, memoryBlobStore } from "../../../core/io/blob_store.ts";
 import { openKvStateStore, trustOf } from "../../../core/io/state_store.ts";
 import { type AttemptRecord, cellKey } from "../../../core/bench/records.ts";
 import { attemptRecord } from "../../helpers/records.ts";
@@ -201,7 +201,13 @@ Deno.test("putAttempts() commits a group, and keeps the others when one record's
   // Another process recorded try 1 of repetition 2 first, with another result.
   const theirs = record({ repetition: 2, elapsedMs: 99 });
   assert.equal(await state.putAttempt(theirs), true);
-  assert.deepEqual(await state.putAttempts(group), [true, true, false, true, true]);
+  assert.deepEqual(await state.putAttempts(group.map((record) => ({ record }))), [
+    true,
+    true,
+    false,
+    true,
+    true,
+  ]);
   const cells = await state.cellRecords("e1");
   assert.deepEqual(cells.map((c) => [c.repetition, c.elapsedMs]), [
     [0, 10],
@@ -213,8 +219,12 @@ Deno.test("putAttempts() commits a group, and keeps the others when one record's
   assert.equal((await state.attemptHistory("e1")).length, 5);
   // A group without a conflict is written whole; a second time, nothing of it.
   const next = Array.from({ length: 3 }, (_, i) => record({ repetition: i, tryNo: 2 }));
-  assert.deepEqual(await state.putAttempts(next), [true, true, true]);
-  assert.deepEqual(await state.putAttempts(next), [false, false, false]);
+  assert.deepEqual(await state.putAttempts(next.map((record) => ({ record }))), [true, true, true]);
+  assert.deepEqual(await state.putAttempts(next.map((record) => ({ record }))), [
+    false,
+    false,
+    false,
+  ]);
   assert.equal((await state.attemptHistory("e1")).length, 8);
   state.close();
 });
@@ -231,7 +241,7 @@ Deno.test("putAttempts() splits a group over KV's limits into several commits", 
     (_, i) => record({ repetition: i, verdict: { checks, reward: 0.25 } }),
   );
   assert.ok(JSON.stringify(group[0]).length > 20_000);
-  const oks = await state.putAttempts(group);
+  const oks = await state.putAttempts(group.map((record) => ({ record })));
   assert.equal(oks.filter((ok) => ok).length, 120);
   assert.equal(blobs.size(), 0);
   assert.equal((await state.cellRecords("e1")).length, 120);
@@ -245,7 +255,11 @@ Deno.test("putAttempts() releases the owner's leases of its cells with the recor
   const takes = await state.takeLeases("e1", cells.slice(0, 2), A, 10_000);
   assert.deepEqual(takes.map((t) => t.ok), [true, true]);
   assert.equal((await state.takeLease("e1", cells[2], B, 10_000)).ok, true);
-  assert.deepEqual(await state.putAttempts(recs, A.owner), [true, true, true]);
+  assert.deepEqual(await state.putAttempts(recs.map((record) => ({ record })), A.owner), [
+    true,
+    true,
+    true,
+  ]);
   assert.equal(await state.leaseOf("e1", cells[0]), null);
   assert.equal(await state.leaseOf("e1", cells[1]), null);
   assert.equal((await state.leaseOf("e1", cells[2]))?.owner, B.owner);
@@ -325,10 +339,36 @@ Deno.test("takeLeases() from two handles on one file lets exactly one owner win 
 
 Deno.test("cellRecordsOf() reads several cells' latest records in their order", async () => {
   const state = await openKvStateStore(":memory:", memoryBlobStore());
-  await state.putAttempts([record({ repetition: 0 }), record({ repetition: 3, tryNo: 2 })]);
+  await state.putAttempts([{ record: record({ repetition: 0 }) }, {
+    record: record({ repetition: 3, tryNo: 2 }),
+  }]);
   const cells = Array.from({ length: 12 }, (_, i) => cellKey("builtin:reference", "c1", i));
   const got = await state.cellRecordsOf("e1", cells);
   assert.equal(got.length, 12);
   assert.deepEqual(got.map((r) => r?.tryNo ?? null), [1, null, null, 2, ...Array(8).fill(null)]);
+  state.close();
+});
+
+Deno.test("putAttempts() stores a record's small blobs with it, read back through the store's blobs", async () => {
+  const files = memoryBlobStore();
+  const state = await openKvStateStore(":memory:", files);
+  const evidence = new TextEncoder().encode('{"captured":{"/out/answer.txt":"w1"}}');
+  const id = blobId(evidence);
+  const mine = record({ evidenceRef: id });
+  // Another process recorded repetition 1 first: its group falls back, one record at a time.
+  assert.equal(await state.putAttempt(record({ repetition: 1 })), true);
+  const oks = await state.putAttempts([
+    { record: mine, blobs: new Map([[id, evidence]]) },
+    { record: record({ repetition: 1 }) },
+  ]);
+  assert.deepEqual(oks, [true, false]);
+  assert.deepEqual(await getJson(state.blobs, id), { captured: { "/out/answer.txt": "w1" } });
+  assert.equal(await state.blobs.has(id), true);
+  assert.equal(files.size(), 0, "no file was written for it");
+  // Blobs put through the view go to the blob store, and are read from it.
+  const big = await state.blobs.put("x".repeat(100));
+  assert.equal(files.size(), 1);
+  assert.equal(new TextDecoder().decode((await state.blobs.get(big))!), "x".repeat(100));
+  assert.equal(await state.blobs.get("0".repeat(64)), null);
   state.close();
 });
