@@ -117,6 +117,9 @@ export interface RunResult {
   wallClockMs: number;
 }
 
+/** Records on their way to the state store per worker, at most, before workers wait. */
+const MAX_LANDING = 4;
+
 /** Runs (or resumes) an experiment and returns where every cell stands. */
 export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const clock = opts.clock ?? (() => new Date());
@@ -249,7 +252,20 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     }
   };
 
-  /** Runs one leased cell and commits its record (the commit releases the lease). */
+  /** Commits on their way (each settles its cell when it lands); a failed one's error. */
+  const landing = new Set<Promise<void>>();
+  let commitFailure: { error: unknown } | null = null;
+  /** Waits for every commit on its way; throws the first that failed. */
+  const landed = async () => {
+    while (landing.size > 0) await Promise.all([...landing]);
+    if (commitFailure) throw commitFailure.error;
+  };
+
+  /**
+   * Runs one leased cell and hands its record to the committer (whose commit releases the
+   * lease). The worker moves on at once: the cell counts, and may be tried again, only once
+   * its commit has landed; until then it is in flight.
+   */
   const runCell = async (item: PendingCell): Promise<void> => {
     const key = item.cell.key;
     if (leases.lost(key)) return void deferred.push(item); // its lease ran out before it began
@@ -266,19 +282,22 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     }
     if (record === null) return;
     attempts++;
-    leases.handOver(key);
-    let written: boolean;
-    try {
-      written = await committer.commit(record, blobs.take());
-    } catch (e) {
-      await leases.release([key]);
-      throw e;
-    }
     window.finished(timer.now() - t0);
-    if (!written) return; // another process recorded it first
-    if (settle(item, record, true)) {
-      queue.push({ cell: item.cell, tryNo: record.tryNo + 1, retriesLeft: item.retriesLeft - 1 });
-    }
+    leases.handOver(key);
+    const done = record;
+    const commit = committer.commit(done, blobs.take()).then((written) => {
+      if (!written) return; // another process recorded it first
+      if (settle(item, done, true)) {
+        queue.push({ cell: item.cell, tryNo: done.tryNo + 1, retriesLeft: item.retriesLeft - 1 });
+      }
+    }).catch(async (error) => {
+      commitFailure ??= { error };
+      await leases.release([key]);
+    }).finally(() => landing.delete(commit));
+    landing.add(commit);
+    // Bounded: a committer that falls behind holds the workers back.
+    if (landing.size >= MAX_LANDING * parallel) await commit;
+    if (commitFailure) throw commitFailure.error;
   };
   const worker = async () => {
     for (let item; (item = await next());) {
@@ -289,7 +308,13 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       }
     }
   };
-  const drain = () => Promise.all(Array.from({ length: parallel }, worker));
+  /** Runs the queue to the end, retries included (queued as their first tries land). */
+  const drain = async () => {
+    do {
+      await Promise.all(Array.from({ length: parallel }, worker));
+      await landed();
+    } while (queue.length > 0 && !isCancelled());
+  };
 
   try {
     await drain();
@@ -315,6 +340,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       }
     }
   } finally {
+    await landed().catch(() => {});
     // Cells leased but not started (a cancelled run) are given back.
     await look.leasing?.catch(() => {});
     await leases.release(ready.splice(0).map((i) => i.cell.key));

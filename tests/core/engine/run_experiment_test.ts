@@ -539,3 +539,38 @@ Deno.test("runExperiment() in two processes on fast cells runs every cell exactl
   stores.forEach((s) => s.close());
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("runExperiment() fails when a record cannot be committed, and counts only the cells whose commit landed", async () => {
+  const home = await memoryHome();
+  const bundle = wordBundle(6);
+  const cands = [builtinCandidate("reference", bundle)];
+  const plan = planExperiment(bundle, cands, { repetitions: 4 });
+  let commits = 0;
+  const failing = {
+    ...home.state,
+    putAttempts: (...args: Parameters<typeof home.state.putAttempts>) =>
+      ++commits > 2 ? Promise.reject(new Error("disk full")) : home.state.putAttempts(...args),
+  };
+  const events: ProgressEvent[] = [];
+  await assert.rejects(
+    () =>
+      runExperiment({
+        state: failing,
+        blobs: home.blobs,
+        worldsDir: home.worldsDir,
+        bundle,
+        plan,
+        candidates: cands,
+        runner: pool,
+        room: "words",
+        trust: "ad-hoc",
+        onEvent: (e) => events.push(e),
+      }),
+    /disk full/,
+  );
+  const counted = events.filter((e) => e.type === "attempt").length;
+  const stored = (await home.state.attemptHistory(plan.id)).length;
+  assert.ok(stored > 0 && stored < 24, `${stored} stored`);
+  assert.equal(counted, stored);
+  await home.close();
+});
