@@ -1,5 +1,5 @@
 /**
- * The checker worker as a Deno Worker started with `deno: { permissions: "none" }`: the
+ * The checker.js worker as a Deno Worker started with `deno: { permissions: "none" }`: the
  * message handler of sandbox/checker_service.ts on `self`. Used where no `deno` executable
  * can start a checker process (a compiled binary); a Worker busy in one long native call
  * cannot be stopped (denoland/deno#35657), a process can.
@@ -7,11 +7,13 @@
  * Permissions: none.
  */
 /// <reference lib="deno.worker" />
-import type { HostMessage, WorkerMessage } from "./protocol.ts";
+import type { HostMessage } from "./protocol.ts";
 import { createCheckerService } from "./checker_service.ts";
 
-const handle = createCheckerService((message: WorkerMessage) => self.postMessage(message));
+const handle = createCheckerService((message) => self.postMessage(message));
 
+// One message at a time, in order: a call runs to its end before the next is handled.
+let queue = Promise.resolve();
 self.onmessage = (event: MessageEvent<HostMessage>) => {
-  void handle(event.data);
+  queue = queue.then(() => handle(event.data));
 };

@@ -1,13 +1,14 @@
 /**
- * The messages between the checker pool (host) and a checker worker. Plain data only:
- * everything crosses `postMessage`, and the checker's values cross as JSON text.
+ * The messages between a worker pool (host) and a sandbox worker, for both worker kinds
+ * (checker.js in QuickJS, checker.clj in SCI in QuickJS): plain data only, since everything
+ * crosses `postMessage` or a JSON line; the checker's values cross as text (JSON or EDN).
  */
 import type { CheckerFault } from "../core/checker.ts";
 
-/** Which export of checker.js a call runs. */
+/** Which function of a checker a call runs (`judge-requests` in checker.clj). */
 export type CheckerFunction = "check" | "judgeRequests";
 
-/** Host → worker, once: how to build the QuickJS module and what every context gets. */
+/** Host → worker, once: how large its WebAssembly memory and QuickJS stack may grow. */
 export interface InitMessage {
   type: "init";
   /** Hard cap of the worker's WebAssembly memory, in bytes. */
@@ -16,42 +17,55 @@ export interface InitMessage {
   stackBytes: number;
 }
 
-/** Host → worker: run one export of a checker on one input. */
-export interface CallMessage {
-  type: "call";
-  id: number;
+/** One call of a checker function on one input, as a worker's engine receives it. */
+export interface CallRequest {
   fn: CheckerFunction;
-  /** The checker's hash: a worker keeps each checker it loaded, prepared, under it. */
+  /** Names the checker source (the pool uses its SHA-256): a worker keeps each it loaded. */
   key: string;
   source: string;
-  /** The input as JSON text; parsed inside the sandbox. */
+  /** The input as text (JSON for checker.js, tagged JSON for checker.clj). */
   input: string;
   timeoutMs: number;
 }
 
+/** Host → worker: run one call. */
+export interface CallMessage extends CallRequest {
+  type: "call";
+  id: number;
+}
+
 export type HostMessage = InitMessage | CallMessage;
 
-/** What a call produced: the export's result as JSON text, or a fault. */
-export type CallOutcome =
-  | { ok: true; json: string }
-  | { ok: false; fault: CheckerFault; message: string };
+/** A call that produced no result, and why. */
+export type Faulted = { ok: false; fault: CheckerFault; message: string };
+
+/** What a checker.js call produced: the export's result as JSON text, or a fault. */
+export type CallOutcome = { ok: true; json: string } | Faulted;
+
+/** What an engine reports about one call. */
+export interface CallReport<O = CallOutcome> {
+  outcome: O;
+  /** What the checker wrote to its console, bounded. */
+  logs: string[];
+  /** The engine can no longer be trusted (a wasm trap, a host stack overflow): replace it. */
+  poisoned: boolean;
+  /** The checker was loaded for this call rather than found prepared. */
+  loaded: boolean;
+}
 
 /** Worker → host. */
-export type WorkerMessage =
+export type WorkerMessage<O = CallOutcome> =
   | {
     type: "ready";
     /** The worker's own view of its permissions, e.g. `{ read: "denied" }`. */
     permissions: Record<string, string>;
+    /** How long the worker took to load its engine. */
+    bootMs: number;
   }
   | { type: "init-failed"; message: string }
-  | {
+  | ({
     type: "result";
     id: number;
-    outcome: CallOutcome;
-    /** What the checker wrote with console.*, bounded. */
-    logs: string[];
-    /** The worker's instance can no longer be trusted (a wasm trap, a failed dispose). */
-    poisoned: boolean;
     /** The worker should be replaced to give its grown memory back. */
     recycle: boolean;
-  };
+  } & CallReport<O>);

@@ -15,44 +15,18 @@ import type {
   QuickJSRuntime,
   QuickJSWASMModule,
 } from "quickjs-emscripten-core";
-import type { CallOutcome, CheckerFunction } from "./protocol.ts";
+import type { CallOutcome, CallReport, CallRequest } from "./protocol.ts";
 import { PRELUDE_SOURCE } from "./prelude.ts";
 import { LOOP_GUARD_SOURCE } from "./loop_guard.ts";
 import { ednBridge } from "./edn_bridge.ts";
-import type { CheckerFault } from "../core/checker.ts";
-import {
-  findBreakWord,
-  findStackGap,
-  type MemoryLayout,
-  type MemorySnapshot,
-  restoreSnapshot,
-  takeSnapshot,
-} from "./wasm_snapshot.ts";
+import type { MemoryLayout, MemorySnapshot, SnapshotMemory } from "./wasm_snapshot.ts";
+import { clip, errorText, Fault, mib } from "./fault_text.ts";
+import { openSnapshotRuntime, refuseOversized, type RuntimeLimits } from "./quickjs_runtime.ts";
+import type { PreparedCache } from "./quickjs_runtime.ts";
 
-export interface CallSetup {
-  /** QuickJS heap limit (setMemoryLimit), in bytes. */
-  memoryLimitBytes: number;
-  /** The hard cap of the wasm memory, for messages. */
-  memoryCapBytes: number;
+export interface CallSetup extends RuntimeLimits {
   /** The wasm memory's current size (it only grows). */
   wasmBytes: () => number;
-  stackBytes: number;
-}
-
-export interface CallRequest {
-  fn: CheckerFunction;
-  /** Names the checker source: equal keys must mean equal sources (the pool uses a hash). */
-  key: string;
-  source: string;
-  input: string;
-  timeoutMs: number;
-}
-
-export interface CallReport {
-  outcome: CallOutcome;
-  logs: string[];
-  /** The wasm instance misbehaved (a trap, a failed dispose): do not reuse it. */
-  poisoned: boolean;
 }
 
 /** Lines and characters of console output kept per call. */
@@ -78,17 +52,14 @@ interface Described {
   text?: string;
 }
 
-/** A fault found while running; thrown inside this file only, returned as a value. */
-class Fault {
-  constructor(readonly fault: CheckerFault, readonly message: string) {}
-}
-
 /** What one call has to itself: its clock, its console lines, the imports it tried. */
 interface CallState {
   deadline: number;
   interrupted: boolean;
   logs: string[];
   refusedImports: string[];
+  /** The checker was loaded (not found prepared) in this call. */
+  loaded: boolean;
 }
 
 /** A checker loaded into the context, with the memory state right after it loaded. */
@@ -108,15 +79,14 @@ interface Prepared {
 export class QuickJSSandbox {
   private readonly rt: QuickJSRuntime;
   private readonly ctx: QuickJSContext;
-  private readonly layout: MemoryLayout;
+  private readonly snapshots: SnapshotMemory;
   private readonly helpers: {
     parse: QuickJSHandle;
     serialize: QuickJSHandle;
     describe: QuickJSHandle;
   };
   private readonly base: MemorySnapshot;
-  private readonly prepared = new Map<string, Prepared>();
-  private preparedBytes = 0;
+  private readonly prepared: PreparedCache<Prepared>;
   private state: CallState = newState(Number.MAX_SAFE_INTEGER);
   /** Handles held for the sandbox's life: they keep their values alive in every snapshot. */
   private readonly kept: QuickJSHandle[] = [];
@@ -127,36 +97,23 @@ export class QuickJSSandbox {
    */
   constructor(
     module: QuickJSWASMModule,
-    private readonly memory: WebAssembly.Memory,
+    memory: WebAssembly.Memory,
     private readonly setup: CallSetup,
   ) {
-    const gap = findStackGap(memory);
-    const rt = this.rt = module.newRuntime();
-    rt.setMemoryLimit(setup.memoryLimitBytes);
-    rt.setMaxStackSize(setup.stackBytes);
-    rt.setInterruptHandler(() => {
-      if (Date.now() < this.state.deadline) return false;
-      this.state.interrupted = true;
-      return true;
-    });
-    rt.setModuleLoader((name) => {
+    ({ rt: this.rt, ctx: this.ctx, snapshots: this.snapshots, prepared: this.prepared } =
+      openSnapshotRuntime<Prepared>(module, memory, setup, () => {
+        if (Date.now() < this.state.deadline) return false;
+        this.state.interrupted = true;
+        return true;
+      }, { count: MAX_PREPARED, bytes: MAX_PREPARED_BYTES }));
+    this.rt.setModuleLoader((name) => {
       this.state.refusedImports.push(name);
       return {
         error: new Error(`checker.js cannot import "${name}": the sandbox loads no modules`),
       };
     });
-    const ctx = this.ctx = rt.newContext();
-    // These handles are created on first use; create them now, inside every snapshot.
-    void [ctx.undefined, ctx.null, ctx.true, ctx.false, ctx.global];
-    const breakWord = findBreakWord(memory, gap.gapStart || 1024 * 1024, (bytes) => {
-      // Made by QuickJS itself: copying a string in from the host is far slower.
-      const made = ctx.evalCode(`"x".repeat(${bytes})`, "probe.js", { type: "global" });
-      const h = made.error ?? made.value;
-      return () => h.dispose();
-    });
-    this.layout = { ...gap, breakWord };
     this.helpers = this.installPrelude();
-    this.base = takeSnapshot(memory, this.layout);
+    this.base = this.snapshots.take();
   }
 
   /** Sizes, for tests and benchmarks. */
@@ -164,8 +121,8 @@ export class QuickJSSandbox {
     return {
       baseBytes: this.base.bytes,
       prepared: this.prepared.size,
-      preparedBytes: this.preparedBytes,
-      layout: this.layout,
+      preparedBytes: this.prepared.bytes,
+      layout: this.snapshots.layout,
     };
   }
 
@@ -173,7 +130,7 @@ export class QuickJSSandbox {
    * Runs `req.fn` of checker `req.source` on `req.input` from the state right after the
    * checker loaded, and reports a JSON result or a fault.
    */
-  run(req: CallRequest): CallReport {
+  call(req: CallRequest): CallReport {
     this.state = newState(Date.now() + req.timeoutMs);
     let outcome: CallOutcome;
     try {
@@ -194,9 +151,10 @@ export class QuickJSSandbox {
         },
         logs: this.state.logs,
         poisoned: true,
+        loaded: this.state.loaded,
       };
     }
-    return { outcome, logs: this.state.logs, poisoned: false };
+    return { outcome, logs: this.state.logs, poisoned: false, loaded: this.state.loaded };
   }
 
   /** @internal the parts a CheckerCall works with. */
@@ -222,26 +180,17 @@ export class QuickJSSandbox {
   ): QuickJSHandle {
     const hit = this.prepared.get(key);
     if (hit) {
-      // Most recently used last: eviction takes the first.
-      this.prepared.delete(key);
-      this.prepared.set(key, hit);
-      restoreSnapshot(this.memory, hit.snapshot);
+      this.snapshots.restore(hit.snapshot);
       this.state.logs.push(...hit.loadLogs);
       return hit.exports;
     }
-    restoreSnapshot(this.memory, this.base);
+    this.state.loaded = true;
+    this.snapshots.restore(this.base);
     const evaluated = this.ctx.evalCode(source, "checker.js", { type: "module" });
     if (evaluated.error) fail(evaluated.error);
     const exports = settle(evaluated.value);
-    const snapshot = takeSnapshot(this.memory, this.layout);
+    const snapshot = this.snapshots.take();
     this.prepared.set(key, { snapshot, exports, loadLogs: [...this.state.logs] });
-    this.preparedBytes += snapshot.bytes;
-    for (const [k, p] of this.prepared) {
-      if (this.prepared.size <= MAX_PREPARED && this.preparedBytes <= MAX_PREPARED_BYTES) break;
-      if (k === key) continue;
-      this.prepared.delete(k);
-      this.preparedBytes -= p.snapshot.bytes;
-    }
     return exports;
   }
 
@@ -305,7 +254,7 @@ export class QuickJSSandbox {
 }
 
 function newState(deadline: number): CallState {
-  return { deadline, interrupted: false, logs: [], refusedImports: [] };
+  return { deadline, interrupted: false, logs: [], refusedImports: [], loaded: false };
 }
 
 /**
@@ -341,7 +290,7 @@ class CheckerCall {
 
   private runSteps(): string {
     const { ctx, helpers } = this;
-    this.refuseOversized();
+    refuseOversized(this.req, this.setup);
     const exports = this.sandbox.load(
       this.req.key,
       this.req.source,
@@ -395,23 +344,6 @@ class CheckerCall {
     // handler (a long typed-array sort); finishing late is still not finishing in time.
     if (Date.now() > this.state.deadline) throw this.timeout();
     return ctx.getString(text);
-  }
-
-  /**
-   * Text is copied into wasm memory as UTF-8 before QuickJS sees it; text that cannot fit
-   * would make the allocation fail outside QuickJS's own checks, so it is refused first.
-   */
-  private refuseOversized(): void {
-    const max = Math.floor(this.setup.memoryLimitBytes / 4);
-    for (const [what, text] of [["input", this.req.input], ["source", this.req.source]]) {
-      if (text.length > max) {
-        throw new Fault(
-          "memory",
-          `The checker's ${what} is too large for the sandbox: ${text.length} characters ` +
-            `(at most ${max} fit in its ${mib(this.setup.memoryCapBytes)})`,
-        );
-      }
-    }
   }
 
   /** Runs pending jobs until `h` (a promise or not) settles; returns the settled value. */
@@ -546,18 +478,6 @@ function checkerLine(stack: string | undefined): string {
   return m[2] ? ` (checker.js line ${m[1]}, column ${m[2]})` : ` (checker.js line ${m[1]})`;
 }
 
-function clip(s: string, max = 500): string {
-  return s.length > max ? `${s.slice(0, max)}…` : s;
-}
-
-function mib(bytes: number): string {
-  return `${Math.round(bytes / (1024 * 1024))} MiB`;
-}
-
 function article(type: string): string {
   return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }

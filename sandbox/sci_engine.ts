@@ -17,8 +17,9 @@
  * functions) exist before the base snapshot; no host functions (`newFunction` keeps
  * their ids in a JavaScript table a restore would not roll back); per-call handles are
  * disposed before the next restore; the interrupt handler and the memory and stack limits
- * are set before the snapshot. Snapshots leave out the C stack and the memory above the
- * heap (sandbox/wasm_snapshot.ts, which also says why that memory needs no clearing). A
+ * are set before the snapshot (sandbox/quickjs_runtime.ts sets these up as the checker.js
+ * engine does). Snapshots leave out the C stack and the memory above the heap, which a
+ * restore zeroes (sandbox/wasm_snapshot.ts). A
  * host stack overflow inside QuickJS leaves wasm globals (the C stack pointer) outside
  * linear memory in an unknown state: the engine is then poisoned and must be replaced.
  *
@@ -31,16 +32,12 @@ import type {
   QuickJSRuntime,
   QuickJSWASMModule,
 } from "quickjs-emscripten-core";
-import type { CheckerFault } from "../core/checker.ts";
+import type { CallReport, CallRequest, Faulted } from "./protocol.ts";
 import { LOOP_GUARD_SOURCE } from "./loop_guard.ts";
-import {
-  findBreakWord,
-  findStackGap,
-  type MemoryLayout,
-  type MemorySnapshot,
-  restoreSnapshot,
-  takeSnapshot,
-} from "./wasm_snapshot.ts";
+import type { MemorySnapshot, SnapshotMemory } from "./wasm_snapshot.ts";
+import { clip, errorText, Fault, mib } from "./fault_text.ts";
+import { openSnapshotRuntime, refuseOversized, type RuntimeLimits } from "./quickjs_runtime.ts";
+import type { PreparedCache } from "./quickjs_runtime.ts";
 import {
   BEFORE_SCI_JS,
   COMPAT_CLJ,
@@ -51,44 +48,22 @@ import {
   MAX_LOG_LINES,
 } from "./sci_boot_source.ts";
 
-export interface SciEngineSetup {
-  /** QuickJS heap limit (setMemoryLimit), in bytes. */
-  memoryLimitBytes: number;
-  /** The hard cap of the wasm memory, for messages. */
-  memoryCapBytes: number;
-  /** QuickJS stack limit, in bytes. */
-  stackBytes: number;
+export interface SciEngineSetup extends RuntimeLimits {
   /** Prepared checkers kept, at most, by their snapshots' total size; default 64 MiB. */
   preparedBytes?: number;
   /** The clock (`Date.now`); injectable for tests. */
   now?: () => number;
 }
 
-export type ClojureFunction = "check" | "judgeRequests";
+export type ClojureFunction = CallRequest["fn"];
 
-export interface ClojureCallRequest {
-  fn: ClojureFunction;
-  /** SHA-256 of the checker source: prepared checkers are reused by it. */
-  key: string;
-  source: string;
-  /** The input as tagged JSON text (core/edn/tagged.ts). */
-  input: string;
-  timeoutMs: number;
-}
+/** A call; its input is tagged JSON text (core/edn/tagged.ts). */
+export type ClojureCallRequest = CallRequest;
 
 /** The result printed with `pr-str`, or a fault. */
-export type ClojureOutcome =
-  | { ok: true; edn: string }
-  | { ok: false; fault: CheckerFault; message: string };
+export type ClojureOutcome = { ok: true; edn: string } | Faulted;
 
-export interface ClojureCallReport {
-  outcome: ClojureOutcome;
-  logs: string[];
-  /** The engine can no longer be trusted (a host stack overflow, a trap): replace it. */
-  poisoned: boolean;
-  /** The checker was loaded for this call (not found prepared). */
-  loaded: boolean;
-}
+export type ClojureCallReport = CallReport<ClojureOutcome>;
 
 /** Largest result accepted, as EDN text. */
 export const MAX_RESULT_CHARS = 4 * 1024 * 1024;
@@ -129,16 +104,11 @@ interface GlueAnswer {
   judge?: FnKind;
 }
 
-class Fault {
-  constructor(readonly fault: CheckerFault, readonly message: string) {}
-}
-
 /** The SCI engine of one worker; see the module comment. */
 export class SciEngine {
   private deadline = Infinity;
   private timeoutMs = 0;
   private interrupted = false;
-  private readonly prepared = new Map<string, Prepared>();
   private readonly remembered = new Map<string, ClojureOutcome>();
   /** The snapshot the memory is known to equal, if any. */
   private current: MemorySnapshot | null = null;
@@ -146,13 +116,13 @@ export class SciEngine {
   private readonly now: () => number;
 
   private constructor(
-    private readonly memory: WebAssembly.Memory,
+    private readonly snapshots: SnapshotMemory,
+    private readonly prepared: PreparedCache<Prepared>,
     private readonly rt: QuickJSRuntime,
     private readonly ctx: QuickJSContext,
     private readonly setup: SciEngineSetup,
     private readonly prepareFn: QuickJSHandle,
     private readonly runFn: QuickJSHandle,
-    private readonly layout: MemoryLayout,
     private readonly base: MemorySnapshot,
   ) {
     this.now = setup.now ?? Date.now;
@@ -170,30 +140,22 @@ export class SciEngine {
     setup: SciEngineSetup,
   ): SciEngine {
     const now = setup.now ?? Date.now;
-    // Read while the module is fresh: its C stack is the long run of zeroes in its memory.
-    const gap = findStackGap(memory);
-    const rt = module.newRuntime();
-    rt.setMemoryLimit(setup.memoryLimitBytes);
-    rt.setMaxStackSize(setup.stackBytes);
     // One handler for the engine's life: it reads the deadline of the call in progress.
     const booted: { engine?: SciEngine } = {};
     const bootDeadline = now() + BOOT_TIMEOUT_MS;
-    rt.setInterruptHandler(() => {
-      const engine = booted.engine;
-      if (!engine) return now() >= bootDeadline;
-      if (now() < engine.deadline) return false;
-      engine.interrupted = true;
-      return true;
-    });
-    const ctx = rt.newContext();
-    // Created now so they live in every snapshot (each is allocated on first use).
-    void ctx.undefined, ctx.null, ctx.true, ctx.false, ctx.global;
-    const breakWord = findBreakWord(memory, gap.gapStart || 1024 * 1024, (bytes) => {
-      const made = ctx.evalCode(`"x".repeat(${bytes})`, "probe.js", { type: "global" });
-      const h = made.error ?? made.value;
-      return () => h.dispose();
-    });
-    const layout: MemoryLayout = { ...gap, breakWord };
+    const { rt, ctx, snapshots, prepared } = openSnapshotRuntime<Prepared>(
+      module,
+      memory,
+      setup,
+      () => {
+        const engine = booted.engine;
+        if (!engine) return now() >= bootDeadline;
+        if (now() < engine.deadline) return false;
+        engine.interrupted = true;
+        return true;
+      },
+      { count: Infinity, bytes: setup.preparedBytes ?? DEFAULT_PREPARED_BYTES },
+    );
     const run = (code: string, file: string) => {
       const r = ctx.evalCode(code, file, { type: "global" });
       if (r.error) {
@@ -232,14 +194,14 @@ export class SciEngine {
     glue.dispose();
     run("globalThis.__dvergrLogs.length = 0; undefined", "boot.js").dispose();
     const engine = new SciEngine(
-      memory,
+      snapshots,
+      prepared,
       rt,
       ctx,
       setup,
       prepareFn,
       runFn,
-      layout,
-      takeSnapshot(memory, layout),
+      snapshots.take(),
     );
     engine.current = engine.base;
     booted.engine = engine;
@@ -282,12 +244,9 @@ export class SciEngine {
     try {
       const remembered = this.remembered.get(req.key);
       if (remembered) return { outcome: remembered, logs, poisoned: false, loaded };
-      this.refuseOversized(req);
+      refuseOversized(req, this.setup);
       let p = this.prepared.get(req.key);
       if (p) {
-        // Most recently used last: the first entry is the one to evict.
-        this.prepared.delete(req.key);
-        this.prepared.set(req.key, p);
         this.restore(p.snapshot);
       } else {
         loaded = true;
@@ -320,21 +279,8 @@ export class SciEngine {
   }
 
   private restore(s: MemorySnapshot): void {
-    if (this.current !== s) restoreSnapshot(this.memory, s);
+    if (this.current !== s) this.snapshots.restore(s);
     this.current = null;
-  }
-
-  private refuseOversized(req: ClojureCallRequest): void {
-    const max = Math.floor(this.setup.memoryLimitBytes / 4);
-    for (const [what, text] of [["input", req.input], ["source", req.source]]) {
-      if (text.length > max) {
-        throw new Fault(
-          "memory",
-          `The checker's ${what} is too large for the sandbox: ${text.length} characters ` +
-            `(at most ${max} fit in its ${mib(this.setup.memoryCapBytes)})`,
-        );
-      }
-    }
   }
 
   private prepare(req: ClojureCallRequest, logs: string[]): Prepared {
@@ -345,7 +291,7 @@ export class SciEngine {
       if (f.fault === "syntax" && !this.interrupted) this.remember(req.key, f);
       throw f;
     }
-    const snapshot = takeSnapshot(this.memory, this.layout);
+    const snapshot = this.snapshots.take();
     const p: Prepared = {
       snapshot,
       ns: a.ns ?? "user",
@@ -354,7 +300,6 @@ export class SciEngine {
     };
     this.prepared.set(req.key, p);
     this.current = snapshot;
-    this.evict();
     return p;
   }
 
@@ -363,17 +308,6 @@ export class SciEngine {
       this.remembered.delete(this.remembered.keys().next().value!);
     }
     this.remembered.set(key, { ok: false, fault: f.fault, message: f.message });
-  }
-
-  private evict(): void {
-    const budget = this.setup.preparedBytes ?? DEFAULT_PREPARED_BYTES;
-    let total = 0;
-    for (const p of this.prepared.values()) total += p.snapshot.bytes;
-    for (const [key, p] of this.prepared) {
-      if (total <= budget || this.prepared.size <= 1) break;
-      this.prepared.delete(key);
-      total -= p.snapshot.bytes;
-    }
   }
 
   private runPrepared(p: Prepared, req: ClojureCallRequest, logs: string[]): ClojureOutcome {
@@ -579,16 +513,4 @@ function located(chain: Described[]): string {
 function dataOf(chain: Described[]): string {
   const d = chain.find((x) => x.data !== undefined);
   return d ? ` ${d.data}` : "";
-}
-
-function clip(s: string, max = 500): string {
-  return s.length > max ? `${s.slice(0, max)}…` : s;
-}
-
-function mib(bytes: number): string {
-  return `${Math.round(bytes / (1024 * 1024))} MiB`;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }

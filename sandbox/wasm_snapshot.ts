@@ -10,9 +10,12 @@
  * frame is live between calls, so nothing there is state. That keeps a snapshot to a few
  * hundred KiB, restored in tens of microseconds.
  *
- * Memory above a snapshot's top is not cleared on restore: the restored allocator regards
- * it as unused, QuickJS never lets a script read memory it has not written (array buffers
- * are zeroed on allocation), and a fresh runtime in the same module saw the same leftovers.
+ * A restore also zeroes the memory above the snapshot's top that calls wrote since: the
+ * restored allocator regards it as unused and QuickJS zeroes what it hands to scripts, but
+ * nothing of one call (an answer, a secret in its input) may lie in memory the next call's
+ * interpreter could come to read. Only the memory below the allocator's highest break since
+ * the last restore can have been written (this build's allocator never lowers its break: a
+ * freed 7 MB block left it where it was), so zeroing stays as small as the calls were.
  *
  * Runs inside the checker worker; no permissions.
  */
@@ -34,13 +37,15 @@ export interface MemoryLayout {
   breakWord: number;
 }
 
-/** The state of a memory at one moment, restorable with `restoreSnapshot`. */
+/** The state of a memory at one moment, restorable with `SnapshotMemory.restore`. */
 export interface MemorySnapshot {
   /** The bytes below the layout's gap. */
   low: Uint8Array;
   /** The bytes from the gap's end up to the highest byte in use. */
   high: Uint8Array;
   gapEnd: number;
+  /** One past the last byte held: above it the memory is zero once the snapshot is restored. */
+  top: number;
   /** Total bytes held. */
   bytes: number;
 }
@@ -96,44 +101,86 @@ export function findStackGap(memory: WebAssembly.Memory): { gapStart: number; ga
  */
 export function findBreakWord(
   memory: WebAssembly.Memory,
-  staticEnd: number,
+  gap: { gapStart: number; gapEnd: number },
   allocate: (bytes: number) => () => void,
 ): number {
   const size = 1024 * 1024;
+  const staticEnd = gap.gapStart || size;
   const original = new Uint8Array(memory.buffer);
-  const saved = original.slice(0, usedEnd(original));
+  const end = usedEnd(original);
+  // Saved and put back around the stack gap: writing its zeroes would make 5 MiB of pages
+  // that were never touched resident.
+  const low = original.slice(0, Math.min(end, gap.gapStart || end));
+  const high = original.slice(Math.min(end, gap.gapEnd), end);
   const before = new Uint32Array(memory.buffer, 0, staticEnd >>> 2).slice();
   const release = allocate(size);
   const hits: number[] = [];
+  let probeEnd = end;
   try {
-    const end = usedEnd(new Uint8Array(memory.buffer));
+    probeEnd = usedEnd(new Uint8Array(memory.buffer));
     const now = new Uint32Array(memory.buffer, 0, staticEnd >>> 2);
     for (let i = 0; i < now.length; i++) {
       const v = now[i];
-      if (v - before[i] >= size && v >= end && v - end <= 64) hits.push(i * 4);
+      if (v - before[i] >= size && v >= probeEnd && v - probeEnd <= 64) hits.push(i * 4);
     }
   } finally {
     release();
-    new Uint8Array(memory.buffer).set(saved, 0);
+    const bytes = new Uint8Array(memory.buffer);
+    bytes.set(low, 0);
+    bytes.set(high, Math.min(end, gap.gapEnd));
+    // What the probe wrote above the old end is not part of the state put back.
+    if (probeEnd > end) bytes.fill(0, end, probeEnd);
   }
   return hits.length === 1 ? hits[0] : -1;
 }
 
-/** Copies the state of `memory` as it is now. */
-export function takeSnapshot(memory: WebAssembly.Memory, layout: MemoryLayout): MemorySnapshot {
+/** The end of the heap now: everything allocated lies below it. */
+function heapTop(memory: WebAssembly.Memory, layout: MemoryLayout): number {
   const bytes = new Uint8Array(memory.buffer);
-  const heapTop = layout.breakWord >= 0
+  return layout.breakWord >= 0
     ? Math.min(bytes.byteLength, new Uint32Array(memory.buffer)[layout.breakWord >>> 2])
     : usedEnd(bytes);
-  const top = Math.max(heapTop, layout.gapEnd);
-  const low = bytes.slice(0, layout.gapStart);
-  const high = bytes.slice(layout.gapEnd, top);
-  return { low, high, gapEnd: layout.gapEnd, bytes: low.byteLength + high.byteLength };
 }
 
-/** Puts `memory` back in the state of `snapshot` (the memory may have grown since). */
-export function restoreSnapshot(memory: WebAssembly.Memory, snapshot: MemorySnapshot): void {
-  const bytes = new Uint8Array(memory.buffer);
-  bytes.set(snapshot.low, 0);
-  bytes.set(snapshot.high, snapshot.gapEnd);
+/**
+ * The memory of one engine, with the snapshots taken of it. Keeps one promise between
+ * restores: every byte above the restored snapshot's top is zero.
+ */
+export class SnapshotMemory {
+  /** Bytes at or above this were zero after the last restore, and no call has written there. */
+  private dirtyTop = 0;
+
+  constructor(readonly memory: WebAssembly.Memory, readonly layout: MemoryLayout) {}
+
+  /** Copies the state of the memory as it is now. */
+  take(): MemorySnapshot {
+    const bytes = new Uint8Array(this.memory.buffer);
+    const top = Math.max(heapTop(this.memory, this.layout), this.layout.gapEnd);
+    this.dirtyTop = Math.max(this.dirtyTop, top);
+    const low = bytes.slice(0, this.layout.gapStart);
+    const high = bytes.slice(this.layout.gapEnd, top);
+    return {
+      low,
+      high,
+      gapEnd: this.layout.gapEnd,
+      top,
+      bytes: low.byteLength + high.byteLength,
+    };
+  }
+
+  /**
+   * Puts the memory back in the state of `snapshot` (it may have grown since) and zeroes
+   * what lies above the snapshot's top.
+   */
+  restore(snapshot: MemorySnapshot): void {
+    const bytes = new Uint8Array(this.memory.buffer);
+    // Without the break word the heap's extent is unknown: all of the rest is cleared.
+    const written = this.layout.breakWord >= 0
+      ? Math.max(this.dirtyTop, heapTop(this.memory, this.layout))
+      : bytes.byteLength;
+    if (written > snapshot.top) bytes.fill(0, snapshot.top, Math.min(written, bytes.byteLength));
+    bytes.set(snapshot.low, 0);
+    bytes.set(snapshot.high, snapshot.gapEnd);
+    this.dirtyTop = snapshot.top;
+  }
 }

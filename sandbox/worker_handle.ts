@@ -1,10 +1,9 @@
 /**
- * How the checker pool starts, talks to and stops one checker worker. Two kinds carry the
- * same messages (sandbox/protocol.ts) to the same inside (sandbox/checker_service.ts); the
- * Clojure pool starts its workers the same two ways with its own entries and messages
- * (sandbox/clojure_process.ts, sandbox/clojure_worker.ts, sandbox/clojure_protocol.ts):
+ * How a worker pool starts, talks to and stops one sandbox worker, whatever engine it runs
+ * (the entries: sandbox/checker_process.ts and sandbox/checker_worker.ts for checker.js, the
+ * clojure_ ones for checker.clj). Two ways carry the same messages (sandbox/protocol.ts):
  *
- * - "process": `deno run sandbox/checker_process.ts` with every permission denied, JSON lines
+ * - "process": `deno run` of the process entry with every permission denied, JSON lines
  *   over stdin/stdout. `kill()` is SIGKILL: it stops a checker stuck in a native call at once.
  * - "thread": a Deno Worker with `permissions: "none"`, for where no `deno` executable can be
  *   started (a compiled binary). `kill()` is `terminate()`, which does not stop a worker busy
@@ -13,13 +12,13 @@
  * Permissions: "process" needs --allow-run for the deno executable (and --allow-env to pass
  * on where Deno keeps its cache); "thread" needs nothing.
  */
-import type { HostMessage, WorkerMessage } from "./protocol.ts";
+import type { HostMessage } from "./protocol.ts";
 import { fileURLToPath } from "node:url";
 import { encodeJsonLine, readJsonLines } from "./json_lines.ts";
 
 export type WorkerKind = "process" | "thread";
 
-export interface WorkerEvents<W = WorkerMessage> {
+export interface WorkerEvents<W> {
   message(message: W): void;
   /** The worker died or broke its protocol; called at most once, never after `kill()`. */
   crash(why: string): void;
@@ -40,12 +39,6 @@ export interface WorkerEntries {
   thread: URL;
 }
 
-/** The checker.js worker's modules (the default). */
-export const CHECKER_ENTRIES: WorkerEntries = {
-  process: new URL("./checker_process.ts", import.meta.url),
-  thread: new URL("./checker_worker.ts", import.meta.url),
-};
-const ENTRY = CHECKER_ENTRIES.process;
 const CONFIG = new URL("../deno.json", import.meta.url);
 /** Every permission denied explicitly, so the process also reports them as denied. */
 const DENY_ALL = [
@@ -58,7 +51,7 @@ const DENY_ALL = [
   "--deny-sys",
   "--deny-import",
 ];
-/** Environment a checker process may see: where Deno's cache is, nothing else. */
+/** Environment a worker process may see: where Deno's cache is, nothing else. */
 const PASSED_ENV = ["DENO_DIR", "HOME", "XDG_CACHE_HOME"];
 const STDERR_TAIL = 2_000;
 
@@ -72,7 +65,8 @@ export function processWorkersAvailable(): boolean {
   if (available !== undefined) return available;
   try {
     const exec = Deno.execPath();
-    available = /(^|[\\/])deno(\.exe)?$/.test(exec) && ENTRY.protocol === "file:" &&
+    available = /(^|[\\/])deno(\.exe)?$/.test(exec) &&
+      new URL(import.meta.url).protocol === "file:" &&
       Deno.permissions.querySync({ name: "run", command: exec }).state === "granted" &&
       Deno.statSync(CONFIG).isFile;
   } catch {
@@ -81,14 +75,11 @@ export function processWorkersAvailable(): boolean {
   return available;
 }
 
-/**
- * Starts one worker of `kind` running `entries` (default: the checker.js worker; the
- * Clojure worker passes its own, with its own message types).
- */
-export function startWorker<H = HostMessage, W = WorkerMessage>(
+/** Starts one worker of `kind` running `entries`. */
+export function startWorker<H, W>(
   kind: WorkerKind,
   events: WorkerEvents<W>,
-  entries: WorkerEntries = CHECKER_ENTRIES,
+  entries: WorkerEntries,
 ): WorkerHandle<H> {
   return kind === "process"
     ? startProcess(events, entries.process)
@@ -148,17 +139,17 @@ function startProcess<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H
     }
     const status = await child.status;
     end(
-      `the checker process exited (${
+      `the worker process exited (${
         status.signal ? `signal ${status.signal}` : `code ${status.code}`
       })${stderr.trim() ? `: ${stderr.trim().split("\n").slice(-3).join(" / ")}` : ""}`,
     );
-  })().catch((e) => end(`a message from the checker process could not be read: ${errorText(e)}`));
+  })().catch((e) => end(`a message from the worker process could not be read: ${errorText(e)}`));
   return {
     kind: "process",
     pid: child.pid,
     send(message) {
       writer.write(encodeJsonLine(message)).catch((e) =>
-        end(`the checker process could not be sent a message: ${errorText(e)}`)
+        end(`the worker process could not be sent a message: ${errorText(e)}`)
       );
     },
     kill() {

@@ -397,3 +397,34 @@ Deno.test("createCheckerPool() with thread workers gives the same verdicts, isol
     pool.close();
   }
 });
+
+Deno.test("createCheckerPool() grows on demand: a burst of quick calls stays on few workers, slow calls get parallel ones", async () => {
+  const pool = createCheckerPool({ workers: 4 });
+  try {
+    const quick = `export function check({ params }) {
+      return { checks: { seen: params.n >= 0 }, reward: 1 };
+    }`;
+    const runs = await Promise.all(
+      Array.from({ length: 300 }, (_, n) => pool.check(quick, { ...INPUT, params: { n } })),
+    );
+    assert.ok(runs.every((r) => r.ok));
+    const afterQuick = pool.stats();
+    // 300 calls of ~0.3 ms are done long before a second worker (~0.2 s to start) could help.
+    assert.ok(afterQuick.workersPeak <= 2, `quick calls ran on ${afterQuick.workersPeak} workers`);
+
+    const slow = `export function check() {
+      const end = Date.now() + 300;
+      while (Date.now() < end) {}
+      return { checks: {}, reward: 1 };
+    }`;
+    const slowRuns = await Promise.all(Array.from({ length: 12 }, () => pool.check(slow, INPUT)));
+    assert.ok(slowRuns.every((r) => r.ok));
+    const afterSlow = pool.stats();
+    // 3.6 s of work: more workers start (how many depends on how fast they start here).
+    assert.ok(afterSlow.workersPeak >= 2, `slow calls ran on ${afterSlow.workersPeak} workers`);
+    assert.ok(afterSlow.workersPeak <= 4);
+    assert.equal(afterSlow.workersReplaced, 0);
+  } finally {
+    pool.close();
+  }
+});

@@ -3,8 +3,11 @@ import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-
 import variant from "@jitl/quickjs-singlefile-mjs-release-sync";
 import { MAX_PREPARED, QuickJSSandbox } from "../../sandbox/quickjs_call.ts";
 
+let memory: WebAssembly.Memory;
+
+/** A sandbox in a new module; `memory` is its wasm memory, for looking inside. */
 async function sandbox(): Promise<QuickJSSandbox> {
-  const memory = new WebAssembly.Memory({ initial: 256, maximum: 1024 });
+  memory = new WebAssembly.Memory({ initial: 256, maximum: 1024 });
   const module = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory: memory }));
   return new QuickJSSandbox(module, memory, {
     memoryLimitBytes: 56 * 1024 * 1024,
@@ -28,7 +31,7 @@ Deno.test("QuickJSSandbox keeps small snapshots: the stack and the unused heap a
   assert.ok(info.layout.breakWord >= 0, "the allocator's break word was found");
   assert.ok(info.layout.gapEnd - info.layout.gapStart >= 1024 * 1024, "the stack gap was found");
   assert.ok(info.baseBytes < 1024 * 1024, `a base snapshot of ${info.baseBytes} bytes`);
-  const r = sb.run(call("a", "export function check() { return { checks: {}, reward: 1 }; }"));
+  const r = sb.call(call("a", "export function check() { return { checks: {}, reward: 1 }; }"));
   assert.equal(r.outcome.ok, true);
   assert.ok(sb.info().preparedBytes < 1024 * 1024);
 });
@@ -47,14 +50,14 @@ Deno.test("QuickJSSandbox.run() starts each call from the state right after its 
                reward: table[1000] / 10 };
     }`;
   for (let n = 1; n <= 5; n++) {
-    const r = sb.run(call("k", source, JSON.stringify({ n })));
+    const r = sb.call(call("k", source, JSON.stringify({ n })));
     assert.deepEqual(r.outcome, { ok: true, json: `{"checks":{"first":true},"reward":${n / 10}}` });
     assert.deepEqual(r.logs, ["loading"]);
   }
   // A checker that faults while loading is not kept; the next call loads it again.
   const bad = "throw new Error('nope'); export function check() {}";
   for (let i = 0; i < 2; i++) {
-    const r = sb.run(call("bad", bad));
+    const r = sb.call(call("bad", bad));
     assert.equal(!r.outcome.ok && r.outcome.fault, "threw");
   }
   assert.equal(sb.info().prepared, 1);
@@ -65,11 +68,38 @@ Deno.test("QuickJSSandbox keeps at most MAX_PREPARED checkers, dropping the leas
   const source = (i: number) =>
     `export function check() { return { checks: {}, reward: ${i / 100} }; }`;
   for (let i = 0; i < MAX_PREPARED + 3; i++) {
-    const r = sb.run(call(`k${i}`, source(i)));
+    const r = sb.call(call(`k${i}`, source(i)));
     assert.deepEqual(r.outcome, { ok: true, json: `{"checks":{},"reward":${i / 100}}` });
   }
   assert.equal(sb.info().prepared, MAX_PREPARED);
   // The first ones were dropped and load again, still right.
-  const again = sb.run(call("k0", source(0)));
+  const again = sb.call(call("k0", source(0)));
   assert.deepEqual(again.outcome, { ok: true, json: `{"checks":{},"reward":0}` });
+});
+
+/** Whether `text` (ASCII) stands anywhere in the wasm memory. */
+function inMemory(text: string): boolean {
+  const hay = new Uint8Array(memory.buffer);
+  const needle = new TextEncoder().encode(text);
+  for (let i = hay.indexOf(needle[0]); i >= 0; i = hay.indexOf(needle[0], i + 1)) {
+    let k = 1;
+    while (k < needle.length && hay[i + k] === needle[k]) k++;
+    if (k === needle.length) return true;
+  }
+  return false;
+}
+
+Deno.test("QuickJSSandbox.call() starts on zeroed memory above the snapshot where an earlier call wrote", async () => {
+  const sb = await sandbox();
+  const source = `export function check(input) {
+    const s = input.big ? "secret-".repeat(1e6) : "";
+    return { checks: { wrote: s.length === (input.big ? 7e6 : 0) }, reward: 1 };
+  }`;
+  const writer = sb.call(call("k", source, JSON.stringify({ big: true })));
+  assert.deepEqual(writer.outcome, { ok: true, json: '{"checks":{"wrote":true},"reward":1}' });
+  // Megabytes above the snapshot's top hold what the call made.
+  assert.equal(inMemory("secret-secret-secret-"), true);
+  const reader = sb.call(call("k", source, JSON.stringify({ big: false })));
+  assert.deepEqual(reader.outcome, { ok: true, json: '{"checks":{"wrote":true},"reward":1}' });
+  assert.equal(inMemory("secret-secret-secret-"), false, "the next call ran on zeroed memory");
 });

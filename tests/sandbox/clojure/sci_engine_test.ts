@@ -125,3 +125,47 @@ Deno.test("createClojurePool() runs checker.clj in thread workers too (no proces
     pool.close();
   }
 });
+
+Deno.test("SciEngine: a call starts on zeroed memory above the snapshot where an earlier call wrote", async () => {
+  const memory = new WebAssembly.Memory({ initial: 256, maximum: 4096 });
+  const module = await newQuickJSWASMModuleFromVariant(
+    newVariant(variant, { wasmMemory: memory, emscriptenModule: QUIET }),
+  );
+  const engine = SciEngine.boot(module, memory, SCITTLE_SOURCE, {
+    memoryLimitBytes: 200 * 1024 * 1024,
+    memoryCapBytes: 256 * 1024 * 1024,
+    stackBytes: 256 * 1024,
+  });
+  const inMemory = (text: string) => {
+    const hay = new Uint8Array(memory.buffer);
+    const needle = new TextEncoder().encode(text);
+    for (let i = hay.indexOf(needle[0]); i >= 0; i = hay.indexOf(needle[0], i + 1)) {
+      let k = 1;
+      while (k < needle.length && hay[i + k] === needle[k]) k++;
+      if (k === needle.length) return true;
+    }
+    return false;
+  };
+  const source =
+    '(ns w) (defn check [input] (let [s (if (seq input) (.repeat "secret-" 1000000) "")] ' +
+    "{:checks {:a (= (count s) (if (seq input) 7000000 0))} :reward 1}))";
+  const run = (key: string, src: string, input: string) => {
+    const r = engine.call({ fn: "check", key, source: src, input, timeoutMs: 60_000 });
+    assert.deepEqual(r.outcome, {
+      ok: true,
+      edn: key === "w" ? "{:checks {:a true}, :reward 1}" : "{:checks {}, :reward 1}",
+    });
+  };
+  run("w", source, JSON.stringify(toTagged(new Map([["big", true]]))));
+  assert.equal(
+    inMemory("secret-secret-secret-"),
+    true,
+    "the call wrote megabytes above the snapshot",
+  );
+  // The same checker again (its snapshot restored), then another one (the base restored).
+  run("w", source, INPUT);
+  assert.equal(inMemory("secret-secret-secret-"), false, "the next call ran on zeroed memory");
+  run("w", source, JSON.stringify(toTagged(new Map([["big", true]]))));
+  run("r", "(ns r) (defn check [_] {:checks {} :reward 1})", INPUT);
+  assert.equal(inMemory("secret-secret-secret-"), false, "the next call ran on zeroed memory");
+});

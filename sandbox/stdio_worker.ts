@@ -1,0 +1,27 @@
+/**
+ * Serves a worker's message handler over the process's stdin and stdout as JSON lines
+ * (sandbox/json_lines.ts): how both process entries (sandbox/checker_process.ts,
+ * sandbox/clojure_process.ts) talk to their pool.
+ *
+ * Permissions: none (stdin and stdout need none).
+ */
+import type { HostMessage } from "./protocol.ts";
+import { encodeJsonLine, readJsonLines } from "./json_lines.ts";
+
+function writeAll(bytes: Uint8Array): void {
+  let at = 0;
+  while (at < bytes.byteLength) at += Deno.stdout.writeSync(bytes.subarray(at));
+}
+
+/**
+ * Builds the handler with a `send` that writes to stdout, then feeds it stdin's messages one
+ * at a time, in order (a call runs to its end before the next is read), until stdin ends.
+ */
+export async function serveStdio<W>(
+  create: (send: (message: W) => void) => (message: HostMessage) => Promise<void>,
+): Promise<void> {
+  const handle = create((message) => writeAll(encodeJsonLine(message)));
+  for await (const message of readJsonLines<HostMessage>(Deno.stdin.readable)) {
+    await handle(message);
+  }
+}

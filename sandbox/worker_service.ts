@@ -1,0 +1,87 @@
+/**
+ * The inside of a sandbox worker of either kind, whatever carries its messages (a
+ * permission-less `deno run` process over stdin/stdout, or a Deno Worker with no
+ * permissions): on "init" it loads QuickJS into a bounded WebAssembly memory once and boots
+ * the kind's engine in it; then it answers call messages one at a time.
+ *
+ * Permissions: none. The QuickJS wasm (and scittle's text) are part of the module graph.
+ */
+import type {
+  CallReport,
+  CallRequest,
+  HostMessage,
+  InitMessage,
+  WorkerMessage,
+} from "./protocol.ts";
+import { type LoadedQuickJS, loadQuickJS } from "./quickjs_load.ts";
+import { permissionStates } from "./permission_states.ts";
+
+/** An engine of one worker: runs any number of calls, each from a fresh interpreter state. */
+export interface Engine<O> {
+  /** Never throws for anything a checker does. */
+  call(req: CallRequest): CallReport<O>;
+}
+
+/** Boots a worker's engine in freshly loaded QuickJS; a throw is reported as "init-failed". */
+export type BootEngine<O> = (quickjs: LoadedQuickJS, init: InitMessage) => Engine<O>;
+
+/**
+ * Returns the message handler of one worker; `send` carries its answers to the host.
+ * The handler never throws: a failed start is an "init-failed" message.
+ */
+export function createWorkerService<O extends { ok: boolean }>(
+  send: (message: WorkerMessage<O>) => void,
+  boot: BootEngine<O>,
+  /** What the "not started" fault says the sandbox is, e.g. "The Clojure sandbox". */
+  sandboxName: string,
+): (message: HostMessage) => Promise<void> {
+  let engine: Engine<O> | undefined;
+  let quickjs: LoadedQuickJS | undefined;
+
+  async function init(msg: InitMessage): Promise<void> {
+    const started = performance.now();
+    quickjs = await loadQuickJS(msg.memoryBytes);
+    engine = boot(quickjs, msg);
+    send({
+      type: "ready",
+      permissions: permissionStates(),
+      bootMs: Math.round(performance.now() - started),
+    });
+  }
+
+  function call(msg: CallRequest & { id: number }): void {
+    if (!engine || !quickjs) {
+      const outcome = { ok: false, fault: "crashed", message: `${sandboxName} was not started` };
+      send({
+        type: "result",
+        id: msg.id,
+        outcome: outcome as unknown as O,
+        logs: [],
+        poisoned: true,
+        recycle: false,
+        loaded: false,
+      });
+      return;
+    }
+    const report = engine.call(msg);
+    send({
+      type: "result",
+      id: msg.id,
+      ...report,
+      // Wasm memory never shrinks: a worker that grew past half its cap is replaced.
+      recycle: quickjs.memory.buffer.byteLength > quickjs.capBytes / 2,
+    });
+  }
+
+  return async (msg) => {
+    if (msg.type === "init") {
+      try {
+        await init(msg);
+      } catch (e) {
+        send({ type: "init-failed", message: e instanceof Error ? e.message : String(e) });
+      }
+    } else if (msg.type === "call") {
+      call(msg);
+    }
+  };
+}
