@@ -10,7 +10,11 @@
  * - warm: verdicts per second over `calls` calls, all submitted at once, for a small
  *   checker that does not touch `edn` and for one that parses its answer with `edn.parse`
  *   (answered by the host's reader through the worker's bridge). Every call starts from a
- *   restored snapshot of the state right after the checker loaded.
+ *   restored snapshot of the state right after the checker loaded. Then the resident memory
+ *   of each worker process (`/proc/PID/status`: RSS, of which file-backed pages of the deno
+ *   executable shared by every deno process).
+ * - on demand: 1,000 calls made 4 at a time (as a `--parallel 4` job's cells make them) on a
+ *   pool of at most 4 workers: how many workers it started.
  */
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import type { CheckerInput } from "../core/checker.ts";
@@ -49,10 +53,32 @@ async function coldStart(): Promise<number> {
   return ms;
 }
 
+/** A /proc file's text, or "" (Deno lets only --allow-all read /proc; cat may). */
+function readProc(path: string): string {
+  try {
+    const out = new Deno.Command("cat", { args: [path], stderr: "null" }).outputSync();
+    return out.success ? new TextDecoder().decode(out.stdout) : "";
+  } catch {
+    return "";
+  }
+}
+
+/** "RSS 74 MiB (file-backed 42, peak 80)" of each live worker process, from /proc. */
+function workerMemory(pids: number[]): string {
+  return pids.map((pid) => {
+    const status = readProc(`/proc/${pid}/status`);
+    const mib = (k: string) =>
+      (Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 1024).toFixed(0);
+    return status
+      ? `RSS ${mib("VmRSS")} MiB (file-backed ${mib("RssFile")}, peak ${mib("VmHWM")})`
+      : "RSS unknown (no /proc)";
+  }).join("; ");
+}
+
 async function warm(
   source: string,
   workers: number,
-): Promise<{ perSecond: number; ms: number; kind: string }> {
+): Promise<{ perSecond: number; ms: number; kind: string; memory: string }> {
   const pool = createCheckerPool({ workers });
   try {
     // Warm every worker (and V8's tiers for the wasm) before measuring.
@@ -64,7 +90,13 @@ async function warm(
     const ms = performance.now() - t0;
     const failed = runs.find((r) => !r.ok);
     if (failed && !failed.ok) throw new Error(`a call failed: ${failed.message}`);
-    return { perSecond: CALLS / (ms / 1000), ms, kind: pool.stats().workerKind };
+    const stats = pool.stats();
+    return {
+      perSecond: CALLS / (ms / 1000),
+      ms,
+      kind: stats.workerKind,
+      memory: workerMemory(stats.workerPids),
+    };
   } finally {
     pool.close();
   }
@@ -83,12 +115,35 @@ console.log(
 );
 for (const [name, source] of [["small checker", PLAIN], ["edn.parse checker", WITH_EDN]]) {
   for (const workers of [1, 2]) {
-    const { perSecond, ms, kind } = await warm(source, workers);
+    const { perSecond, ms, kind, memory } = await warm(source, workers);
     console.log(
-      `${name}, ${workers} ${kind} worker${workers > 1 ? "s" : ""}: ${
+      `${name}, at most ${workers} ${kind} worker${workers > 1 ? "s" : ""}: ${
         perSecond.toFixed(0)
       } verdicts/s (${CALLS} calls in ${ms.toFixed(0)} ms, ${(ms / CALLS).toFixed(2)} ms each)`,
     );
+    if (name === "small checker") console.log(`  worker memory after the run: ${memory}`);
   }
 }
-console.log(`machine: ${navigator.hardwareConcurrency} cores, Deno ${Deno.version.deno}`);
+
+{
+  const pool = createCheckerPool({ workers: 4 });
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (next++ < 1000) {
+      const run = await pool.check(PLAIN, INPUT);
+      if (!run.ok) throw new Error(`a call failed: ${run.message}`);
+    }
+  }));
+  const ms = performance.now() - t0;
+  const { workersStarted, workersPeak } = pool.stats();
+  pool.close();
+  console.log(
+    `1,000 calls 4 at a time, pool of at most 4: ${workersStarted} worker${
+      workersStarted === 1 ? "" : "s"
+    } started (at most ${workersPeak} at once), ${ms.toFixed(0)} ms`,
+  );
+}
+const loadavg = readProc("/proc/loadavg");
+const load = loadavg ? `, load average ${loadavg.split(" ").slice(0, 3).join(" ")}` : "";
+console.log(`machine: ${navigator.hardwareConcurrency} cores, Deno ${Deno.version.deno}${load}`);

@@ -54,6 +54,12 @@ const DENY_ALL = [
 /** Environment a worker process may see: where Deno's cache is, nothing else. */
 const PASSED_ENV = ["DENO_DIR", "HOME", "XDG_CACHE_HOME"];
 const STDERR_TAIL = 2_000;
+/**
+ * V8 flags of a worker process. A young generation of at most 1 MiB per semi-space: a worker
+ * allocates little that lives, and V8's default let it grow by up to ~10 MiB of resident
+ * memory under a stream of calls, at no measurable gain in verdicts per second.
+ */
+const WORKER_V8_FLAGS = "--v8-flags=--max-semi-space-size=1";
 
 let available: boolean | undefined;
 
@@ -106,6 +112,7 @@ function startProcess<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H
       "--quiet",
       "--no-prompt",
       "--cached-only",
+      WORKER_V8_FLAGS,
       ...DENY_ALL,
       "--config",
       fileURLToPath(CONFIG),
