@@ -1,5 +1,6 @@
 import type { CheckerInput } from "../checker.ts";
 import type { Bundle } from "./types.ts";
+import { caseOf } from "./case_of.ts";
 import { type AnswerFacts, clojureEdnFor } from "./clojure_input.ts";
 
 /**
@@ -9,7 +10,7 @@ import { type AnswerFacts, clojureEdnFor } from "./clojure_input.ts";
  * the call to the Clojure sandbox.
  */
 export function checkerInputFor(bundle: Bundle, answer: AnswerFacts): CheckerInput {
-  const kase = answer.caseId ? bundle.cases.find((c) => c.id === answer.caseId) : undefined;
+  const kase = answer.caseId ? caseOf(bundle, answer.caseId) : undefined;
   return {
     files: answer.files,
     params: { ...bundle.definition.params, ...answer.params },

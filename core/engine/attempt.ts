@@ -6,6 +6,7 @@
  */
 import type { Bundle } from "../bundle/types.ts";
 import { checkerInputFor } from "../bundle/checker_input.ts";
+import { caseOf } from "../bundle/case_of.ts";
 import {
   type AttemptEffects,
   hostChecks,
@@ -63,7 +64,7 @@ function bound(text: string, max = 4000): string {
 
 /** The world a cell starts from: the shared fixtures overlaid by its case's. */
 export function fixturesFor(bundle: Bundle, caseId: string | null): Record<string, string> {
-  const kase = caseId === null ? undefined : bundle.cases.find((c) => c.id === caseId);
+  const kase = caseOf(bundle, caseId);
   return { ...bundle.fixtures, ...(kase?.fixtures ?? {}) };
 }
 

@@ -11,6 +11,7 @@
  */
 import { type Candidate, type CandidateOutcome, NO_USAGE } from "../../bench/candidate.ts";
 import type { Bundle } from "../../bundle/types.ts";
+import { caseOf } from "../../bundle/case_of.ts";
 import { writeEdn } from "../../edn/write.ts";
 import { DvergrError } from "../../errors.ts";
 
@@ -47,7 +48,7 @@ export function referenceFilesFor(
   if (reference === null) return null;
   const onlyAnswer = Object.keys(reference).length === 1 && ANSWER in reference;
   if (!onlyAnswer || caseId === null || caseId === bundle.calibration?.case) return reference;
-  const kase = bundle.cases.find((c) => c.id === caseId);
+  const kase = caseOf(bundle, caseId);
   const expected = isPlainObject(kase?.gold) ? kase.gold.expected : undefined;
   if (!isPlainObject(expected)) return reference;
   return { [ANSWER]: writeEdn(new Map(Object.entries(expected))) };
