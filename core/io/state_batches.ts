@@ -210,6 +210,7 @@ export function batchMethods(p: BatchParts): StateBatches {
     owner: string,
     ms: number,
     at: number | undefined,
+    retried = false,
   ): Promise<boolean[]> {
     const held = await ownLeases(id, cells, owner);
     const now = at ?? Date.now();
@@ -229,16 +230,21 @@ export function batchMethods(p: BatchParts): StateBatches {
         return lease !== null;
       });
     }
-    // A lease changed under a remembered versionstamp (taken over after it ran out): each alone.
+    // A lease changed under a remembered versionstamp (released by its record's commit while
+    // this renewal was on its way, or taken over after it ran out): read them all again.
+    for (const c of cells) stamps.delete(stampKey(id, c));
+    if (!retried) return await renewChunk(id, cells, owner, ms, at, true);
     const out: boolean[] = [];
-    for (const c of cells) {
-      stamps.delete(stampKey(id, c));
-      out.push(await p.one.renewLease(id, c, owner, ms, at));
-    }
+    for (const c of cells) out.push(await p.one.renewLease(id, c, owner, ms, at));
     return out;
   }
 
-  async function releaseChunk(id: string, cells: string[], owner: string): Promise<void> {
+  async function releaseChunk(
+    id: string,
+    cells: string[],
+    owner: string,
+    retried = false,
+  ): Promise<void> {
     const held = await ownLeases(id, cells, owner);
     const op = kv.atomic();
     let any = false;
@@ -252,13 +258,19 @@ export function batchMethods(p: BatchParts): StateBatches {
     if (!any) return;
     const res = await retryLocked(() => op.commit());
     if (res.ok) return;
+    if (!retried) return await releaseChunk(id, cells, owner, true);
     for (const c of cells) await p.one.releaseLease(id, c, owner);
+  }
+
+  async function releaseLeases(id: string, cells: string[], owner: string): Promise<void> {
+    for (const part of chunks(cells, LEASES_PER_COMMIT)) await releaseChunk(id, part, owner);
   }
 
   /** One group of records in one commit, with `owner`'s leases of their cells released. */
   async function putGroup(
     group: { record: AttemptRecord; blobs?: ReadonlyMap<string, Uint8Array>; stored: unknown }[],
     owner: string | undefined,
+    retried = false,
   ): Promise<boolean[]> {
     const cells = group.map(({ record: r }) => cellKey(r.candidate, r.caseId, r.repetition));
     const held = owner === undefined
@@ -291,8 +303,8 @@ export function batchMethods(p: BatchParts): StateBatches {
       if (group.length === 1 || !(e instanceof TypeError)) throw e;
       const half = Math.ceil(group.length / 2);
       return [
-        ...await putGroup(group.slice(0, half), owner),
-        ...await putGroup(group.slice(half), owner),
+        ...await putGroup(group.slice(0, half), owner, retried),
+        ...await putGroup(group.slice(half), owner, retried),
       ];
     }
     if (ok) {
@@ -301,8 +313,28 @@ export function batchMethods(p: BatchParts): StateBatches {
       }
       return group.map(() => true);
     }
-    // Another process recorded one of these tries first (or changed a lease): each record
-    // alone, so the others are kept and only that one says false.
+    for (const [i, { record }] of group.entries()) {
+      stamps.delete(stampKey(record.experimentId, cells[i]));
+    }
+    if (!retried) {
+      // Another process recorded some of these tries first, or a lease changed under its
+      // remembered versionstamp: those tries are not written, the others go again together
+      // (their leases read afresh).
+      const id = group[0].record.experimentId;
+      const tries = await getMany<unknown>(
+        group.map(({ record }, i) => ["try", id, cells[i], record.tryNo]),
+      );
+      const first = tries.map((t) => t.versionstamp !== null);
+      const rest = group.filter((_, i) => !first[i]);
+      const written = rest.length > 0 ? await putGroup(rest, owner, true) : [];
+      if (owner !== undefined) {
+        await releaseLeases(id, cells.filter((_, i) => first[i]), owner);
+      }
+      let r = 0;
+      return first.map((taken) => !taken && written[r++]);
+    }
+    // Again refused (more records of others on the way): each record alone, so the others
+    // are kept and only those say false.
     const out: boolean[] = [];
     for (const [i, { record, blobs }] of group.entries()) {
       // Its blobs first (content-addressed: one left behind by a record not written is inert).
@@ -369,9 +401,7 @@ export function batchMethods(p: BatchParts): StateBatches {
       }
       return out;
     },
-    async releaseLeases(id, cells, owner) {
-      for (const part of chunks(cells, LEASES_PER_COMMIT)) await releaseChunk(id, part, owner);
-    },
+    releaseLeases,
     async cellRecordsOf(id, cells) {
       const entries = await getMany<unknown>(cells.map((c) => ["cell", id, c]));
       const out: (AttemptRecord | null)[] = [];

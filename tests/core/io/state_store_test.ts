@@ -372,3 +372,45 @@ Deno.test("putAttempts() stores a record's small blobs with it, read back throug
   assert.equal(await state.blobs.get("0".repeat(64)), null);
   state.close();
 });
+
+Deno.test("putAttempts() and renewLeases() go on when a lease changed under its remembered versionstamp", async () => {
+  const state = await openKvStateStore(":memory:", memoryBlobStore());
+  const recs = [0, 1, 2].map((i) => record({ repetition: i }));
+  const cells = recs.map((r) => cellKey(r.candidate, r.caseId, r.repetition));
+  const t = 1_700_000_000_000;
+  await state.takeLeases("e1", cells, A, 1000, t);
+  // Renewed one at a time (as a renewal that landed while a batch was on its way).
+  assert.equal(await state.renewLease("e1", cells[1], A.owner, 1000, t + 100), true);
+  assert.deepEqual(await state.renewLeases("e1", cells, A.owner, 1000, t + 200), [
+    true,
+    true,
+    true,
+  ]);
+  assert.equal(await state.renewLease("e1", cells[2], A.owner, 1000, t + 300), true);
+  assert.deepEqual(await state.putAttempts(recs.map((record) => ({ record })), A.owner), [
+    true,
+    true,
+    true,
+  ]);
+  for (const c of cells) assert.equal(await state.leaseOf("e1", c), null);
+  assert.equal((await state.attemptHistory("e1")).length, 3);
+  state.close();
+});
+
+Deno.test("putAttempts() with one try recorded first by another keeps the others and releases every lease", async () => {
+  const state = await openKvStateStore(":memory:", memoryBlobStore());
+  const recs = [0, 1, 2, 3].map((i) => record({ repetition: i }));
+  const cells = recs.map((r) => cellKey(r.candidate, r.caseId, r.repetition));
+  await state.takeLeases("e1", cells, A, 10_000);
+  assert.equal(await state.putAttempt(record({ repetition: 2, elapsedMs: 77 })), true);
+  const evidence = new TextEncoder().encode("{}");
+  const oks = await state.putAttempts(
+    recs.map((record) => ({ record, blobs: new Map([[blobId(evidence), evidence]]) })),
+    A.owner,
+  );
+  assert.deepEqual(oks, [true, true, false, true]);
+  for (const c of cells) assert.equal(await state.leaseOf("e1", c), null);
+  const kept = await state.cellRecordsOf("e1", cells);
+  assert.deepEqual(kept.map((r) => r?.elapsedMs), [10, 10, 77, 10]);
+  state.close();
+});
