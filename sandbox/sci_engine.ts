@@ -291,7 +291,8 @@ export class SciEngine {
       if (f.fault === "syntax" && !this.interrupted) this.remember(req.key, f);
       throw f;
     }
-    const snapshot = this.snapshots.take();
+    // Only what loading the checker changed: SCI itself is in the base, ~10 MiB.
+    const snapshot = this.snapshots.take(this.base);
     const p: Prepared = {
       snapshot,
       ns: a.ns ?? "user",

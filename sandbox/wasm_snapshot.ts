@@ -41,14 +41,24 @@ export interface MemoryLayout {
 export interface MemorySnapshot {
   /** The bytes below the layout's gap. */
   low: Uint8Array;
-  /** The bytes from the gap's end up to the highest byte in use. */
+  /**
+   * The bytes from the gap's end up to the highest byte in use; with `base`, only the pages
+   * that differ from the base's (listed in `pages`) and then the bytes past the base's top.
+   */
   high: Uint8Array;
   gapEnd: number;
   /** One past the last byte held: above it the memory is zero once the snapshot is restored. */
   top: number;
-  /** Total bytes held. */
+  /** Total bytes held (a base's not counted). */
   bytes: number;
+  /** The snapshot this one was taken as a difference from. */
+  base?: MemorySnapshot;
+  /** With `base`: the offsets (from `gapEnd`) of the PAGE-sized pages `high` holds first. */
+  pages?: Uint32Array;
 }
+
+/** The unit in which a snapshot is compared with its base. */
+const PAGE = 4096;
 
 /** Index one past the highest non-zero byte of `bytes`, or 0. */
 function usedEnd(bytes: Uint8Array): number {
@@ -152,19 +162,48 @@ export class SnapshotMemory {
 
   constructor(readonly memory: WebAssembly.Memory, readonly layout: MemoryLayout) {}
 
-  /** Copies the state of the memory as it is now. */
-  take(): MemorySnapshot {
+  /**
+   * Copies the state of the memory as it is now. With `base` (a full snapshot taken
+   * earlier, kept alive as long as this one), only what differs from it is copied: a checker
+   * loaded on top of a large interpreter state (SCI's ~10 MiB) then costs its own changes.
+   */
+  take(base?: MemorySnapshot): MemorySnapshot {
     const bytes = new Uint8Array(this.memory.buffer);
-    const top = Math.max(heapTop(this.memory, this.layout), this.layout.gapEnd);
+    const { gapStart, gapEnd } = this.layout;
+    const top = Math.max(heapTop(this.memory, this.layout), gapEnd);
     this.dirtyTop = Math.max(this.dirtyTop, top);
-    const low = bytes.slice(0, this.layout.gapStart);
-    const high = bytes.slice(this.layout.gapEnd, top);
+    const low = bytes.slice(0, gapStart);
+    if (!base || base.base || base.gapEnd !== gapEnd) {
+      const high = bytes.slice(gapEnd, top);
+      return { low, high, gapEnd, top, bytes: low.byteLength + high.byteLength };
+    }
+    const shared = Math.min(top, base.top) - gapEnd;
+    const now = new Uint32Array(this.memory.buffer, gapEnd, shared >>> 2);
+    const then = new Uint32Array(base.high.buffer, base.high.byteOffset, shared >>> 2);
+    const pages: number[] = [];
+    for (let at = 0; at < shared; at += PAGE) {
+      const end = Math.min(shared, at + PAGE) >>> 2;
+      for (let w = at >>> 2; w < end; w++) {
+        if (now[w] !== then[w]) {
+          pages.push(at);
+          break;
+        }
+      }
+    }
+    // The last page may be partial; its tail bytes are compared byte by byte below.
+    const tailFrom = gapEnd + (shared & ~3);
+    const tail = bytes.subarray(tailFrom, top);
+    const high = new Uint8Array(pages.length * PAGE + tail.byteLength);
+    pages.forEach((at, i) => high.set(bytes.subarray(gapEnd + at, gapEnd + at + PAGE), i * PAGE));
+    high.set(tail, pages.length * PAGE);
     return {
       low,
       high,
-      gapEnd: this.layout.gapEnd,
+      gapEnd,
       top,
       bytes: low.byteLength + high.byteLength,
+      base,
+      pages: Uint32Array.from(pages),
     };
   }
 
@@ -180,7 +219,20 @@ export class SnapshotMemory {
       : bytes.byteLength;
     if (written > snapshot.top) bytes.fill(0, snapshot.top, Math.min(written, bytes.byteLength));
     bytes.set(snapshot.low, 0);
-    bytes.set(snapshot.high, snapshot.gapEnd);
-    this.dirtyTop = snapshot.top;
+    const { base, pages, gapEnd, top } = snapshot;
+    if (base && pages) {
+      // The base up to where both reach, the pages that differ, then the rest.
+      const shared = Math.min(top, base.top) - gapEnd;
+      bytes.set(base.high.subarray(0, shared), gapEnd);
+      for (let i = 0; i < pages.length; i++) {
+        const at = pages[i];
+        const length = Math.min(PAGE, shared - at);
+        bytes.set(snapshot.high.subarray(i * PAGE, i * PAGE + length), gapEnd + at);
+      }
+      bytes.set(snapshot.high.subarray(pages.length * PAGE), gapEnd + (shared & ~3));
+    } else {
+      bytes.set(snapshot.high, gapEnd);
+    }
+    this.dirtyTop = top;
   }
 }

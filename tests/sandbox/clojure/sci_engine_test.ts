@@ -169,3 +169,37 @@ Deno.test("SciEngine: a call starts on zeroed memory above the snapshot where an
   run("r", "(ns r) (defn check [_] {:checks {} :reward 1})", INPUT);
   assert.equal(inMemory("secret-secret-secret-"), false, "the next call ran on zeroed memory");
 });
+
+Deno.test("SciEngine keeps each prepared checker as its difference from SCI's base snapshot; alternating checkers keep their own state", async () => {
+  const memory = new WebAssembly.Memory({ initial: 256, maximum: 4096 });
+  const module = await newQuickJSWASMModuleFromVariant(
+    newVariant(variant, { wasmMemory: memory, emscriptenModule: QUIET }),
+  );
+  const engine = SciEngine.boot(module, memory, SCITTLE_SOURCE, {
+    memoryLimitBytes: 200 * 1024 * 1024,
+    memoryCapBytes: 256 * 1024 * 1024,
+    stackBytes: 256 * 1024,
+  });
+  // Each checker defines a table of its own at load and counts its calls in an atom.
+  const source = (i: number) =>
+    `(ns c${i}) (def table (vec (range ${i * 100} ${i * 100 + 50}))) (def calls (atom 0)) ` +
+    `(defn check [_] (swap! calls inc) {:checks {:fresh (= 1 @calls)} :reward (/ (first table) 1000)})`;
+  for (let round = 0; round < 3; round++) {
+    for (let i = 1; i <= 4; i++) {
+      const r = engine.call({
+        fn: "check",
+        key: `c${i}`,
+        source: source(i),
+        input: INPUT,
+        timeoutMs: 60_000,
+      });
+      assert.deepEqual(r.outcome, { ok: true, edn: `{:checks {:fresh true}, :reward ${i / 10}}` });
+      assert.equal(r.loaded, round === 0);
+    }
+  }
+  const { base, prepared } = engine.sizes();
+  assert.equal(prepared.length, 4);
+  for (const bytes of prepared) {
+    assert.ok(bytes < base / 4, `a prepared checker holds ${bytes} bytes (SCI's base: ${base})`);
+  }
+});
