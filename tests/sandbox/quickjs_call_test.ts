@@ -36,7 +36,7 @@ Deno.test("QuickJSSandbox keeps small snapshots: the stack and the unused heap a
   assert.ok(sb.info().preparedBytes < 1024 * 1024);
 });
 
-Deno.test("QuickJSSandbox.run() starts each call from the state right after its checker loaded", async () => {
+Deno.test("QuickJSSandbox.call() starts each call from the state right after its checker loaded", async () => {
   const sb = await sandbox();
   const source = `
     console.log("loading");
