@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
 import variant from "@jitl/quickjs-singlefile-mjs-release-sync";
 import { MAX_PREPARED, QuickJSSandbox } from "../../sandbox/quickjs_call.ts";
+import { inMemory } from "./engines.ts";
 
 let memory: WebAssembly.Memory;
 
@@ -77,18 +78,6 @@ Deno.test("QuickJSSandbox keeps at most MAX_PREPARED checkers, dropping the leas
   assert.deepEqual(again.outcome, { ok: true, json: `{"checks":{},"reward":0}` });
 });
 
-/** Whether `text` (ASCII) stands anywhere in the wasm memory. */
-function inMemory(text: string): boolean {
-  const hay = new Uint8Array(memory.buffer);
-  const needle = new TextEncoder().encode(text);
-  for (let i = hay.indexOf(needle[0]); i >= 0; i = hay.indexOf(needle[0], i + 1)) {
-    let k = 1;
-    while (k < needle.length && hay[i + k] === needle[k]) k++;
-    if (k === needle.length) return true;
-  }
-  return false;
-}
-
 Deno.test("QuickJSSandbox.call() starts on zeroed memory above the snapshot where an earlier call wrote", async () => {
   const sb = await sandbox();
   const source = `export function check(input) {
@@ -98,8 +87,12 @@ Deno.test("QuickJSSandbox.call() starts on zeroed memory above the snapshot wher
   const writer = sb.call(call("k", source, JSON.stringify({ big: true })));
   assert.deepEqual(writer.outcome, { ok: true, json: '{"checks":{"wrote":true},"reward":1}' });
   // Megabytes above the snapshot's top hold what the call made.
-  assert.equal(inMemory("secret-secret-secret-"), true);
+  assert.equal(inMemory(memory, "secret-secret-secret-"), true);
   const reader = sb.call(call("k", source, JSON.stringify({ big: false })));
   assert.deepEqual(reader.outcome, { ok: true, json: '{"checks":{"wrote":true},"reward":1}' });
-  assert.equal(inMemory("secret-secret-secret-"), false, "the next call ran on zeroed memory");
+  assert.equal(
+    inMemory(memory, "secret-secret-secret-"),
+    false,
+    "the next call ran on zeroed memory",
+  );
 });

@@ -1,7 +1,5 @@
 import assert from "node:assert/strict";
-import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
-import variant from "@jitl/quickjs-singlefile-mjs-release-sync";
-import { SciEngine } from "../../../sandbox/sci_engine.ts";
+import { bootSci, inMemory } from "../engines.ts";
 import { SCITTLE_SHA256, SCITTLE_SOURCE, sha256Hex } from "../../../sandbox/scittle_source.ts";
 import { createClojurePool } from "../../../sandbox/clojure_pool.ts";
 import { toTagged } from "../../../core/edn/tagged.ts";
@@ -15,7 +13,6 @@ function exists(path: string): boolean {
   }
 }
 
-const QUIET = { print: () => {}, printErr: () => {} } as never;
 const INPUT = JSON.stringify(toTagged(new Map()));
 const DEEP = "(ns deep) (defn d [n] (if (zero? n) 0 (inc (d (dec n))))) " +
   "(defn check [_] {:checks {} :reward (d 1000000)})";
@@ -25,16 +22,8 @@ Deno.test("scittle's dist/scittle.js is the one pinned (sha256)", async () => {
 });
 
 Deno.test("SciEngine: a stack overflow that reaches the host's stack poisons the engine", async () => {
-  const memory = new WebAssembly.Memory({ initial: 256, maximum: 4096 });
-  const module = await newQuickJSWASMModuleFromVariant(
-    newVariant(variant, { wasmMemory: memory, emscriptenModule: QUIET }),
-  );
   // A QuickJS stack limit (4 MiB, inside the 5 MiB C stack) deeper than the host allows.
-  const engine = SciEngine.boot(module, memory, SCITTLE_SOURCE, {
-    memoryLimitBytes: 200 * 1024 * 1024,
-    memoryCapBytes: 256 * 1024 * 1024,
-    stackBytes: 4 * 1024 * 1024,
-  });
+  const { engine } = await bootSci(4 * 1024 * 1024);
   const r = engine.call({
     fn: "check",
     key: "deep",
@@ -127,25 +116,7 @@ Deno.test("createClojurePool() runs checker.clj in thread workers too (no proces
 });
 
 Deno.test("SciEngine: a call starts on zeroed memory above the snapshot where an earlier call wrote", async () => {
-  const memory = new WebAssembly.Memory({ initial: 256, maximum: 4096 });
-  const module = await newQuickJSWASMModuleFromVariant(
-    newVariant(variant, { wasmMemory: memory, emscriptenModule: QUIET }),
-  );
-  const engine = SciEngine.boot(module, memory, SCITTLE_SOURCE, {
-    memoryLimitBytes: 200 * 1024 * 1024,
-    memoryCapBytes: 256 * 1024 * 1024,
-    stackBytes: 256 * 1024,
-  });
-  const inMemory = (text: string) => {
-    const hay = new Uint8Array(memory.buffer);
-    const needle = new TextEncoder().encode(text);
-    for (let i = hay.indexOf(needle[0]); i >= 0; i = hay.indexOf(needle[0], i + 1)) {
-      let k = 1;
-      while (k < needle.length && hay[i + k] === needle[k]) k++;
-      if (k === needle.length) return true;
-    }
-    return false;
-  };
+  const { engine, memory } = await bootSci(256 * 1024);
   const source =
     '(ns w) (defn check [input] (let [s (if (seq input) (.repeat "secret-" 1000000) "")] ' +
     "{:checks {:a (= (count s) (if (seq input) 7000000 0))} :reward 1}))";
@@ -158,28 +129,28 @@ Deno.test("SciEngine: a call starts on zeroed memory above the snapshot where an
   };
   run("w", source, JSON.stringify(toTagged(new Map([["big", true]]))));
   assert.equal(
-    inMemory("secret-secret-secret-"),
+    inMemory(memory, "secret-secret-secret-"),
     true,
     "the call wrote megabytes above the snapshot",
   );
   // The same checker again (its snapshot restored), then another one (the base restored).
   run("w", source, INPUT);
-  assert.equal(inMemory("secret-secret-secret-"), false, "the next call ran on zeroed memory");
+  assert.equal(
+    inMemory(memory, "secret-secret-secret-"),
+    false,
+    "the next call ran on zeroed memory",
+  );
   run("w", source, JSON.stringify(toTagged(new Map([["big", true]]))));
   run("r", "(ns r) (defn check [_] {:checks {} :reward 1})", INPUT);
-  assert.equal(inMemory("secret-secret-secret-"), false, "the next call ran on zeroed memory");
+  assert.equal(
+    inMemory(memory, "secret-secret-secret-"),
+    false,
+    "the next call ran on zeroed memory",
+  );
 });
 
 Deno.test("SciEngine keeps each prepared checker as its difference from SCI's base snapshot; alternating checkers keep their own state", async () => {
-  const memory = new WebAssembly.Memory({ initial: 256, maximum: 4096 });
-  const module = await newQuickJSWASMModuleFromVariant(
-    newVariant(variant, { wasmMemory: memory, emscriptenModule: QUIET }),
-  );
-  const engine = SciEngine.boot(module, memory, SCITTLE_SOURCE, {
-    memoryLimitBytes: 200 * 1024 * 1024,
-    memoryCapBytes: 256 * 1024 * 1024,
-    stackBytes: 256 * 1024,
-  });
+  const { engine } = await bootSci(256 * 1024);
   // Each checker defines a table of its own at load and counts its calls in an atom.
   const source = (i: number) =>
     `(ns c${i}) (def table (vec (range ${i * 100} ${i * 100 + 50}))) (def calls (atom 0)) ` +
