@@ -7,10 +7,23 @@ import { DvergrError } from "../errors.ts";
 import type { FileBundle, FileMap } from "../bundle/file_map.ts";
 import { relativePathProblem, sortedFiles } from "../bundle/file_map.ts";
 
-/** Files read between two turns of the event loop. */
-const READ_BATCH = 256;
-/** Directories listed between two turns of the event loop. */
-const WALK_SLICE = 256;
+/**
+ * The longest stretch of synchronous reading before the event loop gets a turn (a server
+ * reading a big bundle keeps answering). A turn costs a few milliseconds, so it is taken by
+ * time rather than every so many files.
+ */
+const SLICE_MS = 50;
+
+/** A pacer that gives the event loop a turn once SLICE_MS have passed since the last. */
+function pacer(): () => Promise<void> | undefined {
+  let last = performance.now();
+  return () => {
+    if (performance.now() - last < SLICE_MS) return undefined;
+    return new Promise<void>((r) => setTimeout(r, 0)).then(() => {
+      last = performance.now();
+    });
+  };
+}
 
 /**
  * Reads every regular file below `dir` (hidden files included) as UTF-8 text. The
@@ -38,17 +51,16 @@ export async function readBundleDir(dir: string): Promise<FileBundle> {
   }
   const realRoot = await Deno.realPath(root);
   const paths: string[] = [];
-  await walk(realRoot, realRoot, new Set([realRoot]), dir, paths, { dirs: 0 });
+  const pace = pacer();
+  await walk(realRoot, realRoot, new Set([realRoot]), dir, paths, pace);
   const files: FileMap = new Map();
   // ignoreBOM keeps a leading U+FEFF in the text: it is part of the file, so of the
   // content id (the earlier system reads files as Java does, BOM included).
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-  for (let i = 0; i < paths.length; i++) {
+  for (const rel of paths) {
     // Small files read synchronously cost a fraction of a thread hop each (a 1,000-case
-    // bundle: 25 ms, not 50-250 ms); a server reading a big bundle keeps answering between
-    // batches.
-    if (i % READ_BATCH === READ_BATCH - 1) await new Promise((r) => setTimeout(r, 0));
-    const rel = paths[i];
+    // bundle: 25 ms, not 50-250 ms).
+    await pace();
     const bytes = Deno.readFileSync(join(realRoot, rel));
     try {
       files.set(rel, decoder.decode(bytes));
@@ -76,12 +88,12 @@ async function walk(
   ancestors: Set<string>,
   shown: string,
   out: string[],
-  seen: { dirs: number },
+  pace: () => Promise<void> | undefined,
 ): Promise<void> {
   const realAt = [...ancestors].at(-1)!;
   // Listed synchronously: an async listing costs several thread hops per directory, and a
   // dataset bundle has a directory or two per case (1,000 cases: 40 ms, not 100-270 ms).
-  if (++seen.dirs % WALK_SLICE === 0) await new Promise((r) => setTimeout(r, 0));
+  await pace();
   const entries = [...Deno.readDirSync(at)];
   for (const e of entries) {
     const full = join(at, e.name);
@@ -125,12 +137,12 @@ async function walk(
             { hint: "Remove the link: a bundle is a tree of files, and this one would never end" },
           );
         }
-        await walk(realRoot, full, new Set([...ancestors, target]), shown, out, seen);
+        await walk(realRoot, full, new Set([...ancestors, target]), shown, out, pace);
       } else if (st.isFile) out.push(rel);
       continue;
     }
     if (e.isDirectory) {
-      await walk(realRoot, full, new Set([...ancestors, join(realAt, e.name)]), shown, out, seen);
+      await walk(realRoot, full, new Set([...ancestors, join(realAt, e.name)]), shown, out, pace);
     } else if (e.isFile) out.push(rel);
     else {
       throw new DvergrError(
