@@ -52,7 +52,7 @@ export function caseResultsOfFold(
   const rowsByCase = candidates.map((name) => {
     const c = fold.candidates.get(name)!;
     const byCase = new Map<number, number[]>();
-    for (const i of c.canonicalRows(fold.caseIds)) {
+    for (const i of fold.canonicalRows(name)) {
       const k = c.caseIndex.at(i);
       const list = byCase.get(k);
       if (list) list.push(i);

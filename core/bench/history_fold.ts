@@ -99,20 +99,6 @@ export class CandidateFold {
   get latest(): number {
     return this.flags.length;
   }
-
-  /**
-   * Row numbers of the latest tries in canonical order (case id, then repetition), so sums
-   * of non-integers come out as they did over sorted records.
-   */
-  canonicalRows(caseIds: readonly (string | null)[]): number[] {
-    const rows = Array.from({ length: this.latest }, (_, i) => i);
-    const key = (i: number) => caseIds[this.caseIndex.at(i)] ?? "";
-    return rows.sort((a, b) => {
-      const x = key(a);
-      const y = key(b);
-      return x < y ? -1 : x > y ? 1 : this.repetition.at(a) - this.repetition.at(b);
-    });
-  }
 }
 
 /** The fold of an experiment's history over its candidates (records of others are left out). */
@@ -128,6 +114,32 @@ export class HistoryFold {
 
   constructor(candidates: readonly string[]) {
     for (const c of candidates) this.candidates.set(c, new CandidateFold());
+  }
+
+  /** Canonical rows per candidate, sorted once (the scorecard and the diagnosis share them). */
+  private readonly sorted = new Map<string, Int32Array>();
+
+  /**
+   * Row numbers of a candidate's latest tries in canonical order (case id, then
+   * repetition), so sums of non-integers come out as they did over sorted records.
+   */
+  canonicalRows(candidate: string): Int32Array {
+    const known = this.sorted.get(candidate);
+    const c = this.candidates.get(candidate)!;
+    if (known && known.length === c.latest) return known;
+    // Rank the case ids once, so the sort compares numbers.
+    const order = this.caseIds.map((id, i) => [id ?? "", i] as const)
+      .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+    const rank = new Int32Array(this.caseIds.length);
+    order.forEach(([id, i], n) =>
+      rank[i] = n > 0 && order[n - 1][0] === id ? rank[order[n - 1][1]] : n
+    );
+    const rows = new Int32Array(c.latest).map((_, i) => i).sort((a, b) =>
+      rank[c.caseIndex.at(a)] - rank[c.caseIndex.at(b)] ||
+      c.repetition.at(a) - c.repetition.at(b)
+    );
+    this.sorted.set(candidate, rows);
+    return rows;
   }
 
   /** The index of a case id in caseIds, or -1 when no record had it. */

@@ -199,7 +199,7 @@ function perOrNull(total: number, n: number): number | null {
 function summarise(
   candidate: string,
   c: CandidateFold,
-  rows: readonly number[],
+  rows: Int32Array,
   trust: TrustTier,
   planned: number,
 ): CandidateSummary {
@@ -293,7 +293,7 @@ function leaderboardOrder(summaries: readonly CandidateSummary[]): string[] {
 }
 
 /** A candidate's graded latest tries: rewards per case (canonical order) and passes per cell. */
-function gradedCells(fold: HistoryFold, c: CandidateFold, rows: readonly number[]) {
+function gradedCells(fold: HistoryFold, c: CandidateFold, rows: Int32Array) {
   const rewards = new Map<string, number[]>();
   /** case index × 2^32 + repetition → passed. */
   const passed = new Map<number, boolean>();
@@ -402,9 +402,7 @@ export function scorecardOfFold(fold: HistoryFold, opts: ScorecardOptions): Scor
   checkBaseline(opts);
   const planned = opts.plannedPerCandidate ??
     (opts.candidates.length > 0 ? Math.ceil(opts.expectedCells / opts.candidates.length) : 0);
-  const rowsOf = new Map(
-    opts.candidates.map((c) => [c, fold.candidates.get(c)!.canonicalRows(fold.caseIds)]),
-  );
+  const rowsOf = new Map(opts.candidates.map((c) => [c, fold.canonicalRows(c)]));
   const summaries = opts.candidates.map((name) => {
     const c = fold.candidates.get(name)!;
     const s = summarise(name, c, rowsOf.get(name)!, opts.trust, planned);
@@ -416,10 +414,12 @@ export function scorecardOfFold(fold: HistoryFold, opts: ScorecardOptions): Scor
   const summaryOf = new Map(summaries.map((s) => [s.candidate, s]));
   const cellsOf = (name: string) =>
     gradedCells(fold, fold.candidates.get(name)!, rowsOf.get(name)!);
-  const baseCells = baseline === null ? null : cellsOf(baseline);
-  const comparisons = baseline === null ? [] : leaderboard
-    .filter((c) => c !== baseline)
-    .map((c) => compare(summaryOf.get(c)!, summaryOf.get(baseline)!, cellsOf(c), baseCells!));
+  const others = baseline === null ? [] : leaderboard.filter((c) => c !== baseline);
+  // A candidate's graded cells are a map per cell: built only when there is a comparison.
+  const baseCells = others.length > 0 ? cellsOf(baseline!) : null;
+  const comparisons = others.map((c) =>
+    compare(summaryOf.get(c)!, summaryOf.get(baseline!)!, cellsOf(c), baseCells!)
+  );
 
   const gradedCellCount = fold.graded;
   const faults = fold.latest - gradedCellCount;

@@ -325,7 +325,7 @@ export const experimentProgress = defineOp({
       const candidates = def.candidates.map(({ name }) => {
         const c = fold.candidates.get(name)!;
         let rewards = 0;
-        for (const i of c.canonicalRows(fold.caseIds)) rewards += c.reward.at(i);
+        for (const i of fold.canonicalRows(name)) rewards += c.reward.at(i);
         return {
           candidate: name,
           cells: meta.cells / Math.max(1, def.candidates.length),

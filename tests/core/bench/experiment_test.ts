@@ -109,3 +109,20 @@ Deno.test("selectBundleCases() takes --cases N from the fixed shuffle and --case
   assert.throws(() => selectBundleCases(single, { caseIds: ["a"] }), /has no cases/);
   assert.throws(() => planExperiment(single, [cand("a")], { repetitions: 0 }), /from 1 to/);
 });
+
+Deno.test("planExperiment() hashes each cell's inputs as contentHash() of them, so old records resume", () => {
+  const bundle = wordBundle(3);
+  const identity = { kind: "command", z: { b: [1, { y: 2, x: "é\"" }], a: null }, name: "a" };
+  const plan = planExperiment(bundle, [cand("a", identity), cand("b")], { repetitions: 2 });
+  for (const c of plan.cells) {
+    const expected = contentHash({
+      experiment: plan.id,
+      candidate: plan.definition.candidates.find((x) => x.name === c.candidate)!.identity,
+      caseId: c.caseId,
+      repetition: c.repetition,
+    });
+    assert.equal(c.inputHash, expected);
+  }
+  // Hashes made before parts were assembled by hand (commit 67e48a8).
+  assert.equal(contentHash({ a: 1 }), "015abd7f-5cc5-7a2d-d94b-7590f04ad808");
+});
