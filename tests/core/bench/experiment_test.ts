@@ -112,7 +112,7 @@ Deno.test("selectBundleCases() takes --cases N from the fixed shuffle and --case
 
 Deno.test("planExperiment() hashes each cell's inputs as contentHash() of them, so old records resume", () => {
   const bundle = wordBundle(3);
-  const identity = { kind: "command", z: { b: [1, { y: 2, x: "é\"" }], a: null }, name: "a" };
+  const identity = { kind: "command", z: { b: [1, { y: 2, x: 'é"' }], a: null }, name: "a" };
   const plan = planExperiment(bundle, [cand("a", identity), cand("b")], { repetitions: 2 });
   for (const c of plan.cells) {
     const expected = contentHash({
