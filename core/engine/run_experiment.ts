@@ -212,6 +212,12 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       throw e;
     }
     const mine = items.filter((item, i) => taken[i] || void deferred.push(item));
+    if (mine.length < items.length && queue.length > 1) {
+      // Another process runs this experiment, leasing ahead in the same order: following it,
+      // this run would find only its leases. Go on from a random place in the queue instead,
+      // so the two work on different cells.
+      queue.push(...queue.splice(0, Math.floor(Math.random() * queue.length)));
+    }
     const done: string[] = [];
     for (const [i, item] of mine.entries()) {
       const r = now[i];
@@ -299,20 +305,31 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     if (landing.size >= MAX_LANDING * parallel) await commit;
     if (commitFailure) throw commitFailure.error;
   };
+  /** The first error of a worker: the others stop before their next cell. */
+  let workerFailure: { error: unknown } | null = null;
   const worker = async () => {
-    for (let item; (item = await next());) {
-      try {
-        await runCell(item);
-      } finally {
-        running--;
+    try {
+      for (let item; workerFailure === null && (item = await next());) {
+        try {
+          await runCell(item);
+        } finally {
+          running--;
+        }
       }
+    } catch (error) {
+      workerFailure ??= { error };
     }
   };
-  /** Runs the queue to the end, retries included (queued as their first tries land). */
+  /**
+   * Runs the queue to the end, retries included (queued as their first tries land). A failure
+   * is thrown once every worker has stopped and every commit on its way has landed, so
+   * nothing of the run goes on after it has returned.
+   */
   const drain = async () => {
     do {
       await Promise.all(Array.from({ length: parallel }, worker));
       await landed();
+      if (workerFailure) throw workerFailure.error;
     } while (queue.length > 0 && !isCancelled());
   };
 

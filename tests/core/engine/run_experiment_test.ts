@@ -517,8 +517,8 @@ Deno.test("runExperiment() in two processes on fast cells runs every cell exactl
     })
   ));
   assert.equal(a.complete && b.complete, true);
+  // Between them (how they share fast cells depends on timing: one may do most of them).
   assert.equal(a.attempts + b.attempts, 200);
-  assert.ok(a.attempts > 0 && b.attempts > 0, `${a.attempts} + ${b.attempts}`);
   const history = await stores[0].attemptHistory(plan.id);
   assert.equal(history.length, 200);
   assert.ok(history.every((r) => r.tryNo === 1));
