@@ -140,15 +140,24 @@ function isLocked(e: unknown): boolean {
   return e instanceof Error && /database is locked|busy/i.test(e.message);
 }
 
+/**
+ * Runs a KV operation again while another process holds the database's lock. A commit holds
+ * it for a fraction of a millisecond, but a run of fast cells commits every few: waits that
+ * double up to seconds let one process starve the other, so this looks again soon (2 ms,
+ * growing to at most 100 ms, jittered) and gives up after about 10 s.
+ */
 async function retryLocked<T>(f: () => Promise<T>): Promise<T> {
-  let delay = 5;
-  for (let i = 0;; i++) {
+  let delay = 2;
+  let waited = 0;
+  for (;;) {
     try {
       return await f();
     } catch (e) {
-      if (!isLocked(e) || i >= 12) throw e;
-      await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
-      delay = Math.min(delay * 2, 1000);
+      if (!isLocked(e) || waited > 10_000) throw e;
+      const ms = delay * (0.5 + Math.random());
+      await new Promise((r) => setTimeout(r, ms));
+      waited += ms;
+      delay = Math.min(delay * 1.5, 100);
     }
   }
 }
