@@ -117,6 +117,9 @@ export interface RunResult {
   wallClockMs: number;
 }
 
+/** The first look at cells another process holds, after this run's own are done. */
+const FIRST_LOOK_MS = 50;
+
 /** Records on their way to the state store per worker, at most, before workers wait. */
 const MAX_LANDING = 4;
 
@@ -336,7 +339,9 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   try {
     await drain();
     // What is left is held by other processes: wait for their records, take over expired leases.
-    let wait = 250;
+    // The first look comes soon (the other's cells may be fast ones it leased ahead), later
+    // ones back off.
+    let wait = FIRST_LOOK_MS;
     let told = -1;
     while (deferred.length > 0 && !isCancelled()) {
       if (deferred.length !== told) {
@@ -345,13 +350,15 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       }
       await timer.sleep(wait, opts.signal);
       wait = Math.min(wait * 2, maxPollMs);
-      for (const item of deferred.splice(0)) {
-        const r = await state.cellRecord(plan.id, item.cell.key);
+      const items = deferred.splice(0);
+      const records = await state.cellRecordsOf(plan.id, items.map((i) => i.cell.key));
+      for (const [n, item] of items.entries()) {
+        const r = records[n];
         if (r && keeps(item.cell, r)) settle(item, r, false);
         else (await leases.heldByOther(item.cell.key) ? deferred : queue).push(item);
       }
       if (queue.length > 0) {
-        wait = 250;
+        wait = FIRST_LOOK_MS;
         told = -1;
         await drain();
       }
