@@ -6,7 +6,7 @@
  * content id). Median of N runs each (default 10):
  * `deno run <dvergr permissions> bench/cli_bench.ts [runs]`.
  */
-import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
+import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
 
 const RUNS = Number(Deno.args[0] ?? 10);
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
@@ -15,7 +15,7 @@ const EXAMPLE = new URL("../examples/workflows/invoice-fields", import.meta.url)
 async function wallMs(args: string[]): Promise<number> {
   const t0 = performance.now();
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...DVERGR_PERMISSIONS, MAIN, ...args],
+    args: ["run", ...DVERGR_RUN_FLAGS, MAIN, ...args],
     stdout: "null",
     stderr: "piped",
   }).output();

@@ -15,7 +15,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
+import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
 import { writeSideBySideBundle } from "./side_by_side_bundle.ts";
 
 const { values } = parseArgs({
@@ -61,7 +61,7 @@ for (const r of reps) {
       "%M",
       Deno.execPath(),
       "run",
-      ...DVERGR_PERMISSIONS,
+      ...DVERGR_RUN_FLAGS,
       main,
       "benchmark",
       bundle,

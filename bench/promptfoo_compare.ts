@@ -22,7 +22,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
+import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
 import { writeSideBySideBundle } from "./side_by_side_bundle.ts";
 
 const { values } = parseArgs({
@@ -123,7 +123,7 @@ for (let r = 0; r < runs; r++) {
     [
       Deno.execPath(),
       "run",
-      ...DVERGR_PERMISSIONS,
+      ...DVERGR_RUN_FLAGS,
       main,
       "benchmark",
       bundle,

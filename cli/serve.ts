@@ -13,7 +13,7 @@ import { VERSION } from "../core/version.ts";
 import { selectTools } from "../mcp/selection.ts";
 import { DEFAULT_HTTP_PORT } from "../mcp/port.ts";
 import type { JsEvalRunner } from "../mcp/code_profile.ts";
-import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
+import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
 
 export const HELP = `dvergr serve --mcp [--http [--port N | --socket PATH]] [--home DIR]
              [--profile P | --toolsets a,b | --tools a,b [--room R]]
@@ -66,7 +66,7 @@ export const OPTIONS = {
 
 /** dvergr's permissions (deno.json's dvergr task), for the job worker processes. */
 const WORKER_PERMS = [
-  ...DVERGR_PERMISSIONS,
+  ...DVERGR_RUN_FLAGS,
   "--unstable-kv",
   "--unstable-worker-options",
   "--no-prompt",
