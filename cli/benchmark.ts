@@ -249,13 +249,10 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
 
   const home = await openHome(homeDir);
   const pool = createCheckerPool({ workers: 2 });
-  if (fileBundle.files.has("checker.js")) {
-    // The checker workers start now, while the bundle is installed and the experiment planned,
-    // instead of under the first cells (a worker's start and QuickJS load: 0.1-0.5 s).
-    const idle = "export function check() { return { checks: {}, reward: 1 }; }";
-    const input = { files: {}, params: {}, gold: null, fetched: {}, judgements: {} };
-    for (let i = 0; i < 2; i++) void pool.check(idle, input);
-  }
+  // A checker worker starts now, while the bundle is installed and the experiment planned,
+  // instead of under the first cells. checker.js wins when a bundle has both.
+  if (fileBundle.files.has("checker.js")) pool.warm("checker.js");
+  else if (fileBundle.files.has("checker.clj")) pool.warm("checker.clj");
   const stop = onStopSignal();
   const progress = createProgress({ write: ctx.stderr, isTerminal: ctx.isTerminal });
   let outcome: BenchmarkOutcome;

@@ -126,6 +126,11 @@ export interface WorkerPool<O> {
     input: unknown,
     opts?: CheckerCallOptions,
   ): Promise<PoolResult<O>>;
+  /**
+   * Starts a worker now when none is alive, so that its start and engine load happen while
+   * the caller prepares other work instead of under the first call. Does nothing when closed.
+   */
+  warm(): void;
   close(): void;
   stats(): WorkerPoolStats;
 }
@@ -440,6 +445,9 @@ export function createWorkerPool<O extends { ok: boolean }>(
 
   return {
     submit,
+    warm(): void {
+      if (!closed && slots.length === 0) spawn();
+    },
     close(): void {
       if (closed) return;
       closed = true;
