@@ -15,22 +15,11 @@ import { serveHttp } from "../mcp/http.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { selectTools } from "../mcp/selection.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
+import { seededRandom } from "../core/seeded_random.ts";
 
 const SEED = Number(Deno.env.get("DVERGR_FUZZ_SEED") ?? 20261201);
 const COUNT = Number(Deno.env.get("DVERGR_FUZZ_COUNT") ?? 60);
 const EXAMPLES = new URL("../examples/", import.meta.url).pathname;
-
-/** mulberry32: small, fast, and the same sequence on every machine. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Pieces that tend to break parsers: brackets, quotes, separators, odd characters, numbers. */
 const NASTY = [
@@ -135,7 +124,7 @@ async function writeFiles(dir: string, files: Map<string, string>): Promise<void
 }
 
 Deno.test("fuzz: mutated bundles never make check or calibrate exit 3", async () => {
-  const next = random(SEED);
+  const next = seededRandom(SEED);
   const base = await readDir(join(EXAMPLES, "workflows/meeting-actions"));
   const names = [...base.keys()];
   const root = await Deno.makeTempDir({ prefix: "dvergr-fuzz-bundle-" });
@@ -170,7 +159,7 @@ Deno.test("fuzz: mutated bundles never make check or calibrate exit 3", async ()
 });
 
 Deno.test("fuzz: mutated tables never make cases exit 3", async () => {
-  const next = random(SEED + 1);
+  const next = seededRandom(SEED + 1);
   const csv = "id;text;amount;account\nB1;Miete Mai;1.200,00;4210\nB2;Strom;89,50;4240\n" +
     'B3;"Büro; Papier";19,99;4930\nB4;Miete Juni;1.200,00;4210\n';
   const jsonl = '{"id": "B1", "text": "Miete", "amount": 1200, "account": "4210"}\n' +
@@ -202,7 +191,7 @@ Deno.test("fuzz: mutated tables never make cases exit 3", async () => {
 });
 
 Deno.test("fuzz: mutated exports never make import exit 3", async () => {
-  const next = random(SEED + 2);
+  const next = seededRandom(SEED + 2);
   const root = await Deno.makeTempDir({ prefix: "dvergr-fuzz-export-" });
   try {
     const made = await dvergr(root, [
@@ -248,7 +237,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const next = random(SEED + 3);
+    const next = seededRandom(SEED + 3);
     const pick = <T>(xs: T[]) => xs[Math.floor(next() * xs.length)];
     const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-fuzz-http-" }));
     const context = {

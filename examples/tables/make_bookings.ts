@@ -16,17 +16,8 @@
  * Run: deno run --allow-write examples/tables/make_bookings.ts [--out FILE]
  */
 
-/** The PRNG of the example (mulberry32): deterministic, seeded, no dependencies. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "../../core/seeded_random.ts";
+export { seededRandom };
 
 /** An SKR04-like account of the example's chart. */
 export const ACCOUNTS: [string, string][] = [

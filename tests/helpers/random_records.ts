@@ -8,18 +8,7 @@ import type { AttemptRecord } from "../../core/bench/records.ts";
 import { T0 } from "./records.ts";
 import { memoryHome } from "../../core/io/home.ts";
 import type { StateStore } from "../../core/io/state_store.ts";
-
-/** A small deterministic generator (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "../../core/seeded_random.ts";
 
 export interface RandomHistory {
   candidates: string[];
@@ -38,7 +27,7 @@ const STDERR = [
 
 /** A random experiment history; `experimentId` "exp-rand". */
 export function randomHistory(seed: number, size: "small" | "large" = "small"): RandomHistory {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
   const nCand = size === "large" ? 3 : 1 + Math.floor(r() * 4);
   const candidates = Array.from({ length: nCand }, (_, i) => `cand-${String.fromCharCode(97 + i)}`);

@@ -2,10 +2,11 @@ import assert from "node:assert/strict";
 import { buildScorecard, scorecardOfFold } from "../../../core/bench/scorecard.ts";
 import { diagnose, diagnosisOfFold } from "../../../core/bench/diagnosis.ts";
 import { foldGroupedHistory, HistoryFold } from "../../../core/bench/history_fold.ts";
-import { randomHistory, rng, storedHistory as stored } from "../../helpers/random_records.ts";
+import { randomHistory, storedHistory as stored } from "../../helpers/random_records.ts";
+import { seededRandom } from "../../../core/seeded_random.ts";
 
 function shuffled<T>(xs: readonly T[], seed: number): T[] {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const out = [...xs];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1));

@@ -13,7 +13,7 @@ import {
 import { builtinCandidate } from "../../../core/io/candidates/builtin.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 import { attemptRecord } from "../../helpers/records.ts";
-import { rng } from "../../helpers/random_records.ts";
+import { seededRandom } from "../../../core/seeded_random.ts";
 
 /** How resume was decided when every latest record was held (the code before CellStates). */
 function resumeFromRecords(plan: ExperimentPlan, records: AttemptRecord[], retries: number) {
@@ -46,7 +46,7 @@ const plan = planExperiment(bundle, candidates, { repetitions: 3 });
 
 /** Latest records of random cells: kept, faulted, made with other inputs, of unplanned cells. */
 function randomLatest(seed: number): AttemptRecord[] {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const out: AttemptRecord[] = [];
   for (const cell of plan.cells) {
     const kind = Math.floor(r() * 6);

@@ -13,18 +13,7 @@ import {
   kw,
   sym,
 } from "../../../core/edn/values.ts";
-
-/** A small seeded PRNG (mulberry32), so the generated values are the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "../../../core/seeded_random.ts";
 
 const TRICKY_STRINGS = [
   "",
@@ -174,7 +163,7 @@ function generator(rand: () => number) {
 }
 
 Deno.test("writeEdn() output reads back as the same value (seeded property test)", () => {
-  const value = generator(prng(20261001));
+  const value = generator(seededRandom(20261001));
   for (let i = 0; i < 3000; i++) {
     const v = value(4);
     const text = writeEdn(v);

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { gitRoomStore, memoryRoomStore, type RoomStore } from "../../../core/io/room_store.ts";
 import { isDvergrError } from "../../../core/errors.ts";
+import { seededRandom } from "../../../core/seeded_random.ts";
 
 const HAS_GIT = (() => {
   try {
@@ -48,25 +49,13 @@ for (
   });
 }
 
-/** A small deterministic generator (mulberry32) so a failure reproduces. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SEGMENTS = ["a", "b", "c", ".git.", "git~1", ".GIT", "x y", "é", ".gitkeep", "a.b"];
 
 Deno.test("gitRoomStore() passes git fsck --strict after any sequence of accepted writes", async () => {
   const dir = await Deno.makeTempDir();
   const rooms = gitRoomStore(dir);
   await rooms.createRoom("r");
-  const next = random(20261201);
+  const next = seededRandom(20261201);
   const pick = <T>(xs: T[]) => xs[Math.floor(next() * xs.length)];
   const model = new Map<string, string>();
   let accepted = 0;

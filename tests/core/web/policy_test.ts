@@ -11,20 +11,9 @@ import {
   webModeOf,
 } from "../../../core/web/policy.ts";
 import { hostOf, isUnder, normalizeHost } from "../../../core/web/host.ts";
+import { seededRandom } from "../../../core/seeded_random.ts";
 
 const HOSTS = ["a.com", "docs.a.com", "x.docs.a.com", "b.com", "c.b.com", "d.com", "www.e.com"];
-
-/** A seeded generator (mulberry32), so a failing run can be repeated. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomList(r: () => number): string[] | null {
   if (r() < 0.15) return null;
@@ -42,7 +31,7 @@ const PROBES = [
 ];
 
 Deno.test("meetAllow() allows exactly what both lists allow, minimal, associative and commutative (300 runs)", () => {
-  const r = rng(20261001);
+  const r = seededRandom(20261001);
   for (let i = 0; i < 300; i++) {
     const [a, b, c] = [randomList(r), randomList(r), randomList(r)];
     const ab = meetAllow(a, b);
