@@ -299,7 +299,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   if (values.junit !== undefined) {
     await writeAtomic(
       resolve(ctx.cwd, values.junit),
-      benchmarkJunit(outcome.bundle.name, outcome.plan.cells, junitRecords),
+      benchmarkJunit(outcome.bundle.name, [...outcome.plan.cells], junitRecords),
     );
   }
   const { result, scorecard } = outcome;

@@ -46,11 +46,27 @@ export interface Cell {
   inputHash: string;
 }
 
+/**
+ * An experiment's cells in run order (repetition, then case, then candidate), each computed
+ * from its index when asked for; iterating yields them in that order.
+ */
+export interface PlanCells extends Iterable<Cell> {
+  readonly length: number;
+  /** The cell at index `i` (0 ≤ i < length), a new object each time. */
+  at(i: number): Cell;
+  /** The input hash of the cell at index `i`, without the rest of the cell. */
+  inputHashAt(i: number): string;
+  /** The candidate of the cell at index `i`. */
+  candidateAt(i: number): string;
+  /** The index of the cell (candidate, case, repetition), or -1 when the plan has none. */
+  indexOf(candidate: string, caseId: string | null, repetition: number): number;
+}
+
 export interface ExperimentPlan {
   id: string;
   definition: ExperimentDefinition;
   /** Cells in run order: repetition, then case, then candidate. */
-  cells: Cell[];
+  cells: PlanCells;
 }
 
 export interface PlanOptions {
@@ -167,29 +183,77 @@ export function planExperiment(
     ...(opts.verifier ? { verifier: opts.verifier } : {}),
   };
   const id = experimentId(definition);
-  const cells: Cell[] = [];
-  // A cell's input hash is contentHash({experiment, candidate: identity, caseId,
-  // repetition}); its canonical JSON is put together from parts made once, which spares
-  // a 100,000-cell plan most of its garbage.
-  const identities = new Map(candidates.map((c) => [c.name, canonicalJson(c.identity)]));
+  return { id, definition, cells: planCells(id, candidates, cases, repetitions) };
+}
+
+/**
+ * The cells of experiment `id` in run order, computed from their index when asked for: a
+ * 100,000-cell plan holds its candidates and cases, not an object per cell. A cell's input
+ * hash is contentHash({experiment, candidate: identity, caseId, repetition}); its canonical
+ * JSON is put together from parts made once.
+ */
+function planCells(
+  id: string,
+  candidates: readonly Candidate[],
+  cases: readonly string[] | null,
+  repetitions: number,
+): PlanCells {
+  const names = candidates.map((c) => c.name);
+  const identities = candidates.map((c) => canonicalJson(c.identity));
+  const caseIds: readonly (string | null)[] = cases ?? [null];
+  const caseJson = caseIds.map((c) => JSON.stringify(c));
+  const candidateIndex = new Map(names.map((c, i) => [c, i]));
+  const caseIndex = new Map<string | null, number>(caseIds.map((c, i) => [c, i]));
   const experiment = JSON.stringify(id);
-  for (let repetition = 0; repetition < repetitions; repetition++) {
-    for (const caseId of cases ?? [null]) {
-      const kase = JSON.stringify(caseId);
-      for (const c of candidates) {
-        cells.push({
-          candidate: c.name,
-          caseId,
-          repetition,
-          key: cellKey(c.name, caseId, repetition),
-          inputHash: hashJson(
-            `{"candidate":${
-              identities.get(c.name)
-            },"caseId":${kase},"experiment":${experiment},"repetition":${repetition}}`,
-          ),
-        });
-      }
+  const length = names.length * caseIds.length * repetitions;
+  const check = (i: number) => {
+    if (!Number.isInteger(i) || i < 0 || i >= length) {
+      throw new RangeError(`No cell ${i} in a plan of ${length} cells`);
     }
-  }
-  return { id, definition, cells };
+  };
+  /** Candidate index, case index and repetition of the cell at index `i`. */
+  const place = (i: number): [number, number, number] => {
+    check(i);
+    const a = i % names.length;
+    const rest = (i - a) / names.length;
+    const k = rest % caseIds.length;
+    return [a, k, (rest - k) / caseIds.length];
+  };
+  const hashOf = ([a, k, repetition]: [number, number, number]) =>
+    hashJson(
+      `{"candidate":${identities[a]},"caseId":${
+        caseJson[k]
+      },"experiment":${experiment},"repetition":${repetition}}`,
+    );
+  const at = (i: number): Cell => {
+    const p = place(i);
+    const [a, k, repetition] = p;
+    const candidate = names[a];
+    const caseId = caseIds[k];
+    return {
+      candidate,
+      caseId,
+      repetition,
+      key: cellKey(candidate, caseId, repetition),
+      inputHash: hashOf(p),
+    };
+  };
+  return {
+    length,
+    at,
+    inputHashAt: (i) => hashOf(place(i)),
+    candidateAt: (i) => names[place(i)[0]],
+    indexOf: (candidate, caseId, repetition) => {
+      const a = candidateIndex.get(candidate);
+      const k = caseIndex.get(caseId);
+      if (a === undefined || k === undefined || !Number.isInteger(repetition) || repetition < 0) {
+        return -1;
+      }
+      const i = (repetition * caseIds.length + k) * names.length + a;
+      return i < length ? i : -1;
+    },
+    *[Symbol.iterator]() {
+      for (let i = 0; i < length; i++) yield at(i);
+    },
+  };
 }

@@ -12,6 +12,8 @@ import type { Cell, ExperimentPlan } from "./experiment.ts";
 
 /** A cell this run still has to grade. */
 export interface PendingCell {
+  /** Its index in the plan's cells. */
+  index: number;
   cell: Cell;
   tryNo: number;
   /** Extra tries within this run when it faults. */
@@ -21,10 +23,12 @@ export interface PendingCell {
 export interface ResumeState {
   /** Cells kept from earlier runs. */
   kept: number;
+  /** Cells still to run (PendingQueue lists them). */
+  toRun: number;
+  /** 1 for each cell (by index) whose latest record is a fault. */
+  faulted: Uint8Array;
   /** Cells whose latest record is a fault. */
-  faulted: Set<string>;
-  /** Cells to run, in plan order. */
-  pending: PendingCell[];
+  faults: number;
 }
 
 /** What a cell's latest record is (CellStates.state). */
@@ -50,30 +54,12 @@ export interface CellStates {
 
 /**
  * The index in `plan.cells` of the cell (candidate, case, repetition), or -1 when the plan
- * has no such cell. Computed from the plan's order (repetition, case, candidate) when its
- * cells are in that order, else looked up.
+ * has no such cell.
  */
 export function cellIndexer(
   plan: ExperimentPlan,
 ): (candidate: string, caseId: string | null, repetition: number) => number {
-  const names = plan.definition.candidates.map((c) => c.name);
-  const cases = plan.definition.cases ?? [null];
-  const candidateIndex = new Map(names.map((c, i) => [c, i]));
-  const caseIndex = new Map<string | null, number>(cases.map((c, i) => [c, i]));
-  const at = (candidate: string, caseId: string | null, repetition: number): number => {
-    const a = candidateIndex.get(candidate);
-    const k = caseIndex.get(caseId);
-    if (a === undefined || k === undefined || !Number.isInteger(repetition) || repetition < 0) {
-      return -1;
-    }
-    const i = (repetition * cases.length + k) * names.length + a;
-    return i < plan.cells.length ? i : -1;
-  };
-  const ordered = plan.cells.every((c, i) => at(c.candidate, c.caseId, c.repetition) === i);
-  if (ordered) return at;
-  const byKey = new Map(plan.cells.map((c, i) => [c.key, i]));
-  return (candidate, caseId, repetition) =>
-    byKey.get(JSON.stringify([candidate, caseId, repetition])) ?? -1;
+  return (candidate, caseId, repetition) => plan.cells.indexOf(candidate, caseId, repetition);
 }
 
 /**
@@ -93,7 +79,7 @@ export async function readCellStates(
   for await (const r of latest) {
     const i = index(r.candidate, r.caseId, r.repetition);
     if (i < 0 || r.tryNo < states.tryNo[i]) continue;
-    const same = r.inputHash === plan.cells[i].inputHash;
+    const same = r.inputHash === plan.cells.inputHashAt(i);
     states.tryNo[i] = r.tryNo;
     states.state[i] = r.verdict !== null
       ? (same ? CellState.Kept : CellState.OtherVerdict)
@@ -107,24 +93,22 @@ export function keeps(cell: Cell, record: AttemptRecord | null | undefined): boo
   return !!record && record.verdict !== null && record.inputHash === cell.inputHash;
 }
 
-/** The resume state of `plan` given where its cells stand; `retries` extra tries per faulting cell. */
-export function resumeState(
-  plan: ExperimentPlan,
-  states: CellStates,
-  retries: number,
-): ResumeState {
-  const pending: PendingCell[] = [];
-  const faulted = new Set<string>();
+/**
+ * How many cells of `plan` are kept, still to run (in a PendingQueue) and faulted, given
+ * where they stand.
+ */
+export function resumeState(plan: ExperimentPlan, states: CellStates): ResumeState {
+  const faulted = new Uint8Array(plan.cells.length);
   let kept = 0;
-  plan.cells.forEach((cell, i) => {
-    const state = states.state[i];
+  let faults = 0;
+  states.state.forEach((state, i) => {
     if (state === CellState.Kept) kept++;
-    else {
-      if (state === CellState.Fault || state === CellState.OtherFault) faulted.add(cell.key);
-      pending.push({ cell, tryNo: states.tryNo[i] + 1, retriesLeft: retries });
+    else if (state === CellState.Fault || state === CellState.OtherFault) {
+      faulted[i] = 1;
+      faults++;
     }
   });
-  return { kept, faulted, pending };
+  return { kept, toRun: plan.cells.length - kept, faulted, faults };
 }
 
 /** Cells with a verdict (kept) and cells whose latest try faulted, with the plan's inputs. */
@@ -139,6 +123,10 @@ export function cellCounts(states: CellStates): { graded: number; faults: number
 }
 
 /** The names of the candidates that still have cells to run. */
-export function candidatesToRun(state: ResumeState): Set<string> {
-  return new Set(state.pending.map((p) => p.cell.candidate));
+export function candidatesToRun(plan: ExperimentPlan, states: CellStates): Set<string> {
+  const names = new Set<string>();
+  states.state.forEach((state, i) => {
+    if (state !== CellState.Kept) names.add(plan.cells.candidateAt(i));
+  });
+  return names;
 }

@@ -12,7 +12,7 @@ import type { Bundle } from "../bundle/types.ts";
 import { parseBundle } from "../bundle/parse.ts";
 import type { CheckerRunner } from "../checker.ts";
 import type { TrustTier } from "../bench/records.ts";
-import { candidatesToRun, type CellStates, readCellStates, resumeState } from "../bench/resume.ts";
+import { candidatesToRun, type CellStates, readCellStates } from "../bench/resume.ts";
 import type { Candidate } from "../bench/candidate.ts";
 import {
   type CandidateSpec,
@@ -149,7 +149,7 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
   const plan = planExperiment(bundle, candidates, { ...req, verifier: effects.identity });
   const trust = await trustOf(home.state, bundle.id);
   const cellStates = await readCellStates(plan, home.state.streamCellRecords(plan.id));
-  const toRun = candidatesToRun(resumeState(plan, cellStates, 0));
+  const toRun = candidatesToRun(plan, cellStates);
   for (const c of candidates) if (toRun.has(c.name)) await c.preflight?.();
   // The judge grades every attempt; the web's keys matter only to candidates that can use
   // tools (built-ins never do).

@@ -31,6 +31,7 @@ import {
   readCellStates,
   resumeState,
 } from "../bench/resume.ts";
+import { PendingQueue } from "../bench/pending_queue.ts";
 import type { Timer } from "../timer.ts";
 import type { StateStore } from "../io/state_store.ts";
 import type { World } from "../io/world.ts";
@@ -144,14 +145,14 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     definition: plan.definition as unknown as Record<string, unknown>,
   });
   const states = opts.cellStates ?? await readCellStates(plan, state.streamCellRecords(plan.id));
-  const resume = resumeState(plan, states, opts.faultRetries ?? 1);
+  const resume = resumeState(plan, states);
   const { kept } = resume;
   opts.onEvent?.({
     type: "start",
     experimentId: plan.id,
     total,
     kept,
-    toRun: resume.pending.length,
+    toRun: resume.toRun,
   });
 
   const effects = opts.effects ?? await prepareEffects(bundle, { env: (k) => Deno.env.get(k) });
@@ -159,9 +160,10 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const maxPollMs = Math.max(10, opts.maxPollMs ?? 2000);
   const leases = cellLeases(state, plan.id, { holder: newLeaseHolder(), leaseMs, timer });
   const committer = groupCommitter(state, leases.holder.owner);
-  const tally = { done: kept, faults: resume.faulted.size };
+  const tally = { done: kept, faults: resume.faults };
   let attempts = 0;
-  const queue = [...resume.pending];
+  // A cursor over the plan's cells, not an array of every pending one.
+  const queue = new PendingQueue(plan, states, opts.faultRetries ?? 1);
   /** Cells leased by this run, their records re-read, not started yet. */
   const ready: PendingCell[] = [];
   /** Cells whose lease another process holds, to look at again once the queue is empty. */
@@ -178,12 +180,15 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
 
   /** Counts a cell's new latest record and tells it; true when the cell runs again. */
   const settle = (item: PendingCell, record: AttemptRecord, mayRetry: boolean): boolean => {
-    const key = item.cell.key;
+    const { faulted } = resume;
     if (record.verdict) {
       tally.done++;
-      if (resume.faulted.delete(key)) tally.faults--;
-    } else if (!resume.faulted.has(key)) {
-      resume.faulted.add(key);
+      if (faulted[item.index] === 1) {
+        faulted[item.index] = 0;
+        tally.faults--;
+      }
+    } else if (faulted[item.index] === 0) {
+      faulted[item.index] = 1;
       tally.faults++;
     }
     const willRetry = mayRetry && record.verdict === null && item.retriesLeft > 0 &&
@@ -200,7 +205,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const lease = async (): Promise<void> => {
     const want = Math.min(queue.length, parallel - running + window.ahead() - ready.length);
     if (want <= 0) return;
-    const items = queue.splice(0, want);
+    const items = queue.take(want);
     let taken: boolean[];
     let now: (AttemptRecord | null)[];
     try {
@@ -211,7 +216,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
         items.flatMap((i, n) => taken[n] ? [i.cell.key] : []),
       );
     } catch (e) {
-      queue.unshift(...items); // tried again by the next look (a lease of ours is taken again)
+      queue.unshift(items); // tried again by the next look (a lease of ours is taken again)
       throw e;
     }
     const mine = items.filter((item, i) => taken[i] || void deferred.push(item));
@@ -219,7 +224,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       // Another process runs this experiment, leasing ahead in the same order: following it,
       // this run would find only its leases. Go on from a random place in the queue instead,
       // so the two work on different cells.
-      queue.push(...queue.splice(0, Math.floor(Math.random() * queue.length)));
+      queue.rotate(Math.random());
     }
     const done: string[] = [];
     for (const [i, item] of mine.entries()) {
@@ -297,7 +302,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     const commit = committer.commit(done, blobs.take()).then((written) => {
       if (!written) return; // another process recorded it first
       if (settle(item, done, true)) {
-        queue.push({ cell: item.cell, tryNo: done.tryNo + 1, retriesLeft: item.retriesLeft - 1 });
+        queue.push({ ...item, tryNo: done.tryNo + 1, retriesLeft: item.retriesLeft - 1 });
       }
     }).catch(async (error) => {
       commitFailure ??= { error };

@@ -21,7 +21,7 @@ export async function* currentRecords(
   const index = cellIndexer(plan);
   for await (const r of records) {
     const i = index(r.candidate, r.caseId, r.repetition);
-    if (i >= 0 && plan.cells[i].inputHash === r.inputHash) yield r;
+    if (i >= 0 && plan.cells.inputHashAt(i) === r.inputHash) yield r;
   }
 }
 

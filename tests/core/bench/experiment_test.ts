@@ -11,6 +11,8 @@ import { selectCases } from "../../../core/bench/shuffle.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 import { parseBundle } from "../../../core/bundle/parse.ts";
 import { recallBundle } from "../../helpers/bundles.ts";
+import { cellKey } from "../../../core/bench/records.ts";
+import { seededRandom } from "../../../core/seeded_random.ts";
 
 function cand(name: string, identity: Record<string, unknown> = { kind: "test", name }): Candidate {
   return { name, identity, run: () => Promise.reject(new Error("not run in these tests")) };
@@ -27,7 +29,7 @@ Deno.test("canonicalJson() sorts object keys at every level", () => {
 
 Deno.test("planExperiment() orders cells by repetition, case, candidate", () => {
   const plan = planExperiment(wordBundle(2), [cand("a"), cand("b")], { repetitions: 2 });
-  assert.deepEqual(plan.cells.map((c) => `${c.repetition}${c.caseId}${c.candidate}`), [
+  assert.deepEqual([...plan.cells].map((c) => `${c.repetition}${c.caseId}${c.candidate}`), [
     "0c1a",
     "0c1b",
     "0c2a",
@@ -37,7 +39,7 @@ Deno.test("planExperiment() orders cells by repetition, case, candidate", () => 
     "1c2a",
     "1c2b",
   ]);
-  assert.equal(new Set(plan.cells.map((c) => c.inputHash)).size, 8);
+  assert.equal(new Set([...plan.cells].map((c) => c.inputHash)).size, 8);
   assert.equal(plan.definition.timeoutMs, 20000);
   assert.equal(plan.definition.budgetMicros, DEFAULT_BUDGET_MICROS);
   assert.equal(plan.definition.task, "Write the word asked in /docs/q.txt to /out/answer.txt.");
@@ -85,7 +87,7 @@ Deno.test("planExperiment() fills the task with the definition's params merged w
   );
   const plan = planExperiment(bundle, [cand("a")], { params: { team: "platform" } });
   assert.equal(plan.definition.task, "Team platform, limit 3, keep {unknown}");
-  assert.deepEqual(plan.cells.map((c) => c.caseId), [null]);
+  assert.deepEqual([...plan.cells].map((c) => c.caseId), [null]);
 });
 
 Deno.test("selectBundleCases() takes --cases N from the fixed shuffle and --case-ids in bundle order", () => {
@@ -125,4 +127,51 @@ Deno.test("planExperiment() hashes each cell's inputs as contentHash() of them, 
   }
   // Hashes made before parts were assembled by hand (commit 67e48a8).
   assert.equal(contentHash({ a: 1 }), "015abd7f-5cc5-7a2d-d94b-7590f04ad808");
+});
+
+Deno.test("planExperiment() computes from its index exactly the cells an eager plan listed", () => {
+  const r = seededRandom(7);
+  for (let n = 0; n < 25; n++) {
+    const bundle = wordBundle(1 + Math.floor(r() * 6));
+    const candidates = Array.from(
+      { length: 1 + Math.floor(r() * 4) },
+      (_, i) => cand(`c${i}`, { kind: "test", n: i, seed: r() }),
+    );
+    const cases = r() < 0.5 ? 1 + Math.floor(r() * bundle.cases.length) : undefined;
+    const plan = planExperiment(bundle, candidates, {
+      repetitions: 1 + Math.floor(r() * 3),
+      ...(cases ? { cases } : {}),
+    });
+    // The plan as it was listed up front: repetition, then case, then candidate.
+    const eager = [];
+    for (let repetition = 0; repetition < plan.definition.repetitions; repetition++) {
+      for (const caseId of plan.definition.cases ?? [null]) {
+        for (const c of candidates) {
+          eager.push({
+            candidate: c.name,
+            caseId,
+            repetition,
+            key: cellKey(c.name, caseId, repetition),
+            inputHash: contentHash({
+              experiment: plan.id,
+              candidate: c.identity,
+              caseId,
+              repetition,
+            }),
+          });
+        }
+      }
+    }
+    assert.equal(plan.cells.length, eager.length);
+    assert.deepEqual([...plan.cells], eager);
+    eager.forEach((c, i) => {
+      assert.deepEqual(plan.cells.at(i), c);
+      assert.equal(plan.cells.inputHashAt(i), c.inputHash);
+      assert.equal(plan.cells.candidateAt(i), c.candidate);
+      assert.equal(plan.cells.indexOf(c.candidate, c.caseId, c.repetition), i);
+    });
+    assert.throws(() => plan.cells.at(eager.length), RangeError);
+    assert.throws(() => plan.cells.at(-1), RangeError);
+    assert.equal(plan.cells.indexOf("c0", "c1", plan.definition.repetitions), -1);
+  }
 });

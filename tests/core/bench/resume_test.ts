@@ -7,9 +7,11 @@ import {
   cellCounts,
   cellIndexer,
   keeps,
+  type PendingCell,
   readCellStates,
   resumeState,
 } from "../../../core/bench/resume.ts";
+import { PendingQueue } from "../../../core/bench/pending_queue.ts";
 import { builtinCandidate } from "../../../core/io/candidates/builtin.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 import { attemptRecord } from "../../helpers/records.ts";
@@ -28,13 +30,13 @@ function resumeFromRecords(plan: ExperimentPlan, records: AttemptRecord[], retri
   let kept = 0;
   let graded = 0;
   let faults = 0;
-  for (const cell of plan.cells) {
+  for (const [index, cell] of [...plan.cells].entries()) {
     const r = latest.get(cell.key);
     if (r && r.inputHash === cell.inputHash) r.verdict ? graded++ : faults++;
     if (keeps(cell, r)) kept++;
     else {
       if (r && !r.verdict) faulted.add(cell.key);
-      pending.push({ cell, tryNo: (r?.tryNo ?? 0) + 1, retriesLeft: retries });
+      pending.push({ index, cell, tryNo: (r?.tryNo ?? 0) + 1, retriesLeft: retries });
     }
   }
   return { resume: { kept, faulted, pending }, counts: { graded, faults } };
@@ -73,16 +75,66 @@ function randomLatest(seed: number): AttemptRecord[] {
   return out;
 }
 
-Deno.test("resumeState() from CellStates decides the same cells as from the held records", async () => {
+Deno.test("resumeState() and PendingQueue from CellStates decide the same cells as from the held records", async () => {
   for (let seed = 1; seed <= 60; seed++) {
     const records = randomLatest(seed);
     const states = await readCellStates(plan, records);
     for (const retries of [0, 1]) {
       const before = resumeFromRecords(plan, records, retries);
-      const now = resumeState(plan, states, retries);
-      assert.deepEqual(now, before.resume, `seed ${seed}`);
+      const now = resumeState(plan, states);
+      assert.equal(now.kept, before.resume.kept, `seed ${seed}`);
+      assert.equal(now.toRun, before.resume.pending.length, `seed ${seed}`);
+      const faulted = [...plan.cells].filter((_, i) => now.faulted[i] === 1).map((c) => c.key);
+      assert.deepEqual(new Set(faulted), before.resume.faulted, `seed ${seed}`);
+      assert.equal(now.faults, faulted.length);
+      const queue = new PendingQueue(plan, states, retries);
+      assert.equal(queue.length, before.resume.pending.length);
+      const taken = [];
+      for (let n = 1; queue.length > 0; n = (n % 3) + 1) taken.push(...queue.take(n));
+      assert.deepEqual(taken, before.resume.pending, `seed ${seed}`);
+      assert.deepEqual(queue.take(5), []);
       assert.deepEqual(cellCounts(states), before.counts, `seed ${seed}`);
-      assert.deepEqual(candidatesToRun(now), candidatesToRun(before.resume));
+      assert.deepEqual(
+        candidatesToRun(plan, states),
+        new Set(before.resume.pending.map((p) => p.cell.candidate)),
+      );
+    }
+  }
+});
+
+Deno.test("PendingQueue take/unshift/push/rotate keep the order an array of every pending cell had", async () => {
+  for (let seed = 1; seed <= 40; seed++) {
+    const r = seededRandom(seed);
+    const states = await readCellStates(plan, randomLatest(seed));
+    const queue = new PendingQueue(plan, states, 1);
+    const model: PendingCell[] = resumeFromRecords(plan, randomLatest(seed), 1).resume.pending;
+    for (let step = 0; step < 200 && (model.length > 0 || step < 5); step++) {
+      const op = Math.floor(r() * 4);
+      if (op === 0) {
+        const n = Math.floor(r() * 4);
+        assert.deepEqual(queue.take(n), model.splice(0, n), `seed ${seed} step ${step}`);
+      } else if (op === 1) {
+        const items = queue.take(Math.floor(r() * 3));
+        queue.unshift(items);
+      } else if (op === 2 && model.length > 0) {
+        const [item] = queue.take(1);
+        model.shift();
+        queue.push(item);
+        model.push(item);
+      } else {
+        // Rotation moves a front part to the end, cut at a fraction of the queue's span.
+        queue.rotate(r());
+        const all = queue.take(queue.length);
+        const k = model.findIndex((p) => p.index === all[0]?.index);
+        assert.deepEqual(
+          all,
+          [...model.slice(k), ...model.slice(0, k)],
+          `seed ${seed} step ${step}`,
+        );
+        model.splice(0, model.length, ...all);
+        for (const p of all) queue.push(p);
+      }
+      assert.equal(queue.length, model.length);
     }
   }
 });
@@ -98,14 +150,9 @@ Deno.test("readCellStates() reads a stream of records a few bytes per cell", asy
 
 Deno.test("cellIndexer() finds each planned cell by its place, and -1 for cells not planned", () => {
   const index = cellIndexer(plan);
-  plan.cells.forEach((c, i) => assert.equal(index(c.candidate, c.caseId, c.repetition), i));
+  [...plan.cells].forEach((c, i) => assert.equal(index(c.candidate, c.caseId, c.repetition), i));
   assert.equal(index("builtin:noop", "c1", 3), -1);
   assert.equal(index("builtin:noop", "nope", 0), -1);
   assert.equal(index("ghost", "c1", 0), -1);
   assert.equal(index("builtin:noop", "c1", 0.5), -1);
-  // A plan whose cells are in another order is looked up by key.
-  const reversed = { ...plan, cells: [...plan.cells].reverse() };
-  const byKey = cellIndexer(reversed);
-  reversed.cells.forEach((c, i) => assert.equal(byKey(c.candidate, c.caseId, c.repetition), i));
-  assert.equal(byKey("builtin:noop", "c1", 3), -1);
 });

@@ -332,7 +332,7 @@ Deno.test("runExperiment() waits for a cell another live process runs and takes 
   const cands = [builtinCandidate("reference", bundle)];
   const plan = planExperiment(bundle, cands, {});
   const other = { pid: 1, host: "elsewhere", owner: "other-run" };
-  const held = plan.cells[1];
+  const held = plan.cells.at(1);
   // Time moves only when this test says: the other process's lease never runs out by itself.
   const timer = fakeTimer();
   const lease = (at: number) => home.state.takeLease(plan.id, held.key, other, 1000, at);
@@ -398,7 +398,7 @@ Deno.test("runExperiment() takes over the cells of a holder that stopped once it
   // A timer that jumps to the next wake-up whenever the run waits: 30 s leases in ms.
   const timer = fakeTimer({ auto: true });
   const t0 = timer.now();
-  for (const cell of plan.cells.slice(0, 3)) {
+  for (const cell of [...plan.cells].slice(0, 3)) {
     await home.state.takeLease(plan.id, cell.key, dead, 30_000, t0);
   }
   const events: ProgressEvent[] = [];
@@ -430,7 +430,7 @@ Deno.test("runExperiment() takes a dead local process's cells at once, not after
   const child = new Deno.Command("true").spawn();
   await child.status;
   const dead = { pid: child.pid, host: Deno.hostname(), owner: "dead-local-run" };
-  for (const cell of plan.cells.slice(0, 3)) {
+  for (const cell of [...plan.cells].slice(0, 3)) {
     await home.state.takeLease(plan.id, cell.key, dead, 60_000);
   }
   const events: ProgressEvent[] = [];
@@ -471,7 +471,7 @@ Deno.test("runExperiment() with slow cells leases no more than the cells about t
   const slow = copying("slow", () => timer.sleep(60_000), seen);
   const plan = planExperiment(bundle, [slow], {});
   const leased = async () =>
-    (await Promise.all(plan.cells.map((c) => home.state.leaseOf(plan.id, c.key))))
+    (await Promise.all([...plan.cells].map((c) => home.state.leaseOf(plan.id, c.key))))
       .filter((l) => l !== null).length;
   let ended = false;
   const running = runOn(home, bundle, [slow], plan, { parallel: 2, timer, leaseMs: 600_000 })
