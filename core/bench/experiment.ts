@@ -8,7 +8,6 @@
  * (the first 128 bits). Running the same definition again finds the same experiment and
  * resumes it; any change makes a new experiment beside the old one.
  */
-import { createHash } from "node:crypto";
 import { checkRange } from "../ranges.ts";
 import { DvergrError } from "../errors.ts";
 import type { Bundle } from "../bundle/types.ts";
@@ -16,6 +15,7 @@ import { fillTask } from "../bundle/task.ts";
 import type { Candidate } from "./candidate.ts";
 import { cellKey } from "./records.ts";
 import { selectCases } from "./shuffle.ts";
+import { sha256Hex } from "../sha256.ts";
 
 export const DEFAULT_TIMEOUT_MS = 600_000;
 export const DEFAULT_BUDGET_MICROS = 500_000;
@@ -99,7 +99,9 @@ export function contentHash(value: unknown): string {
 
 /** SHA-256 of a JSON text, as a UUID-shaped string of its first 128 bits. */
 function hashJson(json: string): string {
-  const h = createHash("sha256").update(json).digest("hex");
+  // Not node:crypto: a run hashes each cell's inputs as it reads the cell's records, and
+  // node:crypto's hash objects hold native memory until V8 collects them (sha256.ts).
+  const h = sha256Hex(json);
   // One flat string: a template of slices is a tree of nine small strings (~450 bytes), and
   // a plan holds one per cell for the whole run.
   return h.slice(0, 32).replace(/^(.{8})(.{4})(.{4})(.{4})/, "$1-$2-$3-$4-");
