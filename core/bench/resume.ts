@@ -78,14 +78,27 @@ export async function readCellStates(
   };
   for await (const r of latest) {
     const i = index(r.candidate, r.caseId, r.repetition);
-    if (i < 0 || r.tryNo < states.tryNo[i]) continue;
-    const same = r.inputHash === plan.cells.inputHashAt(i);
-    states.tryNo[i] = r.tryNo;
-    states.state[i] = r.verdict !== null
-      ? (same ? CellState.Kept : CellState.OtherVerdict)
-      : (same ? CellState.Fault : CellState.OtherFault);
+    if (i >= 0) noteRecord(states, i, r, plan.cells.inputHashAt(i));
   }
   return states;
+}
+
+/**
+ * Counts `record` as the latest of the cell at index `i` (whose input hash is `inputHash`)
+ * unless the cell already has a later try.
+ */
+export function noteRecord(
+  states: CellStates,
+  i: number,
+  record: AttemptRecord,
+  inputHash: string,
+): void {
+  if (record.tryNo < states.tryNo[i]) return;
+  const same = record.inputHash === inputHash;
+  states.tryNo[i] = record.tryNo;
+  states.state[i] = record.verdict !== null
+    ? (same ? CellState.Kept : CellState.OtherVerdict)
+    : (same ? CellState.Fault : CellState.OtherFault);
 }
 
 /** True when `record` is the kept result of `cell`: a verdict made with the cell's inputs. */

@@ -25,8 +25,10 @@ import type { Candidate } from "../bench/candidate.ts";
 import type { AttemptRecord } from "../bench/records.ts";
 import {
   cellCounts,
+  CellState,
   type CellStates,
   keeps,
+  noteRecord,
   type PendingCell,
   readCellStates,
   resumeState,
@@ -144,7 +146,11 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     cells: total,
     definition: plan.definition as unknown as Record<string, unknown>,
   });
-  const states = opts.cellStates ?? await readCellStates(plan, state.streamCellRecords(plan.id));
+  // Kept current as cells settle (the caller's copy is left as it was).
+  const given = opts.cellStates;
+  const states = given
+    ? { tryNo: given.tryNo.slice(), state: given.state.slice() }
+    : await readCellStates(plan, state.streamCellRecords(plan.id));
   const resume = resumeState(plan, states);
   const { kept } = resume;
   opts.onEvent?.({
@@ -191,6 +197,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       faulted[item.index] = 1;
       tally.faults++;
     }
+    noteRecord(states, item.index, record, item.cell.inputHash);
     const willRetry = mayRetry && record.verdict === null && item.retriesLeft > 0 &&
       !isCancelled() && record.fault?.permanent !== true;
     opts.onEvent?.({ type: "attempt", record, ...tally, total, willRetry });
@@ -376,20 +383,38 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     leases.close();
     await Promise.all([...removals]);
   }
-  return await finish(opts, kept, attempts, started);
+  return await finish(opts, states, kept, attempts, started);
 }
 
-/** Reads back where every cell stands (another process may have recorded some) and tells it. */
+/** Above this many cells not known to be kept, the run's end streams every cell's record. */
+const LOOK_UP_AT_MOST = 1000;
+
+/**
+ * Reads back where the cells this run has not seen kept stand (another process may have
+ * recorded them; a kept cell stays kept) and tells it. A few are looked up by key; when many
+ * are left (a cancelled run) every cell's record is streamed instead.
+ */
 async function finish(
   opts: RunOptions,
+  states: CellStates,
   kept: number,
   attempts: number,
   started: number,
 ): Promise<RunResult> {
   const { plan } = opts;
-  const { graded, faults } = cellCounts(
-    await readCellStates(plan, opts.state.streamCellRecords(plan.id)),
-  );
+  const open: number[] = [];
+  for (let i = 0; i < states.state.length && open.length <= LOOK_UP_AT_MOST; i++) {
+    if (states.state[i] !== CellState.Kept) open.push(i);
+  }
+  let now = states;
+  if (open.length > LOOK_UP_AT_MOST) {
+    now = await readCellStates(plan, opts.state.streamCellRecords(plan.id));
+  } else if (open.length > 0) {
+    const cells = open.map((i) => plan.cells.at(i));
+    const records = await opts.state.cellRecordsOf(plan.id, cells.map((c) => c.key));
+    records.forEach((r, n) => r && noteRecord(states, open[n], r, cells[n].inputHash));
+  }
+  const { graded, faults } = cellCounts(now);
   const total = plan.cells.length;
   const cancelled = opts.signal?.aborted === true;
   opts.onEvent?.({ type: "end", done: graded, faults, total, cancelled });

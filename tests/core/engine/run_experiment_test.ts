@@ -242,6 +242,35 @@ Deno.test("runExperiment() records nothing for the attempts a cancelled run inte
   await home.close();
 });
 
+Deno.test("runExperiment() counts at its end a cell another process recorded while it ran", async () => {
+  const bundle = wordBundle(4);
+  const ctl = new AbortController();
+  const events: ProgressEvent[] = [];
+  const slow = cmd("slow", "sleep 0.3; cat docs/q.txt > out/answer.txt");
+  const home = await memoryHome();
+  const plan = planExperiment(bundle, [slow], {});
+  const last = plan.cells.at(3);
+  const { result } = await run(bundle, [slow], {
+    parallel: 1,
+    signal: ctl.signal,
+    onEvent: (e) => {
+      events.push(e);
+      if (e.type !== "attempt") return;
+      // Another process records the last cell (this run has not reached it), then this run stops.
+      void home.state.putAttempt({
+        ...e.record,
+        caseId: last.caseId,
+        repetition: last.repetition,
+        inputHash: last.inputHash,
+      }).then(() => ctl.abort());
+    },
+  }, home);
+  assert.equal(result.cancelled, true);
+  assert.equal(result.graded, 2);
+  assert.deepEqual(events.at(-1), { type: "end", done: 2, faults: 0, total: 4, cancelled: true });
+  await home.close();
+});
+
 Deno.test("runExperiment() starts a new experiment beside the old one when the bundle changes", async () => {
   const home = await memoryHome();
   const a = wordBundle(2);
