@@ -7,6 +7,10 @@
  */
 import type { AttemptRecord } from "../bench/records.ts";
 import type { StateStore } from "../io/state_store.ts";
+import { gcHint } from "../io/gc_hint.ts";
+
+/** Records committed between two garbage-collection hints (see core/io/gc_hint.ts). */
+const GC_EVERY = 10_000;
 
 export interface GroupCommitter {
   /**
@@ -26,6 +30,7 @@ export function groupCommitter(state: StateStore, leaseOwner: string): GroupComm
     reject: (e: unknown) => void;
   }[] = [];
   let busy = false;
+  const committed = gcHint(GC_EVERY);
   const pump = () => {
     if (busy || queue.length === 0) return;
     busy = true;
@@ -36,6 +41,7 @@ export function groupCommitter(state: StateStore, leaseOwner: string): GroupComm
       (e) => group.forEach((g) => g.reject(e)),
     ).finally(() => {
       busy = false;
+      committed(group.length);
       pump();
     });
   };

@@ -10,9 +10,12 @@
  * Permissions: --allow-read on the KV file (and the blob store, for spilled records).
  */
 import type { AttemptRecord } from "../bench/records.ts";
+import { gcHint } from "./gc_hint.ts";
 
 /** Records per KV list call. */
 export const STREAM_PAGE = 500;
+/** Records read between two garbage-collection hints (see gc_hint.ts). */
+const GC_EVERY = 10_000;
 
 export interface StreamDeps {
   kv: Deno.Kv;
@@ -28,6 +31,7 @@ export async function* streamValues<T>(
   page = STREAM_PAGE,
 ): AsyncGenerator<T> {
   let cursor: string | undefined;
+  const read = gcHint(GC_EVERY);
   for (;;) {
     const { entries, next } = await deps.retryLocked(async () => {
       const entries: Deno.KvEntry<unknown>[] = [];
@@ -41,6 +45,7 @@ export async function* streamValues<T>(
     }
     if (entries.length < page || next === "") return;
     cursor = next;
+    read(entries.length);
   }
 }
 
