@@ -18,7 +18,7 @@
  * mutations per atomic operation, 819,200 bytes of mutations in all.
  */
 import { type AttemptRecord, cellKey } from "../bench/records.ts";
-import type { CellLease, LeaseTake } from "./cell_lease.ts";
+import type { CellLease, CellLeaseOps, LeaseTake } from "./cell_lease.ts";
 import type { BlobStore } from "./blob_store.ts";
 
 /** A finished attempt to commit: its record, and the small blobs it refers to. */
@@ -73,23 +73,8 @@ export interface StateBatches {
 }
 
 /** The one-cell operations a batch falls back to (the state store's, same semantics). */
-interface OneCell {
+interface OneCell extends CellLeaseOps {
   putAttempt(record: AttemptRecord): Promise<boolean>;
-  takeLease(
-    experimentId: string,
-    cell: string,
-    holder: { pid: number; host: string; owner: string },
-    ms: number,
-    now?: number,
-  ): Promise<LeaseTake>;
-  renewLease(
-    experimentId: string,
-    cell: string,
-    owner: string,
-    ms: number,
-    now?: number,
-  ): Promise<boolean>;
-  releaseLease(experimentId: string, cell: string, owner: string): Promise<void>;
 }
 
 /** What the batch operations need of the store that holds them. */

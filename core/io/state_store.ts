@@ -44,11 +44,11 @@ export interface Promotion {
   at: string;
 }
 
-import type { CellLease, LeaseTake } from "./cell_lease.ts";
-export type { CellLease, LeaseTake } from "./cell_lease.ts";
+import type { CellLease, CellLeaseOps } from "./cell_lease.ts";
+export type { CellLease, CellLeaseOps, LeaseTake } from "./cell_lease.ts";
 
 /** The home's records; the batch operations (StateBatches) are in state_batches.ts. */
-export interface StateStore extends StateBatches {
+export interface StateStore extends StateBatches, CellLeaseOps {
   /** Records an experiment; keeps the first `createdAt` when it is already known. */
   putExperiment(meta: ExperimentMeta): Promise<ExperimentMeta>;
   getExperiment(id: string): Promise<ExperimentMeta | null>;
@@ -62,29 +62,6 @@ export interface StateStore extends StateBatches {
   putAttempt(record: AttemptRecord): Promise<boolean>;
   /** The latest record of one cell (`cellKey(candidate, caseId, repetition)`), or null. */
   cellRecord(experimentId: string, cell: string): Promise<AttemptRecord | null>;
-  /**
-   * Takes a cell's lease for `ms` (check-and-set): refused while another owner's lease has
-   * not reached its `until`; an expired one (its holder died) is taken over. Taking a lease
-   * `holder.owner` already has renews it.
-   */
-  takeLease(
-    experimentId: string,
-    cell: string,
-    holder: { pid: number; host: string; owner: string },
-    ms: number,
-    /** The caller's time (ms since the epoch); default the system's. */
-    now?: number,
-  ): Promise<LeaseTake>;
-  /** Extends `owner`'s lease by `ms` from `now` (default the system's time); false when it no longer holds it. */
-  renewLease(
-    experimentId: string,
-    cell: string,
-    owner: string,
-    ms: number,
-    now?: number,
-  ): Promise<boolean>;
-  /** Gives up `owner`'s lease on a cell (nothing when another holds it). */
-  releaseLease(experimentId: string, cell: string, owner: string): Promise<void>;
   /** The cell's lease, or null when none (an expired one is still returned until removed). */
   /**
    * Removes the lease of `owner` on a cell whatever its time left (its holder is known to
