@@ -42,30 +42,30 @@ function rpcError(
 
 /** The error response for headers that do not match the body, or null when they do. */
 export function headerProblem(req: Request, body: JsonRpcRequest): Response | null {
-  const method = req.headers.get("mcp-method");
-  if (method !== body.method) {
+  /** A 400 naming the header, its value and what the body says, or null when they agree. */
+  const mismatch = (header: string, shown: string, bodySays: string, expected: unknown) => {
+    const value = req.headers.get(header);
+    if (value === expected) return null;
     return rpcError(
       400,
       body.id,
       HEADER_MISMATCH,
-      `Header mismatch: Mcp-Method is ${JSON.stringify(method)}, the body's method ${
-        JSON.stringify(body.method)
+      `Header mismatch: ${shown} is ${JSON.stringify(value)}, ${bodySays} ${
+        JSON.stringify(expected)
       }`,
     );
-  }
+  };
+  const method = mismatch("mcp-method", "Mcp-Method", "the body's method", body.method);
+  if (method) return method;
   if (body.method === "server/discover") return null;
   const version = metaOf(body)[META_VERSION];
-  const header = req.headers.get("mcp-protocol-version");
-  if (header !== version) {
-    return rpcError(
-      400,
-      body.id,
-      HEADER_MISMATCH,
-      `Header mismatch: MCP-Protocol-Version is ${JSON.stringify(header)}, the body's ${
-        JSON.stringify(version)
-      }`,
-    );
-  }
+  const versionProblem = mismatch(
+    "mcp-protocol-version",
+    "MCP-Protocol-Version",
+    "the body's",
+    version,
+  );
+  if (versionProblem) return versionProblem;
   if (version !== STATELESS_VERSION) {
     return rpcError(
       400,
@@ -84,17 +84,7 @@ export function headerProblem(req: Request, body: JsonRpcRequest): Response | nu
     ? body.params?.uri
     : undefined;
   if (named !== undefined || body.method === "tools/call" || body.method === "resources/read") {
-    const name = req.headers.get("mcp-name");
-    if (name !== named) {
-      return rpcError(
-        400,
-        body.id,
-        HEADER_MISMATCH,
-        `Header mismatch: Mcp-Name is ${JSON.stringify(name)}, the body names ${
-          JSON.stringify(named)
-        }`,
-      );
-    }
+    return mismatch("mcp-name", "Mcp-Name", "the body names", named);
   }
   return null;
 }

@@ -280,13 +280,24 @@ Deno.test("stateless HTTP: header checks (-32020), unsupported versions (-32022)
     let r = await send({ ...ok.headers, "mcp-method": "tools/list" });
     assert.equal(r.status, 400);
     assert.equal(r.json.error.code, -32020);
+    assert.equal(
+      r.json.error.message,
+      'Header mismatch: Mcp-Method is "tools/list", the body\'s method "tools/call"',
+    );
     r = await send({ "mcp-protocol-version": STATELESS_VERSION, "mcp-name": "room_list" });
     assert.equal(r.json.error.code, -32020);
     r = await send({ ...ok.headers, "mcp-name": "room_create" });
     assert.equal(r.status, 400);
-    assert.match(r.json.error.message, /Mcp-Name/);
+    assert.equal(
+      r.json.error.message,
+      'Header mismatch: Mcp-Name is "room_create", the body names "room_list"',
+    );
     r = await send({ ...ok.headers, "mcp-protocol-version": "2025-11-25" });
     assert.equal(r.json.error.code, -32020);
+    assert.equal(
+      r.json.error.message,
+      `Header mismatch: MCP-Protocol-Version is "2025-11-25", the body's "${STATELESS_VERSION}"`,
+    );
     const old = stateless(2, "tools/list", {}, {
       "io.modelcontextprotocol/protocolVersion": "2099-01-01",
     });
