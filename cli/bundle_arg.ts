@@ -75,7 +75,7 @@ export function parseBundleCommand<O extends OptionSpec>(
   command: string,
   args: string[],
   options: O,
-  hint: string,
+  hint = `Run it once per bundle: dvergr ${command} path/to/bundle (quote a path with spaces)`,
 ) {
   const { values, positionals } = parseCommandArgs(command, args, options);
   if (positionals.length > 1) {

@@ -36,12 +36,7 @@ export const OPTIONS = {
 
 /** Reads the command line: flags and arguments checked, nothing touched. */
 export function parse(args: string[]) {
-  return parseBundleCommand(
-    "calibrate",
-    args,
-    OPTIONS,
-    `Run it once per bundle: dvergr calibrate path/to/bundle (quote a path with spaces)`,
-  );
+  return parseBundleCommand("calibrate", args, OPTIONS);
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {

@@ -66,12 +66,7 @@ export const OPTIONS = {
 
 /** Reads the command line: flags and arguments checked, nothing touched. */
 export function parse(args: string[]) {
-  return parseBundleCommand(
-    "check",
-    args,
-    OPTIONS,
-    `Run it once per bundle: dvergr check path/to/bundle (quote a path with spaces)`,
-  );
+  return parseBundleCommand("check", args, OPTIONS);
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {

@@ -118,7 +118,10 @@ Deno.test("dvergr check and calibrate with two bundles exit 2 with a hint, as te
       text.err,
       new RegExp(`^error\\[USAGE\\]: "dvergr ${command}" takes one bundle, got 2: .+\\n`),
     );
-    assert.match(text.err, /\nhint: .+/);
+    assert.match(
+      text.err,
+      new RegExp(`\nhint: Run it once per bundle: dvergr ${command} path/to/bundle `),
+    );
     assert.doesNotMatch(text.err, /\n\s+at /);
     const json = await dvergr(command, a, b, "--json");
     assert.equal(json.code, 2);
