@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/inMemory"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type Home, openHome } from "../../core/io/home.ts";
 import { allOps } from "../../core/ops/registry.ts";
 import { createMcpServer } from "../../mcp/server.ts";
@@ -430,22 +431,35 @@ Deno.test("subscriptions/listen: closing the stream cancels it (no more watching
   });
 });
 
+/**
+ * A raw client on an in-memory transport linked to `server` (through `wrap` when given):
+ * the client's end, every message it got, and the answer to a request id once it came
+ * (within 10 s).
+ */
+async function linkedClient(
+  server: ReturnType<typeof createMcpServer>,
+  wrap: (t: InMemoryTransport) => Transport = (t) => t,
+) {
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(wrap(a));
+  const got: Record<string, unknown>[] = [];
+  b.onmessage = (m) => void got.push(m as Record<string, unknown>);
+  await b.start();
+  const answer = async (id: number) => {
+    const end = Date.now() + 10_000;
+    while (!got.some((m) => m.id === id)) {
+      if (Date.now() > end) throw new Error(`no answer to ${id}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return got.find((m) => m.id === id)!;
+  };
+  return { b, got, answer };
+}
+
 Deno.test("splitEras(): one stream carries handshake and stateless messages", async () => {
   await withServer(async (s) => {
-    const [a, b] = InMemoryTransport.createLinkedPair();
     const server = s.makeServer();
-    await server.connect(splitEras(a, s.stateless));
-    const got: Record<string, unknown>[] = [];
-    b.onmessage = (m) => void got.push(m as Record<string, unknown>);
-    await b.start();
-    const until = async (id: number) => {
-      const end = Date.now() + 10_000;
-      while (!got.some((m) => m.id === id)) {
-        if (Date.now() > end) throw new Error(`no answer to ${id}`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      return got.find((m) => m.id === id)!;
-    };
+    const { b, got, answer: until } = await linkedClient(server, (a) => splitEras(a, s.stateless));
     await b.send({
       jsonrpc: "2.0",
       id: 1,
@@ -576,20 +590,8 @@ Deno.test("stateless tools/call with a progressToken answers on an SSE stream wi
 Deno.test("a handshake client's initialize _meta narrows its connection's tools, never widens them", async () => {
   await withServer(async (s) => {
     const talk = async (meta: Record<string, unknown>) => {
-      const [a, b] = InMemoryTransport.createLinkedPair();
       const server = s.makeServer();
-      await server.connect(a);
-      const got: Record<string, unknown>[] = [];
-      b.onmessage = (m) => void got.push(m as Record<string, unknown>);
-      await b.start();
-      const answer = async (id: number) => {
-        const end = Date.now() + 10_000;
-        while (!got.some((m) => m.id === id)) {
-          if (Date.now() > end) throw new Error(`no answer to ${id}`);
-          await new Promise((r) => setTimeout(r, 10));
-        }
-        return got.find((m) => m.id === id)!;
-      };
+      const { b, answer } = await linkedClient(server);
       await b.send({
         jsonrpc: "2.0",
         id: 1,
