@@ -9,12 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { memoryContext } from "../cli/context.ts";
 import { runMain } from "../main.ts";
-import { openHome } from "../core/io/home.ts";
-import { allOps } from "../core/ops/registry.ts";
-import { serveHttp } from "../mcp/http.ts";
-import { createMcpServer } from "../mcp/server.ts";
-import { selectTools } from "../mcp/selection.ts";
-import { createCheckerPool } from "../sandbox/checker_pool.ts";
+import { withHttp } from "./mcp/helpers.ts";
 import { seededRandom } from "../core/seeded_random.ts";
 
 const SEED = Number(Deno.env.get("DVERGR_FUZZ_SEED") ?? 20261201);
@@ -239,47 +234,31 @@ Deno.test({
   async fn() {
     const next = seededRandom(SEED + 3);
     const pick = <T>(xs: T[]) => xs[Math.floor(next() * xs.length)];
-    const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-fuzz-http-" }));
-    const context = {
-      home,
-      runner: createCheckerPool({ workers: 1 }),
-      env: () => undefined,
-      cwd: Deno.cwd(),
-      clock: () => new Date(),
-    };
-    const token = "f".repeat(64);
-    const http = serveHttp({
-      port: 0,
-      token,
-      makeServer: () =>
-        createMcpServer({ context, selection: selectTools(allOps(), {}), log: () => {} }),
-      log: () => {},
-    });
-    const init = JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "fuzz", version: "0" },
-      },
-    });
-    const hosts = [
-      `127.0.0.1:${http.port}`,
-      "[::1]evil.com",
-      "[::1",
-      "[::1]:99999999",
-      "localhost:abc",
-      "evil.com",
-      "",
-      " ",
-      "127.0.0.1:" + "9".repeat(40),
-      "[zz::1]",
-      "%00",
-      "localhost@evil.com",
-    ];
-    try {
+    await withHttp(async (http, token) => {
+      const init = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "fuzz", version: "0" },
+        },
+      });
+      const hosts = [
+        `127.0.0.1:${http.port}`,
+        "[::1]evil.com",
+        "[::1",
+        "[::1]:99999999",
+        "localhost:abc",
+        "evil.com",
+        "",
+        " ",
+        "127.0.0.1:" + "9".repeat(40),
+        "[zz::1]",
+        "%00",
+        "localhost@evil.com",
+      ];
       for (let i = 0; i < COUNT; i++) {
         const body = next() < 0.5 ? init : mutate(init, next);
         const headers = [
@@ -303,11 +282,6 @@ Deno.test({
         `Content-Type: application/json\r\nContent-Length: ${init.length}\r\n\r\n${init}`;
       const status = await rawStatus(http.port, evil);
       assert.ok(status === 400 || status === 403, `Host [::1]evil.com: ${status}`);
-    } finally {
-      await http.close();
-      context.runner.close();
-      await home.close();
-      await Deno.remove(home.dir, { recursive: true });
-    }
+    });
   },
 });

@@ -16,6 +16,12 @@ import {
   ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { toolProblems } from "../../mcp/tool_schema.ts";
+import { openHome } from "../../core/io/home.ts";
+import { allOps } from "../../core/ops/registry.ts";
+import { serveHttp } from "../../mcp/http.ts";
+import { createMcpServer } from "../../mcp/server.ts";
+import { selectTools } from "../../mcp/selection.ts";
+import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 import { DVERGR_PERMISSIONS } from "../../core/permissions.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -288,4 +294,34 @@ export async function fromScratchFlow(client: Client, room = "books"): Promise<s
   assert.match(report.markdown, /^# Invoice coding\n/);
   assert.ok(report.markdown.includes("builtin:noop"));
   return started.experiment;
+}
+
+/** serveHttp() in this process (default tool selection, a checker pool) on a fresh home. */
+export async function withHttp(
+  f: (http: { port: number; url: string }, token: string) => Promise<void>,
+): Promise<void> {
+  const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-http-" }));
+  const context = {
+    home,
+    runner: createCheckerPool({ workers: 1 }),
+    env: () => undefined,
+    cwd: Deno.cwd(),
+    clock: () => new Date(),
+  };
+  const token = "t".repeat(64);
+  const http = serveHttp({
+    port: 0,
+    token,
+    makeServer: () =>
+      createMcpServer({ context, selection: selectTools(allOps(), {}), log: () => {} }),
+    log: () => {},
+  });
+  try {
+    await f(http, token);
+  } finally {
+    await http.close();
+    context.runner.close();
+    await home.close();
+    await Deno.remove(home.dir, { recursive: true });
+  }
 }

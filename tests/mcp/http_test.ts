@@ -1,11 +1,5 @@
 import assert from "node:assert/strict";
-import { call, connectHttp, fromScratchFlow, type Json, startHttp } from "./helpers.ts";
-import { openHome } from "../../core/io/home.ts";
-import { allOps } from "../../core/ops/registry.ts";
-import { serveHttp } from "../../mcp/http.ts";
-import { createMcpServer } from "../../mcp/server.ts";
-import { selectTools } from "../../mcp/selection.ts";
-import { createCheckerPool } from "../../sandbox/checker_pool.ts";
+import { call, connectHttp, fromScratchFlow, type Json, startHttp, withHttp } from "./helpers.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
@@ -197,36 +191,6 @@ async function rawPost(port: number, host: string, token: string, body: unknown)
     return Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1]);
   } finally {
     conn.close();
-  }
-}
-
-/** serveHttp() in this process with the bench profile on a fresh home. */
-async function withHttp(
-  f: (http: { port: number; url: string }, token: string) => Promise<void>,
-): Promise<void> {
-  const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-http-" }));
-  const context = {
-    home,
-    runner: createCheckerPool({ workers: 1 }),
-    env: () => undefined,
-    cwd: Deno.cwd(),
-    clock: () => new Date(),
-  };
-  const token = "t".repeat(64);
-  const http = serveHttp({
-    port: 0,
-    token,
-    makeServer: () =>
-      createMcpServer({ context, selection: selectTools(allOps(), {}), log: () => {} }),
-    log: () => {},
-  });
-  try {
-    await f(http, token);
-  } finally {
-    await http.close();
-    context.runner.close();
-    await home.close();
-    await Deno.remove(home.dir, { recursive: true });
   }
 }
 
