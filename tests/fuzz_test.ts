@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { memoryContext } from "../cli/context.ts";
 import { runMain } from "../main.ts";
-import { withHttp } from "./mcp/helpers.ts";
+import { initialize, withHttp } from "./mcp/helpers.ts";
 import { seededRandom } from "../core/seeded_random.ts";
 
 const SEED = Number(Deno.env.get("DVERGR_FUZZ_SEED") ?? 20261201);
@@ -235,16 +235,7 @@ Deno.test({
     const next = seededRandom(SEED + 3);
     const pick = <T>(xs: T[]) => xs[Math.floor(next() * xs.length)];
     await withHttp(async (http, token) => {
-      const init = JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "fuzz", version: "0" },
-        },
-      });
+      const init = JSON.stringify(initialize("2025-11-25"));
       const hosts = [
         `127.0.0.1:${http.port}`,
         "[::1]evil.com",

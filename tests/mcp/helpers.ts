@@ -24,6 +24,21 @@ import { selectTools } from "../../mcp/selection.ts";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 import { DVERGR_PERMISSIONS } from "../../core/permissions.ts";
 
+/** A handshake-era `initialize` request for `version` (with `_meta` when given). */
+export function initialize(version: string, id = 1, meta?: Record<string, unknown>) {
+  return {
+    jsonrpc: "2.0" as const,
+    id,
+    method: "initialize",
+    params: {
+      protocolVersion: version,
+      capabilities: {},
+      clientInfo: { name: "raw", version: "0" },
+      ...(meta ? { _meta: meta } : {}),
+    },
+  };
+}
+
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** dvergr's own permissions (deno.json's task). */

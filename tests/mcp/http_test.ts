@@ -1,20 +1,15 @@
 import assert from "node:assert/strict";
-import { call, connectHttp, fromScratchFlow, type Json, startHttp, withHttp } from "./helpers.ts";
+import {
+  call,
+  connectHttp,
+  fromScratchFlow,
+  initialize,
+  type Json,
+  startHttp,
+  withHttp,
+} from "./helpers.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
-
-function initialize(version: string, id = 1) {
-  return {
-    jsonrpc: "2.0",
-    id,
-    method: "initialize",
-    params: {
-      protocolVersion: version,
-      capabilities: {},
-      clientInfo: { name: "raw", version: "0" },
-    },
-  };
-}
 
 /** POSTs one JSON-RPC message; returns status, headers and the message(s) in the reply. */
 async function post(

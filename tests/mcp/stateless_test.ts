@@ -19,7 +19,7 @@ import {
 } from "../../mcp/stateless.ts";
 import { splitEras } from "../../mcp/era_transport.ts";
 import { createRoomWatcher, homeVersion } from "../../mcp/room_watch.ts";
-import { BOOKINGS_CSV, BOOKINGS_SPEC } from "./helpers.ts";
+import { BOOKINGS_CSV, BOOKINGS_SPEC, initialize } from "./helpers.ts";
 import { NO_RUNNER } from "../helpers/op_context.ts";
 
 const TOKEN = "s".repeat(64);
@@ -205,16 +205,11 @@ Deno.test("stateless and handshake requests interleave on one HTTP connection", 
   await withServer(async (s) => {
     const c = await OneConnection.open(s.http.port);
     try {
-      const init = await c.request("POST", { "mcp-protocol-version": "2025-11-25" }, {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "raw", version: "1" },
-        },
-      });
+      const init = await c.request(
+        "POST",
+        { "mcp-protocol-version": "2025-11-25" },
+        initialize("2025-11-25"),
+      );
       assert.equal(init.status, 200);
       const sid = init.headers.get("mcp-session-id")!;
       assert.ok(sid);
@@ -460,16 +455,7 @@ Deno.test("splitEras(): one stream carries handshake and stateless messages", as
   await withServer(async (s) => {
     const server = s.makeServer();
     const { b, got, answer: until } = await linkedClient(server, (a) => splitEras(a, s.stateless));
-    await b.send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "x", version: "1" },
-      },
-    });
+    await b.send(initialize("2025-06-18"));
     assert.equal(
       ((await until(1)).result as { protocolVersion: string }).protocolVersion,
       "2025-06-18",
@@ -592,17 +578,7 @@ Deno.test("a handshake client's initialize _meta narrows its connection's tools,
     const talk = async (meta: Record<string, unknown>) => {
       const server = s.makeServer();
       const { b, answer } = await linkedClient(server);
-      await b.send({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "x", version: "1" },
-          _meta: meta,
-        },
-      });
+      await b.send(initialize("2025-11-25", 1, meta));
       const init = await answer(1);
       if ("error" in init) {
         await server.close();

@@ -6,6 +6,7 @@ import {
   callError,
   connectStdio,
   fromScratchFlow,
+  initialize,
   type Json,
   ROOT,
   serveArgs,
@@ -115,16 +116,7 @@ for (const version of ["2025-03-26", "2025-06-18", "2025-11-25"]) {
     async fn() {
       const home = await Deno.makeTempDir();
       const { lines, status, err } = await rawSession(home, [
-        {
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: version,
-            capabilities: {},
-            clientInfo: { name: "raw", version: "0" },
-          },
-        },
+        initialize(version),
         { jsonrpc: "2.0", method: "notifications/initialized" },
         { jsonrpc: "2.0", id: 2, method: "tools/list" },
         {
