@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { gcHint } from "../../../core/io/gc_hint.ts";
+import { exposedGc, gcHint } from "../../../core/io/gc_hint.ts";
 
 Deno.test("gcHint() collects once per `every` units of work, counting batches", () => {
   let collections = 0;
@@ -15,7 +15,22 @@ Deno.test("gcHint() collects once per `every` units of work, counting batches", 
   assert.equal(collections, 2, "a large batch is one collection, then the count starts again");
 });
 
-Deno.test("gcHint() does nothing when V8 exposes no gc()", () => {
-  const hint = gcHint(1, null);
-  for (let i = 0; i < 10; i++) hint();
+Deno.test("exposedGc() is V8's gc() when exposed, else null, and gcHint() then does nothing", () => {
+  const g = globalThis as { gc?: unknown };
+  const had = Object.hasOwn(g, "gc");
+  const before = g.gc;
+  try {
+    delete g.gc;
+    assert.equal(exposedGc(), null);
+    const hint = gcHint(1);
+    for (let i = 0; i < 10; i++) hint();
+    let calls = 0;
+    g.gc = () => calls++;
+    exposedGc()!();
+    gcHint(2)(2);
+    assert.equal(calls, 2);
+  } finally {
+    if (had) g.gc = before;
+    else delete g.gc;
+  }
 });
