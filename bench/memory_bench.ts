@@ -15,8 +15,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
-import { writeSideBySideBundle } from "./side_by_side_bundle.ts";
+import { sideBySideBenchmarkArgv, writeSideBySideBundle } from "./side_by_side_bundle.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -42,7 +41,6 @@ const dir = await Deno.makeTempDir({ prefix: "dvergr-memory-bench-" });
 const bundle = join(dir, "bundle");
 await writeSideBySideBundle(bundle, cases);
 
-const main = new URL("../main.ts", import.meta.url).pathname;
 // /proc is outside dvergr's permissions; `cat` may read it.
 const load = async () =>
   new TextDecoder().decode(
@@ -59,20 +57,7 @@ for (const r of reps) {
     args: [
       "-f",
       "%M",
-      Deno.execPath(),
-      "run",
-      ...DVERGR_RUN_FLAGS,
-      main,
-      "benchmark",
-      bundle,
-      "--candidate",
-      "builtin:reference",
-      "--repetitions",
-      String(r),
-      "--parallel",
-      values.parallel,
-      "--home",
-      home,
+      ...sideBySideBenchmarkArgv(bundle, home, { parallel: values.parallel, repetitions: r }),
     ],
     cwd: dir,
     env: { NO_COLOR: "1" },

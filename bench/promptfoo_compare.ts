@@ -22,8 +22,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
-import { writeSideBySideBundle } from "./side_by_side_bundle.ts";
+import { sideBySideBenchmarkArgv, writeSideBySideBundle } from "./side_by_side_bundle.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -84,7 +83,6 @@ tests: file://tests.csv
 );
 
 const gnuTime = await isFile("/usr/bin/time") ? "/usr/bin/time" : null;
-const main = new URL("../main.ts", import.meta.url).pathname;
 
 /** Runs a command, returns its wall time in ms and its peak RSS in KiB (when measurable). */
 async function timed(
@@ -120,20 +118,7 @@ const quiet = { PROMPTFOO_DISABLE_TELEMETRY: "1", PROMPTFOO_DISABLE_UPDATE: "1",
 for (let r = 0; r < runs; r++) {
   const home = join(dir, `home-${r}`);
   const d = await timed(
-    [
-      Deno.execPath(),
-      "run",
-      ...DVERGR_RUN_FLAGS,
-      main,
-      "benchmark",
-      bundle,
-      "--candidate",
-      "builtin:reference",
-      "--parallel",
-      parallel,
-      "--home",
-      home,
-    ],
+    sideBySideBenchmarkArgv(bundle, home, { parallel }),
     { NO_COLOR: "1" },
     dir,
   );

@@ -4,6 +4,7 @@
  * the first case's, and a small JavaScript checker compares.
  */
 import { join } from "node:path";
+import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
 
 /** Writes the bundle of `cases` cases to `dir` (created). */
 export async function writeSideBySideBundle(dir: string, cases: number): Promise<void> {
@@ -31,4 +32,27 @@ export async function writeSideBySideBundle(dir: string, cases: number): Promise
     await write(`cases/${id}/fixtures/docs/q.txt`, `w${i}`);
     await write(`cases/${id}/gold.edn`, `{:word "w${i}"}`);
   }
+}
+
+/** The command that runs the side-by-side job in dvergr: `dvergr benchmark` on a fresh home. */
+export function sideBySideBenchmarkArgv(
+  bundle: string,
+  home: string,
+  opts: { parallel: string; repetitions?: number },
+): string[] {
+  return [
+    Deno.execPath(),
+    "run",
+    ...DVERGR_RUN_FLAGS,
+    new URL("../main.ts", import.meta.url).pathname,
+    "benchmark",
+    bundle,
+    "--candidate",
+    "builtin:reference",
+    ...(opts.repetitions === undefined ? [] : ["--repetitions", String(opts.repetitions)]),
+    "--parallel",
+    opts.parallel,
+    "--home",
+    home,
+  ];
 }
