@@ -36,6 +36,7 @@ import {
   type World,
 } from "../io/world.ts";
 import { isDvergrError } from "../errors.ts";
+import { isStorageError } from "../io/os_error.ts";
 
 /** What an attempt needs from its run. */
 export interface AttemptRun {
@@ -60,6 +61,15 @@ function bound(text: string, max = 4000): string {
   return text.length <= max
     ? text
     : text.slice(0, max) + ` … (${text.length - max} more characters)`;
+}
+
+/**
+ * What a fault record keeps when its evidence could not be stored: nothing. A file system
+ * that is full or read-only is thrown instead: it stops the run (isStorageError()).
+ */
+function evidenceLost(e: unknown): null {
+  if (isStorageError(e)) throw e;
+  return null;
 }
 
 /** The world a cell starts from: the shared fixtures overlaid by its case's. */
@@ -91,7 +101,11 @@ export function finalVerdict(checker: Verdict, status: CandidateOutcome["status"
   };
 }
 
-/** One attempt of a cell; null when the run was cancelled while it ran. */
+/**
+ * One attempt of a cell; null when the run was cancelled while it ran. A file system that
+ * cannot take the world or the evidence (full, read-only…: isStorageError()) is thrown, not
+ * recorded as the cell's fault.
+ */
 export async function runAttempt(
   opts: AttemptRun,
   effects: AttemptEffects,
@@ -131,7 +145,7 @@ export async function runAttempt(
     listMicros: outcome?.listMicros ?? null,
     ...(outcome?.unpriced ? { unpriced: true } : {}),
     isolated: outcome?.isolated ?? false,
-    evidenceRef: await putJson(opts.blobs, evidence).catch(() => null),
+    evidenceRef: await putJson(opts.blobs, evidence).catch(evidenceLost),
     ...(outcome ? { ending: endingOf(outcome) } : {}),
   });
 
@@ -146,6 +160,7 @@ export async function runAttempt(
         mkdirs: bundle.definition.capture,
       });
   } catch (e) {
+    if (isStorageError(e)) throw e;
     return await faultRecord(
       { source: "host", kind: "world", message: `Cannot create the world: ${message(e)}` },
       null,
@@ -194,6 +209,7 @@ export async function runAttempt(
         }),
       ]);
     } catch (e) {
+      if (isStorageError(e)) throw e;
       outcome = {
         status: "fault",
         message: `The candidate failed: ${message(e)}`,
@@ -265,7 +281,7 @@ export async function runAttempt(
         listMicros: outcome.listMicros,
         ...(outcome.unpriced ? { unpriced: true } : {}),
         isolated: outcome.isolated,
-        evidenceRef: await putJson(opts.blobs, evidence).catch(() => null),
+        evidenceRef: await putJson(opts.blobs, evidence).catch(evidenceLost),
         ending: endingOf(outcome),
       };
     }
@@ -334,6 +350,7 @@ export async function runAttempt(
     };
   } catch (e) {
     if (opts.signal?.aborted) return null;
+    if (isStorageError(e)) throw e;
     return await faultRecord(
       { source: "host", kind: "host", message: `The host failed: ${message(e)}` },
       null,

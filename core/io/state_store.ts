@@ -21,6 +21,7 @@ import type { BlobStore } from "./blob_store.ts";
 import { getJson, putJson } from "./blob_store.ts";
 import { batchMethods, type StateBatches } from "./state_batches.ts";
 import { streamMethods } from "./state_streams.ts";
+import { storageProblem } from "./os_error.ts";
 
 /** What the home keeps about one experiment (its definition and where it ran). */
 export interface ExperimentMeta {
@@ -123,14 +124,16 @@ function isLocked(e: unknown): boolean {
  * double up to seconds let one process starve the other, so this looks again soon (2 ms,
  * growing to at most 100 ms, jittered) and gives up after about 10 s.
  */
-async function retryLocked<T>(f: () => Promise<T>): Promise<T> {
+async function retryLockedAt<T>(path: string, f: () => Promise<T>): Promise<T> {
   let delay = 2;
   let waited = 0;
   for (;;) {
     try {
       return await f();
     } catch (e) {
-      if (!isLocked(e) || waited > 10_000) throw e;
+      // A full or read-only file system: SQLite's words do not name the file, so say it here.
+      if (!isLocked(e)) throw storageProblem(e, `the home's records "${path}"`);
+      if (waited > 10_000) throw e;
       const ms = delay * (0.5 + Math.random());
       await new Promise((r) => setTimeout(r, ms));
       waited += ms;
@@ -144,6 +147,7 @@ async function retryLocked<T>(f: () => Promise<T>): Promise<T> {
  * lives as long as the process (tests). Large values spill into `blobs`.
  */
 export async function openKvStateStore(path: string, blobs: BlobStore): Promise<StateStore> {
+  const retryLocked = <T>(f: () => Promise<T>) => retryLockedAt(path, f);
   const kv = await retryLocked(() => Deno.openKv(path));
 
   /** The stored form of a value, and the length of the JSON it stands for (its KV size). */

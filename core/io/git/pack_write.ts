@@ -16,6 +16,7 @@ import { crc32, deflateSync } from "node:zlib";
 import { type GitObject, putHex, TYPE_CODES } from "./objects.ts";
 import { adler32 } from "./zlib.ts";
 import { type PackIndex, packIndexes } from "./pack_read.ts";
+import { storageProblem } from "../os_error.ts";
 
 /** Below this size zlib's fixed cost per call outweighs what it saves: such objects are stored. */
 const STORE_BELOW = 512;
@@ -180,6 +181,9 @@ export async function writeDurable(path: string, data: Uint8Array): Promise<void
   try {
     for (let at = 0; at < data.length;) at += await file.write(data.subarray(at));
     await file.syncData();
+  } catch (e) {
+    // A write to an open file does not say which file (ENOSPC, EFBIG): name it.
+    throw storageProblem(e, `"${path}"`);
   } finally {
     file.close();
   }

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { DvergrError } from "../../errors.ts";
 import { encoder } from "./objects.ts";
 import { damaged, hasCode } from "./damaged.ts";
+import { storageProblem } from "../os_error.ts";
 
 /** A room's only branch. */
 export const BRANCH = "refs/heads/main";
@@ -111,8 +112,12 @@ export async function lockBranch(gitdir: string): Promise<BranchLock> {
       if (finished) throw new Error("BranchLock.move() after the lock was released");
       try {
         if (readHead(gitdir) !== from) return false;
-        await held.write(encoder.encode(`${to}\n`));
-        await held.syncData();
+        try {
+          await held.write(encoder.encode(`${to}\n`));
+          await held.syncData();
+        } catch (e) {
+          throw storageProblem(e, `"${lockPath}"`);
+        }
         close();
         await Deno.rename(lockPath, ref);
         finished = true;

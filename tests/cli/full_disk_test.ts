@@ -1,0 +1,179 @@
+/**
+ * A file system that cannot take the home's writes during a benchmark — full (a small tmpfs)
+ * or a file over RLIMIT_FSIZE — ends the run with exit 2 and code IO, naming the file and
+ * saying what the system said, never with a stack trace; the rerun, with room again, keeps
+ * the cells committed before and runs the rest.
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { DVERGR_RUN_FLAGS } from "../../core/permissions.ts";
+
+const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+const INVOICES = fileURLToPath(new URL("../../examples/workflows/invoice-fields", import.meta.url));
+
+/** 5 cases × 2 candidates × 40 repetitions: far more records than the space given holds. */
+function benchmarkArgs(home: string): string[] {
+  return [
+    "benchmark",
+    INVOICES,
+    "--candidate",
+    "builtin:reference",
+    "--candidate",
+    "builtin:noop",
+    "--repetitions",
+    "40",
+    "--home",
+    home,
+  ];
+}
+const CELLS = 400;
+
+interface Ran {
+  code: number;
+  out: string;
+  err: string;
+}
+
+async function run(cmd: string, args: string[]): Promise<Ran> {
+  const out = await new Deno.Command(cmd, { args, stdin: "null" }).output();
+  const text = new TextDecoder();
+  return { code: out.code, out: text.decode(out.stdout), err: text.decode(out.stderr) };
+}
+
+function assertIoStop(r: Ran, file: RegExp, words: RegExp): void {
+  assert.equal(r.code, 2, r.err);
+  assert.doesNotMatch(r.err, /internal error|\n\s+at /);
+  const line = r.err.split("\n").find((l) => l.startsWith("error[IO]: ")) ?? "";
+  assert.match(line, file, r.err);
+  assert.match(line, words, r.err);
+  assert.match(r.err, /\nhint: ./);
+}
+
+/** The rerun finished every cell, keeping some of the first run's (and not all of them). */
+function assertResumed(r: Ran): void {
+  assert.equal(r.code, 0, r.err);
+  const kept = /Experiment [0-9a-f-]+: 400 cells, (\d+) kept from earlier runs/.exec(r.err);
+  assert.ok(kept, r.err);
+  const n = Number(kept[1]);
+  assert.ok(n > 0 && n < CELLS, `kept ${n} of ${CELLS}`);
+  assert.match(r.out, /builtin:reference +reward 1\.000 +passed 200\/200/);
+  assert.match(r.out, /builtin:noop +reward 0\.000 +passed 0\/200/);
+}
+
+const isRoot = Deno.uid() === 0;
+/** How this test gets a mount namespace of its own: root needs no user namespace. */
+const UNSHARE = isRoot ? ["-m"] : ["-Urm"];
+const canMount = (await run("unshare", [...UNSHARE, "true"]).catch(() => null))?.code === 0;
+
+/**
+ * Inside a mount namespace of its own (gone with its last process, so nothing stays mounted
+ * whatever happens): a 1 MiB tmpfs at $1, the benchmark, the tmpfs grown, the benchmark again.
+ */
+const TMPFS_SCRIPT = `set -u
+dir=$1; out=$2; shift 2
+mount -t tmpfs -o size=1m dvergr-full "$dir" || exit 90
+"$@" >"$out/out1" 2>"$out/err1"; echo $? >"$out/rc1"
+mount -o remount,size=64m "$dir" || exit 91
+"$@" >"$out/out2" 2>"$out/err2"; echo $? >"$out/rc2"`;
+
+Deno.test({
+  name: "benchmark on a full file system exits 2 with IO naming the file, and the rerun resumes" +
+    (canMount ? "" : " (skipped: not root, and no user namespace to mount a tmpfs in)"),
+  ignore: !canMount,
+  async fn() {
+    const root = await Deno.makeTempDir();
+    try {
+      const dir = join(root, "fs");
+      await Deno.mkdir(dir);
+      const home = join(dir, "h");
+      const shell = await run("unshare", [
+        ...UNSHARE,
+        "sh",
+        "-c",
+        TMPFS_SCRIPT,
+        "sh",
+        dir,
+        root,
+        Deno.execPath(),
+        "run",
+        ...DVERGR_RUN_FLAGS,
+        MAIN,
+        ...benchmarkArgs(home),
+      ]);
+      assert.equal(shell.code, 0, shell.err);
+      const ran = async (n: number): Promise<Ran> => ({
+        code: Number((await Deno.readTextFile(join(root, `rc${n}`))).trim()),
+        out: await Deno.readTextFile(join(root, `out${n}`)),
+        err: await Deno.readTextFile(join(root, `err${n}`)),
+      });
+      const first = await ran(1);
+      assertIoStop(first, new RegExp(`"${home}/`), /database or disk is full|No space left/);
+      assertResumed(await ran(2));
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test("benchmark with a file over RLIMIT_FSIZE exits 2 with IO naming the file, and the rerun resumes", async () => {
+  const home = await Deno.makeTempDir();
+  try {
+    // SIGXFSZ ignored, as a shell's `ulimit -f` user may have it: Deno's own caches are larger
+    // than the limit, and the default action would kill it before it starts.
+    const limited = await run("sh", [
+      "-c",
+      'trap "" XFSZ; exec prlimit --fsize=400000 -- "$@"',
+      "sh",
+      Deno.execPath(),
+      "run",
+      ...DVERGR_RUN_FLAGS,
+      MAIN,
+      ...benchmarkArgs(home),
+    ]);
+    // SQLite reports a write over the limit (EFBIG) as an I/O error; a file Deno writes says so.
+    assertIoStop(limited, new RegExp(`"${home}/`), /disk I\/O error|File too large/);
+    assertResumed(
+      await run(Deno.execPath(), ["run", ...DVERGR_RUN_FLAGS, MAIN, ...benchmarkArgs(home)]),
+    );
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test({
+  name: "benchmark whose worlds cannot be made (a read-only file system) exits 2 with IO, " +
+    "not a fault in every cell" +
+    (canMount ? "" : " (skipped: not root, and no user namespace to mount a tmpfs in)"),
+  ignore: !canMount,
+  async fn() {
+    const home = await Deno.makeTempDir();
+    try {
+      const r = await run("unshare", [
+        ...UNSHARE,
+        "sh",
+        "-c",
+        'mkdir -p "$1/worlds" && mount -t tmpfs -o ro dvergr-ro "$1/worlds" || exit 90\n' +
+        'shift; exec "$@"',
+        "sh",
+        home,
+        "env",
+        "DVERGR_ISOLATION=none",
+        Deno.execPath(),
+        "run",
+        ...DVERGR_RUN_FLAGS,
+        MAIN,
+        "benchmark",
+        INVOICES,
+        "--candidate",
+        "quiet=cmd:true",
+        "--home",
+        home,
+      ]);
+      assertIoStop(r, new RegExp(`'${home}/worlds/`), /Read-only file system/);
+      assert.doesNotMatch(r.err, /fault/);
+    } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+});
