@@ -14,12 +14,12 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { readAttachmentFiles, readTableFile } from "../core/io/table_file.ts";
+import { readAttachmentFiles, readTableFile } from "../adapters/files/table_file.ts";
 import { attachmentRefs } from "../core/casepack/certify.ts";
 import { buildCasePack } from "../core/casepack/generate.ts";
 import { checkSpecColumns, completeSpec, parseOutcome } from "../core/casepack/spec.ts";
-import { writeBundleDir } from "../core/io/bundle_dir.ts";
-import { openHome } from "../core/io/home.ts";
+import { writeBundleDir } from "../adapters/files/bundle_dir.ts";
+import { openHome } from "../adapters/store/kv/home.ts";
 import { bookingsCsv, makeBookings } from "../examples/tables/make_bookings.ts";
 import { countsLine } from "../cli/cases.ts";
 import { DVERGR_PERMISSIONS } from "../core/permissions.ts";

@@ -19,7 +19,7 @@ import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import type { CheckerInput } from "../core/checker.ts";
 import { checkerInputFor } from "../core/bundle/checker_input.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
-import { readBundleDir } from "../core/io/bundle_dir.ts";
+import { readBundleDir } from "../adapters/files/bundle_dir.ts";
 import { writeEdn } from "../core/edn/write.ts";
 import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
 

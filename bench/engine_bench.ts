@@ -10,7 +10,7 @@
  * Run (or `deno task bench`): deno run <dvergr permissions, see deno.json> bench/engine_bench.ts [--cells 1000] [--parallel 4] [--keep]
  */
 import { parseArgs } from "node:util";
-import { openHome } from "../core/io/home.ts";
+import { openHome } from "../adapters/store/kv/home.ts";
 import { benchmarkBundle } from "../core/engine/benchmark.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import type { FileMap } from "../core/bundle/file_map.ts";

@@ -6,7 +6,7 @@
  * directory unchanged and with one change, small commits on top, the log.
  * Run (or `deno task bench`): deno run <dvergr permissions, see deno.json> bench/room_store_bench.ts [N]  (default 1000).
  */
-import { gitRoomStore } from "../core/io/room_store.ts";
+import { gitRoomStore } from "../adapters/rooms/git/room_store.ts";
 const dir = await Deno.makeTempDir({ prefix: "dvergr-room-bench-" });
 const rooms = gitRoomStore(dir);
 await rooms.createRoom("r");
@@ -30,7 +30,7 @@ const cold = new Deno.Command(Deno.execPath(), {
   args: [
     "eval",
     `import { gitRoomStore } from ${
-      JSON.stringify(import.meta.resolve("../core/io/room_store.ts"))
+      JSON.stringify(import.meta.resolve("../adapters/rooms/git/room_store.ts"))
     };
      const rooms = gitRoomStore(${JSON.stringify(dir)});
      const t = performance.now();

@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
-import { checkOutputFile } from "../core/io/output_file.ts";
-import { limitsFrom } from "../core/io/candidates/limits.ts";
+import { checkOutputFile } from "../adapters/files/output_file.ts";
+import { limitsFrom } from "../adapters/candidates/command/limits.ts";
 import { rangeFlag } from "./args.ts";
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
@@ -29,7 +29,7 @@ import { createProgress } from "./progress.ts";
 import { formatFixed } from "../core/bench/report.ts";
 import type { WebStats } from "../core/bench/web_stats.ts";
 import type { Scorecard } from "../core/bench/scorecard.ts";
-import { givenHomeDir, openHome, resolveHomeDir } from "../core/io/home.ts";
+import { givenHomeDir, openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
 export const HELP = `dvergr benchmark <bundle> [options]

@@ -1,13 +1,13 @@
 import { join, resolve } from "node:path";
 import { DvergrError, usageError } from "../core/errors.ts";
 import type { FileBundle } from "../core/bundle/file_map.ts";
-import { readBundleDir } from "../core/io/bundle_dir.ts";
-import { gitRoomStore } from "../core/io/room_store.ts";
-import { readRoomBundle } from "../core/io/room_bundles.ts";
+import { readBundleDir } from "../adapters/files/bundle_dir.ts";
+import { gitRoomStore } from "../adapters/rooms/git/room_store.ts";
+import { readRoomBundle } from "../adapters/rooms/room_bundles.ts";
 import type { CliContext } from "./context.ts";
 import { type OptionSpec, parseCommandArgs } from "./args.ts";
 import { roomHomeDir } from "./home_arg.ts";
-import { isDir, pathExists } from "../core/io/fs.ts";
+import { isDir, pathExists } from "../adapters/files/fs.ts";
 
 /** Where a bundle argument was read from. */
 export type BundleSource =

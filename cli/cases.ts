@@ -3,8 +3,8 @@ import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
-import { writeBundleDirOnce } from "../core/io/bundle_dir_once.ts";
-import { bundleDir } from "../core/io/room_bundles.ts";
+import { writeBundleDirOnce } from "../adapters/files/bundle_dir_once.ts";
+import { bundleDir } from "../adapters/rooms/room_bundles.ts";
 import type { FileMap } from "../core/bundle/file_map.ts";
 import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
 import {
@@ -14,8 +14,8 @@ import {
 } from "../core/casepack/certify.ts";
 import { decodeText } from "../core/casepack/decode.ts";
 import { DEFAULT_TOLERANCE } from "../core/casepack/rules.ts";
-import { INPUT_LIMITS, readInputFile } from "../core/io/input_file.ts";
-import { casePackFromTable } from "../core/io/table_file.ts";
+import { INPUT_LIMITS, readInputFile } from "../adapters/files/input_file.ts";
+import { casePackFromTable } from "../adapters/files/table_file.ts";
 import {
   completeSpec,
   parseColumnList,

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { INPUT_LIMITS, readInputFile } from "../core/io/input_file.ts";
+import { INPUT_LIMITS, readInputFile } from "../adapters/files/input_file.ts";
 
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
@@ -11,8 +11,8 @@ import { toPlain } from "../core/edn/plain.ts";
 import { formatProblem } from "../core/bundle/parse.ts";
 import { answerCase, type AnswerVerdict, gradeAnswer, loadCheck } from "../core/engine/check.ts";
 import { checkerFacts } from "../core/bundle/clojure_lint.ts";
-import { readBundleDir } from "../core/io/bundle_dir.ts";
-import { isDir } from "../core/io/fs.ts";
+import { readBundleDir } from "../adapters/files/bundle_dir.ts";
+import { isDir } from "../adapters/files/fs.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import type { CheckerRunner } from "../core/checker.ts";

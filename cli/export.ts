@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { checkOutputFile } from "../core/io/output_file.ts";
+import { checkOutputFile } from "../adapters/files/output_file.ts";
 import { writeFileAtomic } from "./write_atomic.ts";
 
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";

@@ -2,13 +2,13 @@ import { dirname, join } from "node:path";
 
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
-import { isDir, pathExists } from "../core/io/fs.ts";
+import { isDir, pathExists } from "../adapters/files/fs.ts";
 import { printJson } from "./render.ts";
 import { DvergrError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
-import { openHome, resolveHomeDir } from "../core/io/home.ts";
+import { openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { roomSlug } from "../core/room_slug.ts";
-import { readBundleDir, writeBundleDir } from "../core/io/bundle_dir.ts";
+import { readBundleDir, writeBundleDir } from "../adapters/files/bundle_dir.ts";
 import { freezeBundle } from "../core/ops/catalog_freeze.ts";
 
 export const HELP =

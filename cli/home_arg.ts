@@ -3,8 +3,8 @@
  * directory) and the op context the CLI runs ops in: the same ops MCP calls.
  */
 import { DvergrError } from "../core/errors.ts";
-import { openHome, resolveHomeDir } from "../core/io/home.ts";
-import { isDir } from "../core/io/fs.ts";
+import { openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
+import { isDir } from "../adapters/files/fs.ts";
 import type { OpContext } from "../core/ops/op.ts";
 import type { CheckerRunner } from "../core/checker.ts";
 import type { CheckerPool } from "../sandbox/checker_pool.ts";
@@ -14,7 +14,7 @@ import type { CliContext } from "./context.ts";
 export const HOME_HELP =
   "  --home DIR      the home (default: $DVERGR_HOME, else .dvergr in the working directory)";
 
-/** The home directory of room commands, absolute (core/io/home.ts resolveHomeDir()). */
+/** The home directory of room commands, absolute (adapters/store/kv/home.ts resolveHomeDir()). */
 export function roomHomeDir(
   flag: string | undefined,
   ctx: Pick<CliContext, "env" | "cwd">,

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { INPUT_LIMITS, readInputFile } from "../core/io/input_file.ts";
+import { INPUT_LIMITS, readInputFile } from "../adapters/files/input_file.ts";
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";

@@ -1,5 +1,5 @@
 import { DvergrError, errorData } from "../core/errors.ts";
-import { osProblem } from "../core/io/os_error.ts";
+import { osProblem } from "../adapters/files/os_error.ts";
 import type { CliContext } from "./context.ts";
 
 /**

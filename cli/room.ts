@@ -1,5 +1,5 @@
 import { Buffer } from "node:buffer";
-import { INPUT_LIMITS, readInputFile } from "../core/io/input_file.ts";
+import { INPUT_LIMITS, readInputFile } from "../adapters/files/input_file.ts";
 import { resolve } from "node:path";
 import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
@@ -15,7 +15,7 @@ import {
   roomRead,
   roomWrite,
 } from "../core/ops/rooms.ts";
-import { readBundleDir } from "../core/io/bundle_dir.ts";
+import { readBundleDir } from "../adapters/files/bundle_dir.ts";
 
 export const HELP = `dvergr room <create|list|files|read|write|log> [ROOM] [PATH] [options]
 

@@ -1,12 +1,12 @@
 import { join, resolve } from "node:path";
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
-import { isDir, pathExists } from "../core/io/fs.ts";
-import { givenHomeDir } from "../core/io/home.ts";
+import { isDir, pathExists } from "../adapters/files/fs.ts";
+import { givenHomeDir } from "../adapters/store/kv/home.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
-import { openHome } from "../core/io/home.ts";
-import type { ExperimentMeta } from "../core/io/state_store.ts";
+import { openHome } from "../adapters/store/kv/home.ts";
+import type { ExperimentMeta } from "../adapters/store/kv/state_store.ts";
 import { type CellRef, experimentCells, loadAttempt } from "../core/ops/attempts.ts";
 import { attemptText } from "../core/bench/attempt_view.ts";
 import { OUTCOME_TEXT } from "../core/bench/outcome.ts";

@@ -1,7 +1,7 @@
 /**
  * Jobs as the ops see them: long work (a benchmark) that outlives the request that
  * started it, recorded durably and polled. The runner that keeps the records is an adapter
- * (core/io/job_runner.ts); these are the shapes it and the job ops share.
+ * (adapters/jobs/job_runner.ts); these are the shapes it and the job ops share.
  */
 
 /** Progress of long work, as MCP progress notifications and job records carry it. */

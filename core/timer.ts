@@ -1,7 +1,7 @@
 /**
  * Time as a port: what waits, leases and deadlines read instead of the system clock, so
  * that tests advance a fake timer (tests/helpers/fake_timer.ts) instead of sleeping. The
- * system's is core/io/timer.ts.
+ * system's is adapters/system/timer.ts.
  */
 export interface Timer {
   /** Milliseconds since the epoch, on this timer. */

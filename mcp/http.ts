@@ -18,7 +18,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { dirname, join } from "node:path";
 import { DvergrError } from "../core/errors.ts";
-import { readInitialize } from "../core/io/mcp_initialize.ts";
+import { readInitialize } from "../adapters/gateway/mcp_initialize.ts";
 import { tokensEqual } from "./token.ts";
 import type { StatelessHandler } from "./stateless.ts";
 import { isStatelessBody, statelessResponse } from "./http_stateless.ts";

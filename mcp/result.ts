@@ -4,7 +4,7 @@
  * never a protocol error).
  */
 import { type ErrorData, errorData } from "../core/errors.ts";
-import { osProblem } from "../core/io/os_error.ts";
+import { osProblem } from "../adapters/files/os_error.ts";
 
 /** Longest text of a tool result; longer text is cut with a note. */
 export const RESULT_LIMIT = 60_000;

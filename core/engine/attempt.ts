@@ -27,16 +27,16 @@ import {
 } from "../bench/records.ts";
 import type { ExperimentPlan } from "../bench/experiment.ts";
 import type { PendingCell } from "../bench/resume.ts";
-import { type BlobStore, putJson } from "../io/blob_store.ts";
+import { type BlobStore, putJson } from "../../adapters/store/kv/blob_store.ts";
 import {
   type Capture,
   type CaptureLimits,
   createMemoryWorld,
   createWorld,
   type World,
-} from "../io/world.ts";
+} from "../../adapters/world/world.ts";
 import { isDvergrError } from "../errors.ts";
-import { isStorageError } from "../io/os_error.ts";
+import { isStorageError } from "../../adapters/files/os_error.ts";
 
 /** What an attempt needs from its run. */
 export interface AttemptRun {

@@ -15,10 +15,18 @@ import type { AttemptFault, JudgeSummary } from "../bench/records.ts";
 import { addUsage } from "../models/cost.ts";
 import type { WebEvidence, WebSummary } from "../web/record.ts";
 import { type WebMode, webModeOf } from "../web/policy.ts";
-import { type BlobStore, putJson } from "../io/blob_store.ts";
-import { type AttemptWeb, createAttemptWeb, type LiveWebConfig } from "../io/web/attempt_web.ts";
-import { braveConfigFrom } from "../io/web/brave.ts";
-import { createJudge, type Judge, type JudgeOptions } from "../io/models/judge_model.ts";
+import { type BlobStore, putJson } from "../../adapters/store/kv/blob_store.ts";
+import {
+  type AttemptWeb,
+  createAttemptWeb,
+  type LiveWebConfig,
+} from "../../adapters/web/attempt_web.ts";
+import { braveConfigFrom } from "../../adapters/web/brave.ts";
+import {
+  createJudge,
+  type Judge,
+  type JudgeOptions,
+} from "../../adapters/providers/judge_model.ts";
 
 /** The check the host adds when the bundle has :blocked-sources. */
 export const NO_BLOCKED_FETCH = "no-blocked-fetch?";

@@ -26,14 +26,18 @@ import { scoreExperiment } from "./score_experiment.ts";
 import type { Scorecard } from "../bench/scorecard.ts";
 import type { Diagnosis } from "../bench/diagnosis.ts";
 import type { CertificationSummary } from "../bench/report.ts";
-import type { Home } from "../io/home.ts";
+import type { Home } from "../../adapters/store/kv/home.ts";
 import { roomSlug } from "../room_slug.ts";
-import { syncBundle } from "../io/room_store.ts";
+import { syncBundle } from "../../adapters/rooms/git/room_store.ts";
 import { type AttemptEffects, type EffectsOptions, prepareEffects } from "./attempt_effects.ts";
-import { trustOf } from "../io/state_store.ts";
+import { trustOf } from "../../adapters/store/kv/state_store.ts";
 import { DvergrError } from "../errors.ts";
-import type { ResourceLimits } from "../io/candidates/limits.ts";
-import { type CommandSpec, detectBwrap, type Isolation } from "../io/candidates/command.ts";
+import type { ResourceLimits } from "../../adapters/candidates/command/limits.ts";
+import {
+  type CommandSpec,
+  detectBwrap,
+  type Isolation,
+} from "../../adapters/candidates/command/command.ts";
 
 export interface BenchmarkRequest extends PlanOptions {
   bundle: FileBundle;

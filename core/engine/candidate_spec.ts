@@ -13,22 +13,30 @@
  * `--candidate` is repeatable and never split on commas (commands may hold commas);
  * `--models a,b` is split on commas and every item is a model.
  */
-import { readInputFile } from "../io/input_file.ts";
+import { readInputFile } from "../../adapters/files/input_file.ts";
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { DvergrError } from "../errors.ts";
 import type { Candidate } from "../bench/candidate.ts";
 import type { Bundle } from "../bundle/types.ts";
-import { BUILTIN_NAMES, builtinCandidate, type BuiltinName } from "../io/candidates/builtin.ts";
-import { commandCandidate, type CommandSpec, type Isolation } from "../io/candidates/command.ts";
+import {
+  BUILTIN_NAMES,
+  builtinCandidate,
+  type BuiltinName,
+} from "../../adapters/candidates/builtin/builtin.ts";
+import {
+  commandCandidate,
+  type CommandSpec,
+  type Isolation,
+} from "../../adapters/candidates/command/command.ts";
 import {
   AGENT_CLIS,
   type AgentCli,
   type AgentSpec,
   createAgentCandidate,
-} from "../io/candidates/agent_cli.ts";
-import { commandGateway } from "../io/gateway/command_gateway.ts";
-import type { ResourceLimits } from "../io/candidates/limits.ts";
+} from "../../adapters/candidates/agent_cli/agent_cli.ts";
+import { commandGateway } from "../../adapters/gateway/command_gateway.ts";
+import type { ResourceLimits } from "../../adapters/candidates/command/limits.ts";
 import { readEdn } from "../edn/read.ts";
 import { toPlain } from "../edn/plain.ts";
 
@@ -228,7 +236,7 @@ export interface ResolveOptions {
   homeDir?: string;
   /** Resource limits of command candidates; default DEFAULT_LIMITS. */
   limits?: ResourceLimits;
-  /** Makes a model candidate; default: core/io/models/model_candidate.ts. */
+  /** Makes a model candidate; default: adapters/candidates/model/model_candidate.ts. */
   createModel?: (model: string, index: number) => Promise<Candidate>;
 }
 
@@ -237,9 +245,9 @@ async function defaultModel(
   index: number,
   opts: ResolveOptions,
 ): Promise<Candidate> {
-  let mod: typeof import("../io/models/model_candidate.ts");
+  let mod: typeof import("../../adapters/candidates/model/model_candidate.ts");
   try {
-    mod = await import("../io/models/model_candidate.ts");
+    mod = await import("../../adapters/candidates/model/model_candidate.ts");
   } catch (e) {
     throw new DvergrError(
       "CANDIDATE_INVALID",

@@ -8,8 +8,8 @@
  * Times are read from the run's timer.
  */
 import type { Timer } from "../timer.ts";
-import type { CellLease, StateStore } from "../io/state_store.ts";
-import { processAlive } from "../io/process_alive.ts";
+import type { CellLease, StateStore } from "../../adapters/store/kv/state_store.ts";
+import { processAlive } from "../../adapters/system/process_alive.ts";
 
 /** How long a cell's lease lasts unless renewed; a third of it between renewals. */
 export const LEASE_MS = 30_000;

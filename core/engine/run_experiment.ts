@@ -35,9 +35,9 @@ import {
 } from "../bench/resume.ts";
 import { PendingQueue } from "../bench/pending_queue.ts";
 import type { Timer } from "../timer.ts";
-import type { StateStore } from "../io/state_store.ts";
-import type { World } from "../io/world.ts";
-import { systemTimer } from "../io/timer.ts";
+import type { StateStore } from "../../adapters/store/kv/state_store.ts";
+import type { World } from "../../adapters/world/world.ts";
+import { systemTimer } from "../../adapters/system/timer.ts";
 import { type AttemptRun, runAttempt } from "./attempt.ts";
 import { cellLeases, LEASE_MS, newLeaseHolder } from "./leases.ts";
 import { groupCommitter } from "./group_commit.ts";

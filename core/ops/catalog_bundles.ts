@@ -25,11 +25,16 @@ import {
 } from "../bundle/export.ts";
 import { calibrate, type CalibrationResult } from "../calibrate/calibrate.ts";
 import type { TrustTier } from "../bench/records.ts";
-import type { Promotion } from "../io/state_store.ts";
-import { trustOf } from "../io/state_store.ts";
-import { bundleDir, fileInTheWay, readRoomBundle, readRoomBundles } from "../io/room_bundles.ts";
-import { readBundleDir } from "../io/bundle_dir.ts";
-import { writeBundleDirOnce } from "../io/bundle_dir_once.ts";
+import type { Promotion } from "../../adapters/store/kv/state_store.ts";
+import { trustOf } from "../../adapters/store/kv/state_store.ts";
+import {
+  bundleDir,
+  fileInTheWay,
+  readRoomBundle,
+  readRoomBundles,
+} from "../../adapters/rooms/room_bundles.ts";
+import { readBundleDir } from "../../adapters/files/bundle_dir.ts";
+import { writeBundleDirOnce } from "../../adapters/files/bundle_dir_once.ts";
 import { VERSION } from "../version.ts";
 import type { CheckerRunner } from "../checker.ts";
 

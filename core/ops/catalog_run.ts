@@ -4,7 +4,7 @@
  * it returns at once and is polled with job_status). A bundle lives in its room at
  * `workflows/<name>/`.
  */
-import { limitsFrom } from "../io/candidates/limits.ts";
+import { limitsFrom } from "../../adapters/candidates/command/limits.ts";
 import { RANGES } from "../ranges.ts";
 import { posix } from "node:path";
 import { z } from "zod";
@@ -19,7 +19,7 @@ import { calibrate } from "../calibrate/calibrate.ts";
 import { completeSpec, specFromEdn } from "../casepack/spec.ts";
 import { casePackOf } from "../casepack/attachments.ts";
 import { parseTable, tableFormatOf } from "../casepack/table.ts";
-import { readRoomBundle, roomPathProblem } from "../io/room_bundles.ts";
+import { readRoomBundle, roomPathProblem } from "../../adapters/rooms/room_bundles.ts";
 import { type CandidateSpec, parseCandidateSpec } from "../engine/candidate_spec.ts";
 import { prepareBenchmark, runBenchmark } from "../engine/benchmark.ts";
 import type { ProgressEvent } from "../engine/run_experiment.ts";

@@ -1,10 +1,10 @@
 /**
  * The job ops: job_status, job_list and job_cancel read and control the durable job
- * records of the home (the runner that keeps them is core/io/job_runner.ts).
+ * records of the home (the runner that keeps them is adapters/jobs/job_runner.ts).
  */
 import { z } from "zod";
 import type { DurableJobRunner, JobRecord } from "../jobs.ts";
-import { createJobRunner, MAX_WAIT_MS } from "../io/job_runner.ts";
+import { createJobRunner, MAX_WAIT_MS } from "../../adapters/jobs/job_runner.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
 
 /** The durable runner of a context: the server's, else one reading the home's records. */

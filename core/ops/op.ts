@@ -5,7 +5,7 @@
  * it, and a handler over an OpContext. A new op appears in MCP with no extra code.
  */
 import type { z } from "zod";
-import type { Home } from "../io/home.ts";
+import type { Home } from "../../adapters/store/kv/home.ts";
 import type { CheckerRunner } from "../checker.ts";
 import type { JobRunner, Progress } from "../jobs.ts";
 export type { JobRunner, JobSpec } from "../jobs.ts";

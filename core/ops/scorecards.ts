@@ -18,7 +18,7 @@ import { certificationSummary } from "../engine/benchmark.ts";
 import type { ExperimentDefinition } from "../bench/experiment.ts";
 import type { Interval } from "../bench/stats.ts";
 import type { TrustTier } from "../bench/records.ts";
-import { type ExperimentMeta, trustOf } from "../io/state_store.ts";
+import { type ExperimentMeta, trustOf } from "../../adapters/store/kv/state_store.ts";
 import { pageParams, pageText } from "./paging.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
 import { jobsOf, jobView } from "./jobs.ts";

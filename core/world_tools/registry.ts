@@ -3,7 +3,7 @@
  * Schema of its arguments, whether it only reads, and a handler over the attempt's world.
  *
  * Two surfaces serve the same registry:
- * - dvergr's agent loop for API models (core/io/models/agent_loop.ts) turns
+ * - dvergr's agent loop for API models (adapters/candidates/model/agent_loop.ts) turns
  *   `offeredTools(world)` into the provider's tool definitions and answers each call with
  *   `callWorldTool(name, args, world)`;
  * - a per-attempt MCP server (for agent CLIs) lists `offeredTools(world)` as MCP tools

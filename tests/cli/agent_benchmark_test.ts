@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { runMain } from "../../main.ts";
 import { memoryContext } from "../../cli/context.ts";
-import { findAgentCli } from "../../core/io/candidates/agent_cli.ts";
-import { detectBwrap } from "../../core/io/candidates/command.ts";
+import { findAgentCli } from "../../adapters/candidates/agent_cli/agent_cli.ts";
+import { detectBwrap } from "../../adapters/candidates/command/command.ts";
 import { writeBundleTo } from "../helpers/dataset_bundle.ts";
 import { caseReader, startFakeAgentProvider } from "../helpers/fake_agent_provider.ts";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { casesArgs, dvergrIn as dvergr, tempDirWith } from "../helpers/cli.ts";
-import { readBundleDir } from "../../core/io/bundle_dir.ts";
-import { openHome } from "../../core/io/home.ts";
+import { readBundleDir } from "../../adapters/files/bundle_dir.ts";
+import { openHome } from "../../adapters/store/kv/home.ts";
 import { bundleProblems, parseBundle } from "../../core/bundle/parse.ts";
 import { calibrate } from "../../core/calibrate/calibrate.ts";
 import { readEdn } from "../../core/edn/read.ts";

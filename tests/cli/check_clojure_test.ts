@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { memoryContext } from "../../cli/context.ts";
 import { runMain } from "../../main.ts";
-import { writeTree } from "../../core/io/bundle_dir.ts";
+import { writeTree } from "../../adapters/files/bundle_dir.ts";
 import { recallBundle } from "../helpers/bundles.ts";
 
 async function dvergr(...args: string[]) {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { memoryContext } from "../../cli/context.ts";
 import { runMain } from "../../main.ts";
-import { osProblem } from "../../core/io/os_error.ts";
+import { osProblem } from "../../adapters/files/os_error.ts";
 import { exitCodeOf } from "../../cli/render.ts";
 
 const INVOICES = new URL("../../examples/workflows/invoice-fields", import.meta.url).pathname;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { memoryContext } from "../../cli/context.ts";
 import { runMain } from "../../main.ts";
-import { readBundleDir, writeTree } from "../../core/io/bundle_dir.ts";
+import { readBundleDir, writeTree } from "../../adapters/files/bundle_dir.ts";
 import { contentId } from "../../core/bundle/content_id.ts";
 import { recallBundle } from "../helpers/bundles.ts";
 

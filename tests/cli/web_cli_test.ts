@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { memoryContext } from "../../cli/context.ts";
 import { runMain } from "../../main.ts";
-import { readBundleDir, writeTree } from "../../core/io/bundle_dir.ts";
-import { openHome } from "../../core/io/home.ts";
-import { syncBundle } from "../../core/io/room_store.ts";
+import { readBundleDir, writeTree } from "../../adapters/files/bundle_dir.ts";
+import { openHome } from "../../adapters/store/kv/home.ts";
+import { syncBundle } from "../../adapters/rooms/git/room_store.ts";
 import { callOp, findOp } from "../../core/ops/registry.ts";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 

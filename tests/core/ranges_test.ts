@@ -4,7 +4,7 @@ import { isDvergrError } from "../../core/errors.ts";
 import { runMain } from "../../main.ts";
 import { memoryContext } from "../../cli/context.ts";
 import { planExperiment } from "../../core/bench/experiment.ts";
-import { builtinCandidate } from "../../core/io/candidates/builtin.ts";
+import { builtinCandidate } from "../../adapters/candidates/builtin/builtin.ts";
 import { wordBundle, wordDataset, writeBundleTo } from "../helpers/dataset_bundle.ts";
 import { parseBundle } from "../../core/bundle/parse.ts";
 

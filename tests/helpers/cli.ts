@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import { runMain } from "../../main.ts";
 import { memoryContext } from "../../cli/context.ts";
-import { detectBwrap } from "../../core/io/candidates/command.ts";
+import { detectBwrap } from "../../adapters/candidates/command/command.ts";
 
 // Without bubblewrap, command candidates run only when asked for (DVERGR_ISOLATION=none):
 // ask for it on machines without it, so these tests do not depend on bubblewrap.

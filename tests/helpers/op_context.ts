@@ -1,5 +1,5 @@
 /** An op context for tests: unisolated command candidates, the real clock. */
-import { type Home, openHome } from "../../core/io/home.ts";
+import { type Home, openHome } from "../../adapters/store/kv/home.ts";
 import type { CheckerRunner } from "../../core/checker.ts";
 import type { JobRunner, OpContext } from "../../core/ops/op.ts";
 

@@ -16,7 +16,7 @@ import {
   ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { toolProblems } from "../../mcp/tool_schema.ts";
-import { openHome } from "../../core/io/home.ts";
+import { openHome } from "../../adapters/store/kv/home.ts";
 import { allOps } from "../../core/ops/registry.ts";
 import { serveHttp } from "../../mcp/http.ts";
 import { createMcpServer } from "../../mcp/server.ts";

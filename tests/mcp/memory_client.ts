@@ -3,12 +3,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/inMemory"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { type Home, openHome } from "../../core/io/home.ts";
+import { type Home, openHome } from "../../adapters/store/kv/home.ts";
 import { allOps } from "../../core/ops/registry.ts";
 import { createMcpServer } from "../../mcp/server.ts";
 import { type SelectionRequest, selectTools } from "../../mcp/selection.ts";
 import type { JsEvalRunner } from "../../mcp/code_profile.ts";
-import { createJobRunner } from "../../core/io/job_runner.ts";
+import { createJobRunner } from "../../adapters/jobs/job_runner.ts";
 import type { DurableJobRunner } from "../../core/jobs.ts";
 import { NO_RUNNER } from "../helpers/op_context.ts";
 

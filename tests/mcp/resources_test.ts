@@ -11,7 +11,7 @@ import { jobLogMessage } from "../../mcp/server.ts";
 import { matchResource, templateOf } from "../../mcp/resources.ts";
 import { createRoomWatcher } from "../../mcp/room_watch.ts";
 import { withMemoryClient } from "./memory_client.ts";
-import type { JobRecord } from "../../core/io/state_store.ts";
+import type { JobRecord } from "../../adapters/store/kv/state_store.ts";
 import { ROOT } from "./helpers.ts";
 
 async function rpcError(p: Promise<unknown>): Promise<McpError> {
@@ -22,7 +22,7 @@ async function rpcError(p: Promise<unknown>): Promise<McpError> {
 
 /** Runs a script in another Deno process with the home open (as a benchmark job's worker is). */
 async function inOtherProcess(home: string, body: string): Promise<void> {
-  const script = `import { openHome } from "${ROOT}core/io/home.ts";
+  const script = `import { openHome } from "${ROOT}adapters/store/kv/home.ts";
 const home = await openHome(${JSON.stringify(home)});
 ${body}
 await home.close();`;

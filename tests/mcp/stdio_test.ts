@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { openHome } from "../../core/io/home.ts";
+import { openHome } from "../../adapters/store/kv/home.ts";
 import { recallBundle } from "../helpers/bundles.ts";
 import {
   call,

@@ -12,7 +12,7 @@ import {
   resumeState,
 } from "../../../core/bench/resume.ts";
 import { PendingQueue } from "../../../core/bench/pending_queue.ts";
-import { builtinCandidate } from "../../../core/io/candidates/builtin.ts";
+import { builtinCandidate } from "../../../adapters/candidates/builtin/builtin.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 import { attemptRecord } from "../../helpers/records.ts";
 import { seededRandom } from "../../../core/seeded_random.ts";

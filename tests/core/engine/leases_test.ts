@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { memoryBlobStore } from "../../../core/io/blob_store.ts";
-import { openKvStateStore } from "../../../core/io/state_store.ts";
+import { memoryBlobStore } from "../../../adapters/store/kv/blob_store.ts";
+import { openKvStateStore } from "../../../adapters/store/kv/state_store.ts";
 import { cellLeases } from "../../../core/engine/leases.ts";
 import { fakeTimer } from "../../helpers/fake_timer.ts";
 

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { memoryContext } from "../../../cli/context.ts";
 import { runMain } from "../../../main.ts";
-import { openHome } from "../../../core/io/home.ts";
-import { writeTree } from "../../../core/io/bundle_dir.ts";
+import { openHome } from "../../../adapters/store/kv/home.ts";
+import { writeTree } from "../../../adapters/files/bundle_dir.ts";
 import type { Op } from "../../../core/ops/op.ts";
 import { callOp } from "../../../core/ops/registry.ts";
 import { catalogBenchmark, catalogCheck } from "../../../core/ops/catalog_run.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
-import { memoryHome } from "../../../core/io/home.ts";
+import { memoryHome } from "../../../adapters/store/kv/home.ts";
 import { planExperiment, type PlanOptions } from "../../../core/bench/experiment.ts";
 import { type ProgressEvent, runExperiment } from "../../../core/engine/run_experiment.ts";
 import type { Timer } from "../../../core/timer.ts";
@@ -8,10 +8,10 @@ import { fakeTimer } from "../../helpers/fake_timer.ts";
 import { withRecords } from "../../helpers/plan_records.ts";
 import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
 import { type Candidate, NO_USAGE } from "../../../core/bench/candidate.ts";
-import { builtinCandidate } from "../../../core/io/candidates/builtin.ts";
-import { commandCandidate } from "../../../core/io/candidates/command.ts";
-import { getJson, memoryBlobStore } from "../../../core/io/blob_store.ts";
-import { openKvStateStore } from "../../../core/io/state_store.ts";
+import { builtinCandidate } from "../../../adapters/candidates/builtin/builtin.ts";
+import { commandCandidate } from "../../../adapters/candidates/command/command.ts";
+import { getJson, memoryBlobStore } from "../../../adapters/store/kv/blob_store.ts";
+import { openKvStateStore } from "../../../adapters/store/kv/state_store.ts";
 import type { Bundle } from "../../../core/bundle/types.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 

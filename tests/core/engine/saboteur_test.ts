@@ -5,13 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
-import { memoryHome } from "../../../core/io/home.ts";
+import { memoryHome } from "../../../adapters/store/kv/home.ts";
 import { planExperiment } from "../../../core/bench/experiment.ts";
 import { runExperiment } from "../../../core/engine/run_experiment.ts";
 import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
 import { planRecords } from "../../helpers/plan_records.ts";
-import { commandCandidate } from "../../../core/io/candidates/command.ts";
-import { getJson } from "../../../core/io/blob_store.ts";
+import { commandCandidate } from "../../../adapters/candidates/command/command.ts";
+import { getJson } from "../../../adapters/store/kv/blob_store.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 
 const env = (k: string) => Deno.env.get(k);

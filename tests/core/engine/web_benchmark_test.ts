@@ -9,17 +9,17 @@ import assert from "node:assert/strict";
 import { parseBundle } from "../../../core/bundle/parse.ts";
 import { parseModelsFlag } from "../../../core/engine/candidate_spec.ts";
 import { benchmarkBundle } from "../../../core/engine/benchmark.ts";
-import { getJson } from "../../../core/io/blob_store.ts";
-import { readBundleDir } from "../../../core/io/bundle_dir.ts";
-import { openHome } from "../../../core/io/home.ts";
+import { getJson } from "../../../adapters/store/kv/blob_store.ts";
+import { readBundleDir } from "../../../adapters/files/bundle_dir.ts";
+import { openHome } from "../../../adapters/store/kv/home.ts";
 import type { FreezeResult } from "../../../core/ops/catalog_freeze.ts";
 import { callOp, findOp } from "../../../core/ops/registry.ts";
-import { readRoomBundle } from "../../../core/io/room_bundles.ts";
+import { readRoomBundle } from "../../../adapters/rooms/room_bundles.ts";
 import { memoryContext } from "../../../cli/context.ts";
 import { runMain } from "../../../main.ts";
 import { candidateLines } from "../../../cli/benchmark.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
-import { JUDGE_SYSTEM_PROMPT } from "../../../core/io/models/judge_model.ts";
+import { JUDGE_SYSTEM_PROMPT } from "../../../adapters/providers/judge_model.ts";
 import {
   type FakeScript,
   startFakeAnthropic,

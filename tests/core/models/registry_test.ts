@@ -9,7 +9,7 @@ import {
   SHIPPED_MODELS_EDN,
   SHIPPED_MODELS_FILE,
 } from "../../../core/models/registry.ts";
-import { loadRegistry } from "../../../core/io/models/load_registry.ts";
+import { loadRegistry } from "../../../adapters/providers/load_registry.ts";
 
 function fromTexts(home: string) {
   return buildRegistry([

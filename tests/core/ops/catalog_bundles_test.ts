@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Home, openHome } from "../../../core/io/home.ts";
+import { type Home, openHome } from "../../../adapters/store/kv/home.ts";
 import type { OpContext } from "../../../core/ops/op.ts";
 import { callOp } from "../../../core/ops/registry.ts";
 import { roomCreate, roomLog, roomWrite } from "../../../core/ops/rooms.ts";
@@ -14,8 +14,8 @@ import {
 import { DvergrError } from "../../../core/errors.ts";
 import { contentId } from "../../../core/bundle/content_id.ts";
 import type { FileMap } from "../../../core/bundle/file_map.ts";
-import { readBundleDir } from "../../../core/io/bundle_dir.ts";
-import { readRoomBundle } from "../../../core/io/room_bundles.ts";
+import { readBundleDir } from "../../../adapters/files/bundle_dir.ts";
+import { readRoomBundle } from "../../../adapters/rooms/room_bundles.ts";
 import { benchmarkBundle } from "../../../core/engine/benchmark.ts";
 import { parseCandidateSpec } from "../../../core/engine/candidate_spec.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { memoryHome } from "../../../core/io/home.ts";
+import { memoryHome } from "../../../adapters/store/kv/home.ts";
 import type { DvergrError } from "../../../core/errors.ts";
 import type { OpContext, OpProgress } from "../../../core/ops/op.ts";
 import { callOp } from "../../../core/ops/registry.ts";
@@ -9,7 +9,7 @@ import {
   catalogCases,
   catalogCheck,
 } from "../../../core/ops/catalog_run.ts";
-import { createJobRunner, jobProcess } from "../../../core/io/job_runner.ts";
+import { createJobRunner, jobProcess } from "../../../adapters/jobs/job_runner.ts";
 
 /** The job runners of this test process. */
 const process = jobProcess();

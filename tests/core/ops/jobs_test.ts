@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { memoryHome } from "../../../core/io/home.ts";
+import { memoryHome } from "../../../adapters/store/kv/home.ts";
 import { DvergrError } from "../../../core/errors.ts";
 import { callOp } from "../../../core/ops/registry.ts";
 import type { OpContext } from "../../../core/ops/op.ts";
-import { createJobRunner } from "../../../core/io/job_runner.ts";
+import { createJobRunner } from "../../../adapters/jobs/job_runner.ts";
 import { jobCancel, jobList, jobStatus } from "../../../core/ops/jobs.ts";
 
 function waitForAbort(signal: AbortSignal): Promise<void> {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { benchmarkedRoom } from "../../helpers/benchmarked_room.ts";
 import type { DvergrError } from "../../../core/errors.ts";
 import { callOp } from "../../../core/ops/registry.ts";
-import { createJobRunner } from "../../../core/io/job_runner.ts";
+import { createJobRunner } from "../../../adapters/jobs/job_runner.ts";
 import {
   experimentProgress,
   experimentReport,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createWorld } from "../../../core/io/world.ts";
+import { createWorld } from "../../../adapters/world/world.ts";
 import {
   callWorldTool,
   offeredTools,

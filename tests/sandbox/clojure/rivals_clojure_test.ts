@@ -4,7 +4,7 @@
  * same judge requests as the checker.js it replaces.
  */
 import assert from "node:assert/strict";
-import { readBundleDir } from "../../../core/io/bundle_dir.ts";
+import { readBundleDir } from "../../../adapters/files/bundle_dir.ts";
 import { parseBundle } from "../../../core/bundle/parse.ts";
 import { checkerInputFor } from "../../../core/bundle/checker_input.ts";
 import { calibrate } from "../../../core/calibrate/calibrate.ts";
@@ -12,7 +12,7 @@ import type { Bundle } from "../../../core/bundle/types.ts";
 import type { AnswerFacts } from "../../../core/bundle/clojure_input.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { judgeAttempt } from "../../../core/engine/attempt_effects.ts";
-import type { Judge } from "../../../core/io/models/judge_model.ts";
+import type { Judge } from "../../../adapters/providers/judge_model.ts";
 import { NO_USAGE } from "../../../core/bench/candidate.ts";
 
 const EXAMPLE = new URL("../../../examples/workflows/tool-rivals", import.meta.url).pathname;

@@ -1,0 +1,661 @@
+/**
+ * Command candidates: an external agent process (a script, `claude -p`, `codex exec`…)
+ * working in the attempt's world.
+ *
+ * - The command is a shell command line, run by `/bin/sh -c`.
+ * - It gets the task on stdin and in `DVERGR_TASK`, the case id in `DVERGR_CASE`, the
+ *   repetition in `DVERGR_REPETITION`, its time limit in `DVERGR_TIMEOUT_MS`, and the
+ *   world's root in `DVERGR_WORLD`. Its working directory is the world's root, so relative
+ *   paths (`docs/case.edn`, `out/answer.edn`) work the same with and without isolation.
+ * - With bubblewrap (`bwrap`) it runs in a sandbox: the system directories read-only, a
+ *   private /proc, /dev and /tmp, the world's top-level entries bound read-write at
+ *   `/docs`, `/out`, … (so the task's absolute paths are real), the candidate's own
+ *   read-only mounts, no network (`--unshare-all`), and it dies with dvergr. Without
+ *   bubblewrap it runs directly in the world directory and its attempts are marked as not
+ *   isolated.
+ * - With a world gateway (adapters/gateway/), it reaches the world's MCP server at
+ *   `DVERGR_MCP_URL` and model APIs at `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL` (dummy keys:
+ *   the gateway swaps in the real ones, meters tokens and cost, and enforces the budget).
+ *   Under bubblewrap these are two Unix sockets bound at /run/dvergr and exposed on
+ *   loopback ports by a forwarder of ours that starts before the command.
+ * - Its time limit is enforced by killing its whole process group (it starts in a session
+ *   of its own via `setsid`). Its exit status and a bounded tail of stdout and stderr are
+ *   kept as evidence; output beyond the tail is counted, never buffered.
+ *
+ * Permissions: --allow-run (setsid, bwrap, /bin/sh), --allow-read of the mounts.
+ */
+import { dirname, isAbsolute } from "node:path";
+import { DvergrError } from "../../../core/errors.ts";
+import {
+  DEFAULT_LIMITS,
+  describeLimits,
+  type LimitName,
+  limitsIdentity,
+  readBackWorld,
+  type ResourceLimits,
+  rlimitArgv,
+  sandboxWorldArgs,
+  sealArgs,
+  superviseArgv,
+  writableTopLevel,
+} from "./limits.ts";
+import { type AttemptCgroup, joinCgroupArgv, openAttemptCgroup } from "./cgroup.ts";
+import {
+  type AttemptContext,
+  type Candidate,
+  type CandidateOutcome,
+  NO_USAGE,
+} from "../../../core/bench/candidate.ts";
+import {
+  type AttemptGateway,
+  type GatewayEvidence,
+  type GatewayFactory,
+  gatewayOutcome,
+  WORLD_GATEWAY_IDENTITY,
+} from "../../gateway/attempt_gateway.ts";
+
+export interface CommandSpec {
+  /** Display name, unique within an experiment. */
+  name: string;
+  /** The shell command line. */
+  command: string;
+  /** Host directories (absolute) mounted read-only at the same path inside the sandbox. */
+  mounts?: string[];
+  /** Fixed environment variables for the process. */
+  env?: Record<string, string>;
+  /** Names of dvergr's environment variables passed through (e.g. an API key). */
+  passEnv?: string[];
+  /** Keep the host's network inside the sandbox (default: no network). */
+  network?: boolean;
+  /** Model requests through the world gateway per attempt (default 100). */
+  maxRequests?: number;
+  /** More bubblewrap arguments (agent CLIs: a throwaway HOME). Not from candidates.edn. */
+  bwrapExtra?: string[];
+}
+
+export type { GatewayFactory } from "../../gateway/attempt_gateway.ts";
+
+/** What an attempt's process left behind, for a candidate that reads its own result. */
+export interface CommandRun {
+  stdout: string;
+  gateway: GatewayEvidence | null;
+}
+
+export type Isolation = "bwrap" | "none";
+
+export interface CommandOptions {
+  /** "bwrap" sandboxes the process; "none" runs it in the world directory. */
+  isolation: Isolation;
+  /** dvergr's environment (for `passEnv`, PATH and HOME). */
+  env: (name: string) => string | undefined;
+  /** Bytes of stdout and of stderr kept as evidence (the tail). Default 16 KiB. */
+  tailBytes?: number;
+  /** Between SIGTERM and SIGKILL of the process group at the time limit. Default 1,000 ms. */
+  killGraceMs?: number;
+  /** The attempt's world gateway; none: the process has no MCP server and no model access. */
+  gateway?: GatewayFactory;
+  /** Turns the outcome of an attempt into the candidate's own (agent CLIs read their JSON). */
+  finish?: (outcome: CandidateOutcome, run: CommandRun) => CandidateOutcome;
+  /** The candidate's identity instead of the command's (an agent CLI: its version…). */
+  identity?: Record<string, unknown>;
+  /** Memory, world bytes, processes and open files of each attempt; default DEFAULT_LIMITS. */
+  limits?: ResourceLimits;
+}
+
+/** Top-level world names that would hide the sandbox's own system directories. */
+const RESERVED = new Set([
+  "usr",
+  "bin",
+  "sbin",
+  "lib",
+  "lib32",
+  "lib64",
+  "libx32",
+  "etc",
+  "proc",
+  "dev",
+  "tmp",
+]);
+const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+/** Larger tasks are given on stdin only (an environment string is limited to 128 KiB). */
+const MAX_ENV_TASK = 100_000;
+
+/** bwrap arguments that make the system visible read-only (merged-/usr links kept as links). */
+function systemArgs(tmpBytes = 1 << 20): string[] {
+  const args: string[] = [];
+  for (const d of SYSTEM_DIRS) {
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.lstatSync(d);
+    } catch {
+      continue;
+    }
+    if (info.isSymlink) args.push("--symlink", Deno.readLinkSync(d), d);
+    else if (info.isDirectory) args.push("--ro-bind", d, d);
+  }
+  // The running deno's directory, so agents written for Deno can start.
+  try {
+    const deno = Deno.realPathSync(Deno.execPath());
+    if (!SYSTEM_DIRS.some((d) => deno.startsWith(d + "/"))) {
+      args.push("--ro-bind", dirname(deno), dirname(deno));
+    }
+  } catch {
+    // No deno binary to share: nothing to add.
+  }
+  // /tmp is a tmpfs bounded like the world's writable directories.
+  return args.concat(
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--size",
+    String(tmpBytes),
+    "--tmpfs",
+    "/tmp",
+  );
+}
+
+let bwrapProbe: Promise<boolean> | null = null;
+
+/**
+ * Whether bubblewrap is installed and can build the sandbox on this host (tried once per
+ * process with the same mounts an attempt gets). `DVERGR_ISOLATION=none` turns it off.
+ */
+export function detectBwrap(env: (name: string) => string | undefined): Promise<boolean> {
+  if (env("DVERGR_ISOLATION") === "none") return Promise.resolve(false);
+  bwrapProbe ??= (async () => {
+    try {
+      const out = await new Deno.Command("bwrap", {
+        // The sized /tmp tmpfs needs bwrap ≥ 0.5, as the world's writable directories do.
+        args: [...systemArgs(), "--unshare-all", "--die-with-parent", "/bin/sh", "-c", "exit 0"],
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      return out.success;
+    } catch {
+      return false;
+    }
+  })();
+  return bwrapProbe;
+}
+
+/** Processes the supervisor and bwrap need beside the candidate's. */
+const SUPERVISOR_PROCESSES = 8;
+
+/** How long the supervisor may take past the time limit and grace to pack the world. */
+const SUPERVISOR_MARGIN_MS = 30_000;
+
+let prlimitProbe: Promise<boolean> | null = null;
+function hasPrlimit(): Promise<boolean> {
+  prlimitProbe ??= new Deno.Command("prlimit", {
+    args: ["--nofile=64:64", "true"],
+    stdout: "null",
+    stderr: "null",
+  }).output().then((o) => o.success, () => false);
+  return prlimitProbe;
+}
+
+function limitText(name: LimitName): string {
+  switch (name) {
+    case "memory":
+      return "memory limit";
+    case "processes":
+      return "process limit";
+    case "world-bytes":
+      return "limit on bytes written under the world (a writable directory is full)";
+    case "open-files":
+      return "open-file limit";
+  }
+}
+
+/** Which kernel mechanism enforces each limit of an attempt, as recorded in its evidence. */
+async function enforcement(
+  cgroup: string | null,
+  isolated: boolean,
+): Promise<Record<string, string>> {
+  const rlimit = (await hasPrlimit()) ? "rlimit" : "none (prlimit is missing)";
+  return {
+    memory: cgroup ?? `${rlimit} (RLIMIT_DATA, per process)`,
+    processes: cgroup ?? `${rlimit} (RLIMIT_NPROC, per user; root is exempt)`,
+    openFiles: `${rlimit} (RLIMIT_NOFILE, per process)`,
+    worldBytes: isolated
+      ? "tmpfs of the sandbox (per writable directory and /tmp)"
+      : `${rlimit} (RLIMIT_FSIZE, per file only)`,
+  };
+}
+
+let setsidProbe: Promise<boolean> | null = null;
+function hasSetsid(): Promise<boolean> {
+  setsidProbe ??= new Deno.Command("setsid", { args: ["true"], stdout: "null", stderr: "null" })
+    .output().then((o) => o.success, () => false);
+  return setsidProbe;
+}
+
+/** Where bubblewrap arguments mount something inside the sandbox (not their sources). */
+export function mountTargets(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--ro-bind" || args[i] === "--bind") out.push(args[i += 2]);
+    else if (args[i] === "--tmpfs" || args[i] === "--dir") out.push(args[i += 1]);
+  }
+  return out;
+}
+
+/** Keeps the last `max` bytes of a stream and counts all of them. */
+class Tail {
+  private chunks: Uint8Array[] = [];
+  private kept = 0;
+  total = 0;
+  constructor(private readonly max: number) {}
+  push(chunk: Uint8Array): void {
+    this.total += chunk.length;
+    if (chunk.length >= this.max) {
+      this.chunks = [chunk.slice(chunk.length - this.max)];
+      this.kept = this.max;
+      return;
+    }
+    this.chunks.push(chunk.slice());
+    this.kept += chunk.length;
+    while (this.kept - this.chunks[0].length >= this.max) this.kept -= this.chunks.shift()!.length;
+  }
+  text(): string {
+    const all = new Uint8Array(this.kept);
+    let off = 0;
+    for (const c of this.chunks) {
+      all.set(c, off);
+      off += c.length;
+    }
+    const start = Math.max(0, all.length - this.max);
+    return new TextDecoder().decode(all.subarray(start));
+  }
+}
+
+async function drain(stream: ReadableStream<Uint8Array>, tail: Tail): Promise<void> {
+  try {
+    for await (const chunk of stream) tail.push(chunk);
+  } catch {
+    // The process was killed mid-write: what was read is kept.
+  }
+}
+
+async function worldTopLevel(dir: string): Promise<Deno.DirEntry[]> {
+  const out: Deno.DirEntry[] = [];
+  for await (const e of Deno.readDir(dir)) out.push(e);
+  return out.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+function faultOutcome(message: string, isolated: boolean, evidence = {}): CandidateOutcome {
+  return {
+    status: "fault",
+    message,
+    usage: { ...NO_USAGE },
+    billedMicros: 0,
+    listMicros: null,
+    isolated,
+    evidence,
+  };
+}
+
+/** Extra bwrap arguments with every unsized `--tmpfs` bounded to `bytes` (a HOME, say). */
+function sizedTmpfs(extra: string[], bytes: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < extra.length; i++) {
+    if (extra[i] === "--tmpfs" && extra[i - 2] !== "--size") out.push("--size", String(bytes));
+    out.push(extra[i]);
+  }
+  return out;
+}
+
+/** The identity of a command candidate: what decides its behaviour. */
+export function commandIdentity(spec: CommandSpec): Record<string, unknown> {
+  return {
+    kind: "command",
+    command: spec.command,
+    mounts: [...(spec.mounts ?? [])].sort(),
+    env: Object.fromEntries(Object.entries(spec.env ?? {}).sort()),
+    passEnv: [...(spec.passEnv ?? [])].sort(),
+    network: spec.network ?? false,
+    ...(spec.maxRequests !== undefined ? { maxRequests: spec.maxRequests } : {}),
+  };
+}
+
+/** A candidate that runs `spec.command` in each attempt's world. */
+export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candidate {
+  const tailBytes = opts.tailBytes ?? 16 * 1024;
+  const grace = opts.killGraceMs ?? 1000;
+  const limits = opts.limits ?? DEFAULT_LIMITS;
+  for (const m of spec.mounts ?? []) {
+    if (!isAbsolute(m)) throw new Error(`Mount "${m}" of candidate "${spec.name}" is not absolute`);
+  }
+
+  async function argv(
+    ctx: AttemptContext,
+    gateway: AttemptGateway | null,
+    captureFile: string,
+  ): Promise<string[] | string> {
+    const sh = ["/bin/sh", "-c", spec.command];
+    if (opts.isolation === "none") return sh;
+    const args = ["--unshare-all", "--die-with-parent", "--new-session"];
+    if (spec.network) args.push("--share-net");
+    args.push(...systemArgs(limits.worldBytes));
+    for (const m of spec.mounts ?? []) {
+      try {
+        await Deno.stat(m);
+      } catch {
+        return `its mount "${m}" does not exist`;
+      }
+      args.push("--ro-bind", m, m);
+    }
+    // Mount points of the gateway and of bwrapExtra must not land inside the world.
+    const taken = new Set(
+      mountTargets([...(spec.bwrapExtra ?? []), ...(gateway ? gateway.bwrapArgs() : [])])
+        .map((a) => a.split("/")[1]),
+    );
+    const entries = await worldTopLevel(ctx.worldDir);
+    const writable = writableTopLevel(ctx.writable);
+    for (const name of [...entries.map((e) => e.name), ...writable]) {
+      if (RESERVED.has(name) || (taken.has(name) && name !== "")) {
+        return `the world has "/${name}", which would hide the sandbox's own /${name}`;
+      }
+    }
+    args.push(...sandboxWorldArgs(ctx.worldDir, entries, writable, limits, captureFile));
+    args.push(...sizedTmpfs(spec.bwrapExtra ?? [], limits.worldBytes));
+    if (gateway) args.push(...gateway.bwrapArgs());
+    args.push(...sealArgs(limits.worldBytes), "--chdir", "/");
+    return [
+      "bwrap",
+      ...args,
+      ...superviseArgv(gateway ? gateway.wrap(sh) : sh, {
+        timeoutMs: ctx.timeoutMs,
+        graceMs: grace,
+        writable,
+      }),
+    ];
+  }
+
+  function environment(
+    ctx: AttemptContext,
+    gateway: AttemptGateway | null,
+  ): Record<string, string> {
+    const isolated = opts.isolation === "bwrap";
+    const env: Record<string, string> = {
+      PATH: opts.env("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
+      HOME: isolated ? "/tmp" : (opts.env("HOME") ?? ctx.worldDir),
+      LANG: "C.UTF-8",
+      DVERGR_WORLD: isolated ? "/" : ctx.worldDir,
+      DVERGR_CASE: ctx.caseId ?? "",
+      DVERGR_REPETITION: String(ctx.repetition),
+      DVERGR_TIMEOUT_MS: String(ctx.timeoutMs),
+      DVERGR_CAPTURE: ctx.writable.join(":"),
+    };
+    if (ctx.task.length <= MAX_ENV_TASK) env.DVERGR_TASK = ctx.task;
+    else env.DVERGR_TASK_ON_STDIN_ONLY = "1";
+    if (isolated) env.TMPDIR = "/tmp";
+    if (gateway) Object.assign(env, gateway.env);
+    for (const name of spec.passEnv ?? []) {
+      const v = opts.env(name);
+      if (v !== undefined) env[name] = v;
+    }
+    return { ...env, ...spec.env };
+  }
+
+  /** Runs the process of one attempt (behind `gateway` when there is one). */
+  async function runProcess(
+    ctx: AttemptContext,
+    gateway: AttemptGateway | null,
+  ): Promise<CandidateOutcome & { stdout: string }> {
+    const isolated = opts.isolation === "bwrap";
+    const started = performance.now();
+    const captureFile = isolated
+      ? await Deno.makeTempFile({ dir: dirname(ctx.worldDir), prefix: "capture-" })
+      : "";
+    let cgroup: AttemptCgroup | null = null;
+    try {
+      const args = await argv(ctx, gateway, captureFile);
+      if (typeof args === "string") {
+        return { ...faultOutcome(`Cannot start "${spec.name}": ${args}`, isolated), stdout: "" };
+      }
+      // A few processes more for our own supervisor (it packs the world after a fork bomb).
+      cgroup = await openAttemptCgroup(
+        limits.memoryBytes,
+        limits.processes + SUPERVISOR_PROCESSES,
+        opts.env,
+      );
+      const cgroupName = cgroup ? `cgroup v${cgroup.version}` : null;
+      const limited = [
+        ...(cgroup ? joinCgroupArgv(cgroup) : []),
+        ...((await hasPrlimit())
+          ? rlimitArgv(limits, {
+            cgroup: cgroup !== null,
+            supervisedDirs: isolated ? writableTopLevel(ctx.writable).length : null,
+          })
+          : []),
+        ...args,
+      ];
+      const grouped = await hasSetsid();
+      const [cmd, ...rest] = grouped ? ["setsid", ...limited] : limited;
+      let child: Deno.ChildProcess;
+      try {
+        child = new Deno.Command(cmd, {
+          args: rest,
+          cwd: ctx.worldDir,
+          clearEnv: true,
+          env: environment(ctx, gateway),
+          stdin: "piped",
+          stdout: "piped",
+          stderr: "piped",
+        }).spawn();
+      } catch (e) {
+        return {
+          ...faultOutcome(
+            `Cannot start "${spec.name}": ${e instanceof Error ? e.message : String(e)}`,
+            isolated,
+          ),
+          stdout: "",
+        };
+      }
+      const pid = child.pid;
+      const kill = (signal: Deno.Signal) => {
+        try {
+          Deno.kill(grouped ? -pid : pid, signal);
+        } catch {
+          // Already gone.
+        }
+      };
+
+      // Under bubblewrap the supervisor enforces the time limit (so the world can still be
+      // read back); the host stops the sandbox only when that did not happen in time.
+      let stoppedByHost = false;
+      let killTimer: ReturnType<typeof setTimeout> | undefined;
+      const stop = () => {
+        if (stoppedByHost) return;
+        stoppedByHost = true;
+        kill("SIGTERM");
+        killTimer = setTimeout(() => kill("SIGKILL"), grace);
+      };
+      const limit = setTimeout(
+        stop,
+        isolated ? ctx.timeoutMs + grace + SUPERVISOR_MARGIN_MS : ctx.timeoutMs,
+      );
+      if (ctx.signal.aborted) stop();
+      ctx.signal.addEventListener("abort", stop, { once: true });
+
+      const out = new Tail(tailBytes);
+      const err = new Tail(tailBytes);
+      const drained = Promise.all([drain(child.stdout, out), drain(child.stderr, err)]);
+      const feed = (async () => {
+        const w = child.stdin.getWriter();
+        try {
+          await w.write(new TextEncoder().encode(ctx.task));
+          await w.close();
+        } catch {
+          // The process does not read its stdin, or exited first: not an error.
+        }
+      })();
+
+      const status = await child.status;
+      clearTimeout(limit);
+      ctx.signal.removeEventListener("abort", stop);
+      // Whatever the process left running in its group goes with it.
+      kill("SIGKILL");
+      if (killTimer !== undefined) clearTimeout(killTimer);
+      await Promise.race([
+        Promise.all([drained, feed]),
+        new Promise((r) => setTimeout(r, 2000)),
+      ]);
+      const exceeded: LimitName[] = cgroup ? await cgroup.exceeded() : [];
+      // Every process of the attempt, however it detached, ends with it.
+      await cgroup?.close();
+      cgroup = null;
+      const back = isolated
+        ? await readBackWorld(ctx.worldDir, writableTopLevel(ctx.writable), captureFile)
+        : null;
+      if (back?.status && back.status.full.length > 0) exceeded.push("world-bytes");
+      const timedOut = back ? back.status?.timedOut === true || stoppedByHost : stoppedByHost;
+      const elapsedMs = Math.round(performance.now() - started);
+
+      const evidence = {
+        command: spec.command,
+        isolated,
+        exitCode: status.signal ? null : (back?.status?.exit ?? status.code),
+        signal: status.signal ?? null,
+        timedOut,
+        elapsedMs,
+        stdoutBytes: out.total,
+        stderrBytes: err.total,
+        stdoutTail: out.text(),
+        stderrTail: err.text(),
+        limits: {
+          ...limitsIdentity(limits),
+          enforcedBy: await enforcement(cgroupName, isolated),
+          exceeded,
+          ...(back?.status?.full.length ? { full: back.status.full } : {}),
+        },
+        ...(back
+          ? {
+            readBack: {
+              files: back.files,
+              bytes: back.bytes,
+              truncated: back.truncated,
+              skipped: back.skipped,
+            },
+          }
+          : {}),
+      };
+      const base = {
+        usage: { ...NO_USAGE },
+        billedMicros: 0,
+        listMicros: null,
+        isolated,
+        evidence,
+        stdout: out.text(),
+      };
+      if (exceeded.length > 0) {
+        return {
+          ...base,
+          status: "crashed",
+          message: `"${spec.name}" went over its ${exceeded.map(limitText).join(" and ")} (${
+            describeLimits(limits)
+          })`,
+        };
+      }
+      if (timedOut) {
+        return { ...base, status: "timeout", message: `Stopped after ${ctx.timeoutMs} ms` };
+      }
+      if (back && !back.started && !ctx.signal.aborted) {
+        return {
+          ...base,
+          status: "fault",
+          message: `Cannot start "${spec.name}": the sandbox did not start: ${
+            err.text().trim().split("\n").pop() ?? ""
+          }`,
+        };
+      }
+      if (back && back.status === null) {
+        // The candidate stopped our supervisor (or its pack was cut): its own doing.
+        return {
+          ...base,
+          status: "crashed",
+          message: `"${spec.name}" stopped the sandbox's supervisor before its files were ` +
+            "read back",
+        };
+      }
+      const code = back?.status?.exit ?? status.code;
+      if (!status.signal && code === 0) return { ...base, status: "completed" };
+      // 126/127: the shell could not run the command at all.
+      if (code === 126 || code === 127) {
+        return {
+          ...base,
+          status: "fault",
+          message: `Cannot start "${spec.name}": the shell could not run it (exit ${code}): ${
+            err.text().trim().split("\n").pop() ?? ""
+          }`,
+        };
+      }
+      const how = status.signal ? `signal ${status.signal}` : `exit status ${code}`;
+      return { ...base, status: "crashed", message: `"${spec.name}" ended with ${how}` };
+    } finally {
+      await cgroup?.close();
+      if (captureFile) await Deno.remove(captureFile).catch(() => {});
+    }
+  }
+
+  /** One attempt: the world gateway (when there is one) around the process. */
+  async function runAttempt(ctx: AttemptContext): Promise<CandidateOutcome> {
+    const isolated = opts.isolation === "bwrap";
+    let gateway: AttemptGateway | null = null;
+    if (opts.gateway) {
+      try {
+        gateway = await opts.gateway(ctx, isolated ? "unix" : "tcp");
+      } catch (e) {
+        return faultOutcome(
+          `Cannot start the world gateway of "${spec.name}": ${
+            e instanceof Error ? e.message : String(e)
+          }`,
+          isolated,
+        );
+      }
+    }
+    let ran: CandidateOutcome & { stdout: string };
+    let evidence: GatewayEvidence | null = null;
+    try {
+      ran = await runProcess(ctx, gateway);
+    } finally {
+      if (gateway) evidence = await gateway.finish();
+    }
+    const { stdout, ...outcome } = ran;
+    const result = evidence ? gatewayOutcome(outcome, evidence) : outcome;
+    return opts.finish ? opts.finish(result, { stdout, gateway: evidence }) : result;
+  }
+
+  return {
+    name: spec.name,
+    identity: {
+      ...(opts.identity ?? commandIdentity(spec)),
+      limits: limitsIdentity(limits),
+      // What the world gateway offers decides what the candidate can do.
+      ...(opts.gateway ? { worldGateway: WORLD_GATEWAY_IDENTITY } : {}),
+    },
+    /** A missing mount is the user's mistake: say so before any cell starts. */
+    async preflight() {
+      for (const m of spec.mounts ?? []) {
+        try {
+          await Deno.stat(m);
+        } catch {
+          throw new DvergrError(
+            "CANDIDATE_INVALID",
+            `Cannot use candidate "${spec.name}": its mount "${m}" does not exist`,
+            {
+              hint:
+                "Give --mount (or :mounts) an existing directory; it is mounted read-only at the same path",
+            },
+          );
+        }
+      }
+    },
+    async run(ctx) {
+      return await runAttempt(ctx);
+    },
+  };
+}

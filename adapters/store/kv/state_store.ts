@@ -1,0 +1,337 @@
+/**
+ * The home's records in Deno KV (`state.kv`): experiments, attempt records (one per try,
+ * plus the latest per cell), scorecards and promotions. Every attempt is committed in one
+ * atomic operation, so a process killed at any moment leaves each cell either at its old
+ * record or at its new one, never half-written and never doubled.
+ *
+ * KV values are limited to 64 KiB: a value whose JSON is larger is stored as a blob and the
+ * KV entry holds its id. Commits that meet `database is locked` (several processes on one
+ * home) are retried with backoff.
+ *
+ * Cell leases (`["lease", experiment, cell]`) let several processes share one experiment's
+ * cells: a lease is taken and renewed by check-and-set and expires by itself (`expireIn`,
+ * and its `until` time, which is what counts), so a killed holder's cells are freed.
+ *
+ * Permissions: --allow-read and --allow-write on the KV file; `"unstable": ["kv"]`.
+ */
+import type { JobRecord } from "../../../core/jobs.ts";
+export type { JobRecord } from "../../../core/jobs.ts";
+import { type AttemptRecord, cellKey, type TrustTier } from "../../../core/bench/records.ts";
+import type { BlobStore } from "./blob_store.ts";
+import { getJson, putJson } from "./blob_store.ts";
+import { batchMethods, type StateBatches } from "./state_batches.ts";
+import { streamMethods } from "./state_streams.ts";
+import { storageProblem } from "../../files/os_error.ts";
+
+/** What the home keeps about one experiment (its definition and where it ran). */
+export interface ExperimentMeta {
+  id: string;
+  /** Slug of the room the experiment ran in. */
+  room: string;
+  bundleName: string;
+  bundleId: string;
+  /** ISO time the experiment was first recorded. */
+  createdAt: string;
+  /** Number of cells (candidate × case × repetition). */
+  cells: number;
+  /** The experiment's definition (plain JSON), whose content id is `id`. */
+  definition: Record<string, unknown>;
+}
+
+/** A bundle content id promoted on this host (trust tier `room`). */
+export interface Promotion {
+  room: string;
+  name: string;
+  at: string;
+}
+
+import type { CellLease, CellLeaseOps } from "../../../core/ports/cell_lease.ts";
+export type { CellLease, CellLeaseOps, LeaseTake } from "../../../core/ports/cell_lease.ts";
+
+/** The home's records; the batch operations (StateBatches) are in state_batches.ts. */
+export interface StateStore extends StateBatches, CellLeaseOps {
+  /** Records an experiment; keeps the first `createdAt` when it is already known. */
+  putExperiment(meta: ExperimentMeta): Promise<ExperimentMeta>;
+  getExperiment(id: string): Promise<ExperimentMeta | null>;
+  /** Every experiment, oldest first; only those of `room` when given. */
+  listExperiments(room?: string): Promise<ExperimentMeta[]>;
+  /**
+   * Commits one attempt record atomically, as the cell's latest record and in its history.
+   * Returns false (and writes nothing) when the cell already holds a try numbered
+   * `record.tryNo`: another process got there first.
+   */
+  putAttempt(record: AttemptRecord): Promise<boolean>;
+  /** The latest record of one cell (`cellKey(candidate, caseId, repetition)`), or null. */
+  cellRecord(experimentId: string, cell: string): Promise<AttemptRecord | null>;
+  /** The cell's lease, or null when none (an expired one is still returned until removed). */
+  /**
+   * Removes the lease of `owner` on a cell whatever its time left (its holder is known to
+   * be dead); false when the cell's lease is not that owner's any more.
+   */
+  breakLease(experimentId: string, cell: string, owner: string): Promise<boolean>;
+  leaseOf(experimentId: string, cell: string): Promise<CellLease | null>;
+  /** The latest record of every cell of an experiment that has one, in key order. */
+  cellRecords(experimentId: string): Promise<AttemptRecord[]>;
+  /** Every try of every cell of an experiment, in key order. */
+  attemptHistory(experimentId: string): Promise<AttemptRecord[]>;
+  /** cellRecords() a page at a time, without holding them (adapters/store/kv/state_streams.ts). */
+  streamCellRecords(experimentId: string): AsyncIterable<AttemptRecord>;
+  /** attemptHistory() a page at a time: the tries of one cell come one after another. */
+  streamAttemptHistory(experimentId: string): AsyncIterable<AttemptRecord>;
+  putScorecard(experimentId: string, scorecard: unknown): Promise<void>;
+  getScorecard(experimentId: string): Promise<unknown | null>;
+  /** The promotion of a bundle content id on this host, or null. */
+  promotion(bundleId: string): Promise<Promotion | null>;
+  /**
+   * Records a promotion unless the content id is promoted already (atomically: of two
+   * processes promoting at once, the first record stays). Returns the record that holds.
+   */
+  putPromotion(bundleId: string, promotion: Promotion): Promise<Promotion>;
+  putJob(job: JobRecord): Promise<void>;
+  getJob(id: string): Promise<JobRecord | null>;
+  /** Every job, newest first; only those of `room` when given. */
+  listJobs(room?: string): Promise<JobRecord[]>;
+  /** Asks the process running a job to stop it (kept apart from the record it writes). */
+  requestJobCancel(id: string): Promise<void>;
+  jobCancelRequested(id: string): Promise<boolean>;
+  /**
+   * A token that changes whenever a record of the room changes (an experiment, an attempt,
+   * a scorecard, a job and its progress), in any process on the home: what a resource
+   * subscription polls. Room commits are not in it (the room's head says those).
+   */
+  roomVersion(room: string): Promise<string>;
+  close(): void;
+}
+
+/** The trust tier of a room bundle's verifier: `room` when promoted here, else `ad-hoc`. */
+export async function trustOf(state: StateStore, bundleId: string): Promise<TrustTier> {
+  return (await state.promotion(bundleId)) ? "room" : "ad-hoc";
+}
+
+/** Stored form of a value: inline, or the id of a blob holding its JSON. */
+type Stored = { v: unknown } | { blob: string };
+
+/** JSON longer than this (UTF-16 units) goes to a blob; V8 may spend 2 bytes per unit. */
+const INLINE_LIMIT = 30_000;
+
+function isLocked(e: unknown): boolean {
+  return e instanceof Error && /database is locked|busy/i.test(e.message);
+}
+
+/**
+ * Runs a KV operation again while another process holds the database's lock. A commit holds
+ * it for a fraction of a millisecond, but a run of fast cells commits every few: waits that
+ * double up to seconds let one process starve the other, so this looks again soon (2 ms,
+ * growing to at most 100 ms, jittered) and gives up after about 10 s.
+ */
+async function retryLockedAt<T>(path: string, f: () => Promise<T>): Promise<T> {
+  let delay = 2;
+  let waited = 0;
+  for (;;) {
+    try {
+      return await f();
+    } catch (e) {
+      // A full or read-only file system: SQLite's words do not name the file, so say it here.
+      if (!isLocked(e)) throw storageProblem(e, `the home's records "${path}"`);
+      if (waited > 10_000) throw e;
+      const ms = delay * (0.5 + Math.random());
+      await new Promise((r) => setTimeout(r, ms));
+      waited += ms;
+      delay = Math.min(delay * 1.5, 100);
+    }
+  }
+}
+
+/**
+ * Opens the state store on a Deno KV database: a file path, or ":memory:" for a store that
+ * lives as long as the process (tests). Large values spill into `blobs`.
+ */
+export async function openKvStateStore(path: string, blobs: BlobStore): Promise<StateStore> {
+  const retryLocked = <T>(f: () => Promise<T>) => retryLockedAt(path, f);
+  const kv = await retryLocked(() => Deno.openKv(path));
+
+  /** The stored form of a value, and the length of the JSON it stands for (its KV size). */
+  async function encodeSized(value: unknown): Promise<{ stored: Stored; chars: number }> {
+    const json = JSON.stringify(value);
+    if (json.length <= INLINE_LIMIT) return { stored: { v: JSON.parse(json) }, chars: json.length };
+    return { stored: { blob: await putJson(blobs, value) }, chars: 100 };
+  }
+  const encode = async (value: unknown): Promise<Stored> => (await encodeSized(value)).stored;
+
+  async function decode<T>(stored: Stored | null | undefined): Promise<T | null> {
+    if (!stored) return null;
+    if ("v" in stored) return stored.v as T;
+    const value = await getJson<T>(blobs, stored.blob);
+    if (value === null) throw new Error(`State value refers to a missing blob ${stored.blob}`);
+    return value;
+  }
+
+  async function get<T>(key: Deno.KvKey): Promise<T | null> {
+    const entry = await retryLocked(() => kv.get<Stored>(key));
+    return decode<T>(entry.value);
+  }
+
+  async function set(key: Deno.KvKey, value: unknown): Promise<void> {
+    const stored = await encode(value);
+    await retryLocked(() => kv.set(key, stored));
+  }
+
+  /** Rooms of experiments, as records name the experiment only (an experiment's room is fixed). */
+  const roomOfExperiment = new Map<string, string>();
+  async function experimentRoom(id: string): Promise<string | null> {
+    const known = roomOfExperiment.get(id);
+    if (known !== undefined) return known;
+    const meta = await get<ExperimentMeta>(["experiment", id]);
+    if (meta) roomOfExperiment.set(id, meta.room);
+    return meta?.room ?? null;
+  }
+  /** Marks a change of the room's records (the value is irrelevant: its versionstamp moves). */
+  async function touch(room: string | null): Promise<void> {
+    if (room === null) return;
+    await retryLocked(() => kv.set(["room-version", room], Date.now()));
+  }
+
+  async function list<T>(prefix: Deno.KvKey): Promise<T[]> {
+    const entries = await retryLocked(async () => {
+      const out: Deno.KvEntry<Stored>[] = [];
+      for await (const e of kv.list<Stored>({ prefix }, { batchSize: 500 })) out.push(e);
+      return out;
+    });
+    const values: T[] = [];
+    for (const e of entries) {
+      const v = await decode<T>(e.value);
+      if (v !== null) values.push(v);
+    }
+    return values;
+  }
+
+  const one: Omit<StateStore, keyof StateBatches> = {
+    async putExperiment(meta) {
+      for (;;) {
+        const key = ["experiment", meta.id];
+        const existing = await retryLocked(() => kv.get<Stored>(key));
+        const old = await decode<ExperimentMeta>(existing.value);
+        const next = old ? { ...meta, createdAt: old.createdAt } : meta;
+        const stored = await encode(next);
+        const res = await retryLocked(() => kv.atomic().check(existing).set(key, stored).commit());
+        if (res.ok) {
+          await touch(next.room);
+          return next;
+        }
+      }
+    },
+    getExperiment: (id) => get<ExperimentMeta>(["experiment", id]),
+    async listExperiments(room) {
+      const all = await list<ExperimentMeta>(["experiment"]);
+      return all
+        .filter((m) => room === undefined || m.room === room)
+        .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+    },
+    async putAttempt(record) {
+      const cell = cellKey(record.candidate, record.caseId, record.repetition);
+      const latestKey = ["cell", record.experimentId, cell];
+      const tryKey = ["try", record.experimentId, cell, record.tryNo];
+      const stored = await encode(record);
+      // A try number is claimed once: a writer derives it from the latest record it read,
+      // so a later try of the cell can only exist once this one does.
+      const res = await retryLocked(() =>
+        kv.atomic().check({ key: tryKey, versionstamp: null }).set(latestKey, stored)
+          .set(tryKey, stored).commit()
+      );
+      if (res.ok) await touch(await experimentRoom(record.experimentId));
+      return res.ok;
+    },
+    cellRecord: (id, cell) => get<AttemptRecord>(["cell", id, cell]),
+    async takeLease(id, cell, holder, ms, at) {
+      const key = ["lease", id, cell];
+      for (;;) {
+        const entry = await retryLocked(() => kv.get<CellLease>(key));
+        const now = at ?? Date.now();
+        const held = entry.value;
+        if (held && held.owner !== holder.owner && held.until > now) {
+          return { ok: false, holder: held };
+        }
+        const lease: CellLease = { ...holder, until: now + ms };
+        const res = await retryLocked(() =>
+          kv.atomic().check(entry).set(key, lease, { expireIn: ms }).commit()
+        );
+        if (res.ok) return { ok: true, lease };
+        // Another process changed the lease between the read and the commit: look again.
+      }
+    },
+    async renewLease(id, cell, owner, ms, at) {
+      const key = ["lease", id, cell];
+      const entry = await retryLocked(() => kv.get<CellLease>(key));
+      if (entry.value?.owner !== owner) return false;
+      const lease: CellLease = { ...entry.value, until: (at ?? Date.now()) + ms };
+      const res = await retryLocked(() =>
+        kv.atomic().check(entry).set(key, lease, { expireIn: ms }).commit()
+      );
+      return res.ok;
+    },
+    async releaseLease(id, cell, owner) {
+      const key = ["lease", id, cell];
+      for (;;) {
+        const entry = await retryLocked(() => kv.get<CellLease>(key));
+        if (entry.value?.owner !== owner) return;
+        const res = await retryLocked(() => kv.atomic().check(entry).delete(key).commit());
+        if (res.ok) return;
+      }
+    },
+    async breakLease(id, cell, owner) {
+      const key = ["lease", id, cell];
+      const entry = await retryLocked(() => kv.get<CellLease>(key));
+      if (entry.value?.owner !== owner) return false;
+      const res = await retryLocked(() => kv.atomic().check(entry).delete(key).commit());
+      return res.ok;
+    },
+    async leaseOf(id, cell) {
+      return (await retryLocked(() => kv.get<CellLease>(["lease", id, cell]))).value;
+    },
+    cellRecords: (id) => list<AttemptRecord>(["cell", id]),
+    attemptHistory: (id) => list<AttemptRecord>(["try", id]),
+    async putScorecard(id, scorecard) {
+      await set(["scorecard", id], scorecard);
+      await touch(await experimentRoom(id));
+    },
+    getScorecard: (id) => get<unknown>(["scorecard", id]),
+    promotion: (bundleId) => get<Promotion>(["promotion", bundleId]),
+    async putPromotion(bundleId, p) {
+      const key = ["promotion", bundleId];
+      const res = await retryLocked(async () =>
+        kv.atomic().check({ key, versionstamp: null }).set(key, await encode(p)).commit()
+      );
+      return res.ok ? p : (await get<Promotion>(key))!;
+    },
+    async putJob(job) {
+      await set(["job", job.id], job);
+      await touch(job.room);
+    },
+    getJob: (id) => get<JobRecord>(["job", id]),
+    async listJobs(room) {
+      const all = await list<JobRecord>(["job"]);
+      return all
+        .filter((j) => room === undefined || j.room === room)
+        .sort((a, b) => (a.startedAt > b.startedAt ? -1 : a.startedAt < b.startedAt ? 1 : 0));
+    },
+    requestJobCancel: (id) => set(["job-cancel", id], true),
+    async jobCancelRequested(id) {
+      return (await get<boolean>(["job-cancel", id])) === true;
+    },
+    async roomVersion(room) {
+      return (await retryLocked(() => kv.get(["room-version", room]))).versionstamp ?? "none";
+    },
+    close: () => kv.close(),
+    ...streamMethods({ kv, decode: (v) => decode(v as Stored | null), retryLocked }),
+  };
+  const batches = batchMethods({
+    kv,
+    files: blobs,
+    encodeSized,
+    decode: (stored) => decode(stored as Stored | null),
+    retryLocked,
+    experimentRoom,
+    one,
+  });
+  return { ...one, ...batches };
+}

@@ -1,0 +1,467 @@
+/**
+ * Attempt worlds: a fresh directory per attempt, seeded with the bundle's shared fixtures
+ * overlaid by the case's, seen through world paths ("/docs/a.md" is `<dir>/docs/a.md`).
+ * After the candidate is done, the `:capture` directories are read back as a bounded
+ * `{worldPath: text}` map and the world is removed.
+ *
+ * Paths are checked on every access: `..`, backslashes, NUL and symbolic links are refused,
+ * so nothing a candidate leaves in its world (a link to /etc/passwd, say) can make the host
+ * read or write outside it. Captures never follow links.
+ *
+ * Permissions: --allow-read and --allow-write on the temporary directory.
+ */
+import { constants as fsConstants, promises as fsp } from "node:fs";
+import { join } from "node:path";
+import { DvergrError } from "../../core/errors.ts";
+import type { WorldFiles } from "../../core/bench/candidate.ts";
+
+/** Bounds on what a capture reads back. */
+export interface CaptureLimits {
+  /** Files larger than this are skipped ("too-large"). Default 1 MiB. */
+  maxFileBytes: number;
+  /** Total bytes of text kept; files beyond are skipped ("over-total"). Default 8 MiB. */
+  maxTotalBytes: number;
+  /** Files kept; further files are skipped ("too-many"). Default 2,000. */
+  maxFiles: number;
+  /** Directory levels below a capture directory that are walked ("too-deep"). Default 32. */
+  maxDepth: number;
+  /** Entries (files, directories, anything) looked at in all; the rest "too-many". Default 50,000. */
+  maxEntries: number;
+}
+
+export const DEFAULT_CAPTURE_LIMITS: CaptureLimits = {
+  maxFileBytes: 1 << 20,
+  maxTotalBytes: 8 << 20,
+  maxFiles: 2000,
+  maxDepth: 32,
+  maxEntries: 50_000,
+};
+
+/** Skipped entries listed one by one; beyond, they are only counted. */
+const MAX_SKIPS_LISTED = 200;
+
+/** Why a file was not captured; "changed": it was replaced while the capture read it. */
+export type SkipReason =
+  | "binary"
+  | "too-large"
+  | "over-total"
+  | "too-many"
+  | "symlink"
+  | "special"
+  | "changed"
+  | "too-deep"
+  | "unreadable";
+
+export interface Capture {
+  /** Text of every kept file, by world path, in sorted order. */
+  files: Record<string, string>;
+  /** Files seen but not kept, and why (the first 200; the rest in `skippedUnlisted`). */
+  skipped: { path: string; reason: SkipReason; bytes?: number }[];
+  /** Skipped entries beyond those listed. */
+  skippedUnlisted: number;
+  /** Bytes of text kept. */
+  bytes: number;
+}
+
+export interface World {
+  /** The world's directory on the host. */
+  dir: string;
+  files: WorldFiles;
+  /** Reads the files under the given world directories back (bounded; links not followed). */
+  capture(dirs: string[], limits?: Partial<CaptureLimits>): Promise<Capture>;
+  /** Removes the world's directory and everything in it. */
+  remove(): Promise<void>;
+}
+
+/** The segments of a world path, or a PATH_INVALID error saying why it is refused. */
+export function worldPathSegments(path: string): string[] {
+  const refuse = (why: string) =>
+    new DvergrError("PATH_INVALID", `Cannot use world path "${path}": it ${why}`, {
+      hint: 'World paths are absolute and normalised, such as "/out/answer.edn"',
+    });
+  if (!path.startsWith("/")) throw refuse("is not absolute");
+  if (path.includes("\0")) throw refuse("contains a NUL character");
+  if (path.includes("\\")) throw refuse("contains a backslash");
+  const segs = path.split("/").slice(1);
+  if (segs.length === 1 && segs[0] === "") return [];
+  for (const s of segs) {
+    if (s === "") throw refuse("has an empty segment");
+    if (s === "." || s === "..") throw refuse(`is not normalised ("${s}")`);
+  }
+  return segs;
+}
+
+async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+}
+
+/**
+ * World file access over a directory. Every component of a path is checked with lstat: a
+ * symbolic link anywhere on the way is refused, so a path can never leave the world.
+ */
+export function worldFiles(dir: string): WorldFiles {
+  const outside = (path: string, why: string) =>
+    new DvergrError("PATH_INVALID", `Cannot use world path "${path}": ${why}`, {
+      hint: "A world's files are plain files and directories inside it",
+    });
+
+  /** Host path of a world path whose existing components are real directories. */
+  async function hostPath(path: string, forWrite: boolean): Promise<string> {
+    const segs = worldPathSegments(path);
+    let cur = dir;
+    for (let i = 0; i < segs.length; i++) {
+      cur = join(cur, segs[i]);
+      const info = await lstatOrNull(cur);
+      if (info === null) {
+        if (forWrite) {
+          if (i < segs.length - 1) await Deno.mkdir(cur);
+          continue;
+        }
+        return cur;
+      }
+      if (info.isSymlink) {
+        throw outside(path, `"${segs.slice(0, i + 1).join("/")}" is a symbolic link`);
+      }
+      if (i < segs.length - 1 && !info.isDirectory) {
+        throw outside(path, `"/${segs.slice(0, i + 1).join("/")}" is not a directory`);
+      }
+    }
+    return cur;
+  }
+
+  async function walk(host: string, world: string, out: string[]): Promise<void> {
+    const entries: Deno.DirEntry[] = [];
+    for await (const e of Deno.readDir(host)) entries.push(e);
+    for (const e of entries) {
+      const w = world === "/" ? `/${e.name}` : `${world}/${e.name}`;
+      if (e.isDirectory) await walk(join(host, e.name), w, out);
+      else if (e.isFile) out.push(w);
+    }
+  }
+
+  return {
+    async list(worldDir) {
+      const host = await hostPath(worldDir, false);
+      const info = await lstatOrNull(host);
+      if (info === null || !info.isDirectory) return [];
+      const out: string[] = [];
+      await walk(host, worldDir.replace(/\/+$/, "") || "/", out);
+      return out.sort();
+    },
+    async read(path) {
+      const host = await hostPath(path, false);
+      const info = await lstatOrNull(host);
+      if (info === null || !info.isFile) {
+        throw new DvergrError("NOT_FOUND", `Cannot read world file "${path}": no such file`, {
+          hint: "List the world's files to see what is there",
+        });
+      }
+      return await Deno.readTextFile(host);
+    },
+    async write(path, text) {
+      const host = await hostPath(path, true);
+      const info = await lstatOrNull(host);
+      if (info !== null && !info.isFile) throw outside(path, "it is not a regular file");
+      await Deno.writeTextFile(host, text);
+    },
+  };
+}
+
+/**
+ * Creates a world: a fresh directory under `parent` (default: the system's temporary
+ * directory) seeded with `fixtures` (world path → text, written in sorted order), plus
+ * the empty directories `mkdirs` (the capture directories, so a candidate finds them).
+ */
+export async function createWorld(
+  fixtures: Record<string, string>,
+  opts: { parent?: string; mkdirs?: string[] } = {},
+): Promise<World> {
+  if (opts.parent) await Deno.mkdir(opts.parent, { recursive: true });
+  const dir = await Deno.makeTempDir({ dir: opts.parent, prefix: "world-" });
+  const files = worldFiles(dir);
+  try {
+    for (const path of Object.keys(fixtures).sort()) await files.write(path, fixtures[path]);
+    for (const d of opts.mkdirs ?? []) {
+      await Deno.mkdir(join(dir, ...worldPathSegments(d)), { recursive: true });
+    }
+  } catch (e) {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    throw e;
+  }
+  return {
+    dir,
+    files,
+    capture: (dirs, limits) => captureDirs(dir, dirs, { ...DEFAULT_CAPTURE_LIMITS, ...limits }),
+    async remove() {
+      await Deno.remove(dir, { recursive: true }).catch(async (e) => {
+        if (e instanceof Deno.errors.NotFound) return;
+        // A candidate may have taken write permission away from its own directories.
+        await new Deno.Command("chmod", { args: ["-R", "u+rwX", dir] }).output().catch(() => {});
+        await Deno.remove(dir, { recursive: true });
+      });
+    },
+  };
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Reads regular files under the world directories `dirs` of the world at `root`. Nothing the
+ * candidate left makes it throw for the candidate's sake: an entry that cannot be read (too
+ * deep, a name too long, no permission, gone meanwhile) is skipped with its reason, and the
+ * walk is bounded in depth and in entries.
+ */
+async function captureDirs(root: string, dirs: string[], limits: CaptureLimits): Promise<Capture> {
+  const found: { world: string; host: string }[] = [];
+  const skipped: Capture["skipped"] = [];
+  let skippedUnlisted = 0;
+  const skip = (path: string, reason: SkipReason, bytes?: number) => {
+    if (skipped.length < MAX_SKIPS_LISTED) {
+      skipped.push(bytes === undefined ? { path, reason } : { path, reason, bytes });
+    } else skippedUnlisted++;
+  };
+  let entriesSeen = 0;
+
+  async function walk(host: string, world: string, depth: number): Promise<void> {
+    if (depth > limits.maxDepth) return skip(world, "too-deep");
+    const entries: Deno.DirEntry[] = [];
+    try {
+      for await (const e of Deno.readDir(host)) {
+        if (++entriesSeen > limits.maxEntries) {
+          skip(world, "too-many");
+          break;
+        }
+        entries.push(e);
+      }
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return;
+      // ENAMETOOLONG, EACCES, ELOOP…: what the candidate left cannot be read; skip it.
+      return skip(world, "unreadable");
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      const w = `${world}/${e.name}`;
+      const h = join(host, e.name);
+      if (e.isSymlink) skip(w, "symlink");
+      else if (e.isDirectory) await walk(h, w, depth + 1);
+      else if (e.isFile) found.push({ world: w, host: h });
+      else skip(w, "special");
+    }
+  }
+
+  const seen = new Set<string>();
+  for (const d of dirs) {
+    const segs = worldPathSegments(d);
+    // The capture directory itself must be a real directory reached without links.
+    let host = root;
+    let ok = true;
+    for (const s of segs) {
+      host = join(host, s);
+      const info = await lstatOrNull(host).catch(() => null);
+      if (info === null || info.isSymlink || !info.isDirectory) {
+        if (info?.isSymlink) skip("/" + segs.join("/"), "symlink");
+        ok = false;
+        break;
+      }
+    }
+    const world = "/" + segs.join("/");
+    if (ok && !seen.has(world)) {
+      seen.add(world);
+      await walk(host, segs.length ? world : "", 0);
+    }
+  }
+
+  found.sort((a, b) => (a.world < b.world ? -1 : a.world > b.world ? 1 : 0));
+  const files: Record<string, string> = {};
+  let bytes = 0;
+  let kept = 0;
+  for (const f of found) {
+    if (f.world in files) continue;
+    let info: Deno.FileInfo | null;
+    try {
+      info = await lstatOrNull(f.host);
+    } catch {
+      skip(f.world, "unreadable");
+      continue;
+    }
+    if (info === null || !info.isFile) continue;
+    if (info.size > limits.maxFileBytes) {
+      skip(f.world, "too-large", info.size);
+      continue;
+    }
+    if (kept >= limits.maxFiles) {
+      skip(f.world, "too-many", info.size);
+      continue;
+    }
+    if (bytes + info.size > limits.maxTotalBytes) {
+      skip(f.world, "over-total", info.size);
+      continue;
+    }
+    const data = await readCaptured(f.host, info, limits.maxFileBytes);
+    if (typeof data === "string") {
+      skip(f.world, data);
+      continue;
+    }
+    let text: string;
+    try {
+      text = utf8.decode(data);
+    } catch {
+      skip(f.world, "binary", data.length);
+      continue;
+    }
+    if (text.includes("\0")) {
+      skip(f.world, "binary", data.length);
+      continue;
+    }
+    files[f.world] = text;
+    bytes += data.length;
+    kept++;
+  }
+  skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { files, skipped, skippedUnlisted, bytes };
+}
+
+/** Opening never follows a link in the last segment and never waits for a FIFO's writer. */
+const CAPTURE_OPEN_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) |
+  (fsConstants.O_NONBLOCK ?? 0);
+
+/**
+ * Reads at most `max` bytes of the regular file the walk found at `path` (`seen` is its
+ * lstat). A process that outlives its candidate may swap the path for a link, a FIFO or
+ * another file meanwhile (or a directory above it for a link): what is opened must be the
+ * very file the walk saw, else the reason it is skipped is returned instead.
+ */
+async function readCaptured(
+  path: string,
+  seen: Deno.FileInfo,
+  max: number,
+): Promise<Uint8Array | SkipReason> {
+  let file: fsp.FileHandle;
+  try {
+    file = await fsp.open(path, CAPTURE_OPEN_FLAGS);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "ELOOP") return "symlink";
+    if (code === "ENOENT" || code === "ENXIO") return "changed";
+    return "unreadable";
+  }
+  try {
+    const info = await file.stat();
+    if (!info.isFile()) return info.isSymbolicLink() ? "symlink" : "special";
+    if (seen.ino !== null && (info.ino !== seen.ino || info.dev !== seen.dev)) return "changed";
+    const buf = new Uint8Array(max + 1);
+    let n = 0;
+    while (n < buf.length) {
+      const { bytesRead } = await file.read(buf, n, buf.length - n, null);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+    }
+    return n > max ? "too-large" : buf.slice(0, n);
+  } catch {
+    return "unreadable";
+  } finally {
+    await file.close().catch(() => {});
+  }
+}
+
+/**
+ * A world that only lives in memory, for candidates that see it only through `files` (the
+ * built-in ones): nothing is written to disk, and a capture gives what a directory world
+ * would give for the same writes, under the same limits (a file is its UTF-8 bytes).
+ * `dir` is empty: there is no directory for a process to run in.
+ */
+export function createMemoryWorld(
+  fixtures: Record<string, string>,
+  opts: { mkdirs?: string[] } = {},
+): World {
+  const texts = new Map<string, string>();
+  const dirs = new Set<string>(["/"]);
+  const addDirs = (segs: string[]) => {
+    for (let i = 1; i <= segs.length; i++) dirs.add("/" + segs.slice(0, i).join("/"));
+  };
+  const files: WorldFiles = {
+    list(worldDir) {
+      const prefix = "/" + worldPathSegments(worldDir).join("/");
+      const under = prefix === "/" ? "/" : prefix + "/";
+      return Promise.resolve([...texts.keys()].filter((p) => p.startsWith(under)).sort());
+    },
+    read(path) {
+      const text = texts.get("/" + worldPathSegments(path).join("/"));
+      if (text === undefined) {
+        return Promise.reject(
+          new DvergrError("NOT_FOUND", `Cannot read world file "${path}": no such file`, {
+            hint: "List the world's files to see what is there",
+          }),
+        );
+      }
+      return Promise.resolve(text);
+    },
+    write(path, text) {
+      try {
+        put(path, text);
+        return Promise.resolve();
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+  };
+  function put(path: string, text: string): void {
+    const segs = worldPathSegments(path);
+    const p = "/" + segs.join("/");
+    const refuse = (why: string) =>
+      new DvergrError("PATH_INVALID", `Cannot use world path "${path}": ${why}`, {
+        hint: "A world's files are plain files and directories inside it",
+      });
+    if (dirs.has(p)) throw refuse("it is not a regular file");
+    for (let i = 1; i < segs.length; i++) {
+      const parent = "/" + segs.slice(0, i).join("/");
+      if (texts.has(parent)) throw refuse(`"${parent}" is not a directory`);
+    }
+    addDirs(segs.slice(0, -1));
+    texts.set(p, text);
+  }
+  for (const path of Object.keys(fixtures).sort()) put(path, fixtures[path]);
+  for (const d of opts.mkdirs ?? []) addDirs(worldPathSegments(d));
+  return {
+    dir: "",
+    files,
+    async capture(captureDirs, limits) {
+      const l = { ...DEFAULT_CAPTURE_LIMITS, ...limits };
+      const found = new Set<string>();
+      for (const d of captureDirs) {
+        for (const p of await files.list(d)) {
+          const depth = p.split("/").length -
+            ("/" + worldPathSegments(d).join("/")).split("/").length - 1;
+          if (depth <= l.maxDepth) found.add(p);
+        }
+      }
+      const out: Capture = { files: {}, skipped: [], skippedUnlisted: 0, bytes: 0 };
+      let kept = 0;
+      for (const p of [...found].sort()) {
+        const text = texts.get(p)!;
+        const size = new TextEncoder().encode(text).length;
+        const skip = (reason: SkipReason) => {
+          if (out.skipped.length < MAX_SKIPS_LISTED) {
+            out.skipped.push({ path: p, reason, bytes: size });
+          } else out.skippedUnlisted++;
+        };
+        if (size > l.maxFileBytes) skip("too-large");
+        else if (kept >= l.maxFiles) skip("too-many");
+        else if (out.bytes + size > l.maxTotalBytes) skip("over-total");
+        else if (text.includes("\0")) skip("binary");
+        else {
+          out.files[p] = text;
+          out.bytes += size;
+          kept++;
+        }
+      }
+      return out;
+    },
+    remove: () => Promise.resolve(),
+  };
+}

@@ -1,0 +1,285 @@
+/**
+ * Resource bombs inside the sandbox: memory, bytes written under the world, processes and
+ * open files are bounded by the kernel, and going over one ends the attempt as failed with
+ * the limit named; no process of an attempt outlives it.
+ */
+import assert from "node:assert/strict";
+import {
+  commandCandidate,
+  detectBwrap,
+  type Isolation,
+} from "../../../../adapters/candidates/command/command.ts";
+import {
+  DEFAULT_LIMITS,
+  NPROC_HEADROOM,
+  readBackWorld,
+  type ResourceLimits,
+  rlimitArgv,
+  sandboxWorldArgs,
+  writableTopLevel,
+} from "../../../../adapters/candidates/command/limits.ts";
+import { createWorld } from "../../../../adapters/world/world.ts";
+import type { AttemptContext, CandidateOutcome } from "../../../../core/bench/candidate.ts";
+
+const env = (k: string) => Deno.env.get(k);
+const hasBwrap = await detectBwrap(env);
+const MIB = 1024 * 1024;
+
+interface LimitEvidence {
+  limits: { enforcedBy: Record<string, string>; exceeded: string[] };
+  readBack?: { files: number; skipped: { path: string; reason: string }[] };
+}
+
+async function attempt(
+  command: string,
+  isolation: Isolation,
+  limits: Partial<ResourceLimits>,
+  timeoutMs = 20_000,
+) {
+  const world = await createWorld({ "/docs/a.md": "hello" }, { mkdirs: ["/out"] });
+  const ctx: AttemptContext = {
+    task: "bomb",
+    caseId: null,
+    repetition: 0,
+    world: world.files,
+    worldDir: world.dir,
+    reference: null,
+    timeoutMs,
+    budgetMicros: 0,
+    profile: "developer",
+    writable: ["/out"],
+    signal: new AbortController().signal,
+  };
+  const cand = commandCandidate({ name: "bomb", command }, {
+    isolation,
+    env,
+    killGraceMs: 200,
+    limits: { ...DEFAULT_LIMITS, ...limits },
+  });
+  const outcome = await cand.run(ctx);
+  const captured = await world.capture(["/out"]);
+  return { outcome, captured, world, ev: outcome.evidence as unknown as LimitEvidence };
+}
+
+function cgroupEnforces(ev: LimitEvidence, what: "memory" | "processes"): boolean {
+  return ev.limits.enforcedBy[what].startsWith("cgroup");
+}
+
+Deno.test("rlimitArgv() bounds open files, file size and core dumps; memory and processes without a cgroup", () => {
+  const l = { memoryBytes: 64 * MIB, worldBytes: 8 * MIB, processes: 16, openFiles: 32 };
+  const without = rlimitArgv(l, { cgroup: false, supervisedDirs: null });
+  assert.deepEqual(without, [
+    "prlimit",
+    "--nofile=32:32",
+    `--fsize=${8 * MIB}:${8 * MIB}`,
+    "--core=0:0",
+    `--data=${64 * MIB}:${64 * MIB}`,
+    `--nproc=${16 + NPROC_HEADROOM}:${16 + NPROC_HEADROOM}`,
+    "--",
+  ]);
+  const withCgroup = rlimitArgv(l, { cgroup: true, supervisedDirs: 1 });
+  assert.ok(!withCgroup.some((a) => a.startsWith("--data") || a.startsWith("--nproc")));
+  assert.ok(withCgroup.includes(`--fsize=${2 * 8 * MIB + 64 * MIB}:${2 * 8 * MIB + 64 * MIB}`));
+});
+
+Deno.test("sandboxWorldArgs() makes writable directories sized tmpfs mounts and the rest read-only", () => {
+  assert.deepEqual(writableTopLevel(["/out", "/out/sub", "/work/x"]), ["out", "work"]);
+  const args = sandboxWorldArgs(
+    "/w",
+    [{ name: "docs", isSymlink: false }, { name: "out", isSymlink: false }, {
+      name: "l",
+      isSymlink: true,
+    }],
+    ["out"],
+    { ...DEFAULT_LIMITS, worldBytes: MIB },
+    "/cap",
+  );
+  assert.deepEqual(args, [
+    "--ro-bind",
+    "/w/docs",
+    "/docs",
+    "--ro-bind",
+    "/w/out",
+    "/.dvergr/seed/out",
+    "--size",
+    String(MIB),
+    "--tmpfs",
+    "/out",
+    "--size",
+    String(MIB),
+    "--tmpfs",
+    "/.dvergr/run",
+    "--bind",
+    "/cap",
+    "/.dvergr/capture.tar",
+  ]);
+});
+
+Deno.test("readBackWorld() writes back only regular files under the writable directories", async () => {
+  const src = await Deno.makeTempDir();
+  await Deno.mkdir(`${src}/out/sub`, { recursive: true });
+  await Deno.writeTextFile(`${src}/out/sub/a.txt`, "a");
+  await Deno.writeTextFile(`${src}/out/x`, "evil");
+  await Deno.writeTextFile(`${src}/out/y`, "evil");
+  await Deno.symlink("/etc/passwd", `${src}/out/link`);
+  await Deno.mkdir(`${src}/docs`);
+  await Deno.writeTextFile(`${src}/docs/forged.txt`, "not writable");
+  const pack = `${src}.tar`;
+  // Names a hostile pack could hold: leaving the world, outside the writable directories.
+  const tar = await new Deno.Command("tar", {
+    args: [
+      "-C",
+      src,
+      "--format=posix",
+      "--transform",
+      "s,^out/x$,out/../../escaped,;s,^out/y$,/abs/y,",
+      "-cPf",
+      pack,
+      "out",
+      "docs",
+    ],
+  }).output();
+  assert.ok(tar.success, new TextDecoder().decode(tar.stderr));
+  const world = await Deno.makeTempDir();
+  await Deno.mkdir(`${world}/out`);
+  await Deno.writeTextFile(`${world}/out/mcp.txt`, "written through the world gateway");
+  const back = await readBackWorld(world, ["out"], pack);
+  assert.equal(back.files, 1);
+  assert.equal(await Deno.readTextFile(`${world}/out/sub/a.txt`), "a");
+  const reasons = Object.fromEntries(back.skipped.map((s) => [s.path, s.reason]));
+  assert.equal(reasons["/out/link"], "symlink");
+  assert.equal(reasons["/docs/forged.txt"], "outside");
+  assert.equal(reasons["/out/../../escaped"], "outside");
+  assert.equal(back.status, null); // no supervisor status in a forged pack
+  const names: string[] = [];
+  for await (const e of Deno.readDir(`${world}/out`)) names.push(e.name);
+  assert.deepEqual(names.sort(), ["mcp.txt", "sub"]);
+  await Deno.remove(src, { recursive: true });
+  await Deno.remove(pack);
+  await Deno.remove(world, { recursive: true });
+});
+
+if (hasBwrap) {
+  Deno.test("commandCandidate() [bwrap] stops a 50 MiB write at the world limit and names it", async () => {
+    const { outcome, captured, world, ev } = await attempt(
+      "echo kept > /out/a.txt; dd if=/dev/zero of=/out/big bs=1M count=50 2>/dev/null; " +
+        "dd if=/dev/zero of=/tmp/big bs=1M count=50 2>/dev/null; true",
+      "bwrap",
+      { worldBytes: 8 * MIB },
+    );
+    assert.equal(outcome.status, "crashed");
+    assert.match(outcome.message ?? "", /bytes written under the world/);
+    assert.deepEqual(ev.limits.exceeded, ["world-bytes"]);
+    assert.equal(captured.files["/out/a.txt"], "kept\n");
+    const big = await Deno.stat(`${world.dir}/out/big`);
+    assert.ok(big.size <= 8 * MIB, `${big.size}`);
+    await world.remove();
+  });
+
+  Deno.test("commandCandidate() [bwrap] can write nothing but the sized tmpfs mounts", async () => {
+    const { outcome, captured, world } = await attempt(
+      "for p in /big /dev/big /usr/big /.dvergr/big; do echo x > $p 2>/dev/null && echo $p; done " +
+        "> /out/wrote.txt; dd if=/dev/zero of=/dev/shm/big bs=1M count=50 2>/dev/null; " +
+        "ls -l /dev/shm/big | awk '{print $5}' > /out/shm.txt; echo ok > /dev/null && echo ok >> /out/wrote.txt",
+      "bwrap",
+      { worldBytes: 4 * MIB },
+    );
+    await world.remove();
+    assert.equal(outcome.status, "completed");
+    assert.equal(captured.files["/out/wrote.txt"], "ok\n");
+    assert.ok(Number(captured.files["/out/shm.txt"]) <= 4 * MIB, captured.files["/out/shm.txt"]);
+  });
+
+  Deno.test("commandCandidate() [bwrap] bounds memory: a 600 MiB buffer under a 128 MiB limit fails", async () => {
+    // tail keeps a line without a newline whole in memory.
+    const { outcome, captured, world, ev } = await attempt(
+      "echo start > /out/a.txt; head -c 629145600 /dev/zero | tail -n 1 > /dev/null; " +
+        "echo $? > /out/status.txt; exit 1",
+      "bwrap",
+      { memoryBytes: 128 * MIB },
+    );
+    await world.remove();
+    assert.equal(outcome.status, "crashed");
+    assert.equal(captured.files["/out/a.txt"], "start\n");
+    if (cgroupEnforces(ev, "memory")) {
+      assert.match(outcome.message ?? "", /memory limit/);
+      assert.ok(ev.limits.exceeded.includes("memory"));
+    } else {
+      // RLIMIT_DATA: the allocation fails inside tail, which exits non-zero.
+      assert.notEqual(captured.files["/out/status.txt"], "0\n", JSON.stringify(ev));
+    }
+  });
+
+  Deno.test("commandCandidate() [bwrap] bounds processes and open files", async () => {
+    const { outcome, captured, world, ev } = await attempt(
+      "ulimit -n > /out/nofile.txt; n=0; for i in $(seq 64); do sleep 5 & n=$((n+1)); done; " +
+        "echo $n > /out/forked.txt; true",
+      "bwrap",
+      { processes: 16, openFiles: 48 },
+      15_000,
+    );
+    await world.remove();
+    assert.equal(captured.files["/out/nofile.txt"], "48\n");
+    if (cgroupEnforces(ev, "processes")) {
+      assert.equal(outcome.status, "crashed");
+      assert.match(outcome.message ?? "", /process limit/);
+    }
+  });
+
+  Deno.test("commandCandidate() [bwrap] leaves no process behind, however it detached", async () => {
+    const marker = await Deno.makeTempDir();
+    const { outcome, world } = await attempt(
+      `setsid sh -c 'sleep 1; echo late > ${marker}/late' & nohup sleep 30 >/dev/null 2>&1 & echo done`,
+      "bwrap",
+      {},
+    );
+    await world.remove();
+    assert.equal(outcome.status, "completed");
+    await new Promise((r) => setTimeout(r, 1800));
+    await assert.rejects(() => Deno.stat(`${marker}/late`));
+    await Deno.remove(marker, { recursive: true });
+  });
+
+  Deno.test("commandCandidate() [bwrap] enforces the time limit and still reads the world back", async () => {
+    const started = performance.now();
+    const { outcome, captured, world } = await attempt(
+      "echo early > /out/early.txt; trap '' TERM; sleep 30",
+      "bwrap",
+      {},
+      1000,
+    );
+    await world.remove();
+    assert.equal(outcome.status, "timeout");
+    assert.equal(captured.files["/out/early.txt"], "early\n");
+    assert.ok(performance.now() - started < 10_000);
+  });
+
+  Deno.test("commandCandidate() [bwrap] that kills its supervisor fails its own attempt", async () => {
+    const { outcome, world } = await attempt(
+      "echo x > /out/x; kill -9 $(pgrep -f dvergr-supervisor) 2>/dev/null || kill -9 -1",
+      "bwrap",
+      {},
+    );
+    await world.remove();
+    assert.equal(outcome.status, "crashed");
+    assert.match(outcome.message ?? "", /supervisor/);
+  });
+}
+
+Deno.test("commandCandidate() [none] ends detached processes with the attempt when a cgroup holds them", async () => {
+  const marker = await Deno.makeTempDir();
+  const { outcome, world, ev } = await attempt(
+    `setsid sh -c 'sleep 1; echo late > ${marker}/late' > /dev/null 2>&1 & echo done`,
+    "none",
+    {},
+  );
+  await world.remove();
+  assert.equal((outcome as CandidateOutcome).status, "completed");
+  if (cgroupEnforces(ev, "processes")) {
+    await new Promise((r) => setTimeout(r, 1800));
+    await assert.rejects(() => Deno.stat(`${marker}/late`));
+  } else {
+    assert.match(ev.limits.enforcedBy.worldBytes, /per file only/);
+  }
+  await Deno.remove(marker, { recursive: true });
+});

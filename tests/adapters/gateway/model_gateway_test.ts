@@ -1,0 +1,263 @@
+import assert from "node:assert/strict";
+import {
+  createModelGateway,
+  type ModelGatewayOptions,
+  type ModelRoute,
+  offeredToolNames,
+} from "../../../adapters/gateway/model_gateway.ts";
+import type { ModelEntry } from "../../../core/models/registry.ts";
+import { costMicros } from "../../../core/models/cost.ts";
+
+const PRICES = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+
+function entry(id: string, provider: ModelEntry["provider"]): ModelEntry {
+  return {
+    id,
+    provider,
+    apiModel: `${id}-api`,
+    aliases: [],
+    prices: PRICES,
+    listPriceOf: null,
+    maxTokens: 1000,
+    baseUrl: null,
+    apiKeyEnv: null,
+    doc: null,
+    sources: [],
+    priced: true,
+  };
+}
+
+interface Upstream {
+  url: string;
+  headers: Headers;
+  body: Record<string, unknown>;
+}
+
+/** A gateway whose upstream is a function; every forwarded request is recorded. */
+function gateway(
+  answer: (u: Upstream) => Response | Promise<Response>,
+  opts: Partial<ModelGatewayOptions> = {},
+  routeOf: (model: string | undefined) => ModelRoute | { problem: string } = (m) =>
+    m === "claude"
+      ? {
+        entry: entry("claude", "anthropic"),
+        baseUrl: "https://anthropic.test",
+        apiKey: "REAL-A",
+        bill: PRICES,
+        list: PRICES,
+      }
+      : m === "gpt"
+      ? {
+        entry: entry("gpt", "openai"),
+        baseUrl: "https://openai.test",
+        apiKey: "REAL-O",
+        bill: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+        list: PRICES,
+      }
+      : { problem: `no model ${m}` },
+) {
+  const seen: Upstream[] = [];
+  const gw = createModelGateway({
+    route: routeOf,
+    budgetMicros: 1_000_000,
+    maxRequests: 10,
+    fetchImpl: async (input, init) => {
+      const u = {
+        url: String(input),
+        headers: new Headers(init?.headers),
+        body: JSON.parse(String(init?.body)),
+      };
+      seen.push(u);
+      return await answer(u);
+    },
+    ...opts,
+  });
+  return { gw, seen };
+}
+
+function post(path: string, body: unknown, headers: Record<string, string> = {}): Request {
+  return new Request(`http://127.0.0.1:17801${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": "dummy", ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+const anthropicJson = (usage: Record<string, number>) =>
+  new Response(JSON.stringify({ content: [], usage }), {
+    headers: { "content-type": "application/json", "content-encoding": "gzip" },
+  });
+
+Deno.test("createModelGateway() answers HEAD / itself and refuses paths off the allow-list", async () => {
+  const { gw, seen } = gateway(() => new Response("{}"));
+  assert.equal((await gw.handle(new Request("http://x/", { method: "HEAD" }))).status, 200);
+  for (
+    const [method, path] of [["POST", "/v1/models"], ["GET", "/v1/messages"], ["POST", "/admin"]]
+  ) {
+    const res = await gw.handle(
+      new Request(`http://x${path}`, { method, body: method === "POST" ? "{}" : undefined }),
+    );
+    assert.equal(res.status, 404, `${method} ${path}`);
+    await res.body?.cancel();
+  }
+  assert.equal(seen.length, 0);
+});
+
+Deno.test("createModelGateway() swaps the dummy key for the real one and forwards only known headers", async () => {
+  const { gw, seen } = gateway(() => anthropicJson({ input_tokens: 1, output_tokens: 1 }));
+  const res = await gw.handle(
+    post("/v1/messages?beta=true", { model: "claude", messages: [] }, {
+      "anthropic-beta": "x",
+      "x-leak": "host-detail",
+      authorization: "Bearer dummy",
+    }),
+  );
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-encoding"), null);
+  await res.text();
+  const up = seen[0];
+  assert.equal(up.url, "https://anthropic.test/v1/messages?beta=true");
+  assert.equal(up.headers.get("x-api-key"), "REAL-A");
+  assert.equal(up.headers.get("authorization"), null);
+  assert.equal(up.headers.get("anthropic-beta"), "x");
+  assert.equal(up.headers.get("x-leak"), null);
+  assert.equal(up.body.model, "claude-api");
+
+  const o = gateway(() => new Response(JSON.stringify({ usage: { input_tokens: 1 } })));
+  await (await o.gw.handle(post("/responses", { model: "gpt", input: [] }))).text();
+  assert.equal(o.seen[0].url, "https://openai.test/v1/responses");
+  assert.equal(o.seen[0].headers.get("authorization"), "Bearer REAL-O");
+  assert.equal(o.seen[0].headers.get("x-api-key"), null);
+});
+
+Deno.test("createModelGateway() meters JSON and SSE bodies into tokens, bill and list price", async () => {
+  const { gw } = gateway(({ body }) =>
+    body.model === "claude-api"
+      ? anthropicJson({ input_tokens: 100, cache_read_input_tokens: 50, output_tokens: 20 })
+      : new Response(
+        'data: {"choices":[]}\n\ndata: {"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":4}}\n\ndata: [DONE]\n\n',
+        { headers: { "content-type": "text/event-stream" } },
+      )
+  );
+  await (await gw.handle(post("/v1/messages", { model: "claude", messages: [] }))).text();
+  const chat = await gw.handle(post("/v1/chat/completions", { model: "gpt", stream: true }));
+  await chat.text();
+  const f = await gw.settle();
+  assert.deepEqual(f.byModel, {
+    claude: { input: 150, output: 20, cacheRead: 50, cacheWrite: 0 },
+    gpt: { input: 40, output: 4, cacheRead: 0, cacheWrite: 0 },
+  });
+  assert.equal(f.requests, 2);
+  const claudeCost = costMicros(f.byModel.claude, PRICES);
+  assert.equal(f.billedMicros, claudeCost); // gpt bills nothing here
+  assert.equal(f.listMicros, claudeCost + costMicros(f.byModel.gpt, PRICES));
+});
+
+Deno.test("createModelGateway() asks a streamed chat completion for its usage", async () => {
+  const { gw, seen } = gateway(() => new Response("data: [DONE]\n\n"));
+  await (await gw.handle(post("/v1/chat/completions", { model: "gpt", stream: true }))).text();
+  assert.deepEqual(seen[0].body.stream_options, { include_usage: true });
+  assert.equal((await gw.settle()).unmetered, 1);
+});
+
+Deno.test("createModelGateway() refuses with a 400 in the provider's format at the request cap and when the budget is spent", async () => {
+  const { gw, seen } = gateway(
+    () => anthropicJson({ input_tokens: 1000, output_tokens: 1000 }),
+    { maxRequests: 2, budgetMicros: 1_000_000 },
+  );
+  for (let i = 0; i < 2; i++) {
+    await (await gw.handle(post("/v1/messages", { model: "claude" }))).text();
+  }
+  const capped = await gw.handle(post("/v1/messages", { model: "claude" }));
+  assert.equal(capped.status, 400);
+  const err = await capped.json();
+  assert.equal(err.type, "error");
+  assert.equal(err.error.type, "invalid_request_error");
+  assert.match(err.error.message, /limit of 2 model requests/);
+  assert.equal(seen.length, 2);
+  assert.equal((await gw.settle()).stopped, "request-cap");
+
+  // 1000 in + 1000 out at these prices = $0.018: a budget of $0.01 allows the first call only.
+  const b = gateway(
+    () => new Response(JSON.stringify({ usage: { input_tokens: 1000, output_tokens: 1000 } })),
+    {
+      budgetMicros: 10_000,
+    },
+  );
+  await (await b.gw.handle(post("/v1/responses", { model: "gpt" }))).text();
+  const refused = await b.gw.handle(post("/v1/responses", { model: "gpt" }));
+  assert.equal(refused.status, 400);
+  const oerr = await refused.json();
+  assert.equal(oerr.error.type, "invalid_request_error");
+  assert.match(oerr.error.message, /budget of \$0\.0100 is spent/);
+  assert.equal(b.seen.length, 1);
+  assert.equal((await b.gw.settle()).stopped, "budget");
+});
+
+Deno.test("createModelGateway() makes a first request without the world's tools a fault", async () => {
+  const { gw, seen } = gateway(() => anthropicJson({ input_tokens: 1, output_tokens: 1 }), {
+    requireToolPrefix: "mcp__world__",
+  });
+  const res = await gw.handle(post("/v1/messages", { model: "claude", tools: [{ name: "Read" }] }));
+  assert.equal(res.status, 400);
+  await res.text();
+  const f = await gw.settle();
+  assert.match(f.fault ?? "", /did not offer the world's MCP tools .*tools offered: Read/);
+  assert.equal(seen.length, 0);
+
+  const ok = gateway(() => anthropicJson({ input_tokens: 1, output_tokens: 1 }), {
+    requireToolPrefix: "mcp__world__",
+  });
+  const body = {
+    model: "gpt",
+    tools: [{
+      type: "namespace",
+      name: "mcp__world",
+      tools: [{ type: "function", name: "read_file" }],
+    }],
+  };
+  await (await ok.gw.handle(post("/v1/responses", body))).text();
+  assert.equal((await ok.gw.settle()).fault, null);
+  assert.equal(ok.gw.log.find((e) => e.path === "/v1/responses")?.worldTools, true);
+});
+
+Deno.test("offeredToolNames() flattens Responses namespaces and Chat function tools", () => {
+  assert.deepEqual(
+    offeredToolNames({
+      tools: [
+        { type: "function", function: { name: "a" } },
+        { type: "namespace", name: "mcp__world", tools: [{ name: "read_file" }] },
+        { name: "b" },
+      ],
+    }),
+    ["a", "mcp__world", "mcp__world__read_file", "b"],
+  );
+});
+
+Deno.test("createModelGateway() refuses unknown models and a model behind another provider's path", async () => {
+  const { gw, seen } = gateway(() => new Response("{}"));
+  const unknown = await gw.handle(post("/v1/messages", { model: "nope" }));
+  assert.equal(unknown.status, 400);
+  assert.match((await unknown.json()).error.message, /no model nope/);
+  const wrong = await gw.handle(post("/v1/messages", { model: "gpt" }));
+  assert.equal(wrong.status, 400);
+  assert.match((await wrong.json()).error.message, /served by openai/);
+  const notJson = await gw.handle(
+    new Request("http://x/v1/messages", { method: "POST", body: "[" }),
+  );
+  assert.equal(notJson.status, 400);
+  await notJson.text();
+  assert.equal(seen.length, 0);
+});
+
+Deno.test("createModelGateway() answers 502 when the provider cannot be reached and remembers it", async () => {
+  const { gw } = gateway(() => Promise.reject(new TypeError("connection refused")));
+  const res = await gw.handle(post("/v1/messages", { model: "claude" }));
+  assert.equal(res.status, 502);
+  await res.text();
+  assert.match((await gw.settle()).upstreamProblem ?? "", /connection refused/);
+
+  const flaky = gateway(() => new Response("busy", { status: 529 }));
+  await (await flaky.gw.handle(post("/v1/messages", { model: "claude" }))).text();
+  assert.match((await flaky.gw.settle()).upstreamProblem ?? "", /answered 529/);
+});
