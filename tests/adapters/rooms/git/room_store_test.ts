@@ -384,7 +384,9 @@ Deno.test("gitRoomStore() two stores writing one room at once both land (the bra
 Deno.test("gitRoomStore() processes committing to one room at once, merging packs meanwhile, lose nothing", async () => {
   const dir = await Deno.makeTempDir();
   await gitRoomStore(dir).createRoom("r");
-  const module = JSON.stringify(import.meta.resolve("../../../../adapters/rooms/git/room_store.ts"));
+  const module = JSON.stringify(
+    import.meta.resolve("../../../../adapters/rooms/git/room_store.ts"),
+  );
   const writer = (who: string) =>
     new Deno.Command(Deno.execPath(), {
       args: [
