@@ -226,7 +226,7 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
     if (req.method !== "POST") {
       return jsonError(400, -32000, "Bad Request: no Mcp-Session-Id; send initialize first");
     }
-    const init = readInitialize(JSON.stringify(body));
+    const init = readInitialize(body);
     if (!("body" in init)) return jsonError(init.status, init.code, init.message);
     return await open(req, init.body);
   }

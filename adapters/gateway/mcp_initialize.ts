@@ -6,16 +6,10 @@
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 
-/** The parsed body when it starts a session, else the JSON-RPC error to answer. */
+/** The (parsed) body when it starts a session, else the JSON-RPC error to answer. */
 export function readInitialize(
-  text: string,
+  body: unknown,
 ): { body: unknown } | { status: number; code: number; message: string } {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return { status: 400, code: -32700, message: "Parse error: the body is not JSON" };
-  }
   const initializing = Array.isArray(body)
     ? body.some((m) => isInitializeRequest(m))
     : isInitializeRequest(body);

@@ -23,6 +23,7 @@ import { NO_USAGE } from "../../core/bench/candidate.ts";
 import { addUsage, costMicros, type ModelPrices } from "../../core/models/cost.ts";
 import type { ModelEntry, ProviderKind } from "../../core/models/registry.ts";
 import { endpoint } from "../providers/http.ts";
+import { BodyBytes } from "./request_body.ts";
 import { type ProviderApi, SseUsageMeter, usageOfJson } from "./usage_meter.ts";
 
 /** Where a request for one model goes and what its tokens cost. */
@@ -95,7 +96,15 @@ export interface ModelGateway {
 }
 
 const MAX_LOG = 500;
-const MAX_BODY = 32 * 1024 * 1024;
+/**
+ * Largest request body, bytes: agent CLIs send tens of kilobytes, a 200,000-token
+ * conversation is about a megabyte of JSON; images are not part of a world.
+ */
+export const MAX_MODEL_BODY = 16 * 1024 * 1024;
+/** Bytes of request bodies the gateway holds at once (read, or being forwarded). */
+export const MAX_MODEL_BODIES_HELD = 2 * MAX_MODEL_BODY;
+/** Bytes of a JSON (not streamed) response kept for metering. */
+const MAX_METERED_JSON = 32 * 1024 * 1024;
 const PATHS: Record<string, ProviderApi> = {
   "/v1/messages": "anthropic-messages",
   "/v1/chat/completions": "openai-chat",
@@ -158,6 +167,7 @@ export function createModelGateway(opts: ModelGatewayOptions): ModelGateway {
   const doFetch = opts.fetchImpl ?? fetch;
   const aborter = new AbortController();
   const log: GatewayLogEntry[] = [];
+  const bodies = new BodyBytes(MAX_MODEL_BODY, MAX_MODEL_BODIES_HELD);
   const pending = new Set<Promise<void>>();
   const byModel = new Map<string, { usage: Usage; route: ModelRoute }>();
   let requests = 0;
@@ -184,19 +194,32 @@ export function createModelGateway(opts: ModelGatewayOptions): ModelGateway {
     });
   };
 
+  /** Reads the body within its bounds, then forwards it; the bytes are held until sent. */
   async function forward(
     req: Request,
     api: ProviderApi,
     path: string,
     entry: GatewayLogEntry,
   ): Promise<Response> {
-    const text = await req.text();
-    if (text.length > MAX_BODY) {
-      return refuse(api, entry, 413, "too-large", `The request body is over ${MAX_BODY} bytes`);
+    const read = await bodies.read(req);
+    if (!read.ok) return refuse(api, entry, 413, read.reason, `dvergr: ${read.message}`);
+    try {
+      return await forwardBody(req, read.bytes, api, path, entry);
+    } finally {
+      bodies.release(read.bytes.length);
     }
+  }
+
+  async function forwardBody(
+    req: Request,
+    bytes: Uint8Array,
+    api: ProviderApi,
+    path: string,
+    entry: GatewayLogEntry,
+  ): Promise<Response> {
     let body: Record<string, unknown>;
     try {
-      const parsed = JSON.parse(text);
+      const parsed = JSON.parse(new TextDecoder().decode(bytes));
       if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw 0;
       body = parsed;
     } catch {
@@ -313,7 +336,7 @@ export function createModelGateway(opts: ModelGatewayOptions): ModelGateway {
         for await (const chunk of toMeter) {
           const t = decoder.decode(chunk, { stream: true });
           if (sse) sseMeter.push(t);
-          else if (json.length < MAX_BODY) json += t;
+          else if (json.length < MAX_METERED_JSON) json += t;
         }
       } catch {
         // Cut off (attempt over): what was seen is metered.

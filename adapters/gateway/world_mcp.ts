@@ -19,6 +19,7 @@ import {
 import { readInitialize } from "./mcp_initialize.ts";
 import { VERSION } from "../../core/version.ts";
 import type { OfferedTool, ToolOutput } from "../../core/world_tools/registry.ts";
+import { BodyBytes } from "./request_body.ts";
 
 /** The tools of one attempt and how to run them. */
 export interface WorldToolset {
@@ -48,6 +49,13 @@ export interface WorldMcp {
 const MAX_LOG = 1000;
 const ARG_CHARS = 200;
 const MAX_SESSIONS = 8;
+/**
+ * Largest request body, bytes: a write_file of the largest content the world tools take
+ * (WRITE_LIMIT characters), JSON-escaped, fits.
+ */
+export const MAX_MCP_BODY = 8 * 1024 * 1024;
+/** Bytes of request bodies the server holds at once (read, or their call running). */
+export const MAX_MCP_BODIES_HELD = 2 * MAX_MCP_BODY;
 
 /** Arguments for the log: strings over 200 characters cut, with their length. */
 function loggedArgs(args: Record<string, unknown>): Record<string, unknown> {
@@ -80,6 +88,7 @@ export function createWorldMcp(
   const calls: McpCallLogEntry[] = [];
   let listed = 0;
   const byName = new Map(toolset.tools.map((t) => [t.name, t]));
+  const bodies = new BodyBytes(MAX_MCP_BODY, MAX_MCP_BODIES_HELD);
   const sessions = new Map<
     string,
     { transport: WebStandardStreamableHTTPServerTransport; server: Server }
@@ -133,6 +142,26 @@ export function createWorldMcp(
     return server;
   }
 
+  /** A POST's body read within its bounds and parsed (held until `run` ends), or an error. */
+  async function withBody(
+    req: Request,
+    run: (body: unknown) => Promise<Response>,
+  ): Promise<Response> {
+    const read = await bodies.read(req);
+    if (!read.ok) return jsonError(413, -32000, read.message);
+    try {
+      let body: unknown;
+      try {
+        body = JSON.parse(new TextDecoder().decode(read.bytes));
+      } catch {
+        return jsonError(400, -32700, "Parse error: the body is not JSON");
+      }
+      return await run(body);
+    } finally {
+      bodies.release(read.bytes.length);
+    }
+  }
+
   async function handle(req: Request): Promise<Response> {
     const url = new URL(req.url);
     if (url.pathname !== "/mcp") return jsonError(404, -32000, `Not found: ${url.pathname}`);
@@ -140,12 +169,17 @@ export function createWorldMcp(
     if (sid !== null) {
       const s = sessions.get(sid);
       if (!s) return jsonError(404, -32001, "Session not found: initialize again");
-      return await s.transport.handleRequest(req);
+      if (req.method !== "POST") return await s.transport.handleRequest(req);
+      return await withBody(req, (body) => s.transport.handleRequest(req, { parsedBody: body }));
     }
     if (req.method !== "POST") {
       return jsonError(405, -32000, "Method not allowed: send initialize first");
     }
-    const init = readInitialize(await req.text());
+    return await withBody(req, (body) => open(req, body));
+  }
+
+  async function open(req: Request, parsed: unknown): Promise<Response> {
+    const init = readInitialize(parsed);
     if (!("body" in init)) return jsonError(init.status, init.code, init.message);
     const body = init.body;
     if (sessions.size >= MAX_SESSIONS) {

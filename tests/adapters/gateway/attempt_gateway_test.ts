@@ -203,3 +203,112 @@ await Deno.writeTextFile("out/answer.txt", text.toUpperCase());
     await world.remove();
   }
 });
+
+/**
+ * Streams `total` bytes as one chunked POST body over the Unix socket `socket` (1 MiB at a
+ * time, the same buffer each time) until the server answers or stops reading, else to the
+ * end; gives the answer's status line and how much was sent.
+ */
+async function streamBody(
+  socket: string,
+  path: string,
+  total: number,
+): Promise<{ status: string; sent: number }> {
+  const conn = await Deno.connect({ transport: "unix", path: socket });
+  const enc = new TextEncoder();
+  const writer = conn.writable.getWriter();
+  let answer = "";
+  const reading = (async () => {
+    const dec = new TextDecoder();
+    try {
+      for await (const chunk of conn.readable) {
+        answer += dec.decode(chunk, { stream: true });
+        if (answer.includes("\r\n")) break;
+      }
+    } catch {
+      // reset: the answer (if any) is what was read
+    }
+  })();
+  const chunk = new Uint8Array(1 << 20).fill(0x20);
+  const head = enc.encode(`${chunk.length.toString(16)}\r\n`);
+  const crlf = enc.encode("\r\n");
+  let sent = 0;
+  try {
+    await writer.write(enc.encode(
+      `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+        `accept: application/json, text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n`,
+    ));
+    while (sent < total && answer === "") {
+      await writer.write(head);
+      await writer.write(chunk);
+      await writer.write(crlf);
+      sent += chunk.length;
+    }
+    // All sent and no answer yet: end the body, so a server that read it all answers.
+    if (answer === "") await writer.write(enc.encode("0\r\n\r\n"));
+  } catch {
+    // The server closed the connection after answering.
+  }
+  await reading;
+  try {
+    conn.close();
+  } catch {
+    // already closed
+  }
+  return { status: answer.split("\r\n")[0], sent };
+}
+
+/** VmRSS and VmHWM (peak) of a process, bytes; `cat` reads /proc for us (Deno needs -A). */
+async function memoryOf(pid: number): Promise<{ rss: number; hwm: number }> {
+  const out = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
+  const status = new TextDecoder().decode(out.stdout);
+  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
+  return { rss: kb("VmRSS") * 1024, hwm: kb("VmHWM") * 1024 };
+}
+
+Deno.test("startAttemptGateway() refuses a body over its limit on either socket with 413 while it streams: the host's memory stays flat", async () => {
+  const host = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-net",
+      new URL("../../helpers/gateway_host.ts", import.meta.url).pathname,
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = host.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    let first = "";
+    while (!first.includes("\n")) {
+      const { value, done } = await lines.read();
+      if (done) throw new Error("the gateway host ended before it served");
+      first += value;
+    }
+    const { dir } = JSON.parse(first);
+    const MiB = 1024 * 1024;
+    for (const [socket, path] of [["model.sock", "/v1/messages"], ["mcp.sock", "/mcp"]]) {
+      const before = await memoryOf(host.pid);
+      const r = await streamBody(`${dir}/${socket}`, path, 300 * MiB);
+      const after = await memoryOf(host.pid);
+      // deno-lint-ignore no-console -- the measured figures, for the record
+      console.error(
+        `${socket}: sent ${r.sent / MiB} MiB; RSS ${(before.rss / MiB).toFixed(1)} → ${
+          (after.rss / MiB).toFixed(1)
+        } MiB, peak ${(before.hwm / MiB).toFixed(1)} → ${(after.hwm / MiB).toFixed(1)} MiB`,
+      );
+      // Memory, not time: the peak grew by what one bounded body holds, not by the body.
+      const grew = (after.hwm - before.hwm) / MiB;
+      assert(grew < 64, `${socket}: the host's peak memory grew by ${grew.toFixed(1)} MiB`);
+      assert.match(r.status, /^HTTP\/1\.1 413/, `${socket}: ${r.status}`);
+      assert(r.sent < 64 * MiB, `${socket}: read ${r.sent / MiB} MiB before answering`);
+    }
+  } finally {
+    await host.stdin.close().catch(() => {});
+    await lines.cancel().catch(() => {});
+    await host.status;
+  }
+});

@@ -4,7 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { worldToolset } from "../../../adapters/gateway/command_gateway.ts";
-import { createWorldMcp } from "../../../adapters/gateway/world_mcp.ts";
+import { createWorldMcp, MAX_MCP_BODY } from "../../../adapters/gateway/world_mcp.ts";
 import { createWorld } from "../../../adapters/world/world.ts";
 import type { AttemptContext } from "../../../core/bench/candidate.ts";
 import type { WorldWeb } from "../../../core/web/types.ts";
@@ -113,6 +113,69 @@ Deno.test("createWorldMcp() logs long arguments cut, with their length", async (
     assert.equal((await world.capture(["/out"])).files["/out/big.txt"].length, 5000);
     await s.close();
   } finally {
+    await world.remove();
+  }
+});
+
+Deno.test("createWorldMcp() answers 413 to a body over its limit, in a session and before one", async () => {
+  const world = await createWorld({}, { mkdirs: ["/out"] });
+  const mcp = createWorldMcp(
+    worldToolset({
+      world: world.files,
+      profile: "developer",
+      writable: ["/out"],
+      web: null,
+      signal: new AbortController().signal,
+    } as AttemptContext),
+  );
+  try {
+    const headers = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    };
+    const init = await mcp.handle(
+      new Request("http://127.0.0.1/mcp", {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "t", version: "1" },
+          },
+        }),
+      }),
+    );
+    assert.equal(init.status, 200);
+    const sid = init.headers.get("mcp-session-id")!;
+    await init.body?.cancel();
+    const huge = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: {
+        name: "write_file",
+        arguments: { path: "/out/a", content: "x".repeat(MAX_MCP_BODY) },
+      },
+    });
+    for (
+      const h of [
+        { ...headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" },
+        headers,
+      ]
+    ) {
+      const res = await mcp.handle(
+        new Request("http://127.0.0.1/mcp", { method: "POST", headers: h, body: huge }),
+      );
+      assert.equal(res.status, 413);
+      assert.match((await res.json()).error.message, /at most 8388608 bytes/);
+    }
+    assert.deepEqual(mcp.calls, []);
+  } finally {
+    await mcp.close();
     await world.remove();
   }
 });
