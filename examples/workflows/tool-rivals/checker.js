@@ -1,6 +1,7 @@
 // Grades /out/rivals.edn: a vector of {:name :url :quote} maps naming rivals of the product.
 // A find counts as grounded only if its quote is on the page at :url as the attempt fetched
 // it (input.fetched, recorded by the host); a judge model says whether each find is a rival.
+// A find naming a rival an earlier find already named counts as neither.
 
 function norm(s) {
   return typeof s === "string"
@@ -27,6 +28,17 @@ function readFinds(files) {
 
 function others(finds, params) {
   return finds.filter((f) => norm(f.name) !== norm(params.product));
+}
+
+// Whether each find is the first to name its rival (a repeated one is no new find).
+function firstOfName(list) {
+  const seen = new Set();
+  return list.map((f) => {
+    const name = norm(f.name);
+    const first = !seen.has(name);
+    seen.add(name);
+    return first;
+  });
 }
 
 function pageOf(fetched, url) {
@@ -67,12 +79,16 @@ export function check({ files, fetched, judgements, params, gold }) {
   const found = gold.reference.filter((r) =>
     list.some((f) => norm(f.name) === norm(r.name) || r.hosts.includes(hostOf(f.url)))
   );
-  const grounded = list.filter((f) => {
+  const first = firstOfName(list);
+  const grounded = list.filter((f, i) => {
+    if (!first[i]) return false;
     const q = norm(f.quote);
     const page = pageOf(fetched, f.url);
     return q.length >= 20 && page !== null && norm(page).includes(q);
   });
-  const relevant = list.filter((f) => /^yes\b/i.test(judgements[norm(f.name)] ?? ""));
+  const relevant = list.filter((f, i) =>
+    first[i] && /^yes\b/i.test(judgements[norm(f.name)] ?? "")
+  );
   const share = (n) => (list.length === 0 ? 0 : n / list.length);
   return {
     checks: {

@@ -1,13 +1,15 @@
 /**
  * examples/workflows/tool-rivals (fetched pages, a judge, a frozen web) with its checker
- * rewritten in Clojure: it calibrates, and grades every calibration answer and asks the
- * same judge requests as the checker.js it replaces.
+ * rewritten in Clojure: it calibrates, and grades every calibration answer and every
+ * automatic mutation of the reference, and asks the same judge requests, as the checker.js
+ * it replaces.
  */
 import assert from "node:assert/strict";
 import { readBundleDir } from "../../../adapters/files/bundle_dir.ts";
 import { parseBundle } from "../../../core/bundle/parse.ts";
 import { checkerInputFor } from "../../../core/bundle/checker_input.ts";
 import { calibrate } from "../../../core/calibrate/calibrate.ts";
+import { referenceMutations } from "../../../core/calibrate/mutations.ts";
 import type { Bundle } from "../../../core/bundle/types.ts";
 import type { AnswerFacts } from "../../../core/bundle/clojure_input.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
@@ -38,6 +40,10 @@ Deno.test("tool-rivals with a Clojure checker calibrates and grades like its che
         judgements: d.judgements ?? c.judgements,
       })),
       { files: { "/out/rivals.edn": "not edn [" } },
+      // The automatic mutations too: duplicated finds, lists for vectors, reordered keys…
+      ...referenceMutations(js).flatMap((m) =>
+        m.applies ? [{ files: m.files, fetched: c.fetched, judgements: c.judgements }] : []
+      ),
     ];
     const grade = async (b: Bundle, a: AnswerFacts) => {
       const run = await pool.check(b.checker, checkerInputFor(b, a));
