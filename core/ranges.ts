@@ -41,6 +41,8 @@ export const RANGES = {
   openFiles: { min: 16, max: 1_048_576, integer: true, unit: "" },
   /** Commits listed by `room log --limit`. */
   logLimit: { min: 1, max: 100_000, integer: true, unit: "" },
+  /** The least margin automatic calibration accepts (`--min-margin`, MCP `min_margin`). */
+  minMargin: { min: 0, max: 1, integer: false, unit: "" },
   /** The MCP HTTP port (0: any free port). */
   port: { min: 0, max: 65535, integer: true, unit: "" },
 } as const satisfies Record<string, Range>;

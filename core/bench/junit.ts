@@ -6,6 +6,7 @@
  * record <skipped>. Pure: the same input gives the same text.
  */
 import type { CalibrationResult } from "../calibrate/calibrate.ts";
+import type { AutoCalibration } from "../calibrate/auto.ts";
 import type { AttemptRecord } from "./records.ts";
 import { cellKey } from "./records.ts";
 import { causeOf, OUTCOME_TEXT, outcomeOf } from "./outcome.ts";
@@ -132,8 +133,11 @@ export function calibrationJunit(bundleName: string, result: CalibrationResult):
         },
     });
   }
+  if (result.auto) cases.push(...autoCases(classname, result.auto));
+  const automatic = new Set(result.auto?.problems ?? []);
   // Problems that belong to no variant (e.g. no damaged variants at all) fail the suite too.
   const loose = result.problems.filter((p) =>
+    !automatic.has(p) &&
     !p.startsWith("the reference") &&
     !Object.keys(result.damaged).some((n) => p.startsWith(`${n} `) || p.startsWith(`${n}:`)) &&
     !(ref === null && p === result.problems[0])
@@ -147,6 +151,56 @@ export function calibrationJunit(bundleName: string, result: CalibrationResult):
     });
   }
   return document(`dvergr calibrate ${bundleName}`, [{ name: `calibrate ${bundleName}`, cases }]);
+}
+
+/**
+ * The automatic mutations as test cases: one per mutation (skipped when it does not apply,
+ * an error when the checker faulted, a failure when a damage did not lower the reward or an
+ * invariance moved it) and one for the margin.
+ */
+function autoCases(classname: string, auto: AutoCalibration): Case[] {
+  const cases: Case[] = auto.mutations.map((m): Case => {
+    const name = `mutation ${m.name}`;
+    if (m.notApplicable !== undefined) {
+      return { classname, name, ms: 0, result: { kind: "skipped", message: m.notApplicable } };
+    }
+    const run = m.run!;
+    if (!run.ok) {
+      return {
+        classname,
+        name,
+        ms: run.ms,
+        result: { kind: "error", type: run.fault, message: run.message, detail: run.message },
+      };
+    }
+    if (m.ok !== false) return { classname, name, ms: run.ms, result: null };
+    const message = m.kind === "damaging"
+      ? `${m.name} (${m.description}) earns ${
+        run.verdict.reward.toFixed(3)
+      }, not below the reference`
+      : auto.problems.find((p) => p.startsWith(`brittle mutation ${m.name} `)) ?? m.name;
+    return {
+      classname,
+      name,
+      ms: run.ms,
+      result: {
+        kind: "failure",
+        type: m.kind === "damaging" ? "not-lower" : "brittle",
+        message,
+        detail: message,
+      },
+    };
+  });
+  const short = auto.problems.find((p) => p.startsWith("margin "));
+  cases.push({
+    classname,
+    name: "margin",
+    ms: 0,
+    result: short === undefined
+      ? null
+      : { kind: "failure", type: "margin", message: short, detail: short },
+  });
+  return cases;
 }
 
 /** A planned cell, for benchmarkJunit. */

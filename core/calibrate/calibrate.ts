@@ -8,6 +8,7 @@
 import { checkerInputFor } from "../bundle/checker_input.ts";
 import type { Bundle, DamagedVariant } from "../bundle/types.ts";
 import type { CheckerRun, CheckerRunner } from "../checker.ts";
+import { type AutoCalibration, gradeMutations, judgeMutations } from "./auto.ts";
 
 export interface VariantResult {
   run: CheckerRun;
@@ -23,13 +24,25 @@ export interface CalibrationResult {
   reference: CheckerRun | null;
   damaged: Record<string, VariantResult>;
   problems: string[];
+  /** With `auto`: the automatic mutations of the reference (their problems are in `problems`). */
+  auto?: AutoCalibration;
 }
 
-/** Runs the bundle's checker on its calibration and judges the result. */
+export interface CalibrateOptions {
+  timeoutMs?: number;
+  /** Also grade the automatic mutations of the reference, under this minimum margin. */
+  auto?: { minMargin?: number };
+}
+
+/**
+ * Runs the bundle's checker on its calibration and judges the result. With `auto`, the
+ * automatic mutations are graded too, and they stand in for hand-written damaged
+ * variants: a calibration without :damaged is then no problem.
+ */
 export async function calibrate(
   bundle: Bundle,
   runner: CheckerRunner,
-  opts: { timeoutMs?: number } = {},
+  opts: CalibrateOptions = {},
 ): Promise<CalibrationResult> {
   const cal = bundle.calibration;
   if (!cal || !cal.reference) {
@@ -58,7 +71,8 @@ export async function calibrate(
     );
 
   const names = Object.keys(cal.damaged).sort();
-  const [reference, ...runs] = await Promise.all([
+  const [mutated, reference, ...runs] = await Promise.all([
+    opts.auto ? gradeMutations(bundle, runner, { timeoutMs: opts.timeoutMs }) : null,
     run(cal.reference),
     ...names.map((n) => run(cal.damaged[n].files, cal.damaged[n])),
   ]);
@@ -70,7 +84,7 @@ export async function calibrate(
     const failed = Object.entries(reference.verdict.checks).filter(([, v]) => !v).map(([k]) => k);
     if (failed.length > 0) problems.push(`the reference fails ${checkList(failed)}`);
   }
-  if (names.length === 0) {
+  if (names.length === 0 && !opts.auto) {
     problems.push(
       "calibration.edn has no :damaged variants: nothing shows the checker notices damage",
     );
@@ -106,7 +120,12 @@ export async function calibrate(
     }
   });
 
-  return { ok: problems.length === 0, bundle: bundle.id, reference, damaged, problems };
+  if (mutated === null) {
+    return { ok: problems.length === 0, bundle: bundle.id, reference, damaged, problems };
+  }
+  const auto = judgeMutations(reference, mutated, opts.auto?.minMargin);
+  problems.push(...auto.problems);
+  return { ok: problems.length === 0, bundle: bundle.id, reference, damaged, problems, auto };
 }
 
 function checkList(names: string[]): string {

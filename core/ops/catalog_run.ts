@@ -5,7 +5,7 @@
  * `workflows/<name>/`.
  */
 import { limitsFrom } from "../../adapters/candidates/command/limits.ts";
-import { RANGES } from "../ranges.ts";
+import { checkRange, RANGES } from "../ranges.ts";
 import { posix } from "node:path";
 import { z } from "zod";
 import { DvergrError } from "../errors.ts";
@@ -16,6 +16,7 @@ import { checkerFacts } from "../bundle/clojure_lint.ts";
 import { contentId } from "../bundle/content_id.ts";
 import { readParamTexts } from "../bundle/params.ts";
 import { calibrate } from "../calibrate/calibrate.ts";
+import { DEFAULT_MIN_MARGIN } from "../calibrate/auto.ts";
 import { completeSpec, specFromEdn } from "../casepack/spec.ts";
 import { casePackOf } from "../casepack/attachments.ts";
 import { parseTable, tableFormatOf } from "../casepack/table.ts";
@@ -129,14 +130,38 @@ export const catalogCalibrate = defineOp({
   title: "Calibrate a bundle",
   description: "Proves that the checker of workflows/<name>/ grades right: the reference " +
     "answer of calibration.edn must pass every check and each damaged variant must lose " +
-    "the checks it names. ok is false, with the problems, when it does not calibrate.",
+    "the checks it names. With auto the checker also grades mechanical mutations of the " +
+    "reference (auto.mutations): damaging ones must score below it (auto.margin, the " +
+    "reference's reward minus the highest damaging reward, at least min_margin), " +
+    "invariances (whitespace, key order, 1.0 for 1, lists for vectors) must not move it " +
+    "(auto.brittle names those that did). ok is false, with the problems, when it does " +
+    "not calibrate.",
   kind: "read",
   toolset: "bench",
   roomScoped: true,
-  input: z.strictObject({ room, name }),
+  input: z.strictObject({
+    room,
+    name,
+    auto: z.boolean().optional().describe(
+      "Also grade the automatic mutations of the reference (default false)",
+    ),
+    min_margin: z.number().optional().describe(
+      "With auto: the least margin that calibrates, 0 to 1 (default 0.2)",
+    ),
+  }),
   async handler(ctx, input) {
+    if (input.min_margin !== undefined && !input.auto) {
+      throw new DvergrError("USAGE", "Cannot use min_margin without auto", {
+        hint: "Add auto: true: the margin is measured on the automatic mutations",
+      });
+    }
+    const minMargin = input.min_margin === undefined
+      ? DEFAULT_MIN_MARGIN
+      : checkRange("minMargin", input.min_margin, "min_margin");
     const bundle = parseBundle(await readRoomBundle(ctx.home.rooms, input.room, input.name));
-    const result = await calibrate(bundle, ctx.runner);
+    const result = await calibrate(bundle, ctx.runner, {
+      auto: input.auto ? { minMargin } : undefined,
+    });
     return { name: bundle.name, ...result };
   },
 });

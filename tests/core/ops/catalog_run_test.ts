@@ -156,6 +156,45 @@ Deno.test("catalog_calibrate proves a room bundle calibrates, and says why anoth
   }
 });
 
+Deno.test("catalog_calibrate with auto grades the mutations and names a margin under min_margin", async () => {
+  const { ctx, close } = await setup();
+  try {
+    const r = await callOp(catalogCalibrate, ctx, {
+      room: "books",
+      name: "recall",
+      auto: true,
+    }) as {
+      ok: boolean;
+      auto: { margin: number; closest: string; brittle: string[]; mutations: unknown[] };
+    };
+    assert.equal(r.ok, true);
+    // "Wato, Dust" cut in half keeps "Wato,": half the names.
+    assert.equal(r.auto.margin, 0.5);
+    assert.equal(r.auto.closest, "cut-in-half");
+    assert.deepEqual(r.auto.brittle, []);
+    const strict = await callOp(catalogCalibrate, ctx, {
+      room: "books",
+      name: "recall",
+      auto: true,
+      min_margin: 0.75,
+    }) as { ok: boolean; problems: string[] };
+    assert.equal(strict.ok, false);
+    assert.match(strict.problems[0], /^margin 0\.500 is under the minimum 0\.750: cut-in-half/);
+    await assert.rejects(
+      () => callOp(catalogCalibrate, ctx, { room: "books", name: "recall", min_margin: 0.5 }),
+      (e: DvergrError) => e.code === "USAGE" && /without auto/.test(e.message),
+    );
+    await assert.rejects(
+      () =>
+        callOp(catalogCalibrate, ctx, { room: "books", name: "recall", auto: true, min_margin: 2 }),
+      (e: DvergrError) =>
+        e.code === "USAGE" && /min_margin 2: expected from 0 to 1/.test(e.message),
+    );
+  } finally {
+    await close();
+  }
+});
+
 Deno.test("catalog_cases writes a certified bundle from a room table as one commit", async () => {
   const { ctx, close } = await setup();
   try {
