@@ -40,6 +40,7 @@ import {
   writableTopLevel,
 } from "./limits.ts";
 import { type AttemptCgroup, joinCgroupArgv, openAttemptCgroup } from "./cgroup.ts";
+import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
 import {
   type AttemptContext,
   type Candidate,
@@ -155,29 +156,99 @@ function systemArgs(tmpBytes = 1 << 20): string[] {
   );
 }
 
-let bwrapProbe: Promise<boolean> | null = null;
+/**
+ * The sandbox's own identity: an unprivileged uid/gid in a user namespace of its own, every
+ * capability dropped (bwrap also sets no_new_privs). As root, bwrap would otherwise keep the
+ * full capability set inside, with uid 0 mapped to the host's root: enough to remount any
+ * read-only bind read-write. The uid is not the host's: what the sandbox writes on the host
+ * (its pack) is owned by whoever runs dvergr, which the user namespace maps to SANDBOX_UID.
+ */
+export const SANDBOX_UID = 1000;
+const IDENTITY_ARGS = [
+  "--unshare-all",
+  "--unshare-user",
+  "--uid",
+  String(SANDBOX_UID),
+  "--gid",
+  String(SANDBOX_UID),
+  "--cap-drop",
+  "ALL",
+];
+/** bwrap ≥ 0.8: no user namespace may be made inside (the seccomp filter refuses it too). */
+const NO_USERNS = ["--disable-userns"];
+/** Where the seccomp filter is opened for bwrap (`--seccomp 9`). */
+const SECCOMP_FD = "9";
+
+/** How this host's bubblewrap builds the sandbox: what the probe found it accepts. */
+export interface BwrapSupport {
+  disableUserns: boolean;
+}
+
+let bwrapProbe: Promise<BwrapSupport | null> | null = null;
+
+async function bwrapAccepts(args: string[]): Promise<boolean> {
+  try {
+    const out = await new Deno.Command("bwrap", {
+      args: [...args, ...systemArgs(), "--die-with-parent", "/bin/sh", "-c", "exit 0"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    return out.success;
+  } catch {
+    return false;
+  }
+}
 
 /**
- * Whether bubblewrap is installed and can build the sandbox on this host (tried once per
- * process with the same mounts an attempt gets). `DVERGR_ISOLATION=none` turns it off.
+ * What bubblewrap on this host can do, tried once per process with the same identity and
+ * mounts an attempt gets: null when it cannot build the sandbox (missing, too old, or user
+ * namespaces refused). `DVERGR_ISOLATION=none` turns it off.
  */
-export function detectBwrap(env: (name: string) => string | undefined): Promise<boolean> {
-  if (env("DVERGR_ISOLATION") === "none") return Promise.resolve(false);
+export function bwrapSupport(
+  env: (name: string) => string | undefined,
+): Promise<BwrapSupport | null> {
+  if (env("DVERGR_ISOLATION") === "none") return Promise.resolve(null);
   bwrapProbe ??= (async () => {
-    try {
-      const out = await new Deno.Command("bwrap", {
-        // The sized /tmp tmpfs needs bwrap ≥ 0.5, as the world's writable directories do.
-        args: [...systemArgs(), "--unshare-all", "--die-with-parent", "/bin/sh", "-c", "exit 0"],
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).output();
-      return out.success;
-    } catch {
-      return false;
-    }
+    // The sized /tmp tmpfs needs bwrap ≥ 0.5, as the world's writable directories do.
+    if (await bwrapAccepts([...IDENTITY_ARGS, ...NO_USERNS])) return { disableUserns: true };
+    if (await bwrapAccepts(IDENTITY_ARGS)) return { disableUserns: false };
+    return null;
   })();
   return bwrapProbe;
+}
+
+/** Whether bubblewrap can build the sandbox on this host (see bwrapSupport). */
+export async function detectBwrap(env: (name: string) => string | undefined): Promise<boolean> {
+  return (await bwrapSupport(env)) !== null;
+}
+
+/**
+ * bwrap's arguments for the sandbox's identity and walls, before the mounts: an unprivileged
+ * uid without capabilities, no nested user namespaces, and (where `filterFd` is given) the
+ * seccomp filter read from that file descriptor.
+ */
+export function identityArgs(support: BwrapSupport, filterFd: string | null): string[] {
+  return [
+    ...IDENTITY_ARGS,
+    ...(support.disableUserns ? NO_USERNS : []),
+    ...(filterFd ? ["--seccomp", filterFd] : []),
+  ];
+}
+
+/**
+ * Runs `argv` with the file `filterFile` open on the seccomp descriptor (exit 125 when it
+ * cannot be opened, which the attempt reports as a sandbox that did not start).
+ */
+export function withSeccompFd(filterFile: string, argv: string[]): string[] {
+  return [
+    "/bin/sh",
+    "-c",
+    `exec ${SECCOMP_FD}<"$1" || exit 125; shift; exec "$@"`,
+    "dvergr-seccomp",
+    filterFile,
+    ...argv,
+  ];
 }
 
 /** Processes the supervisor and bwrap need beside the candidate's. */
@@ -307,6 +378,34 @@ function sizedTmpfs(extra: string[], bytes: number): string[] {
   return out;
 }
 
+/** Host files of one sandboxed attempt, beside its world: the pack and the seccomp filter. */
+interface SandboxFiles {
+  capture: string;
+  /** Null where dvergr has no seccomp table for this architecture. */
+  filter: string | null;
+}
+
+/** Made per attempt in the attempt's own directory (never a shared path in /tmp). */
+async function sandboxFiles(dir: string): Promise<SandboxFiles> {
+  const capture = await Deno.makeTempFile({ dir, prefix: "capture-" });
+  const bpf = seccompFilter(Deno.build.arch);
+  if (!bpf) return { capture, filter: null };
+  const filter = await Deno.makeTempFile({ dir, prefix: "seccomp-" });
+  await Deno.writeFile(filter, bpf);
+  return { capture, filter };
+}
+
+/** What walls the attempt's processes had, as recorded in its evidence. */
+function sandboxEvidence(): Record<string, unknown> {
+  return {
+    uid: SANDBOX_UID,
+    capabilities: "none",
+    seccomp: deniedSyscalls(Deno.build.arch).length > 0
+      ? "on"
+      : `none (no system call table for ${Deno.build.arch})`,
+  };
+}
+
 /** The identity of a command candidate: what decides its behaviour. */
 export function commandIdentity(spec: CommandSpec): Record<string, unknown> {
   return {
@@ -332,11 +431,16 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
   async function argv(
     ctx: AttemptContext,
     gateway: AttemptGateway | null,
-    captureFile: string,
+    files: SandboxFiles,
   ): Promise<string[] | string> {
     const sh = ["/bin/sh", "-c", spec.command];
     if (opts.isolation === "none") return sh;
-    const args = ["--unshare-all", "--die-with-parent", "--new-session"];
+    const support = (await bwrapSupport(opts.env)) ?? { disableUserns: false };
+    const args = [
+      ...identityArgs(support, files.filter ? SECCOMP_FD : null),
+      "--die-with-parent",
+      "--new-session",
+    ];
     if (spec.network) args.push("--share-net");
     args.push(...systemArgs(limits.worldBytes));
     for (const m of spec.mounts ?? []) {
@@ -359,11 +463,11 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
         return `the world has "/${name}", which would hide the sandbox's own /${name}`;
       }
     }
-    args.push(...sandboxWorldArgs(ctx.worldDir, entries, writable, limits, captureFile));
+    args.push(...sandboxWorldArgs(ctx.worldDir, entries, writable, limits, files.capture));
     args.push(...sizedTmpfs(spec.bwrapExtra ?? [], limits.worldBytes));
     if (gateway) args.push(...gateway.bwrapArgs());
     args.push(...sealArgs(limits.worldBytes), "--chdir", "/");
-    return [
+    const bwrap = [
       "bwrap",
       ...args,
       ...superviseArgv(gateway ? gateway.wrap(sh) : sh, {
@@ -372,6 +476,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
         writable,
       }),
     ];
+    return files.filter ? withSeccompFd(files.filter, bwrap) : bwrap;
   }
 
   function environment(
@@ -407,12 +512,11 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
   ): Promise<CandidateOutcome & { stdout: string }> {
     const isolated = opts.isolation === "bwrap";
     const started = performance.now();
-    const captureFile = isolated
-      ? await Deno.makeTempFile({ dir: dirname(ctx.worldDir), prefix: "capture-" })
-      : "";
+    const files = isolated ? await sandboxFiles(dirname(ctx.worldDir)) : null;
+    const captureFile = files?.capture ?? "";
     let cgroup: AttemptCgroup | null = null;
     try {
-      const args = await argv(ctx, gateway, captureFile);
+      const args = await argv(ctx, gateway, files!);
       if (typeof args === "string") {
         return { ...faultOutcome(`Cannot start "${spec.name}": ${args}`, isolated), stdout: "" };
       }
@@ -526,6 +630,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
         stderrBytes: err.total,
         stdoutTail: out.text(),
         stderrTail: err.text(),
+        ...(isolated ? { sandbox: sandboxEvidence() } : {}),
         limits: {
           ...limitsIdentity(limits),
           enforcedBy: await enforcement(cgroupName, isolated),
@@ -598,6 +703,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     } finally {
       await cgroup?.close();
       if (captureFile) await Deno.remove(captureFile).catch(() => {});
+      if (files?.filter) await Deno.remove(files.filter).catch(() => {});
     }
   }
 

@@ -1,0 +1,144 @@
+/**
+ * The sandbox's walls hold whoever runs dvergr: the probe (tests/helpers/walls_probe.ts) runs
+ * a command candidate that tries to get past them, once as the user running the tests (root
+ * on CI) and, when that is root, once more as an unprivileged user.
+ */
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { detectBwrap } from "../../../../adapters/candidates/command/command.ts";
+
+const env = (k: string) => Deno.env.get(k);
+const hasBwrap = await detectBwrap(env);
+const isRoot = Deno.uid() === 0;
+const repo = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
+const NOBODY = "65534";
+
+const PERMISSIONS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-run",
+  "--allow-net",
+  "--allow-sys=hostname,osRelease,uid,gid",
+];
+
+function asNobody(argv: string[]): string[] {
+  return ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...argv];
+}
+
+/** The repository as `nobody` can read it: itself, or a copy of what the probe imports. */
+async function readableRepo(tmp: string): Promise<string> {
+  const probe = await new Deno.Command("setpriv", {
+    args: [...asNobody(["test", "-r", join(repo, "deno.json")]).slice(1)],
+  }).output();
+  if (probe.success) return repo;
+  const copy = join(tmp, "repo");
+  await Deno.mkdir(join(copy, "tests"), { recursive: true });
+  for (const part of ["core", "adapters", "tests/helpers", "deno.json", "deno.lock", "node_modules"]) {
+    const out = await new Deno.Command("cp", {
+      args: ["-a", join(repo, part), join(copy, part)],
+    }).output();
+    assert(out.success, new TextDecoder().decode(out.stderr));
+  }
+  return copy;
+}
+
+interface Probe {
+  status: string;
+  message: string | null;
+  sandbox: Record<string, unknown> | null;
+  files: Record<string, string>;
+}
+
+async function probe(
+  user: "self" | "nobody",
+): Promise<{ found: Map<string, string>; probe: Probe; mount: string }> {
+  const tmp = await Deno.makeTempDir({ prefix: "dvergr-walls-" });
+  try {
+    await Deno.chmod(tmp, 0o755);
+    const mount = join(tmp, "mounted");
+    await Deno.mkdir(mount);
+    await Deno.writeTextFile(join(mount, "kept.txt"), "host file");
+    await Deno.chmod(mount, 0o777);
+    let dir = repo;
+    const vars: Record<string, string> = {};
+    if (user === "nobody") {
+      dir = await readableRepo(tmp);
+      const denoDir = join(tmp, "deno-dir");
+      const home = join(tmp, "home");
+      for (const d of [denoDir, home]) {
+        await Deno.mkdir(d);
+        await Deno.chown(d, Number(NOBODY), Number(NOBODY));
+      }
+      Object.assign(vars, { DENO_DIR: denoDir, HOME: home, TMPDIR: home });
+    }
+    const deno = [
+      Deno.execPath(),
+      "run",
+      "--cached-only",
+      ...PERMISSIONS,
+      join(dir, "tests/helpers/walls_probe.ts"),
+      mount,
+    ];
+    const argv = user === "nobody" ? asNobody(deno) : deno;
+    const out = await new Deno.Command(argv[0], {
+      args: argv.slice(1),
+      cwd: tmp,
+      env: vars,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert(out.success, `the probe failed as ${user}: ${stderr}`);
+    const result = JSON.parse(new TextDecoder().decode(out.stdout)) as Probe;
+    const found = new Map<string, string>();
+    for (const line of (result.files["/out/probe.txt"] ?? "").split("\n")) {
+      const m = line.match(/^([^=:]+(?::[^=]*)?)[=:](.*)$/);
+      if (m) found.set(m[1], m[2]);
+    }
+    // Nothing the sandbox tried reached the host's files.
+    assert.deepEqual([...Deno.readDirSync(mount)].map((e) => e.name), ["kept.txt"]);
+    return { found, probe: result, mount };
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+}
+
+function assertWalls(user: string, r: Awaited<ReturnType<typeof probe>>) {
+  const { found } = r;
+  assert.equal(r.probe.status, "completed", `${user}: ${r.probe.message}`);
+  const said = (k: string) => found.get(k);
+  assert.equal(said("CapEff"), "0000000000000000", `${user}: effective capabilities`);
+  assert.equal(said("CapPrm"), "0000000000000000", `${user}: permitted capabilities`);
+  assert.equal(said("CapBnd"), "0000000000000000", `${user}: bounding set`);
+  assert.equal(said("NoNewPrivs"), "1", `${user}: no_new_privs`);
+  assert.notEqual(said("uid"), "0", `${user}: the candidate runs as root`);
+  if (Deno.build.arch === "x86_64") assert.equal(said("Seccomp"), "2", `${user}: seccomp filter`);
+  for (const d of ["/docs", "/etc", "/usr", r.mount]) {
+    assert.equal(said(`remount:${d}`), "refused", `${user}: remounting ${d} read-write`);
+    assert.equal(said(`write:${d}`), "refused", `${user}: writing ${d}`);
+  }
+  for (const k of ["mount-tmpfs", "ptrace-supervisor", "chroot", "unshare-user"]) {
+    assert.equal(said(k), "refused", `${user}: ${k}`);
+  }
+  assert.equal(said("write-out"), "allowed", `${user}: the capture directory is writable`);
+  assert.equal(r.probe.files["/out/written.txt"], "ok\n");
+  assert.equal(r.probe.sandbox?.capabilities, "none");
+}
+
+Deno.test({
+  name: "commandCandidate() [bwrap] drops every capability and walls the candidate in",
+  ignore: !hasBwrap,
+  async fn() {
+    assertWalls(isRoot ? "root" : "this user", await probe("self"));
+  },
+});
+
+Deno.test({
+  name: "commandCandidate() [bwrap] holds the same walls when dvergr runs as an unprivileged user",
+  ignore: !hasBwrap || !isRoot,
+  async fn() {
+    assertWalls("nobody", await probe("nobody"));
+  },
+});

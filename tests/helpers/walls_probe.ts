@@ -1,0 +1,59 @@
+/**
+ * Runs one sandboxed command candidate whose command probes the sandbox's walls, and prints
+ * what it found as JSON on stdout. tests/adapters/candidates/command/walls_test.ts runs it in its own
+ * process as root and as an unprivileged user (a probe of the walls must not depend on who
+ * runs dvergr). Argument: a host directory to mount read-only into the sandbox.
+ */
+import { commandCandidate } from "../../adapters/candidates/command/command.ts";
+import { createWorld } from "../../adapters/world/world.ts";
+
+/** Each probe prints `name=allowed` or `name=refused`; the state lines print as they are. */
+export const WALL_PROBE = `
+r() { n=$1; shift; if "$@" >/dev/null 2>&1; then echo "$n=allowed"; else echo "$n=refused"; fi; }
+{
+  grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status | tr -d ' \\t'
+  echo "uid=$(id -u)"
+  for d in /docs /etc /usr "$WALL_MOUNT"; do
+    r "remount:$d" mount -o remount,bind,rw "$d"
+    r "write:$d" sh -c "echo x > '$d/dvergr-wall-probe'"
+  done
+  r mount-tmpfs mount -t tmpfs none /tmp
+  r ptrace-supervisor perl -e 'exit(syscall(101, 16, $ARGV[0], 0, 0) == -1 ? 1 : 0)' "$PPID"
+  r chroot chroot / true
+  r unshare-user unshare -U true
+  r write-out sh -c 'echo ok > /out/written.txt'
+} > /out/probe.txt 2>&1
+`;
+
+const mount = Deno.args[0];
+const world = await createWorld({ "/docs/a.md": "hello" }, { mkdirs: ["/out"] });
+try {
+  const candidate = commandCandidate({
+    name: "walls",
+    command: WALL_PROBE,
+    mounts: [mount],
+    env: { WALL_MOUNT: mount },
+  }, { isolation: "bwrap", env: (k) => Deno.env.get(k) });
+  const outcome = await candidate.run({
+    task: "probe",
+    caseId: "c1",
+    repetition: 0,
+    world: world.files,
+    worldDir: world.dir,
+    reference: null,
+    timeoutMs: 60_000,
+    budgetMicros: 0,
+    profile: "developer",
+    writable: ["/out"],
+    signal: new AbortController().signal,
+  });
+  const captured = await world.capture(["/out"]);
+  await Deno.stdout.write(new TextEncoder().encode(JSON.stringify({
+    status: outcome.status,
+    message: outcome.message ?? null,
+    sandbox: (outcome.evidence as Record<string, unknown>).sandbox ?? null,
+    files: captured.files,
+  })));
+} finally {
+  await world.remove();
+}
