@@ -16,6 +16,7 @@ Deno.test("seccompFilter() assembles x86_64 instructions that start by checking 
   assert.equal(view.getUint32(killAt * 8 + 4, true), 0x80000000);
   // Every jump lands inside the program, and the last instruction returns.
   for (let pc = 0; pc < n; pc++) {
+    if ((view.getUint16(pc * 8, true) & 0x07) !== 0x05) continue;
     assert(pc + 1 + view.getUint8(pc * 8 + 2) < n && pc + 1 + view.getUint8(pc * 8 + 3) < n);
   }
   assert.equal(view.getUint16((n - 1) * 8, true), 0x06);
