@@ -35,7 +35,9 @@ async function readableRepo(tmp: string): Promise<string> {
   if (probe.success) return repo;
   const copy = join(tmp, "repo");
   await Deno.mkdir(join(copy, "tests"), { recursive: true });
-  for (const part of ["core", "adapters", "tests/helpers", "deno.json", "deno.lock", "node_modules"]) {
+  for (
+    const part of ["core", "adapters", "tests/helpers", "deno.json", "deno.lock", "node_modules"]
+  ) {
     const out = await new Deno.Command("cp", {
       args: ["-a", join(repo, part), join(copy, part)],
     }).output();
