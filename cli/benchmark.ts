@@ -29,6 +29,7 @@ import { createProgress } from "./progress.ts";
 import { formatFixed } from "../core/bench/report.ts";
 import type { WebStats } from "../core/bench/web_stats.ts";
 import type { Scorecard } from "../core/bench/scorecard.ts";
+import { stopText } from "../core/bench/sequential.ts";
 import { givenHomeDir, openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
@@ -62,6 +63,12 @@ Options:
   --param K=V           a task/checker parameter (repeatable):
                         ${paramRuleHelp(24)}
   --baseline NAME       the candidate the others are compared against
+  --stop-when-decided   with --baseline: stop comparing a candidate once an anytime-valid
+                        confidence sequence of its paired reward difference to the baseline
+                        excludes 0 (decided) or lies inside ±delta (equivalent); its cells
+                        still to run are skipped as not needed
+  --delta D             the equivalence margin (default 0.02; 0 never stops as equivalent)
+  --alpha A             the error level of the sequences (default 0.05)
   --mount DIR           a read-only directory for command candidates (repeatable)
   --memory-mib N        memory of a command candidate's processes (default 4096)
   --world-mib N         bytes it may write under each writable world directory and
@@ -85,8 +92,13 @@ sandboxed (the world's directories at /docs, /out, …; no network but the world
 the world's MCP tools at DVERGR_MCP_URL and metered model APIs at ANTHROPIC_BASE_URL and
 OPENAI_BASE_URL); without it they run unisolated and the report says so.
 
-Exit status: 0 every cell has a verdict; 1 some cells did not finish (run the same
-command again to resume); 2 bad input.
+Example: stop as soon as each candidate is known better, worse or the same as the baseline
+  dvergr benchmark examples/workflows/invoice-fields --repetitions 10 \
+    --candidate builtin:reference --candidate builtin:noop \
+    --baseline builtin:noop --stop-when-decided
+
+Exit status: 0 every cell has a verdict (or is not needed: its comparison stopped); 1 some
+cells did not finish (run the same command again to resume); 2 bad input.
 `;
 
 export const OPTIONS = {
@@ -100,6 +112,9 @@ export const OPTIONS = {
   "budget-dollars": { type: "string" },
   param: { type: "string", multiple: true },
   baseline: { type: "string" },
+  "stop-when-decided": { type: "boolean" },
+  delta: { type: "string" },
+  alpha: { type: "string" },
   mount: { type: "string", multiple: true },
   "memory-mib": { type: "string" },
   "world-mib": { type: "string" },
@@ -159,6 +174,7 @@ export function candidateLines(scorecard: Scorecard): string[] {
         }`
     }` +
       (c.unfinished > 0 ? `  unfinished ${c.unfinished} of ${c.plannedCells}` : "") +
+      ((c.notNeeded ?? 0) > 0 ? `  not needed ${c.notNeeded} of ${c.plannedCells}` : "") +
       (mixed ? `  (${outcomeCountsText(o)})` : "") +
       (c.web ? `  ${webLineText(c.web)}` : "");
   });
@@ -173,6 +189,43 @@ export function diagnosisJson(d: Diagnosis): Record<string, unknown> {
     caseResults: d.caseResults,
     items: d.items,
   };
+}
+
+/** `--stop-when-decided`, `--delta`, `--alpha` as the benchmark request takes them. */
+function stoppingFlags(values: {
+  "stop-when-decided"?: boolean;
+  delta?: string;
+  alpha?: string;
+}): { stopWhenDecided?: { alpha?: number; delta?: number } } {
+  const delta = rangeFlag("benchmark", "delta", values.delta, "delta");
+  const alpha = rangeFlag("benchmark", "alpha", values.alpha, "alpha");
+  if (!values["stop-when-decided"]) {
+    if (delta !== undefined || alpha !== undefined) {
+      throw usageError(
+        "Cannot use --delta or --alpha without --stop-when-decided",
+        "Add --stop-when-decided --baseline NAME",
+      );
+    }
+    return {};
+  }
+  return { stopWhenDecided: { alpha, delta } };
+}
+
+/** The candidates whose cells without a verdict are not needed (sequential stopping). */
+export function notNeededCandidates(scorecard: Scorecard): Set<string> {
+  return new Set(
+    scorecard.candidates.filter((c) => (c.notNeeded ?? 0) > 0).map((c) => c.candidate),
+  );
+}
+
+/** One line per comparison of a run with sequential stopping, and the cells it skipped. */
+export function stoppingLines(scorecard: Scorecard): string[] {
+  const s = scorecard.sequential;
+  if (!s) return [];
+  return [
+    ...s.comparisons.map((c) => (c.status === "open" ? "" : "stopped: ") + stopText(c)),
+    `${s.notNeeded} of ${scorecard.expectedCells} cells not needed (alpha ${s.alpha}, delta ${s.delta})`,
+  ];
 }
 
 /** Reads the command line: flags and arguments checked, nothing touched. */
@@ -238,6 +291,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     budgetMicros: dollarsFlag(values["budget-dollars"]),
     params,
     baseline: values.baseline,
+    ...stoppingFlags(values),
     mounts: (values.mount ?? []).map((m) => resolve(ctx.cwd, m)),
     limits: limitsFrom({
       memoryMiB: rangeFlag("benchmark", "memory-mib", values["memory-mib"], "memoryMiB"),
@@ -299,11 +353,16 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   if (values.junit !== undefined) {
     await writeAtomic(
       resolve(ctx.cwd, values.junit),
-      benchmarkJunit(outcome.bundle.name, [...outcome.plan.cells], junitRecords),
+      benchmarkJunit(
+        outcome.bundle.name,
+        [...outcome.plan.cells],
+        junitRecords,
+        notNeededCandidates(outcome.scorecard),
+      ),
     );
   }
   const { result, scorecard } = outcome;
-  const unfinished = result.total - result.graded;
+  const unfinished = result.total - result.graded - result.notNeeded;
 
   if (values.json) {
     printJson(ctx, {
@@ -319,6 +378,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     });
   } else {
     if (scorecard.complete) candidateLines(scorecard).forEach(out);
+    for (const line of stoppingLines(scorecard)) out(line);
     for (const b of diagnosis.broken) out(brokenLine(b));
     const items = itemSummaryLine(diagnosis.items);
     if (items) out(items);

@@ -4,6 +4,7 @@
  * cells, and one per fault with its reason). Written to a sink (stderr in the CLI).
  */
 import type { ProgressEvent } from "../core/engine/run_experiment.ts";
+import { stopText } from "../core/bench/sequential.ts";
 
 export interface ProgressSink {
   write(text: string): void;
@@ -78,10 +79,11 @@ export function createProgress(sink: ProgressSink): {
   return {
     onEvent(e) {
       if (e.type === "start") {
-        total = e.total;
+        total = e.total - (e.notNeeded ?? 0);
         done = e.kept;
         const kept = e.kept > 0 ? `, ${e.kept} kept from earlier runs` : "";
-        sink.write(`Experiment ${e.experimentId}: ${plural(e.total, "cell")}${kept}\n`);
+        const skipped = e.notNeeded ? `, ${e.notNeeded} not needed` : "";
+        sink.write(`Experiment ${e.experimentId}: ${plural(e.total, "cell")}${kept}${skipped}\n`);
         if (sink.isTerminal && e.toRun > 0) {
           redraw();
           timer = setInterval(redraw, 1000);
@@ -92,7 +94,7 @@ export function createProgress(sink: ProgressSink): {
       if (e.type === "attempt") {
         done = e.done;
         faults = e.faults;
-        total = e.total;
+        total = Math.max(total, done);
         finished++;
         const r = e.record;
         if (r.fault) {
@@ -113,6 +115,14 @@ export function createProgress(sink: ProgressSink): {
             sink.write(`progress: ${progressBar(snapshot()).replace(/^\[[^\]]*\] /, "")}\n`);
           }
         }
+        return;
+      }
+      if (e.type === "stopped") {
+        // The cells not needed leave the total, so the bar ends full.
+        total = Math.max(done, e.total - e.notNeeded);
+        const line = `stopped: ${stopText(e.comparison)}`;
+        sink.write(sink.isTerminal ? `\r${line}\x1b[K\n` : `${line}\n`);
+        if (sink.isTerminal) redraw();
         return;
       }
       if (e.type === "waiting") {

@@ -45,6 +45,12 @@ export const RANGES = {
   minMargin: { min: 0, max: 1, integer: false, unit: "" },
   /** The MCP HTTP port (0: any free port). */
   port: { min: 0, max: 65535, integer: true, unit: "" },
+  /** The error level of sequential stopping and of the planner's intervals. */
+  alpha: { min: 0.0001, max: 0.5, integer: false, unit: "" },
+  /** The equivalence margin of sequential stopping (a reward difference). */
+  delta: { min: 0, max: 0.5, integer: false, unit: "" },
+  /** The half-width a planned interval should have (a reward difference). */
+  halfWidth: { min: 0.001, max: 1, integer: false, unit: "" },
 } as const satisfies Record<string, Range>;
 
 export type RangeName = keyof typeof RANGES;

@@ -233,12 +233,15 @@ function attemptDetail(r: AttemptRecord): string {
 
 /**
  * A benchmark as JUnit XML: one suite per candidate, one test case per planned cell
- * (`case <id> repetition <n>`), judged by the latest record of the cell.
+ * (`case <id> repetition <n>`), judged by the latest record of the cell. A cell without a
+ * verdict of a candidate in `notNeeded` (its comparison stopped: sequential stopping) is
+ * skipped as not needed, not an error.
  */
 export function benchmarkJunit(
   bundleName: string,
   cells: readonly JunitCell[],
   records: readonly AttemptRecord[],
+  notNeeded: ReadonlySet<string> = new Set(),
 ): string {
   const byKey = new Map(records.map((r) => [cellKey(r.candidate, r.caseId, r.repetition), r]));
   const candidates = [...new Set(cells.map((c) => c.candidate))];
@@ -250,6 +253,14 @@ export function benchmarkJunit(
         cell.caseId === null ? "" : `case ${cell.caseId} `
       }repetition ${cell.repetition}`;
       const classname = `${bundleName}.${candidate}`;
+      if (r?.verdict == null && notNeeded.has(candidate)) {
+        return {
+          classname,
+          name,
+          ms: 0,
+          result: { kind: "skipped", message: "not needed: the comparison stopped when decided" },
+        };
+      }
       if (!r) {
         return {
           classname,

@@ -17,12 +17,14 @@ export class PendingQueue {
 
   /**
    * The cells of `plan` whose state in `states` is not kept, each with its next try number
-   * and `retries` extra tries.
+   * and `retries` extra tries. Cells for which `skip(index)` is true when they come to the
+   * front leave the queue untaken (sequential stopping: cells no longer needed).
    */
   constructor(
     private readonly plan: ExperimentPlan,
     private readonly states: CellStates,
     private readonly retries: number,
+    private readonly skip?: (index: number) => boolean,
   ) {
     let n = 0;
     for (const s of states.state) if (s !== CellState.Kept) n++;
@@ -30,24 +32,35 @@ export class PendingQueue {
     this.#segments = n > 0 ? [{ start: 0, end: plan.cells.length }] : [];
   }
 
-  /** Cells in the queue. */
+  /** Cells in the queue (those `skip` will pass over included). */
   get length(): number {
     return this.#length;
   }
 
-  /** Takes up to `n` cells off the front. */
+  /** The next cell taken is one put back (unshift or push), not one of the plan's range. */
+  putBackFirst(): boolean {
+    const seg = this.#segments[0];
+    return seg !== undefined && "items" in seg && seg.at < seg.items.length;
+  }
+
+  /** Takes up to `n` cells off the front (passing over those `skip` refuses). */
   take(n: number): PendingCell[] {
     const out: PendingCell[] = [];
-    const want = Math.min(n, this.#length);
-    while (out.length < want) {
+    while (out.length < n && this.#length > 0 && this.#segments.length > 0) {
       const seg = this.#segments[0];
       if ("items" in seg) {
-        while (out.length < want && seg.at < seg.items.length) out.push(seg.items[seg.at++]);
+        while (out.length < n && seg.at < seg.items.length) {
+          const item = seg.items[seg.at++];
+          this.#length--;
+          if (!this.skip?.(item.index)) out.push(item);
+        }
         if (seg.at === seg.items.length) this.#segments.shift();
       } else {
-        while (out.length < want && seg.start < seg.end) {
+        while (out.length < n && seg.start < seg.end) {
           const i = seg.start++;
           if (this.states.state[i] === CellState.Kept) continue;
+          this.#length--;
+          if (this.skip?.(i)) continue;
           out.push({
             index: i,
             cell: this.plan.cells.at(i),
@@ -58,7 +71,6 @@ export class PendingQueue {
         if (seg.start === seg.end) this.#segments.shift();
       }
     }
-    this.#length -= out.length;
     if (this.#length === 0) this.#segments = [];
     return out;
   }

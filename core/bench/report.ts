@@ -10,6 +10,7 @@ import type { TrustTier } from "./records.ts";
 import { formatFixed } from "./format_fixed.ts";
 import type { Diagnosis } from "./diagnosis.ts";
 import { outcomeCountsText } from "./outcome.ts";
+import type { ComparisonStop } from "./sequential.ts";
 import { caseResultBlocks, itemAnalysisBlocks, whatWentWrongBlocks } from "./report_diagnosis.ts";
 
 export { formatFixed };
@@ -267,6 +268,57 @@ function comparisonBlocks(sc: Scorecard): ReportBlock[] {
   ];
 }
 
+/** How a run with sequential stopping stopped its comparisons, when it had it. */
+function sequentialBlocks(sc: Scorecard): ReportBlock[] {
+  const s = sc.sequential;
+  if (!s) return [];
+  const level = formatFixed(100 * (1 - s.alpha), 0);
+  const notNeeded = new Map(sc.candidates.map((c) => [c.candidate, c.notNeeded ?? 0]));
+  const status = (c: ComparisonStop) =>
+    c.status === "decided"
+      ? `decided: ${c.higher ? "higher" : "lower"}`
+      : c.status === "equivalent"
+      ? "equivalent"
+      : "open (did not stop)";
+  return [
+    { kind: "heading", text: "Sequential stopping" },
+    {
+      kind: "paragraph",
+      text: `The run compared each candidate with the baseline, **${s.baseline}**, after every ` +
+        "pair of cells (same case and repetition, both graded, in plan order) with an " +
+        `anytime-valid ${level}% confidence sequence of the reward difference (empirical ` +
+        `Bernstein, alpha ${s.alpha}), and stopped a comparison once its sequence excluded 0 ` +
+        `(decided) or lay inside ±${s.delta} (equivalent). ${s.notNeeded} of ${sc.expectedCells} ` +
+        "cells were not needed and did not run.",
+    },
+    {
+      kind: "table",
+      table: table(
+        ["Candidate", "Status", "Pairs", "Mean difference", `${level}% sequence`, "Not needed"],
+        "llrrlr",
+        s.comparisons.map((c) => [
+          c.candidate,
+          status(c),
+          `${c.pairs} of ${c.plannedPairs}`,
+          orDash(c.meanDifference, (x) => signed(x, 3)),
+          `${signed(c.sequence[0], 3)} to ${signed(c.sequence[1], 3)}`,
+          String(notNeeded.get(c.candidate) ?? 0),
+        ]),
+      ),
+    },
+    {
+      kind: "paragraph",
+      text: "A decided comparison's sequence says on which side of the baseline the " +
+        "candidate's mean reward lies, wrong with probability at most alpha however often the " +
+        "run looked; an equivalent one says the difference is within ±delta; an open one " +
+        "reached the end of the plan without either, so more cases or repetitions are needed. " +
+        "The baseline's cells are not needed once every " +
+        "comparison has stopped. The same command without `--stop-when-decided` runs the " +
+        "cells not needed.",
+    },
+  ];
+}
+
 /** What retried faults cost on top of the figures above, when any did. */
 function retriesText(rows: readonly CandidateSummary[]): string {
   const extra = rows.filter((r) =>
@@ -287,8 +339,9 @@ function rankText(sc: Scorecard, rows: readonly CandidateSummary[]): string {
   const planned = rows[0]?.plannedCells ?? 0;
   const unfinished = rows.filter((r) => r.unfinished > 0);
   return `Ranked by reward over all ${planned} planned cell${planned === 1 ? "" : "s"} of each ` +
-    "candidate: a cell without a verdict (a fault, or not run yet) counts as not passed, " +
-    "reward 0. Leaderboard: " + sc.leaderboard.join(", ") + "." +
+    `candidate${sc.sequential ? " (less those not needed)" : ""}: a cell without a verdict ` +
+    "(a fault, or not run yet) counts as not passed, reward 0. Leaderboard: " +
+    sc.leaderboard.join(", ") + "." +
     (unfinished.length > 0
       ? " Unfinished: " +
         unfinished.map((r) => `${r.candidate} ${r.unfinished} of ${r.plannedCells}`).join(", ") +
@@ -353,6 +406,7 @@ export function reportBlocks(scorecard: Scorecard, opts: ReportOptions = {}): Re
     ...webReportBlocks(rows),
     ...(opts.diagnosis ? whatWentWrongBlocks(opts.diagnosis) : []),
     ...comparisonBlocks(scorecard),
+    ...sequentialBlocks(scorecard),
     ...(opts.diagnosis ? caseResultBlocks(opts.diagnosis) : []),
     ...(opts.diagnosis ? itemAnalysisBlocks(opts.diagnosis) : []),
   );

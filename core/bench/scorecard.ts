@@ -20,6 +20,12 @@ import {
   pHigher,
 } from "./stats.ts";
 import { DvergrError } from "../errors.ts";
+import {
+  type PairShape,
+  sequentialOfFold,
+  type SequentialSummary,
+  type StoppingRule,
+} from "./sequential.ts";
 
 /** The margin of "no worse": a pass rate at most 5 points below the baseline's. */
 export const NO_WORSE_MARGIN = 0.05;
@@ -42,6 +48,11 @@ export interface ScorecardOptions {
    * number of candidates (every candidate has the same cells in a plan).
    */
   plannedPerCandidate?: number;
+  /**
+   * The run stopped comparisons when decided (`--stop-when-decided`): its rule and the
+   * plan's cases and repetitions, from which the comparisons are recomputed.
+   */
+  sequential?: { rule: StoppingRule } & Omit<PairShape, "candidates">;
 }
 
 /** Money in microdollars (1e-6 $). Per-attempt figures divide by every recorded attempt. */
@@ -110,11 +121,23 @@ export interface CandidateSummary {
   faults: number;
   /** Cells planned for this candidate (cases × repetitions). */
   plannedCells: number;
-  /** Planned cells without a verdict (faulted or never run), counted as not passed. */
+  /**
+   * Planned cells without a verdict (faulted or never run), counted as not passed; cells not
+   * needed (sequential stopping) are not among them.
+   */
   unfinished: number;
-  /** What the leaderboard ranks on: reward summed over graded cells ÷ planned cells. */
+  /**
+   * Cells skipped because the candidate's comparison had stopped (sequential stopping; the
+   * baseline's once every comparison had): neither failures nor unfinished. Absent without
+   * sequential stopping.
+   */
+  notNeeded?: number;
+  /**
+   * What the leaderboard ranks on: reward summed over graded cells ÷ planned cells (less
+   * those not needed).
+   */
   rankedReward: number;
-  /** Passes ÷ planned cells: unfinished cells count as not passed. */
+  /** Passes ÷ planned cells (less those not needed): unfinished cells count as not passed. */
   rankedPassRate: number;
   /**
    * How each cell's latest try ended (passed, failed, crashed, timed out, budget, fault).
@@ -168,9 +191,9 @@ export interface Scorecard {
   experimentId: string;
   bundleId: string;
   trust: TrustTier;
-  /** Every expected cell has a verdict. */
+  /** Every expected cell has a verdict (or, with sequential stopping, is not needed). */
   complete: boolean;
-  /** Null when complete: cells without a verdict, and how many of them faulted. */
+  /** Null when complete: cells without a verdict (not needed ones aside), how many faulted. */
   incomplete: { cells: number; faults: number } | null;
   expectedCells: number;
   /** Cells with a verdict. */
@@ -189,6 +212,11 @@ export interface Scorecard {
   baseline: string | null;
   /** Every other candidate against the baseline, in leaderboard order. */
   comparisons: Comparison[];
+  /**
+   * Sequential stopping: each comparison's confidence sequence, whether and after how many
+   * pairs it stopped, and the cells not needed. Absent for a run without it.
+   */
+  sequential?: SequentialSummary;
 }
 
 function perOrNull(total: number, n: number): number | null {
@@ -202,6 +230,7 @@ function summarise(
   rows: Int32Array,
   trust: TrustTier,
   planned: number,
+  notNeeded: number | null,
 ): CandidateSummary {
   const attempts = c.graded;
   const passes = c.passes;
@@ -223,6 +252,7 @@ function summarise(
   const list = c.list;
   const tok = { ...c.tokens };
   const perTry = (x: number) => (tried > 0 ? Math.floor(x / tried) : null);
+  const needed = planned - (notNeeded ?? 0);
 
   return {
     candidate,
@@ -236,9 +266,10 @@ function summarise(
     failedChecks,
     faults: tried - attempts,
     plannedCells: planned,
-    unfinished: Math.max(0, planned - attempts),
-    rankedReward: planned > 0 ? rewards.reduce((a, b) => a + b, 0) / planned : 0,
-    rankedPassRate: planned > 0 ? passes / planned : 0,
+    unfinished: Math.max(0, needed - attempts),
+    ...(notNeeded === null ? {} : { notNeeded }),
+    rankedReward: needed > 0 ? rewards.reduce((a, b) => a + b, 0) / needed : 0,
+    rankedPassRate: needed > 0 ? passes / needed : 0,
     outcomes: { ...c.outcomes },
     cost: {
       billedMicros: billed,
@@ -403,9 +434,17 @@ export function scorecardOfFold(fold: HistoryFold, opts: ScorecardOptions): Scor
   const planned = opts.plannedPerCandidate ??
     (opts.candidates.length > 0 ? Math.ceil(opts.expectedCells / opts.candidates.length) : 0);
   const rowsOf = new Map(opts.candidates.map((c) => [c, fold.canonicalRows(c)]));
+  const seq = opts.sequential
+    ? sequentialOfFold(
+      fold,
+      { ...opts.sequential, candidates: opts.candidates },
+      opts.sequential.rule,
+    )
+    : null;
   const summaries = opts.candidates.map((name) => {
     const c = fold.candidates.get(name)!;
-    const s = summarise(name, c, rowsOf.get(name)!, opts.trust, planned);
+    const notNeeded = seq ? seq.notNeeded.get(name) ?? 0 : null;
+    const s = summarise(name, c, rowsOf.get(name)!, opts.trust, planned, notNeeded);
     const web = webStatsOfFold(c);
     return web ? { ...s, web } : s;
   });
@@ -422,15 +461,23 @@ export function scorecardOfFold(fold: HistoryFold, opts: ScorecardOptions): Scor
   );
 
   const gradedCellCount = fold.graded;
-  const faults = fold.latest - gradedCellCount;
-  const complete = gradedCellCount >= opts.expectedCells;
+  // A stopped comparison's faulted cells are among its cells not needed.
+  let faults = fold.latest - gradedCellCount;
+  for (const [name, n] of seq?.notNeeded ?? []) {
+    const c = fold.candidates.get(name)!;
+    if (n > 0) faults -= c.latest - c.graded;
+  }
+  const notNeeded = seq?.summary.notNeeded ?? 0;
+  const complete = gradedCellCount + notNeeded >= opts.expectedCells;
   return {
     format: "dvergr-scorecard/1",
     experimentId: opts.experimentId,
     bundleId: opts.bundleId,
     trust: opts.trust,
     complete,
-    incomplete: complete ? null : { cells: opts.expectedCells - gradedCellCount, faults },
+    incomplete: complete
+      ? null
+      : { cells: opts.expectedCells - gradedCellCount - notNeeded, faults },
     expectedCells: opts.expectedCells,
     gradedCells: gradedCellCount,
     isolated: fold.notIsolated === 0,
@@ -439,6 +486,7 @@ export function scorecardOfFold(fold: HistoryFold, opts: ScorecardOptions): Scor
     leaderboard,
     baseline,
     comparisons,
+    ...(seq ? { sequential: seq.summary } : {}),
   };
 }
 

@@ -32,6 +32,8 @@ import { syncBundle } from "../../adapters/rooms/git/room_store.ts";
 import { type AttemptEffects, type EffectsOptions, prepareEffects } from "./attempt_effects.ts";
 import { trustOf } from "../../adapters/store/kv/state_store.ts";
 import { DvergrError } from "../errors.ts";
+import { checkRange } from "../ranges.ts";
+import { DEFAULT_ALPHA, DEFAULT_DELTA, type StoppingRule } from "../bench/sequential.ts";
 import type { ResourceLimits } from "../../adapters/candidates/command/limits.ts";
 import {
   type CommandSpec,
@@ -62,6 +64,11 @@ export interface BenchmarkRequest extends PlanOptions {
   createModel?: (model: string, index: number) => Promise<Candidate>;
   /** Replaces parts of how the web and the judge are reached (tests: a fetch trusting a test CA). */
   effects?: Partial<Omit<EffectsOptions, "env">>;
+  /**
+   * Stop each comparison with the baseline once its confidence sequence decides it
+   * (`--stop-when-decided`); needs `baseline`.
+   */
+  stopWhenDecided?: { alpha?: number; delta?: number };
 }
 
 /** A benchmark ready to run: what prepareBenchmark() decided. */
@@ -79,6 +86,8 @@ export interface PreparedBenchmark {
   baseline?: string;
   /** The attempts' web and judge (keys checked when cells remain to run). */
   effects: AttemptEffects;
+  /** The stopping rule of `--stop-when-decided`, when given. */
+  stopping?: StoppingRule;
 }
 
 export interface BenchmarkOutcome extends PreparedBenchmark {
@@ -149,6 +158,9 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     createModel: req.createModel,
   });
   checkBaseline(req.baseline, candidates);
+  const stopping = req.stopWhenDecided
+    ? stoppingRule(req.baseline, candidates, req.stopWhenDecided)
+    : undefined;
   const effects = await prepareEffects(bundle, { env: req.env, homeDir: home.dir, ...req.effects });
   const plan = planExperiment(bundle, candidates, { ...req, verifier: effects.identity });
   const trust = await trustOf(home.state, bundle.id);
@@ -173,6 +185,30 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     isolation,
     baseline: req.baseline,
     effects,
+    ...(stopping ? { stopping } : {}),
+  };
+}
+
+/** The rule of `--stop-when-decided`: a baseline and another candidate at least. */
+function stoppingRule(
+  baseline: string | undefined,
+  candidates: readonly Candidate[],
+  given: { alpha?: number; delta?: number },
+): StoppingRule {
+  if (baseline === undefined) {
+    throw new DvergrError("USAGE", "Cannot stop when decided without a baseline", {
+      hint: "Name the candidate the others are compared with: --baseline NAME",
+    });
+  }
+  if (candidates.length < 2) {
+    throw new DvergrError("USAGE", "Cannot stop when decided with one candidate", {
+      hint: "Sequential stopping compares candidates with the baseline: give another one",
+    });
+  }
+  return {
+    baseline,
+    alpha: checkRange("alpha", given.alpha ?? DEFAULT_ALPHA, "the error level (alpha)"),
+    delta: checkRange("delta", given.delta ?? DEFAULT_DELTA, "the equivalence margin (delta)"),
   };
 }
 
@@ -213,11 +249,13 @@ export async function runBenchmark(
     signal: opts.signal,
     clock: opts.clock,
     cellStates: opts.fresh ? prepared.cellStates : undefined,
+    stopping: prepared.stopping,
   });
   const { scorecard, diagnosis } = await scoreExperiment(home.state, plan, {
     trust,
     baseline: prepared.baseline,
     bundleCases: bundle.cases.length,
+    stopping: prepared.stopping,
   });
   return { ...prepared, result, scorecard, diagnosis };
 }

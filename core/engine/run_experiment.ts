@@ -19,10 +19,17 @@
  * commit. A cell leased by another live process is left to it; once nothing else is left,
  * the run waits for those cells (reading their records with bounded backoff) and takes over
  * any whose lease ran out (a killed holder), so it still ends with every cell's verdict.
+ *
+ * With a stopping rule (`--stop-when-decided`) the run keeps a confidence sequence per
+ * candidate against the baseline (core/bench/sequential.ts), fed each pair of cells as it
+ * is graded; once a comparison stops, the candidate's cells still to run are not needed and
+ * are left out (the baseline's once every comparison has stopped), and a fault's retry goes
+ * to the front of the queue, since the comparison waits for that pair.
  */
 import { type AttemptEffects, prepareEffects } from "./attempt_effects.ts";
 import type { Candidate } from "../bench/candidate.ts";
 import type { AttemptRecord } from "../bench/records.ts";
+import type { ExperimentPlan } from "../bench/experiment.ts";
 import {
   cellCounts,
   CellState,
@@ -43,6 +50,12 @@ import { cellLeases, LEASE_MS, newLeaseHolder } from "./leases.ts";
 import { groupCommitter } from "./group_commit.ts";
 import { stagedBlobs } from "./staged_blobs.ts";
 import { leaseAheadWindow } from "./lease_ahead.ts";
+import {
+  type ComparisonStop,
+  SequentialComparisons,
+  type StoppingRule,
+} from "../bench/sequential.ts";
+import { rewardOf } from "../bench/history_fold.ts";
 
 /** What the engine reports while it runs. */
 export type ProgressEvent =
@@ -53,6 +66,8 @@ export type ProgressEvent =
     /** Cells kept from earlier runs. */
     kept: number;
     toRun: number;
+    /** Cells not needed already (sequential stopping, resumed); absent without it. */
+    notNeeded?: number;
   }
   | {
     type: "attempt";
@@ -75,7 +90,25 @@ export type ProgressEvent =
     faults: number;
     total: number;
   }
-  | { type: "end"; done: number; faults: number; total: number; cancelled: boolean };
+  | {
+    type: "stopped";
+    /** The comparison that stopped (sequential stopping). */
+    comparison: ComparisonStop;
+    /** Cells not needed now, of the whole plan. */
+    notNeeded: number;
+    done: number;
+    faults: number;
+    total: number;
+  }
+  | {
+    type: "end";
+    done: number;
+    faults: number;
+    total: number;
+    cancelled: boolean;
+    /** Cells not needed (sequential stopping); absent without it. */
+    notNeeded?: number;
+  };
 
 export interface RunOptions extends AttemptRun {
   state: StateStore;
@@ -102,6 +135,8 @@ export interface RunOptions extends AttemptRun {
    * (PlanOptions.verifier).
    */
   effects?: AttemptEffects;
+  /** Stop each comparison with the baseline once decided or equivalent (`--stop-when-decided`). */
+  stopping?: StoppingRule;
 }
 
 export interface RunResult {
@@ -112,9 +147,11 @@ export interface RunResult {
   attempts: number;
   /** Cells with a verdict now. */
   graded: number;
-  /** Cells whose latest try faulted. */
+  /** Cells whose latest try faulted (not needed ones aside). */
   faults: number;
-  /** Every cell has a verdict. */
+  /** Cells left out as not needed (sequential stopping); 0 without it. */
+  notNeeded: number;
+  /** Every cell has a verdict or is not needed. */
   complete: boolean;
   cancelled: boolean;
   wallClockMs: number;
@@ -153,12 +190,17 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     : await readCellStates(plan, state.streamCellRecords(plan.id));
   const resume = resumeState(plan, states);
   const { kept } = resume;
+  const seq = opts.stopping ? await sequentialOf(plan, state, opts.stopping) : null;
+  /** The cell is not needed any more: its comparison has stopped (sequential stopping). */
+  const notNeededCell = (i: number) => seq !== null && seq.notNeededCell(i);
+  const startNotNeeded = seq ? countNotNeeded(states, seq) : 0;
   opts.onEvent?.({
     type: "start",
     experimentId: plan.id,
     total,
     kept,
-    toRun: resume.toRun,
+    toRun: resume.toRun - startNotNeeded,
+    ...(seq ? { notNeeded: startNotNeeded } : {}),
   });
 
   const effects = opts.effects ?? await prepareEffects(bundle, { env: (k) => Deno.env.get(k) });
@@ -169,7 +211,12 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const tally = { done: kept, faults: resume.faults };
   let attempts = 0;
   // A cursor over the plan's cells, not an array of every pending one.
-  const queue = new PendingQueue(plan, states, opts.faultRetries ?? 1);
+  const queue = new PendingQueue(
+    plan,
+    states,
+    opts.faultRetries ?? 1,
+    seq ? notNeededCell : undefined,
+  );
   /** Cells leased by this run, their records re-read, not started yet. */
   const ready: PendingCell[] = [];
   /** Cells whose lease another process holds, to look at again once the queue is empty. */
@@ -198,9 +245,19 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       tally.faults++;
     }
     noteRecord(states, item.index, record, item.cell.inputHash);
+    const stopped = seq && record.verdict ? seq.noteCell(item.index, rewardOf(record)) : [];
     const willRetry = mayRetry && record.verdict === null && item.retriesLeft > 0 &&
-      !isCancelled() && record.fault?.permanent !== true;
+      !isCancelled() && record.fault?.permanent !== true && !notNeededCell(item.index);
     opts.onEvent?.({ type: "attempt", record, ...tally, total, willRetry });
+    for (const comparison of stopped) {
+      opts.onEvent?.({
+        type: "stopped",
+        comparison,
+        notNeeded: countNotNeeded(states, seq!),
+        ...tally,
+        total,
+      });
+    }
     return willRetry;
   };
 
@@ -210,7 +267,12 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
    * recorded since this run read them are counted and released.
    */
   const lease = async (): Promise<void> => {
-    const want = Math.min(queue.length, parallel - running + window.ahead() - ready.length);
+    // With stopping, a retry (put back at the front) is leased alone and runs next: its
+    // comparison waits for that pair.
+    const urgent = seq !== null && queue.putBackFirst();
+    const want = urgent
+      ? 1
+      : Math.min(queue.length, parallel - running + window.ahead() - ready.length);
     if (want <= 0) return;
     const items = queue.take(want);
     let taken: boolean[];
@@ -244,7 +306,8 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
         }
         item.tryNo = r.tryNo + 1;
       }
-      ready.push(item);
+      if (urgent) ready.unshift(item);
+      else ready.push(item);
     }
     await leases.release(done);
   };
@@ -259,6 +322,18 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const next = async (): Promise<PendingCell | undefined> => {
     for (;;) {
       if (isCancelled()) return undefined;
+      if (seq && ready.some((i) => notNeededCell(i.index))) {
+        // Leased before their comparison stopped: given back, not run.
+        const dropped = ready.filter((i) => notNeededCell(i.index)).map((i) => i.cell.key);
+        const needed = ready.filter((i) => !notNeededCell(i.index));
+        ready.splice(0, ready.length, ...needed);
+        await leases.release(dropped);
+        continue;
+      }
+      if (seq && queue.putBackFirst()) {
+        await leaseOnce();
+        continue;
+      }
       const item = ready.shift();
       if (item) {
         running++;
@@ -309,7 +384,10 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     const commit = committer.commit(done, blobs.take()).then((written) => {
       if (!written) return; // another process recorded it first
       if (settle(item, done, true)) {
-        queue.push({ ...item, tryNo: done.tryNo + 1, retriesLeft: item.retriesLeft - 1 });
+        const retry = { ...item, tryNo: done.tryNo + 1, retriesLeft: item.retriesLeft - 1 };
+        // A comparison waits for this pair: with stopping, its retry comes first.
+        if (seq) queue.unshift([retry]);
+        else queue.push(retry);
       }
     }).catch(async (error) => {
       commitFailure ??= { error };
@@ -356,6 +434,14 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     let wait = FIRST_LOOK_MS;
     let told = -1;
     while (deferred.length > 0 && !isCancelled()) {
+      if (seq) {
+        deferred.splice(
+          0,
+          deferred.length,
+          ...deferred.filter((i) => !notNeededCell(i.index)),
+        );
+      }
+      if (deferred.length === 0) break;
       if (deferred.length !== told) {
         told = deferred.length;
         opts.onEvent?.({ type: "waiting", cells: told, leaseMs, ...tally, total });
@@ -383,7 +469,33 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     leases.close();
     await Promise.all([...removals]);
   }
-  return await finish(opts, states, kept, attempts, started);
+  return await finish(opts, states, kept, attempts, started, seq);
+}
+
+/** The comparisons of a run with a stopping rule, fed the verdicts the home holds already. */
+async function sequentialOf(
+  plan: ExperimentPlan,
+  state: StateStore,
+  rule: StoppingRule,
+): Promise<SequentialComparisons> {
+  const names = plan.definition.candidates.map((c) => c.name);
+  const seq = new SequentialComparisons(names, plan.cells.length / names.length, rule);
+  for await (const r of state.streamCellRecords(plan.id)) {
+    const i = plan.cells.indexOf(r.candidate, r.caseId, r.repetition);
+    if (i >= 0 && r.verdict !== null && r.inputHash === plan.cells.inputHashAt(i)) {
+      seq.noteCell(i, rewardOf(r));
+    }
+  }
+  return seq;
+}
+
+/** Cells without a kept verdict that are not needed. */
+function countNotNeeded(states: CellStates, seq: SequentialComparisons): number {
+  let n = 0;
+  states.state.forEach((s, i) => {
+    if (s !== CellState.Kept && seq.notNeededCell(i)) n++;
+  });
+  return n;
 }
 
 /** Above this many cells not known to be kept, the run's end streams every cell's record. */
@@ -400,11 +512,12 @@ async function finish(
   kept: number,
   attempts: number,
   started: number,
+  seq: SequentialComparisons | null,
 ): Promise<RunResult> {
   const { plan } = opts;
   const open: number[] = [];
   for (let i = 0; i < states.state.length && open.length <= LOOK_UP_AT_MOST; i++) {
-    if (states.state[i] !== CellState.Kept) open.push(i);
+    if (states.state[i] !== CellState.Kept && !seq?.notNeededCell(i)) open.push(i);
   }
   let now = states;
   if (open.length > LOOK_UP_AT_MOST) {
@@ -414,10 +527,26 @@ async function finish(
     const records = await opts.state.cellRecordsOf(plan.id, cells.map((c) => c.key));
     records.forEach((r, n) => r && noteRecord(states, open[n], r, cells[n].inputHash));
   }
-  const { graded, faults } = cellCounts(now);
+  const { graded } = cellCounts(now);
+  let { faults } = cellCounts(now);
+  let notNeeded = 0;
+  if (seq) {
+    now.state.forEach((s, i) => {
+      if (s === CellState.Kept || !seq.notNeededCell(i)) return;
+      notNeeded++;
+      if (s === CellState.Fault) faults--;
+    });
+  }
   const total = plan.cells.length;
   const cancelled = opts.signal?.aborted === true;
-  opts.onEvent?.({ type: "end", done: graded, faults, total, cancelled });
+  opts.onEvent?.({
+    type: "end",
+    done: graded,
+    faults,
+    total,
+    cancelled,
+    ...(seq ? { notNeeded } : {}),
+  });
   return {
     experimentId: plan.id,
     total,
@@ -425,7 +554,8 @@ async function finish(
     attempts,
     graded,
     faults,
-    complete: graded === total,
+    notNeeded,
+    complete: graded + notNeeded === total,
     cancelled,
     wallClockMs: Math.round(performance.now() - started),
   };

@@ -8,6 +8,7 @@ import { type Scorecard, scorecardOfFold, scorecardRecordCheck } from "../bench/
 import { type Diagnosis, diagnosisOfFold } from "../bench/diagnosis.ts";
 import { foldGroupedHistory, HistoryFold } from "../bench/history_fold.ts";
 import { cellIndexer } from "../bench/resume.ts";
+import type { StoppingRule } from "../bench/sequential.ts";
 import type { StateStore } from "../../adapters/store/kv/state_store.ts";
 
 /**
@@ -32,16 +33,32 @@ export async function* currentRecords(
 export async function scoreExperiment(
   state: StateStore,
   plan: ExperimentPlan,
-  opts: { trust: TrustTier; baseline?: string; bundleCases: number },
+  opts: {
+    trust: TrustTier;
+    baseline?: string;
+    bundleCases: number;
+    /** The run stopped comparisons when decided: the scorecard says where each stopped. */
+    stopping?: StoppingRule;
+  },
 ): Promise<{ scorecard: Scorecard; diagnosis: Diagnosis }> {
   const candidates = plan.definition.candidates.map((c) => c.name);
+  const { stopping } = opts;
   const scorecardOptions = {
     candidates,
     expectedCells: plan.cells.length,
-    baseline: opts.baseline,
+    baseline: stopping?.baseline ?? opts.baseline,
     trust: opts.trust,
     bundleId: plan.definition.bundle,
     experimentId: plan.id,
+    ...(stopping
+      ? {
+        sequential: {
+          rule: stopping,
+          cases: plan.definition.cases,
+          repetitions: plan.definition.repetitions,
+        },
+      }
+      : {}),
   };
   const fold = new HistoryFold(candidates);
   await foldGroupedHistory(

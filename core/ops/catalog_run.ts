@@ -27,6 +27,7 @@ import type { ProgressEvent } from "../engine/run_experiment.ts";
 import type { Diagnosis } from "../bench/diagnosis.ts";
 import { brokenLine } from "../bench/outcome.ts";
 import { itemSummaryLine } from "../bench/item_analysis.ts";
+import { stopText } from "../bench/sequential.ts";
 import { defineOp, type Op, type OpProgress } from "./op.ts";
 import { type LeaderboardRow, leaderboardRows } from "./scorecards.ts";
 
@@ -278,6 +279,10 @@ export interface BenchmarkJobResult {
   broken: string[];
   /** The cases the item analysis flags, in one line; null when none is. */
   flagged_cases: string | null;
+  /** Sequential stopping: one line per comparison (where it stopped, its sequence). */
+  stopped?: string[];
+  /** Sequential stopping: cells skipped as not needed. */
+  not_needed?: number;
 }
 
 /** The end of a benchmark job's answer that says why: broken candidates and flagged cases. */
@@ -288,6 +293,15 @@ function whatWentWrong(d: Diagnosis): { broken: string[]; flagged_cases: string 
 /** A benchmark's progress event as op progress (MCP notifications, job records). */
 function opProgressOf(e: ProgressEvent): OpProgress {
   if (e.type === "start") return { progress: e.kept, total: e.total, faults: 0, phase: "running" };
+  if (e.type === "stopped") {
+    return {
+      progress: e.done,
+      total: e.total - e.notNeeded,
+      faults: e.faults,
+      phase: "running",
+      message: stopText(e.comparison),
+    };
+  }
   const phase = e.type === "attempt" ? "running" : e.type === "waiting" ? "waiting" : "scoring";
   return { progress: e.done, total: e.total, faults: e.faults, phase };
 }
@@ -311,6 +325,19 @@ function candidateSpecs(models: string[], candidates: string[]): CandidateSpec[]
   }
   for (const m of models) specs.push({ kind: "model", model: m });
   return specs;
+}
+
+/** stop_when_decided, delta, alpha as the benchmark request takes them. */
+function stoppingInput(input: { stop_when_decided?: boolean; delta?: number; alpha?: number }) {
+  if (!input.stop_when_decided) {
+    if (input.delta !== undefined || input.alpha !== undefined) {
+      throw new DvergrError("USAGE", "Cannot use delta or alpha without stop_when_decided", {
+        hint: "Add stop_when_decided: true and a baseline",
+      });
+    }
+    return {};
+  }
+  return { stopWhenDecided: { delta: input.delta, alpha: input.alpha } };
 }
 
 export const catalogBenchmark = defineOp({
@@ -360,6 +387,17 @@ export const catalogBenchmark = defineOp({
     baseline: z.string().min(1).optional().describe(
       "The candidate the others are compared against",
     ),
+    stop_when_decided: z.boolean().optional().describe(
+      "With baseline: stop comparing a candidate once an anytime-valid confidence sequence of " +
+        "its reward difference to the baseline excludes 0 or lies inside ±delta; its " +
+        "remaining cells are skipped as not needed",
+    ),
+    delta: z.number().min(RANGES.delta.min).max(RANGES.delta.max).optional().describe(
+      "With stop_when_decided: the equivalence margin (default 0.02)",
+    ),
+    alpha: z.number().min(RANGES.alpha.min).max(RANGES.alpha.max).optional().describe(
+      "With stop_when_decided: the error level of the sequences (default 0.05)",
+    ),
     params,
   }),
   async handler(ctx, input) {
@@ -392,6 +430,7 @@ export const catalogBenchmark = defineOp({
       budgetMicros: input.budget_dollars === undefined
         ? undefined
         : Math.round(input.budget_dollars * 1_000_000),
+      ...stoppingInput(input),
     });
     const { bundle, plan, candidates, trust } = prepared;
 
@@ -419,6 +458,12 @@ export const catalogBenchmark = defineOp({
         baseline: scorecard.baseline,
         leaderboard: leaderboardRows(scorecard),
         ...whatWentWrong(diagnosis),
+        ...(scorecard.sequential
+          ? {
+            stopped: scorecard.sequential.comparisons.map(stopText),
+            not_needed: scorecard.sequential.notNeeded,
+          }
+          : {}),
       };
     };
 

@@ -51,6 +51,8 @@ export interface LeaderboardRow {
   planned: number;
   /** Planned cells without a verdict, counted as not passed. */
   unfinished: number;
+  /** Cells skipped as not needed (sequential stopping); absent without it. */
+  not_needed?: number;
   /** What the rank is by: reward summed over graded cells ÷ planned cells. */
   ranked_reward: number;
   /** Passes ÷ planned cells. */
@@ -82,6 +84,7 @@ export function leaderboardRows(sc: Scorecard): LeaderboardRow[] {
       faults: c.faults,
       planned: c.plannedCells,
       unfinished: c.unfinished,
+      ...(c.notNeeded !== undefined ? { not_needed: c.notNeeded } : {}),
       ranked_reward: c.rankedReward,
       ranked_pass_rate: c.rankedPassRate,
       list_dollars: unknownCost ? null : dollars(c.cost.listMicros),

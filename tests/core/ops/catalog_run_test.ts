@@ -370,3 +370,38 @@ Deno.test("catalog_benchmark refuses inline commands, no candidates, an unknown 
     await close();
   }
 });
+
+Deno.test("catalog_benchmark with stop_when_decided reports where each comparison's sequence stands", async () => {
+  const { ctx, close } = await setup();
+  try {
+    const r = await callOp(catalogBenchmark, ctx, {
+      room: "books",
+      name: "recall",
+      candidates: ["builtin:reference", "builtin:noop"],
+      repetitions: 10,
+      baseline: "builtin:noop",
+      stop_when_decided: true,
+      alpha: 0.1,
+    }) as Record<string, unknown>;
+    assert.equal(r.complete, true);
+    // Ten pairs of a reward difference of 1 are not yet enough at alpha 0.1: nothing is skipped.
+    assert.deepEqual(r.stopped, [
+      "builtin:reference open against builtin:noop after 10 of 10 pairs, sequence -0.23 to +1.00",
+    ]);
+    assert.equal(r.not_needed, 0);
+    const rows = r.leaderboard as { candidate: string; not_needed?: number }[];
+    assert.deepEqual(rows.map((x) => x.not_needed), [0, 0]);
+    await assert.rejects(
+      () =>
+        callOp(catalogBenchmark, ctx, {
+          room: "books",
+          name: "recall",
+          candidates: ["builtin:noop"],
+          delta: 0.1,
+        }),
+      (e: DvergrError) => e.code === "USAGE" && /without stop_when_decided/.test(e.message),
+    );
+  } finally {
+    await close();
+  }
+});
