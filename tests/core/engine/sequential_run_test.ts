@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
-import { memoryHome } from "../../../core/io/home.ts";
+import { memoryHome } from "../../../adapters/store/kv/home.ts";
 import { planExperiment } from "../../../core/bench/experiment.ts";
 import { type ProgressEvent, runExperiment } from "../../../core/engine/run_experiment.ts";
 import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
