@@ -53,6 +53,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "turn a live bundle's fetched pages into a frozen-web bundle",
     load: () => import("./freeze.ts"),
   },
+  store: {
+    summary: "migrate the PostgreSQL store that workers on many machines share",
+    load: () => import("./store.ts"),
+  },
   serve: {
     summary: "serve dvergr's operations as MCP tools (stdio, or Streamable HTTP on loopback)",
     load: () => import("./serve.ts"),
