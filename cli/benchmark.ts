@@ -1,4 +1,4 @@
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { checkOutputFile } from "../adapters/files/output_file.ts";
 import { limitsFrom } from "../adapters/candidates/command/limits.ts";
 import { rangeFlag } from "./args.ts";
@@ -6,7 +6,7 @@ import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
 import { printJson } from "./render.ts";
-import { writeReports } from "./report_files.ts";
+import { keptReportPath, reportOptions, writeReports } from "./report_files.ts";
 import { currentRecords } from "../core/engine/score_experiment.ts";
 import type { AttemptRecord } from "../core/bench/records.ts";
 import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
@@ -30,7 +30,7 @@ import { formatFixed } from "../core/bench/report.ts";
 import type { WebStats } from "../core/bench/web_stats.ts";
 import type { Scorecard } from "../core/bench/scorecard.ts";
 import { stopText } from "../core/bench/sequential.ts";
-import { givenHomeDir, openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
+import { openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
 export const HELP = `dvergr benchmark <bundle> [options]
@@ -78,8 +78,8 @@ Options:
   --home DIR            the home (default: $DVERGR_HOME, else workflow-runs/<bundle>;
                         for ROOM/NAME, else .dvergr)
   --report FILE         where to write the Markdown report, with an HTML page beside it
-                        (default <home>/report.md; in a shared home (--home, $DVERGR_HOME
-                        or ROOM/NAME) <home>/reports/<room>/<bundle>.md)
+                        (default <home>/reports/<experiment>/report.md: one per
+                        experiment; \`dvergr report\` writes any of them again)
   --junit FILE          also write JUnit XML for CI: one test case per cell (a failed,
                         crashed or timed-out attempt is a failure, a fault an error)
   --check               only calibrate the bundle (prints {:ok? … :problems […]})
@@ -340,16 +340,14 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     await home.close();
   }
 
-  // A home of its own (workflow-runs/<bundle>) has one report; a shared home one per bundle.
-  const sharedHome = source.kind === "room" ||
-    givenHomeDir({ flag: values.home, env: ctx.env, cwd: ctx.cwd }) !== null;
   const reportPath = values.report
     ? resolve(ctx.cwd, values.report)
-    : sharedHome
-    ? join(home.dir, "reports", outcome.room, `${outcome.bundle.name}.md`)
-    : join(home.dir, "report.md");
+    : keptReportPath(home.dir, outcome.plan.id);
   const { diagnosis } = outcome;
-  const reports = await writeReports(outcome, reportPath);
+  const reports = await writeReports(
+    { scorecard: outcome.scorecard, options: reportOptions(outcome) },
+    reportPath,
+  );
   if (values.junit !== undefined) {
     await writeAtomic(
       resolve(ctx.cwd, values.junit),

@@ -25,6 +25,14 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "show an experiment's cells, or one attempt in full (output, files, transcript)",
     load: () => import("./show.ts"),
   },
+  experiments: {
+    summary: "list the home's experiments, newest first, with how far each is",
+    load: () => import("./experiments.ts"),
+  },
+  report: {
+    summary: "write an experiment's report again: Markdown, HTML, JUnit XML or CSV",
+    load: () => import("./report.ts"),
+  },
   cases: {
     summary: "turn a table of historical cases into a certified dataset bundle",
     load: () => import("./cases.ts"),

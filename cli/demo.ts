@@ -4,7 +4,7 @@ import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { candidateLines } from "./benchmark.ts";
-import { writeReports } from "./report_files.ts";
+import { keptReportPath, reportOptions, writeReports } from "./report_files.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { readBundleDir } from "../adapters/files/bundle_dir.ts";
 import { openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
@@ -122,7 +122,10 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
         if (!values.json) out(`Bundle ${bundle.name} ${bundle.id}`);
       },
     });
-    const reports = await writeReports(outcome, join(home.dir, "report.md"));
+    const reports = await writeReports(
+      { scorecard: outcome.scorecard, options: reportOptions(outcome) },
+      keptReportPath(home.dir, outcome.plan.id),
+    );
     const reportPath = reports.markdown;
     if (values.json) {
       printJson(ctx, {

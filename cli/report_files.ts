@@ -1,44 +1,28 @@
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
 import type { BenchmarkOutcome } from "../core/engine/benchmark.ts";
-import { certificationSummary } from "../core/engine/benchmark.ts";
 import { renderReport, type ReportOptions } from "../core/bench/report.ts";
 import { renderReportHtml } from "../core/bench/report_html.ts";
+import { reportOptionsOf } from "../core/bench/report_options.ts";
+import type { Scorecard } from "../core/bench/scorecard.ts";
+
 /** The report options of a benchmark outcome: title, case-pack certification, isolation. */
 export function reportOptions(outcome: BenchmarkOutcome): ReportOptions {
-  const commands = outcome.candidates.some((c) => c.identity.kind === "command");
-  return {
-    title: outcome.bundle.definition.title,
-    certification: certificationSummary(outcome.bundle),
+  return reportOptionsOf({
+    definition: outcome.plan.definition,
+    bundleName: outcome.bundle.name,
+    bundle: outcome.bundle,
+    scorecard: outcome.scorecard,
     diagnosis: outcome.diagnosis,
-    ...(commands ? { limitsNote: limitsNoteOf(outcome) } : {}),
-    ...(commands && outcome.isolation === "none"
-      ? {
-        isolatedNote:
-          "bubblewrap is not installed or cannot run here, so command candidates ran in their world directory without isolation",
-      }
-      : {}),
-  };
+  });
 }
 
-/** The resource limits of the command candidates, as their identities record them. */
-function limitsNoteOf(outcome: BenchmarkOutcome): string {
-  const byLimits = new Map<string, string[]>();
-  for (const c of outcome.candidates) {
-    const l = c.identity.limits as Record<string, number> | undefined;
-    if (!l) continue;
-    const text = `memory ${l.memoryMiB} MiB, ${l.worldMiB} MiB written under each writable ` +
-      `world directory, ${l.processes} processes, ${l.openFiles} open files`;
-    byLimits.set(text, [...(byLimits.get(text) ?? []), c.name]);
-  }
-  return `Limits per attempt of command candidates (going over one fails the attempt): ${
-    [...byLimits].map(([text, names]) => `${names.join(", ")}: ${text}`).join("; ")
-  }.`;
-}
-
-/** The Markdown report of a benchmark outcome. */
-export function reportFor(outcome: BenchmarkOutcome): string {
-  return renderReport(outcome.scorecard, reportOptions(outcome));
+/**
+ * Where an experiment's reports are kept in its home: a directory per experiment, so a new
+ * experiment of the same bundle never overwrites another's (`dvergr report` writes them again).
+ */
+export function keptReportPath(homeDir: string, experimentId: string): string {
+  return join(homeDir, "reports", experimentId, "report.md");
 }
 
 /**
@@ -46,13 +30,12 @@ export function reportFor(outcome: BenchmarkOutcome): string {
  * cost/reward plot) beside it, each atomically (temporary sibling, then rename).
  */
 export async function writeReports(
-  outcome: BenchmarkOutcome,
+  report: { scorecard: Scorecard; options: ReportOptions },
   markdownPath: string,
 ): Promise<{ markdown: string; html: string }> {
   const html = markdownPath.replace(/\.md$/i, "") + ".html";
-  const opts = reportOptions(outcome);
   await Deno.mkdir(dirname(markdownPath), { recursive: true });
-  await writeAtomic(markdownPath, renderReport(outcome.scorecard, opts));
-  await writeAtomic(html, renderReportHtml(outcome.scorecard, opts));
+  await writeAtomic(markdownPath, renderReport(report.scorecard, report.options));
+  await writeAtomic(html, renderReportHtml(report.scorecard, report.options));
   return { markdown: markdownPath, html };
 }

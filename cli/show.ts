@@ -1,11 +1,9 @@
-import { join, resolve } from "node:path";
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
-import { isDir, pathExists } from "../adapters/files/fs.ts";
-import { givenHomeDir } from "../adapters/store/kv/home.ts";
 import { printJson } from "./render.ts";
-import { DvergrError, usageError } from "../core/errors.ts";
-import { openHome } from "../adapters/store/kv/home.ts";
+import { usageError } from "../core/errors.ts";
+import type { Home } from "../adapters/store/kv/home.ts";
+import { EXPERIMENT_HOME_HELP, withExperiment } from "./experiment_homes.ts";
 import type { ExperimentMeta } from "../adapters/store/kv/state_store.ts";
 import { type CellRef, experimentCells, loadAttempt } from "../core/ops/attempts.ts";
 import { attemptText } from "../core/bench/attempt_view.ts";
@@ -26,8 +24,7 @@ A bundle without cases has no case: <experiment>/<candidate>/<repetition>. Repet
 count from 0; a missing one is 0.
 
 Options:
-  --home DIR  the home (default: $DVERGR_HOME, else .dvergr and workflow-runs/* in the
-              working directory, whichever holds the experiment)
+${EXPERIMENT_HOME_HELP}
   --json      print the cells, or the attempt, as JSON
   -h, --help  show this help
 `;
@@ -36,18 +33,6 @@ export const OPTIONS = {
   home: { type: "string" },
   json: { type: "boolean" },
 } as const;
-
-/** The homes to look in: the one given, else .dvergr and every workflow-runs/<bundle>. */
-async function homesFor(flag: string | undefined, ctx: CliContext): Promise<string[]> {
-  const given = givenHomeDir({ flag, env: ctx.env, cwd: ctx.cwd });
-  if (given) return [given];
-  const out = [resolve(ctx.cwd, ".dvergr")];
-  const runs = resolve(ctx.cwd, "workflow-runs");
-  if (await isDir(runs)) {
-    for await (const e of Deno.readDir(runs)) if (e.isDirectory) out.push(join(runs, e.name));
-  }
-  return out;
-}
 
 /** Splits `exp/candidate/case/repetition` (a candidate name may itself hold slashes). */
 function parseTarget(target: string, hasCases: boolean): CellRef {
@@ -103,44 +88,18 @@ export function parse(args: string[]) {
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const { values, positionals } = opts;
   const target = positionals[0];
-  const prefix = target.split("/")[0];
-  if (prefix.length < 4) {
-    throw usageError(
-      `Cannot show "${target}": give at least 4 characters of the experiment id`,
-      "The benchmark prints it as `Experiment <id>: N cells`",
-    );
-  }
-  const homes = await homesFor(values.home, ctx);
-  const seen: string[] = [];
-  for (const dir of homes) {
-    if (!(await pathExists(join(dir, "state.kv")))) continue;
-    const home = await openHome(dir);
-    try {
-      const all = await home.state.listExperiments();
-      seen.push(...all.map((m) => m.id));
-      const matches = all.filter((m) => m.id.startsWith(prefix));
-      if (matches.length > 1) {
-        throw usageError(
-          `Cannot tell which experiment "${prefix}" means: ${matches.length} ids start with it`,
-          "Give more of the id",
-        );
-      }
-      if (matches.length === 0) continue;
-      return await show(ctx, home, matches[0], target, values.json === true);
-    } finally {
-      await home.close();
-    }
-  }
-  throw new DvergrError("NOT_FOUND", `No experiment "${prefix}" in ${homes.join(", ")}`, {
-    hint: seen.length > 0
-      ? `Experiments there include: ${seen.slice(-5).join(", ")}`
-      : "Pass the home it ran in with --home DIR (the benchmark prints it)",
-  });
+  return await withExperiment(
+    ctx,
+    values.home,
+    target.split("/")[0],
+    "show",
+    (home, meta) => show(ctx, home, meta, target, values.json === true),
+  );
 }
 
 async function show(
   ctx: CliContext,
-  home: Awaited<ReturnType<typeof openHome>>,
+  home: Home,
   meta: ExperimentMeta,
   target: string,
   json: boolean,

@@ -25,7 +25,6 @@ import { type ProgressEvent, runExperiment, type RunResult } from "./run_experim
 import { scoreExperiment } from "./score_experiment.ts";
 import type { Scorecard } from "../bench/scorecard.ts";
 import type { Diagnosis } from "../bench/diagnosis.ts";
-import type { CertificationSummary } from "../bench/report.ts";
 import type { Home } from "../../adapters/store/kv/home.ts";
 import { roomSlug } from "../room_slug.ts";
 import { syncBundle } from "../../adapters/rooms/git/room_store.ts";
@@ -115,14 +114,6 @@ function unisolatedRefused(): DvergrError {
         "otherwise processes that leave their session can outlive the attempt",
     },
   );
-}
-
-/** A case pack's certification counts, when the bundle has certification.edn. */
-export function certificationSummary(bundle: Bundle): CertificationSummary | null {
-  const c = bundle.certification;
-  if (!c) return null;
-  const byReason = (c["by-reason"] ?? {}) as Record<string, number>;
-  return { cases: Number(c.cases), certified: Number(c.certified), byReason };
 }
 
 /**

@@ -10,15 +10,16 @@ import type { Bundle } from "../bundle/types.ts";
 import { parseBundle } from "../bundle/parse.ts";
 import { filesUnder } from "../bundle/file_map.ts";
 import { type Scorecard, scorecardOfFold, scorecardRecordCheck } from "../bench/scorecard.ts";
-import { renderReport } from "../bench/report.ts";
+import { renderReport, type ReportOptions } from "../bench/report.ts";
+import { reportOptionsOf } from "../bench/report_options.ts";
 import { diagnosisOfFold } from "../bench/diagnosis.ts";
 import { brokenCandidate, brokenLine } from "../bench/outcome.ts";
 import { foldGroupedHistory, HistoryFold } from "../bench/history_fold.ts";
-import { certificationSummary } from "../engine/benchmark.ts";
 import type { ExperimentDefinition } from "../bench/experiment.ts";
 import type { Interval } from "../bench/stats.ts";
 import type { TrustTier } from "../bench/records.ts";
 import { type ExperimentMeta, trustOf } from "../../adapters/store/kv/state_store.ts";
+import type { Home } from "../../adapters/store/kv/home.ts";
 import { pageParams, pageText } from "./paging.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
 import { jobsOf, jobView } from "./jobs.ts";
@@ -131,11 +132,11 @@ export async function findExperiment(
 
 /** The scorecard of an experiment: stored when complete, else from its records as they stand. */
 export async function scorecardOf(
-  ctx: OpContext,
+  home: Home,
   meta: ExperimentMeta,
   baseline?: string,
 ): Promise<Scorecard> {
-  const { state } = ctx.home;
+  const { state } = home;
   if (baseline === undefined) {
     const stored = await state.getScorecard(meta.id);
     if (stored) return stored as Scorecard;
@@ -154,15 +155,29 @@ export async function scorecardOf(
   return scorecardOfFold(fold, opts);
 }
 
+/**
+ * How far an experiment is: the cells whose latest try has a verdict (read from its stored
+ * scorecard when it is complete, else counted from the records as they stream).
+ */
+export async function experimentStanding(
+  home: Home,
+  meta: ExperimentMeta,
+): Promise<{ graded: number; complete: boolean }> {
+  if (await home.state.getScorecard(meta.id)) return { graded: meta.cells, complete: true };
+  let graded = 0;
+  for await (const r of home.state.streamCellRecords(meta.id)) if (r.verdict !== null) graded++;
+  return { graded, complete: graded >= meta.cells };
+}
+
 /** An experiment's records folded as they stream: every try, or the latest of each cell. */
 async function foldedRecords(
-  ctx: OpContext,
+  home: Home,
   meta: ExperimentMeta,
   which: "history" | "latest",
 ): Promise<HistoryFold> {
   const def = meta.definition as unknown as ExperimentDefinition;
   const fold = new HistoryFold(def.candidates.map((c) => c.name));
-  const { state } = ctx.home;
+  const { state } = home;
   await foldGroupedHistory(
     which === "history" ? state.streamAttemptHistory(meta.id) : state.streamCellRecords(meta.id),
     fold,
@@ -171,9 +186,9 @@ async function foldedRecords(
 }
 
 /** The room's bundle an experiment ran, when the room still holds that version of it. */
-async function bundleOf(ctx: OpContext, meta: ExperimentMeta): Promise<Bundle | null> {
+async function bundleOf(home: Home, meta: ExperimentMeta): Promise<Bundle | null> {
   const prefix = `workflows/${meta.bundleName}`;
-  const files = filesUnder(await ctx.home.rooms.readFiles(meta.room, prefix), prefix);
+  const files = filesUnder(await home.rooms.readFiles(meta.room, prefix), prefix);
   if (files.size === 0) return null;
   try {
     const bundle = parseBundle({ name: meta.bundleName, files });
@@ -181,6 +196,39 @@ async function bundleOf(ctx: OpContext, meta: ExperimentMeta): Promise<Bundle | 
   } catch {
     return null;
   }
+}
+
+/** What an experiment's report is made of, as the home keeps it. */
+export interface ExperimentReportParts {
+  scorecard: Scorecard;
+  options: ReportOptions;
+}
+
+/**
+ * The scorecard and report options of an experiment, from the home: the same report the
+ * benchmark wrote when it ended (or, while it runs, the report of its cells so far).
+ */
+export async function experimentReportParts(
+  home: Home,
+  meta: ExperimentMeta,
+  baseline?: string,
+): Promise<ExperimentReportParts> {
+  const scorecard = await scorecardOf(home, meta, baseline);
+  const bundle = await bundleOf(home, meta);
+  const definition = meta.definition as unknown as ExperimentDefinition;
+  const diagnosis = diagnosisOfFold(await foldedRecords(home, meta, "history"), {
+    candidates: definition.candidates.map((c) => c.name),
+    cases: definition.cases,
+    bundleCases: bundle?.cases.length ?? definition.cases?.length ?? 0,
+  });
+  const options = reportOptionsOf({
+    definition,
+    bundleName: meta.bundleName,
+    bundle,
+    scorecard,
+    diagnosis,
+  });
+  return { scorecard, options };
 }
 
 export const scorecardList = defineOp({
@@ -204,7 +252,7 @@ export const scorecardList = defineOp({
     const shown = all.slice(0, input.limit ?? 10);
     const experiments = [];
     for (const meta of shown) {
-      const sc = await scorecardOf(ctx, meta);
+      const sc = await scorecardOf(ctx.home, meta);
       experiments.push({
         experiment: meta.id,
         bundle: meta.bundleName,
@@ -238,7 +286,7 @@ export const scorecardDetail = defineOp({
   }),
   async handler(ctx, input) {
     const meta = await findExperiment(ctx, input.room, input.experiment);
-    const scorecard = await scorecardOf(ctx, meta, input.baseline);
+    const scorecard = await scorecardOf(ctx.home, meta, input.baseline);
     return {
       room: input.room,
       experiment: meta.id,
@@ -267,22 +315,8 @@ export const experimentReport = defineOp({
   }),
   async handler(ctx, input) {
     const meta = await findExperiment(ctx, input.room, input.experiment);
-    const scorecard = await scorecardOf(ctx, meta, input.baseline);
-    const bundle = await bundleOf(ctx, meta);
-    const def = meta.definition as unknown as ExperimentDefinition;
-    const diagnosis = diagnosisOfFold(await foldedRecords(ctx, meta, "history"), {
-      candidates: def.candidates.map((c) => c.name),
-      cases: def.cases,
-      bundleCases: bundle?.cases.length ?? def.cases?.length ?? 0,
-    });
-    const markdown = renderReport(scorecard, {
-      diagnosis,
-      title: bundle?.definition.title ?? meta.bundleName,
-      certification: bundle ? certificationSummary(bundle) : null,
-      ...(scorecard.isolated ? {} : {
-        isolatedNote: "some attempts ran without isolation (bubblewrap was not available)",
-      }),
-    });
+    const { scorecard, options } = await experimentReportParts(ctx.home, meta, input.baseline);
+    const markdown = renderReport(scorecard, options);
     const { text, ...page } = pageText(
       markdown,
       input.offset ?? 0,
@@ -324,7 +358,7 @@ export const experimentProgress = defineOp({
     const experiments = [];
     for (const meta of metas) {
       const def = meta.definition as unknown as ExperimentDefinition;
-      const fold = await foldedRecords(ctx, meta, "latest");
+      const fold = await foldedRecords(ctx.home, meta, "latest");
       const candidates = def.candidates.map(({ name }) => {
         const c = fold.candidates.get(name)!;
         let rewards = 0;

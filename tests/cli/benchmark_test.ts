@@ -54,13 +54,14 @@ Deno.test("dvergr benchmark prints the bundle, one line per candidate and the re
     "Item analysis: 1 case possibly broken (no candidate passes): c2; " +
       "1 case saturated (every candidate passes): c1 (the report says more)",
   );
-  // A home given with --home may hold many bundles: each gets its own report.
-  assert.equal(lines[4], `Report: ${home}/reports/words/words.md`);
-  assert.equal(lines[5], `HTML report: ${home}/reports/words/words.html`);
-  const report = await Deno.readTextFile(`${home}/reports/words/words.md`);
+  // Each experiment has its reports: a new one of the same bundle does not overwrite them.
+  const id = first.err.match(/Experiment ([0-9a-f-]{36}): /)![1];
+  assert.equal(lines[4], `Report: ${home}/reports/${id}/report.md`);
+  assert.equal(lines[5], `HTML report: ${home}/reports/${id}/report.html`);
+  const report = await Deno.readTextFile(`${home}/reports/${id}/report.md`);
   assert.match(report, /^# Words\n/);
   assert.match(report, /## Paired comparison/);
-  const html = await Deno.readTextFile(`${home}/reports/words/words.html`);
+  const html = await Deno.readTextFile(`${home}/reports/${id}/report.html`);
   assert.match(html, /^<!doctype html>/i);
   assert.match(html, /<svg/);
   assert.match(first.err, /Experiment [0-9a-f-]{36}: 12 cells\n/);
@@ -91,6 +92,11 @@ Deno.test("dvergr benchmark --json prints the scorecard; a changed bundle is a n
   const b = JSON.parse((await dvergr(args)).out);
   assert.notEqual(b.experiment, a.experiment);
   assert.notEqual(b.bundle.id, a.bundle.id);
+  // The first experiment's reports are still there, beside the new one's.
+  assert.equal(a.report, `${home}/reports/${a.experiment}/report.md`);
+  assert.equal(b.report, `${home}/reports/${b.experiment}/report.md`);
+  assert.match(await Deno.readTextFile(a.report), /builtin:noop/);
+  assert.match(await Deno.readTextFile(b.reportHtml), /^<!doctype html>/i);
   // The room holds the new version, without the removed file.
   const room = await gitRoomStore(`${home}/rooms`).readFiles("words", "workflows/words");
   assert.equal(room.get("workflows/words/cases/c2/gold.edn"), '{:word "changed"}');
@@ -119,7 +125,7 @@ Deno.test("dvergr benchmark exits 1 when cells did not finish and says how to re
   );
   assert.match(r.err, /fault: x case c1 rep 0: candidate could-not-run: .*\(trying again\)/);
   assert.match(
-    await Deno.readTextFile(`${home}/reports/words/words.md`),
+    await Deno.readTextFile(r.out.match(/^Report: (.*)$/m)![1]),
     /\*\*Incomplete:\*\*/,
   );
   await Deno.remove(home, { recursive: true });

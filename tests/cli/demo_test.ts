@@ -20,8 +20,9 @@ Deno.test("dvergr demo benchmarks the two example agents offline and tells where
     lines[3],
     `${"careful".padEnd(40)} reward 1.000  passed 10/10  billed $0.0000  list price $0.0000`,
   );
-  assert.match(out, new RegExp(`Report: ${home}/report\\.md`));
-  const report = await Deno.readTextFile(`${home}/report.md`);
+  const path = out.match(/^Report: (.*)$/m)![1];
+  assert.match(path, new RegExp(`^${home}/reports/[0-9a-f-]{36}/report\\.md$`));
+  const report = await Deno.readTextFile(path);
   assert.match(report, /^# Invoice fields/);
   assert.match(report, /\| date \| 0 \/ 10 \| 6 \/ 10 \|/);
   await Deno.remove(home, { recursive: true });

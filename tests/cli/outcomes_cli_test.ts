@@ -57,7 +57,7 @@ Deno.test("dvergr benchmark says in one line when every attempt of a candidate c
     out,
   );
 
-  const report = await Deno.readTextFile(`${home}/reports/words/words.md`);
+  const report = await Deno.readTextFile(out.match(/^Report: (.*)$/m)![1]);
   assert.match(report, /## What went wrong/);
   assert.match(report, /\| seven \| crashed \| exit status 7: bad input \| 3 \|/);
   assert.match(report, /\| hang \| timed out \| Stopped after 1500 ms \| 3 \|/);

@@ -1,0 +1,83 @@
+/**
+ * Where the commands that read experiments (`show`, `report`, `experiments`) look for them:
+ * the home given (`--home`, `$DVERGR_HOME`), else `.dvergr` and every `workflow-runs/<bundle>`
+ * of the working directory, the homes `benchmark` and `demo` make by default.
+ */
+import { join, resolve } from "node:path";
+import { isDir, pathExists } from "../adapters/files/fs.ts";
+import { givenHomeDir, type Home, openHome } from "../adapters/store/kv/home.ts";
+import type { ExperimentMeta } from "../adapters/store/kv/state_store.ts";
+import { DvergrError, usageError } from "../core/errors.ts";
+import type { CliContext } from "./context.ts";
+
+/** The help line of the commands that read experiments. */
+export const EXPERIMENT_HOME_HELP =
+  `  --home DIR  the home (default: $DVERGR_HOME, else .dvergr and workflow-runs/* in the
+              working directory, whichever holds the experiment)`;
+
+/** The homes to look in that hold a state store. */
+export async function experimentHomes(
+  flag: string | undefined,
+  ctx: Pick<CliContext, "env" | "cwd">,
+): Promise<string[]> {
+  const given = givenHomeDir({ flag, env: ctx.env, cwd: ctx.cwd });
+  const dirs = given ? [given] : [resolve(ctx.cwd, ".dvergr")];
+  const runs = resolve(ctx.cwd, "workflow-runs");
+  if (!given && await isDir(runs)) {
+    const names: string[] = [];
+    for await (const e of Deno.readDir(runs)) if (e.isDirectory) names.push(e.name);
+    dirs.push(...names.sort().map((n) => join(runs, n)));
+  }
+  const out: string[] = [];
+  for (const dir of dirs) if (await pathExists(join(dir, "state.kv"))) out.push(dir);
+  return out;
+}
+
+/**
+ * Opens the home holding the experiment whose id is or starts with `prefix` (at least 4
+ * characters) and runs `f` on it; USAGE when the prefix is ambiguous, NOT_FOUND when no
+ * home has it.
+ */
+export async function withExperiment<T>(
+  ctx: Pick<CliContext, "env" | "cwd">,
+  flag: string | undefined,
+  prefix: string,
+  command: string,
+  f: (home: Home, meta: ExperimentMeta) => Promise<T>,
+): Promise<T> {
+  if (prefix.length < 4) {
+    throw usageError(
+      `Cannot ${command} "${prefix}": give at least 4 characters of the experiment id`,
+      "The benchmark prints it as `Experiment <id>: N cells`; `dvergr experiments` lists them",
+    );
+  }
+  const homes = await experimentHomes(flag, ctx);
+  const seen: string[] = [];
+  for (const dir of homes) {
+    const home = await openHome(dir);
+    try {
+      const all = await home.state.listExperiments();
+      seen.push(...all.map((m) => m.id));
+      const matches = all.filter((m) => m.id.startsWith(prefix));
+      if (matches.length > 1) {
+        throw usageError(
+          `Cannot tell which experiment "${prefix}" means: ${matches.length} ids start with it`,
+          "Give more of the id",
+        );
+      }
+      if (matches.length === 1) return await f(home, matches[0]);
+    } finally {
+      await home.close();
+    }
+  }
+  const where = homes.length > 0
+    ? homes.join(", ")
+    : (givenHomeDir({ flag, env: ctx.env, cwd: ctx.cwd }) ?? `${ctx.cwd} (no home there)`);
+  throw new DvergrError("NOT_FOUND", `No experiment "${prefix}" in ${where}`, {
+    hint: seen.length > 0
+      ? `Experiments there include: ${
+        seen.slice(-5).join(", ")
+      } (\`dvergr experiments\` lists them)`
+      : "Pass the home it ran in with --home DIR (the benchmark prints it)",
+  });
+}

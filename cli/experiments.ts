@@ -1,0 +1,125 @@
+import { parseCommandArgs } from "./args.ts";
+import type { CliContext } from "./context.ts";
+import { printJson } from "./render.ts";
+import { usageError } from "../core/errors.ts";
+import { openHome } from "../adapters/store/kv/home.ts";
+import type { ExperimentDefinition } from "../core/bench/experiment.ts";
+import { experimentStanding } from "../core/ops/scorecards.ts";
+import { EXPERIMENT_HOME_HELP, experimentHomes } from "./experiment_homes.ts";
+
+export const HELP = `dvergr experiments [--home DIR] [--json]
+
+Lists the experiments of the home, newest first: id, when it was first run, bundle, room,
+candidates, and how many of its cells have a verdict ("complete" when all do). Every
+experiment's reports are kept in <home>/reports/<experiment>/; \`dvergr report\` writes
+them again, \`dvergr show\` shows their cells.
+
+Options:
+${EXPERIMENT_HOME_HELP}
+  --json      print the list as JSON
+  -h, --help  show this help
+
+Example:
+  dvergr experiments --home workflow-runs/invoice-fields
+
+Exit status: 0 (also when there are none); 2 bad input.
+`;
+
+export const OPTIONS = {
+  home: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+/** Reads the command line: flags and arguments checked, nothing touched. */
+export function parse(args: string[]) {
+  const { values, positionals } = parseCommandArgs("experiments", args, OPTIONS);
+  if (positionals.length > 0) {
+    throw usageError(
+      `"dvergr experiments" takes no arguments, got ${positionals.join(" ")}`,
+      "Give the home with --home DIR",
+    );
+  }
+  return { values };
+}
+
+/** One experiment as listed. */
+interface Listed {
+  experiment: string;
+  home: string;
+  room: string;
+  bundle: { name: string; id: string };
+  createdAt: string;
+  candidates: string[];
+  cells: number;
+  graded: number;
+  complete: boolean;
+}
+
+async function listAll(dirs: string[]): Promise<Listed[]> {
+  const out: Listed[] = [];
+  for (const dir of dirs) {
+    const home = await openHome(dir);
+    try {
+      for (const meta of await home.state.listExperiments()) {
+        const def = meta.definition as unknown as ExperimentDefinition;
+        const standing = await experimentStanding(home, meta);
+        out.push({
+          experiment: meta.id,
+          home: home.dir,
+          room: meta.room,
+          bundle: { name: meta.bundleName, id: meta.bundleId },
+          createdAt: meta.createdAt,
+          candidates: def.candidates.map((c) => c.name),
+          cells: meta.cells,
+          ...standing,
+        });
+      }
+    } finally {
+      await home.close();
+    }
+  }
+  // Newest first; ids break ties so the order is the same every time.
+  return out.sort((a, b) =>
+    a.createdAt !== b.createdAt
+      ? (a.createdAt < b.createdAt ? 1 : -1)
+      : (a.experiment < b.experiment ? -1 : 1)
+  );
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const homes = await experimentHomes(opts.values.home, ctx);
+  const listed = await listAll(homes);
+  if (opts.values.json) {
+    printJson(ctx, { homes, experiments: listed });
+    return 0;
+  }
+  const out = (s: string) => ctx.stdout(s + "\n");
+  if (listed.length === 0) {
+    out(
+      homes.length === 0
+        ? "No home here: benchmark a bundle first (dvergr demo, or dvergr benchmark BUNDLE …)"
+        : `No experiments in ${homes.join(", ")}`,
+    );
+    return 0;
+  }
+  const bw = Math.max(6, ...listed.map((e) => e.bundle.name.length));
+  out(`${"experiment".padEnd(8)}  ${"first run".padEnd(16)}  ${"bundle".padEnd(bw)}  status`);
+  for (const e of listed) {
+    const status = e.complete ? "complete" : `${e.graded} of ${e.cells} cells graded`;
+    out(
+      `${e.experiment.slice(0, 8)}  ${e.createdAt.slice(0, 16).replace("T", " ")}  ${
+        e.bundle.name.padEnd(bw)
+      }  ${status}; ${e.candidates.length} candidates: ${e.candidates.join(", ")}`,
+    );
+  }
+  if (opts.values.home === undefined) out(`Homes: ${homes.join(", ")}`);
+  const home = opts.values.home === undefined ? "" : ` --home ${shellWord(opts.values.home)}`;
+  const id = listed[0].experiment.slice(0, 8);
+  out(`Its cells: dvergr show ${id}${home}; its report: dvergr report ${id}${home}`);
+  return 0;
+}
+
+/** A word as a POSIX shell reads it back unchanged. */
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
