@@ -43,7 +43,7 @@ Deno.test("dvergr benchmark --stop-when-decided skips the cells it no longer nee
     /builtin:reference +reward 1\.000 {2}passed \d+\/\d+ .* not needed \d+ of 50/,
   );
   assert.doesNotMatch(first.out, /did not finish/);
-  const report = await Deno.readTextFile(`${home}/reports/invoice-fields/invoice-fields.md`);
+  const report = await Deno.readTextFile(first.out.match(/^Report: (.*)$/m)![1]);
   assert.match(report, /## Sequential stopping/);
   assert.match(
     report,
