@@ -20,57 +20,62 @@ export const MIGRATIONS: Migration[] = [
     version: 1,
     name: "experiments, queue, leases, records, blobs, jobs, workers",
     sql: `
+      -- Values are JSON as text: read back byte for byte as written (jsonb would reorder
+      -- keys, and reports list checks in their order).
       create table dvergr_experiments (
         id text primary key,
-        room text,
-        meta jsonb not null,
-        created_at timestamptz not null default now()
+        room text not null,
+        created_at text not null,
+        meta text not null
       );
       -- Experiments open to workers (benchmark --enqueue): what a worker needs to run them.
       create table dvergr_queue (
         experiment text primary key references dvergr_experiments (id),
-        request jsonb not null,
+        request text not null,
         state text not null default 'open',
         enqueued_at timestamptz not null default now()
       );
-      -- A cell's lease: who runs it, until when (the database's clock decides).
+      -- A cell's lease: who runs it, until when (ms since the epoch, the holder's clock).
       create table dvergr_leases (
         experiment text not null,
-        cell text not null,
+        cell text collate "C" not null,
         owner text not null,
         pid integer not null,
         host text not null,
-        until timestamptz not null,
+        until_ms bigint not null,
         primary key (experiment, cell)
       );
+      -- Every try of every cell; a cell's latest record is its highest try.
       create table dvergr_records (
         experiment text not null,
-        cell text not null,
+        cell text collate "C" not null,
         try integer not null,
-        record jsonb not null,
-        seq bigserial,
+        record text not null,
         primary key (experiment, cell, try)
       );
-      create index dvergr_records_history on dvergr_records (experiment, seq);
-      -- Content-addressed: evidence and bundle files, by id.
+      -- Content-addressed (SHA-256, hex): evidence and bundle files.
       create table dvergr_blobs (
         id text primary key,
         bytes bytea not null
       );
       create table dvergr_scorecards (
         experiment text primary key,
-        scorecard jsonb not null
+        scorecard text not null
       );
       create table dvergr_promotions (
         bundle text primary key,
-        promotion jsonb not null
+        promotion text not null
       );
       create table dvergr_jobs (
         id text primary key,
         room text,
-        job jsonb not null,
-        cancel_requested boolean not null default false
+        started_at text not null,
+        job text not null
       );
+      create table dvergr_job_cancels (
+        id text primary key
+      );
+      -- Moves whenever a record of the room changes (what MCP subscriptions poll).
       create table dvergr_room_versions (
         room text primary key,
         version bigint not null default 0

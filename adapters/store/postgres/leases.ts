@@ -1,0 +1,97 @@
+/**
+ * Cell leases in the PostgreSQL store: taken by one upsert whose `where` lets only the same
+ * owner or an expired lease be replaced (so of two workers asking at once, one gets it and
+ * the other learns the holder), renewed and released only by their owner. Many cells go in
+ * one statement. Times are ms since the epoch on the caller's clock, as in every store.
+ */
+import type { CellLease, LeaseTake } from "../../../core/ports/cell_lease.ts";
+import type { Sql } from "./connect.ts";
+
+type Holder = { pid: number; host: string; owner: string };
+
+function leaseOfRow(r: Record<string, unknown>): CellLease {
+  return {
+    pid: Number(r.pid),
+    host: String(r.host),
+    owner: String(r.owner),
+    until: Number(r.until_ms),
+  };
+}
+
+/** takeLease for many cells: what each got, in their order. */
+export async function takeLeases(
+  sql: Sql,
+  experiment: string,
+  cells: string[],
+  holder: Holder,
+  ms: number,
+  now = Date.now(),
+): Promise<LeaseTake[]> {
+  if (cells.length === 0) return [];
+  const until = now + ms;
+  const taken = await sql`
+    insert into dvergr_leases (experiment, cell, owner, pid, host, until_ms)
+    select ${experiment}, c, ${holder.owner}, ${holder.pid}, ${holder.host}, ${until}
+      from unnest(${cells}::text[]) as c
+    on conflict (experiment, cell) do update
+      set owner = excluded.owner, pid = excluded.pid, host = excluded.host,
+          until_ms = excluded.until_ms
+      where dvergr_leases.owner = excluded.owner or dvergr_leases.until_ms <= ${now}
+    returning cell`;
+  const got = new Set(taken.map((r) => String(r.cell)));
+  const refused = cells.filter((c) => !got.has(c));
+  const holders = new Map<string, CellLease>();
+  if (refused.length > 0) {
+    const rows = await sql`select cell, owner, pid, host, until_ms from dvergr_leases
+      where experiment = ${experiment} and cell = any(${refused}::text[])`;
+    for (const r of rows) holders.set(String(r.cell), leaseOfRow(r));
+  }
+  const lease: CellLease = { ...holder, until };
+  return cells.map((c): LeaseTake => {
+    if (got.has(c)) return { ok: true, lease };
+    // Released between our two statements: it is free, but not ours; the caller asks again.
+    return { ok: false, holder: holders.get(c) ?? { ...holder, owner: "", until: now } };
+  });
+}
+
+/** renewLease for many cells: whether each is still the owner's, in their order. */
+export async function renewLeases(
+  sql: Sql,
+  experiment: string,
+  cells: string[],
+  owner: string,
+  ms: number,
+  now = Date.now(),
+): Promise<boolean[]> {
+  if (cells.length === 0) return [];
+  const rows = await sql`update dvergr_leases set until_ms = ${now + ms}
+    where experiment = ${experiment} and cell = any(${cells}::text[]) and owner = ${owner}
+    returning cell`;
+  const kept = new Set(rows.map((r) => String(r.cell)));
+  return cells.map((c) => kept.has(c));
+}
+
+/** Removes `owner`'s leases on `cells` (another owner's stay); the cells it removed. */
+export async function releaseLeases(
+  sql: Sql,
+  experiment: string,
+  cells: string[],
+  owner: string,
+): Promise<Set<string>> {
+  if (cells.length === 0) return new Set();
+  const rows = await sql`delete from dvergr_leases
+    where experiment = ${experiment} and cell = any(${cells}::text[]) and owner = ${owner}
+    returning cell`;
+  return new Set(rows.map((r) => String(r.cell)));
+}
+
+/** One cell's lease, or null. */
+export async function leaseOf(
+  sql: Sql,
+  experiment: string,
+  cell: string,
+): Promise<CellLease | null> {
+  const rows = await sql`select owner, pid, host, until_ms from dvergr_leases
+    where experiment = ${experiment} and cell = ${cell}`;
+  return rows.length === 0 ? null : leaseOfRow(rows[0]);
+}
