@@ -3,8 +3,9 @@
  * record its highest try. A group of finished attempts is one transaction: their small blobs,
  * their records (a try already claimed by another process is not written, the others are),
  * and the release of the committer's leases on their cells. A record is accepted only from
- * the holder of its cell's lease: while another owner holds a live lease on the cell, its
- * record is refused (a worker whose lease was taken over commits nothing for that cell).
+ * the holder of its cell's lease: once another owner has taken the cell's lease over (which
+ * it can only once the committer's expired), the committer's record is refused, so a worker
+ * that lost its lease commits nothing for that cell and the new holder's record stands.
  */
 import { type AttemptRecord, cellKey } from "../../../core/bench/records.ts";
 import type { AttemptCommit } from "../kv/state_batches.ts";
@@ -22,7 +23,6 @@ export async function putAttempts(
   commits: AttemptCommit[],
   leaseOwner: string | undefined,
   touch: (tx: Sql, experiments: string[]) => Promise<void>,
-  now = Date.now(),
 ): Promise<boolean[]> {
   if (commits.length === 0) return [];
   const experiments = commits.map((c) => c.record.experimentId);
@@ -52,8 +52,7 @@ export async function putAttempts(
           as t(e, c, n, r)
        where ${owner}::text is null or not exists (
          select 1 from dvergr_leases l
-          where l.experiment = t.e and l.cell = t.c and l.owner <> ${owner}::text
-            and l.until_ms > ${now})
+          where l.experiment = t.e and l.cell = t.c and l.owner <> ${owner}::text)
       on conflict (experiment, cell, try) do nothing
       returning experiment, cell, try`;
     if (leaseOwner !== undefined) {
