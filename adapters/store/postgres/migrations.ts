@@ -51,6 +51,8 @@ export const MIGRATIONS: Migration[] = [
         cell text collate "C" not null,
         try integer not null,
         record text not null,
+        -- The run that committed it (a worker's owner id), for progress by worker.
+        owner text,
         primary key (experiment, cell, try)
       );
       -- Content-addressed (SHA-256, hex): evidence and bundle files.

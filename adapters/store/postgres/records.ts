@@ -46,8 +46,8 @@ export async function putAttempts(
     }
     const owner = leaseOwner ?? null;
     const written = await tx`
-      insert into dvergr_records (experiment, cell, try, record)
-      select t.e, t.c, t.n, t.r
+      insert into dvergr_records (experiment, cell, try, record, owner)
+      select t.e, t.c, t.n, t.r, ${owner}::text
         from unnest(${experiments}::text[], ${cells}::text[], ${tries}::int[], ${texts}::text[])
           as t(e, c, n, r)
        where ${owner}::text is null or not exists (

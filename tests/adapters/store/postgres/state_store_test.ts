@@ -7,6 +7,14 @@ import {
   streamCellRecords,
 } from "../../../../adapters/store/postgres/records.ts";
 import { connectPostgres } from "../../../../adapters/store/postgres/connect.ts";
+import {
+  closeExperiment,
+  enqueueExperiment,
+  markWorker,
+  openExperiments,
+  progressByWorker,
+  queueState,
+} from "../../../../adapters/store/postgres/queue.ts";
 import { type AttemptRecord, cellKey } from "../../../../core/bench/records.ts";
 import type { StateStore } from "../../../../adapters/store/kv/state_store.ts";
 
@@ -193,6 +201,45 @@ Deno.test({
       const p1 = { room: "r1", name: "b", at: "t1" };
       assert.deepEqual(await s.putPromotion("B", p1), p1);
       assert.deepEqual(await s.putPromotion("B", { ...p1, at: "t2" }), p1);
+    });
+  },
+});
+
+Deno.test({
+  name: "the queue opens and closes experiments; progress is told by the run that committed",
+  ignore,
+  async fn() {
+    await withStore(async (s, url) => {
+      await s.putExperiment(meta);
+      const sql = await connectPostgres(url, { max: 1 });
+      try {
+        assert.deepEqual(await openExperiments(sql), []);
+        await enqueueExperiment(sql, "e1", { specs: ["builtin:noop"] });
+        const open = await openExperiments(sql);
+        assert.deepEqual(open.map((q) => [q.experiment, q.request]), [["e1", {
+          specs: ["builtin:noop"],
+        }]]);
+        assert.equal(await queueState(sql, "e1"), "open");
+        await markWorker(sql, { id: "w1", host: "m1", pid: 7 });
+        await s.takeLeases(
+          "e1",
+          [cellKey("a", "c2", 0)],
+          { pid: 7, host: "m1", owner: "w1" },
+          60_000,
+        );
+        await s.putAttempts([{ record: record("a", "c1", 0, 1) }], "w1");
+        await s.putAttempts([{ record: record("b", "c1", 0, 1) }], "w2");
+        const progress = await progressByWorker(sql, "e1");
+        assert.deepEqual(
+          progress.map((p) => [p.owner, p.host, p.records, p.inFlight]),
+          [["w1", "m1", 1, 1], ["w2", null, 1, 0]],
+        );
+        await closeExperiment(sql, "e1");
+        assert.deepEqual(await openExperiments(sql), []);
+        assert.equal(await queueState(sql, "e1"), "closed");
+      } finally {
+        await sql.end();
+      }
     });
   },
 });
