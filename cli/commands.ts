@@ -5,6 +5,10 @@ import type { Command } from "./context.ts";
  * for the imports of big ones (the MCP SDK alone costs ~250 ms).
  */
 export const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  init: {
+    summary: "write a new bundle to start from (single environment, dataset or web)",
+    load: () => import("./init.ts"),
+  },
   check: {
     summary: "shape-check a bundle; with --answer, grade an answer",
     load: () => import("./check.ts"),

@@ -145,6 +145,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       out(`Report: ${reportPath}`);
       out(`HTML report: ${reports.html}`);
       out(`Next: dvergr benchmark ${DEMO_BUNDLE} --candidate 'mine=cmd:YOUR AGENT COMMAND'`);
+      out("A bundle of your own to start from: dvergr init my-workflow");
     }
     return outcome.scorecard.complete ? 0 : 1;
   } finally {

@@ -6,6 +6,7 @@ import { openHome } from "../adapters/store/kv/home.ts";
 import type { ExperimentDefinition } from "../core/bench/experiment.ts";
 import { experimentStanding } from "../core/ops/scorecards.ts";
 import { EXPERIMENT_HOME_HELP, experimentHomes } from "./experiment_homes.ts";
+import { shellWord } from "./shell_word.ts";
 
 export const HELP = `dvergr experiments [--home DIR] [--json]
 
@@ -117,9 +118,4 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const id = listed[0].experiment.slice(0, 8);
   out(`Its cells: dvergr show ${id}${home}; its report: dvergr report ${id}${home}`);
   return 0;
-}
-
-/** A word as a POSIX shell reads it back unchanged. */
-function shellWord(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
