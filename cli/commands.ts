@@ -25,6 +25,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "benchmark two example agents on an example bundle, offline",
     load: () => import("./demo.ts"),
   },
+  plan: {
+    summary: "plan cases × repetitions from a pilot experiment (fixed-size and sequential)",
+    load: () => import("./plan.ts"),
+  },
   show: {
     summary: "show an experiment's cells, or one attempt in full (output, files, transcript)",
     load: () => import("./show.ts"),

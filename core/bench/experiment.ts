@@ -189,6 +189,21 @@ export function planExperiment(
 }
 
 /**
+ * The plan of a recorded definition (an experiment's `definition` as the home keeps it):
+ * the same id and cells planExperiment() gave it.
+ */
+export function planOfDefinition(
+  definition: ExperimentDefinition,
+  id: string = experimentId(definition),
+): ExperimentPlan {
+  return {
+    id,
+    definition,
+    cells: planCells(id, definition.candidates, definition.cases, definition.repetitions),
+  };
+}
+
+/**
  * The cells of experiment `id` in run order, computed from their index when asked for: a
  * 100,000-cell plan holds its candidates and cases, not an object per cell. A cell's input
  * hash is contentHash({experiment, candidate: identity, caseId, repetition}); its canonical
@@ -196,7 +211,7 @@ export function planExperiment(
  */
 function planCells(
   id: string,
-  candidates: readonly Candidate[],
+  candidates: readonly Pick<Candidate, "name" | "identity">[],
   cases: readonly string[] | null,
   repetitions: number,
 ): PlanCells {

@@ -311,7 +311,8 @@ function sequentialBlocks(sc: Scorecard): ReportBlock[] {
       text: "A decided comparison's sequence says on which side of the baseline the " +
         "candidate's mean reward lies, wrong with probability at most alpha however often the " +
         "run looked; an equivalent one says the difference is within ±delta; an open one " +
-        "reached the end of the plan without either, so more cases or repetitions are needed. " +
+        "reached the end of the plan without either, so more cases or repetitions are needed " +
+        "(`dvergr plan` estimates how many). " +
         "The baseline's cells are not needed once every " +
         "comparison has stopped. The same command without `--stop-when-decided` runs the " +
         "cells not needed.",

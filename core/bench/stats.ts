@@ -273,3 +273,24 @@ export function percentile(values: readonly number[], q: number): number | null 
   const hi = Math.min(n - 1, lo + 1);
   return s[lo] + (h - lo) * (s[hi] - s[lo]);
 }
+
+/**
+ * The p-quantile of Student's t with `df` degrees of freedom (df ≥ 1, 0 < p < 1), by
+ * bisection on its CDF, F(t) = 1 − ½ I_{df/(df+t²)}(df/2, ½) for t ≥ 0.
+ */
+export function tQuantile(p: number, df: number): number {
+  if (!(p > 0 && p < 1)) throw new RangeError(`t quantile needs 0 < p < 1, got ${p}`);
+  if (!(df >= 1)) throw new RangeError(`t quantile needs df ≥ 1, got ${df}`);
+  if (p === 0.5) return 0;
+  if (p < 0.5) return -tQuantile(1 - p, df);
+  const upper = (t: number) => 0.5 * regularizedBeta(df / (df + t * t), df / 2, 0.5);
+  let lo = 0;
+  let hi = 1;
+  while (upper(hi) > 1 - p && hi < 1e12) hi *= 2;
+  for (let i = 0; i < 200 && hi - lo > 1e-12 * Math.max(1, hi); i++) {
+    const mid = (lo + hi) / 2;
+    if (upper(mid) > 1 - p) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}

@@ -12,6 +12,7 @@ import { CATALOG_FREEZE_OPS } from "./catalog_freeze.ts";
 import { JOB_OPS } from "./jobs.ts";
 import { SCORECARD_OPS } from "./scorecards.ts";
 import { ATTEMPT_OPS } from "./attempts.ts";
+import { GRADING_OPS } from "./grading.ts";
 
 // Each area's ops, in the order tools are listed. An area module exports a list of ops
 // and is imported here; its handlers import heavy modules lazily.
@@ -24,6 +25,7 @@ const AREAS: Op[][] = [
   JOB_OPS,
   SCORECARD_OPS,
   ATTEMPT_OPS,
+  GRADING_OPS,
 ];
 
 /** Every registered op. */

@@ -11,6 +11,7 @@ import {
   percentile,
   pHigher,
   regularizedBeta,
+  tQuantile,
   tQuantile975,
 } from "../../../core/bench/stats.ts";
 
@@ -154,4 +155,14 @@ Deno.test("percentile() at 0.9 is never below the median (two attempts: 100 ms a
     assert.ok(percentile(xs, 0.9)! >= median(xs)!, JSON.stringify(xs));
   }
   assert.equal(percentile([100, 900], 0.9), 820);
+});
+
+Deno.test("tQuantile() agrees with the 97.5% table, is symmetric and tends to the normal quantile", () => {
+  for (let df = 1; df <= 30; df++) {
+    assert.ok(Math.abs(tQuantile(0.975, df) - tQuantile975(df)) < 0.0006, `df ${df}`);
+  }
+  close(tQuantile(0.025, 7), -tQuantile(0.975, 7), 9);
+  close(tQuantile(0.995, 1e7), 2.5758, 4);
+  assert.equal(tQuantile(0.5, 3), 0);
+  assert.throws(() => tQuantile(1, 3), RangeError);
 });
