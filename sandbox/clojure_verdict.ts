@@ -16,6 +16,16 @@ export function readClojureVerdict(edn: string): Validated<Verdict> {
   const v = read(edn, "The checker returned no verdict");
   if (!v.ok) return v;
   if (isEdnMap(v.value)) {
+    // What the sandbox prints instead of a verdict whose check name EDN cannot carry.
+    const unprintable = mapGet(v.value, "dvergr-unprintable-check");
+    if (typeof unprintable === "string") {
+      return {
+        ok: false,
+        message: "The checker returned no verdict: checks: checker.clj named a check " +
+          `(keyword ${shortEdn(unprintable)}), which is no EDN keyword (a space, a delimiter or ` +
+          "a character EDN cannot read back would make it other checks): use names such as :ok?",
+      };
+    }
     const checks = mapGet(v.value, "checks");
     if (isEdnMap(checks)) {
       for (const k of checks.keys()) {

@@ -205,6 +205,17 @@ export const GLUE_CLJ = `
          :phase (some-> (:phase d) str) :type (some-> (:type d) str)
          :data (when (and (map? d) (not (:sci.impl/callstack d)) (seq d)) (bounded d))
          :text (when-not (instance? js/Error e) (bounded e))}))
+;; Whether a keyword prints as one EDN token: (keyword "a b") prints :a b, which reads as :a
+;; and b, so one check name could become two checks. (A regex, not a print and read back: a
+;; name may be megabytes long.)
+(defn- edn-keyword? [k]
+  (not (re-find #"[\\s,;\\"\\\\()\\[\\]{}\`~^@]" (subs (str k) 1))))
+(defn- verdict-text [v]
+  (let [checks (when (map? v) (:checks v))
+        bad (when (map? checks) (first (remove edn-keyword? (filter keyword? (keys checks)))))]
+    (if bad
+      (pr-str {:dvergr-unprintable-check (subs (str bad) 1)})
+      (pr-str (if (map? v) (select-keys v [:checks :reward]) v)))))
 (set! (.-__dvergrClj js/globalThis)
   #js {:keyword keyword
        :symbol symbol
@@ -219,7 +230,7 @@ export const GLUE_CLJ = `
        :isFn fn?
        :exCause ex-cause
        :errorInfo error-info
-       :verdictText (fn [v] (pr-str (if (map? v) (select-keys v [:checks :reward]) v)))
+       :verdictText verdict-text
        :requestsText (fn [v] (pr-str (if (sequential? v)
                                        (mapv #(if (map? %) (select-keys % [:id :prompt]) %) v)
                                        v)))})

@@ -461,3 +461,33 @@ Deno.test(
     assert.deepEqual(verdict(await check(plain)).checks, { json: true });
   },
 );
+
+Deno.test(
+  "checker.clj faults: a check name EDN cannot read back is an invalid verdict, not other checks",
+  opts,
+  async () => {
+    // Printed, (keyword "x true :y") would read as the checks :x true and :y false.
+    for (const name of ["a b", "x true :y", "a}", "a,b", "a;b"]) {
+      const run = faultOf(
+        await check(
+          bundle(`(ns t) (defn check [_] {:checks {(keyword ${JSON.stringify(name)}) false
+                                                   :ok true} :reward 1})`),
+        ),
+      );
+      assert.equal(run.fault, "invalid-verdict");
+      assert.equal(
+        run.message,
+        "The checker returned no verdict: checks: checker.clj named a check " +
+          `(keyword ${JSON.stringify(name)}), which is no EDN keyword (a space, a delimiter or ` +
+          "a character EDN cannot read back would make it other checks): use names such as :ok?",
+      );
+    }
+    // Names that read back as themselves are checks, namespaced ones too.
+    const ok = verdict(
+      await check(
+        bundle("(ns t) (defn check [_] {:checks {:a/b true :ok? true :x-1 false} :reward 1})"),
+      ),
+    );
+    assert.deepEqual(ok.checks, { "a/b": true, "ok?": true, "x-1": false });
+  },
+);
