@@ -308,7 +308,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   if (fileBundle.files.has("checker.js")) pool.warm("checker.js");
   else if (fileBundle.files.has("checker.clj")) pool.warm("checker.clj");
   const stop = onStopSignal();
-  const progress = createProgress({ write: ctx.stderr, isTerminal: ctx.isTerminal });
+  const progress = createProgress({ write: ctx.raw.stderr, isTerminal: ctx.isTerminal });
   let outcome: BenchmarkOutcome;
   /** The cells' latest records, read only for --junit (the rest is folded from a stream). */
   let junitRecords: AttemptRecord[] = [];

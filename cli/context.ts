@@ -1,10 +1,22 @@
+import { terminalSafe } from "../core/terminal_safe.ts";
+
 /**
  * What a subcommand may touch: its output streams, environment and working
  * directory. Passed in (never read from globals) so commands are testable in-process.
  */
 export interface CliContext {
+  /**
+   * Writes to stdout with control characters (but tab and newline) and bidi overrides shown
+   * as escapes (terminalSafe()): what a candidate or a bundle wrote cannot drive the terminal.
+   */
   stdout(text: string): void;
+  /** Writes to stderr, filtered as stdout is. */
   stderr(text: string): void;
+  /**
+   * Writes as they are: a file's text that was asked for (`export` to stdout, `room read`)
+   * and the progress bar's own terminal controls, which filters what it shows itself.
+   */
+  raw: { stdout(text: string): void; stderr(text: string): void };
   /** True when stdout is a terminal (progress bars, colour). */
   isTerminal: boolean;
   env(name: string): string | undefined;
@@ -39,7 +51,7 @@ export function processContext(): CliContext {
   const enc = new TextEncoder();
   let stdoutClosed = false;
   let stderrClosed = false;
-  return {
+  const raw: CliContext["raw"] = {
     stdout: (t) => {
       if (stdoutClosed) throw new StdoutClosed();
       try {
@@ -60,6 +72,11 @@ export function processContext(): CliContext {
         stderrClosed = true;
       }
     },
+  };
+  return {
+    stdout: (t) => raw.stdout(terminalSafe(t)),
+    stderr: (t) => raw.stderr(terminalSafe(t)),
+    raw,
     isTerminal: Deno.stdout.isTerminal(),
     env: (name) => Deno.env.get(name),
     cwd: Deno.cwd(),
@@ -80,8 +97,9 @@ export function memoryContext(
   return {
     out,
     err,
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
+    stdout: (t) => out.push(terminalSafe(t)),
+    stderr: (t) => err.push(terminalSafe(t)),
+    raw: { stdout: (t) => out.push(t), stderr: (t) => err.push(t) },
     isTerminal: false,
     env: (name) => opts.env?.[name],
     cwd: opts.cwd ?? Deno.cwd(),

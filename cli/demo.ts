@@ -98,7 +98,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     resolveHomeDir({ flag: values.home, env: ctx.env, cwd: ctx.cwd, bundleName: bundle.name }),
   );
   const pool = createCheckerPool({ workers: 2 });
-  const progress = createProgress({ write: ctx.stderr, isTerminal: ctx.isTerminal });
+  const progress = createProgress({ write: ctx.raw.stderr, isTerminal: ctx.isTerminal });
   if (!values.json) {
     out("dvergr demo: two example agents read five invoices; the checker grades each answer.");
   }

@@ -72,7 +72,8 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     printJson(ctx, file ? { ...facts, file } : outcome);
     return 0;
   }
-  if (!file) ctx.stdout(text);
+  // The export itself, byte for byte (its strings are EDN-escaped).
+  if (!file) ctx.raw.stdout(text);
   // With the export on stdout, the summary goes to stderr.
   const say = (s: string) => (file ? ctx.stdout : ctx.stderr)(s + "\n");
   say(

@@ -5,8 +5,10 @@
  */
 import type { ProgressEvent } from "../core/engine/run_experiment.ts";
 import { stopText } from "../core/bench/sequential.ts";
+import { terminalSafe } from "../core/terminal_safe.ts";
 
 export interface ProgressSink {
+  /** Writes as it is (the bar's own controls): progress filters the text it shows itself. */
   write(text: string): void;
   /** Redraw a bar in place (a terminal) or print plain lines. */
   isTerminal: boolean;
@@ -105,7 +107,9 @@ export function createProgress(sink: ProgressSink): {
           const line = `fault: ${where}: ${r.fault.source} ${r.fault.kind}: ${
             r.fault.message.split("\n")[0]
           }${again}`;
-          sink.write(sink.isTerminal ? `\r${line}\x1b[K\n` : `${line}\n`);
+          // The candidate's name, case and message are shown, never obeyed by the terminal.
+          const safe = terminalSafe(line);
+          sink.write(sink.isTerminal ? `\r${safe}\x1b[K\n` : `${safe}\n`);
         }
         if (sink.isTerminal) redraw();
         else {

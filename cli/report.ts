@@ -112,7 +112,8 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     "report",
     (home, meta) => render(home, meta, format, values.baseline),
   );
-  if (output === undefined) ctx.stdout(text);
+  // The same bytes as the file -o writes (CSV's CRLF included): the formats escape their text.
+  if (output === undefined) ctx.raw.stdout(text);
   else {
     await writeFileAtomic(output, text);
     ctx.stderr(`Wrote ${output}\n`);

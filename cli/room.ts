@@ -157,7 +157,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
           encoding: values.base64 ? "base64" : "text",
         });
         if (values.json) printJson(ctx, r);
-        else ctx.stdout(values.base64 ? r.content + "\n" : r.content);
+        else ctx.raw.stdout(values.base64 ? r.content + "\n" : r.content); // as `cat` would
         return 0;
       });
     case "log":

@@ -8,6 +8,7 @@
  * anti-correlated. Pure.
  */
 import type { CaseResult } from "./case_results.ts";
+import { markdownCodeSpan } from "./markdown_safe.ts";
 
 /** Discrimination at or below this flags a case as anti-correlated. */
 export const ANTI_CORRELATION = -0.3;
@@ -107,9 +108,9 @@ export function itemAnalysis(results: readonly CaseResult[]): ItemStats[] {
   });
 }
 
-/** The sentence a report gives a flagged case. */
+/** The sentence a report gives a flagged case (paragraph markup: the case id in a code span). */
 export function itemSentence(item: ItemStats): string {
-  const name = item.caseId === null ? "The environment" : `Case \`${item.caseId}\``;
+  const name = item.caseId === null ? "The environment" : `Case ${markdownCodeSpan(item.caseId)}`;
   switch (item.flag) {
     case "broken":
       return `${name}: no candidate passed it (0 of ${item.attempts} attempts), although ` +

@@ -12,6 +12,8 @@ import type { Diagnosis } from "./diagnosis.ts";
 import { outcomeCountsText } from "./outcome.ts";
 import type { ComparisonStop } from "./sequential.ts";
 import { caseResultBlocks, itemAnalysisBlocks, whatWentWrongBlocks } from "./report_diagnosis.ts";
+import { markdownSafe } from "./markdown_safe.ts";
+import { terminalSafe } from "../terminal_safe.ts";
 
 export { formatFixed };
 
@@ -99,11 +101,11 @@ function verifierText(sc: Scorecard, rows: CandidateSummary[], isolatedNote?: st
   const otherTiers = rows.filter((r) => r.attempts + r.faults > 0 && r.trust !== sc.trust);
   if (otherTiers.length > 0) {
     out += " Some attempts were scored by a verifier of another tier: " +
-      otherTiers.map((r) => `${r.candidate} (${r.trust})`).join(", ") + ".";
+      otherTiers.map((r) => `${markdownSafe(r.candidate)} (${r.trust})`).join(", ") + ".";
   }
   if (sc.isolated) return out + " Every attempt ran isolated.";
   const parts = rows.filter((r) => r.notIsolated > 0).map((r) =>
-    `${r.candidate} ${r.notIsolated} of ${r.attempts + r.faults}`
+    `${markdownSafe(r.candidate)} ${r.notIsolated} of ${r.attempts + r.faults}`
   );
   return out + ` Not every attempt ran isolated (without isolation: ${parts.join(", ")})` +
     (isolatedNote ? `; ${isolatedNote.replace(/\.$/, "")}.` : ".");
@@ -115,7 +117,7 @@ function unpriced(r: CandidateSummary): boolean {
 }
 
 function unpricedText(rows: readonly CandidateSummary[]): string {
-  const names = rows.filter(unpriced).map((r) => r.candidate);
+  const names = rows.filter(unpriced).map((r) => markdownSafe(r.candidate));
   if (names.length === 0) return "";
   return ` The cost of ${names.join(", ")} is unknown (${DASH}): ${
     names.length === 1 ? "its model is" : "their models are"
@@ -210,7 +212,7 @@ function comparisonBlocks(sc: Scorecard): ReportBlock[] {
   const heading: ReportBlock = { kind: "heading", text: "Paired comparison" };
   if (sc.baseline === null || sc.comparisons.length === 0) {
     const text = "There is no other candidate to compare with" +
-      (sc.baseline === null ? "." : ` the baseline, **${sc.baseline}**.`);
+      (sc.baseline === null ? "." : ` the baseline, **${markdownSafe(sc.baseline)}**.`);
     return [heading, { kind: "paragraph", text }];
   }
   const comparisons = [...sc.comparisons].sort((a: Comparison, b: Comparison) =>
@@ -220,7 +222,8 @@ function comparisonBlocks(sc: Scorecard): ReportBlock[] {
     heading,
     {
       kind: "paragraph",
-      text: `Each candidate against the baseline, **${sc.baseline}**, on the same cases and ` +
+      text: `Each candidate against the baseline, **${markdownSafe(sc.baseline)}**, on the same ` +
+        "cases and " +
         "repetitions.",
     },
     {
@@ -284,7 +287,8 @@ function sequentialBlocks(sc: Scorecard): ReportBlock[] {
     { kind: "heading", text: "Sequential stopping" },
     {
       kind: "paragraph",
-      text: `The run compared each candidate with the baseline, **${s.baseline}**, after every ` +
+      text: `The run compared each candidate with the baseline, **${markdownSafe(s.baseline)}**, ` +
+        "after every " +
         "pair of cells (same case and repetition, both graded, in plan order) with an " +
         `anytime-valid ${level}% confidence sequence of the reward difference (empirical ` +
         `Bernstein, alpha ${s.alpha}), and stopped a comparison once its sequence excluded 0 ` +
@@ -328,7 +332,9 @@ function retriesText(rows: readonly CandidateSummary[]): string {
   if (extra.length === 0) return "";
   return " Tries that faulted and ran again cost more on top: " +
     extra.map((r) =>
-      `${r.candidate} spent ${money(r.cost.spentListMicros)} in all (${r.cost.retriedTries} ` +
+      `${markdownSafe(r.candidate)} spent ${
+        money(r.cost.spentListMicros)
+      } in all (${r.cost.retriedTries} ` +
       `retried ${r.cost.retriedTries === 1 ? "try" : "tries"}; billed ${
         money(r.cost.spentBilledMicros)
       })`
@@ -342,10 +348,11 @@ function rankText(sc: Scorecard, rows: readonly CandidateSummary[]): string {
   return `Ranked by reward over all ${planned} planned cell${planned === 1 ? "" : "s"} of each ` +
     `candidate${sc.sequential ? " (less those not needed)" : ""}: a cell without a verdict ` +
     "(a fault, or not run yet) counts as not passed, reward 0. Leaderboard: " +
-    sc.leaderboard.join(", ") + "." +
+    sc.leaderboard.map(markdownSafe).join(", ") + "." +
     (unfinished.length > 0
       ? " Unfinished: " +
-        unfinished.map((r) => `${r.candidate} ${r.unfinished} of ${r.plannedCells}`).join(", ") +
+        unfinished.map((r) => `${markdownSafe(r.candidate)} ${r.unfinished} of ${r.plannedCells}`)
+          .join(", ") +
         "."
       : "");
 }
@@ -355,7 +362,7 @@ function casesText(cert: CertificationSummary): string {
   return `${cert.certified} of ${cert.cases} cases could grade an answer` +
     (excluded.length > 0
       ? "; the others were excluded: " +
-        excluded.map(([k, v]) => `${v} ${k.replaceAll("-", " ")}`).join(", ") +
+        excluded.map(([k, v]) => `${v} ${markdownSafe(k.replaceAll("-", " "))}`).join(", ") +
         " (`certification.edn` lists each)"
       : "") +
     ".";
@@ -399,7 +406,9 @@ export function reportBlocks(scorecard: Scorecard, opts: ReportOptions = {}): Re
       kind: "paragraph",
       text: "Costs are at the models' list prices (what the same tokens cost through the API), " +
         "whether or not a subscription paid for them. Billed: " +
-        rows.map((r) => `${r.candidate} ${unpriced(r) ? DASH : money(r.cost.billedMicros)}`)
+        rows.map((r) =>
+          `${markdownSafe(r.candidate)} ${unpriced(r) ? DASH : money(r.cost.billedMicros)}`
+        )
           .join(", ") +
         "." + retriesText(rows) + unpricedText(rows),
     },
@@ -420,12 +429,8 @@ export function reportBlocks(scorecard: Scorecard, opts: ReportOptions = {}): Re
   return blocks;
 }
 
-function markdownCell(text: string): string {
-  return text.replaceAll("|", "\\|");
-}
-
 function markdownTable(t: ReportTable): string {
-  const line = (cells: string[]) => `| ${cells.map(markdownCell).join(" | ")} |\n`;
+  const line = (cells: string[]) => `| ${cells.map(markdownSafe).join(" | ")} |\n`;
   return line(t.header) +
     "|" + t.align.map((a) => (a === "right" ? "---:|" : "---|")).join("") + "\n" +
     t.rows.map(line).join("");
@@ -433,9 +438,10 @@ function markdownTable(t: ReportTable): string {
 
 /** A fenced block longer than any run of backticks in the text. */
 function markdownCode(text: string): string {
-  const longest = Math.max(2, ...(text.match(/`+/g) ?? []).map((m) => m.length));
+  const safe = terminalSafe(text);
+  const longest = Math.max(2, ...(safe.match(/`+/g) ?? []).map((m) => m.length));
   const fence = "`".repeat(longest + 1);
-  return `${fence}text\n${text}\n${fence}\n`;
+  return `${fence}text\n${safe}\n${fence}\n`;
 }
 
 /** The report of a scorecard as Markdown (REFERENCE.md §8.7 plus a paired comparison). */
@@ -444,9 +450,9 @@ export function renderReport(scorecard: Scorecard, opts: ReportOptions = {}): st
     .flatMap((b) => {
       switch (b.kind) {
         case "title":
-          return [`# ${b.text}\n`];
+          return [`# ${markdownSafe(b.text)}\n`];
         case "heading":
-          return [`## ${b.text}\n`];
+          return [`## ${markdownSafe(b.text)}\n`];
         case "paragraph":
           return [`${b.text}\n`];
         case "table":

@@ -9,12 +9,15 @@ import type { Diagnosis } from "./diagnosis.ts";
 import { formatFixed } from "./format_fixed.ts";
 import { type FailureCause, OUTCOME_TEXT } from "./outcome.ts";
 import { itemSentence } from "./item_analysis.ts";
+import { markdownCodeSpan, markdownSafe } from "./markdown_safe.ts";
 
 /** Rows of the per-case table in a report; `--json` has every case. */
 export const REPORT_CASE_ROWS = 200;
 
-function cellName(caseId: string | null, repetition: number): string {
-  return `${caseId === null ? "" : `case \`${caseId}\`, `}repetition ${repetition}`;
+/** "case `c1`, repetition 0" (paragraph markup), or plain text for a table cell. */
+function cellName(caseId: string | null, repetition: number, plain = false): string {
+  const name = caseId === null ? "" : `case ${plain ? caseId : markdownCodeSpan(caseId)}, `;
+  return `${name}repetition ${repetition}`;
 }
 
 function elapsed(ms: number): string {
@@ -24,13 +27,15 @@ function elapsed(ms: number): string {
 function exampleText(candidate: string, c: FailureCause): string {
   const e = c.example;
   const parts = [
-    `**${candidate}**, ${OUTCOME_TEXT[c.outcome]} (${cellName(e.caseId, e.repetition)}`,
+    `**${markdownSafe(candidate)}**, ${OUTCOME_TEXT[c.outcome]} (${
+      cellName(e.caseId, e.repetition)
+    }`,
   ];
-  if (e.signal) parts.push(`, killed by ${e.signal}`);
+  if (e.signal) parts.push(`, killed by ${markdownSafe(e.signal)}`);
   else if (e.exitCode !== null) parts.push(`, exit status ${e.exitCode}`);
   parts.push(`, after ${elapsed(e.elapsedMs)})`);
   const reason = c.outcome === "failed" || c.outcome === "crashed" ? null : e.message;
-  return parts.join("") + (reason ? `: ${reason.split("\n")[0]}` : "") +
+  return parts.join("") + (reason ? `: ${markdownSafe(reason.split("\n")[0])}` : "") +
     (e.stderrTail ? ". The last lines of its stderr:" : ".");
 }
 
@@ -43,8 +48,8 @@ export function whatWentWrongBlocks(d: Diagnosis): ReportBlock[] {
     const every = b.attempts === 1 ? "its only attempt" : `every attempt (${b.attempts})`;
     blocks.push({
       kind: "paragraph",
-      text: `**${b.candidate}**: ${every} ${b.how}, so its scores say nothing about the ` +
-        `task. First cause: ${b.cause.cause}. ${b.hint}.`,
+      text: `**${markdownSafe(b.candidate)}**: ${every} ${b.how}, so its scores say nothing ` +
+        `about the task. First cause: ${markdownSafe(b.cause.cause)}. ${b.hint}.`,
     });
   }
   blocks.push({
@@ -61,7 +66,7 @@ export function whatWentWrongBlocks(d: Diagnosis): ReportBlock[] {
         OUTCOME_TEXT[cause.outcome],
         cause.cause,
         String(cause.count),
-        cellName(cause.example.caseId, cause.example.repetition).replaceAll("`", ""),
+        cellName(cause.example.caseId, cause.example.repetition, true),
       ])
     ),
   };
@@ -82,7 +87,7 @@ function casesRanText(d: Diagnosis): string {
   if (ran.length === d.cases.ofBundle) {
     return `All ${ran.length} cases of the bundle ran.`;
   }
-  const shown = ran.slice(0, 50).map((id) => `\`${id}\``).join(", ");
+  const shown = ran.slice(0, 50).map(markdownCodeSpan).join(", ");
   return `${ran.length} of the bundle's ${d.cases.ofBundle} cases ran: ${shown}` +
     (ran.length > 50 ? `, and ${ran.length - 50} more (\`--json\` lists them)` : "") + ".";
 }

@@ -11,18 +11,55 @@ import {
   type ReportOptions,
   type ReportTable,
 } from "./report.ts";
+import { terminalSafe } from "../terminal_safe.ts";
 
-/** Text with &, <, >, " escaped for HTML content and attribute values. */
+/**
+ * Text with &, <, >, " escaped for HTML content and attribute values, and its control
+ * characters and bidi overrides shown as escapes (terminalSafe()).
+ */
 export function escapeHtml(text: string): string {
-  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;");
+  return terminalSafe(text).replaceAll("&", "&amp;").replaceAll("<", "&lt;")
+    .replaceAll(">", "&gt;").replaceAll('"', "&quot;");
 }
 
-/** Escapes, then turns the report's `**bold**` and `` `code` `` into elements. */
+/** An ASCII punctuation character, which a backslash before it makes literal. */
+const PUNCTUATION = /[!-/:-@[-`{-~]/;
+
+/**
+ * The report's paragraph markup as HTML: `**bold**`, code spans (fenced by one or more
+ * backticks, markdownCodeSpan()) and backslash escapes (markdownSafe()); everything else is
+ * text, escaped.
+ */
 function inline(text: string): string {
-  return escapeHtml(text)
-    .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
-    .replace(/`([^`]+)`/g, "<code>$1</code>");
+  let html = "";
+  let bold = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "\\" && PUNCTUATION.test(text[i + 1] ?? "")) {
+      html += escapeHtml(text[++i]);
+    } else if (c === "*" && text[i + 1] === "*") {
+      html += bold ? "</strong>" : "<strong>";
+      bold = !bold;
+      i++;
+    } else if (c === "`") {
+      const fence = /^`+/.exec(text.slice(i))![0];
+      const close = new RegExp(`(?<!\`)${fence}(?!\`)`, "g");
+      close.lastIndex = i + fence.length;
+      const end = close.exec(text);
+      if (end === null) {
+        html += escapeHtml(fence);
+      } else {
+        let code = text.slice(i + fence.length, end.index);
+        if (code.startsWith(" ") && code.endsWith(" ") && code.trim() !== "") {
+          code = code.slice(1, -1);
+        }
+        html += `<code>${escapeHtml(code)}</code>`;
+        i = end.index;
+      }
+      i += fence.length - 1;
+    } else html += escapeHtml(c);
+  }
+  return bold ? html + "</strong>" : html;
 }
 
 /** A background from red (0) through yellow to green (1), light enough for dark text. */
@@ -232,9 +269,9 @@ export function renderReportHtml(scorecard: Scorecard, opts: ReportOptions = {})
   const body = blocks.map((b: ReportBlock) => {
     switch (b.kind) {
       case "title":
-        return `<h1>${inline(b.text)}</h1>`;
+        return `<h1>${escapeHtml(b.text)}</h1>`;
       case "heading":
-        return `<h2>${inline(b.text)}</h2>`;
+        return `<h2>${escapeHtml(b.text)}</h2>`;
       case "paragraph":
         return `<p>${inline(b.text)}</p>`;
       case "table":

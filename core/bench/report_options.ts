@@ -9,6 +9,7 @@ import type { CertificationSummary, ReportOptions } from "./report.ts";
 import type { Diagnosis } from "./diagnosis.ts";
 import type { ExperimentDefinition } from "./experiment.ts";
 import type { Scorecard } from "./scorecard.ts";
+import { markdownSafe } from "./markdown_safe.ts";
 
 /** The note of a report whose command candidates ran without bubblewrap. */
 export const UNISOLATED_NOTE =
@@ -35,7 +36,8 @@ function limitsNoteOf(candidates: Candidates): string {
     byLimits.set(text, [...(byLimits.get(text) ?? []), c.name]);
   }
   return `Limits per attempt of command candidates (going over one fails the attempt): ${
-    [...byLimits].map(([text, names]) => `${names.join(", ")}: ${text}`).join("; ")
+    [...byLimits].map(([text, names]) => `${names.map(markdownSafe).join(", ")}: ${text}`)
+      .join("; ")
   }.`;
 }
 

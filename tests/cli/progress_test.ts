@@ -88,3 +88,27 @@ Deno.test("createProgress() redraws one bar in place on a terminal", () => {
   assert.ok(out.slice(1).every((s) => s.startsWith("\r")));
   assert.match(out.at(-1)!, /2\/2 cells · 0 faults.*\n$/);
 });
+
+Deno.test("createProgress() shows a fault's control characters as escapes, on a terminal too", () => {
+  const out: string[] = [];
+  const p = createProgress({ write: (s) => out.push(s), isTerminal: true, now: () => 0 });
+  p.onEvent({ type: "start", experimentId: "e1", total: 1, kept: 0, toRun: 1 });
+  p.onEvent({
+    type: "attempt",
+    record: rec({
+      caseId: "c\r1",
+      verdict: null,
+      fault: { source: "candidate", kind: "could-not-run", message: "\x1b[2Jgone\u202e" },
+    }),
+    done: 0,
+    faults: 1,
+    total: 1,
+    willRetry: false,
+  });
+  p.stop();
+  const fault = out.find((s) => s.includes("fault:"))!;
+  assert.equal(
+    fault,
+    "\rfault: a case c\\r1 rep 0: candidate could-not-run: \\u001b[2Jgone\\u202e\x1b[K\n",
+  );
+});

@@ -91,3 +91,73 @@ Deno.test("renderReport() has no What went wrong section when every attempt pass
   const { md } = report(recs, CASES, 3);
   assert.ok(!md.includes("What went wrong"), md);
 });
+
+/** The cells of a Markdown table line, split at the pipes that are not escaped. */
+function cellsOf(line: string): string[] {
+  return line.split(/(?<!\\)\|/).slice(1, -1);
+}
+
+Deno.test("renderReport() keeps hostile candidate, check and case names and stderr literal", () => {
+  const evil = "|x|[click](javascript:alert(1))";
+  const check = "](javascript:alert(1))<img src=x onerror=alert(1)>";
+  const cases = ["c`1", "c2"];
+  const recs = cases.flatMap((caseId) => [
+    record({ candidate: "good", caseId }),
+    record({
+      candidate: evil,
+      caseId,
+      passed: false,
+      verdict: { checks: { [check]: false }, reward: 0 },
+    }),
+    crashedRecord(caseId, {
+      candidate: "**mine**\u202e",
+      ending: {
+        message: "ended",
+        exitCode: 2,
+        signal: null,
+        stderrTail: "\x1b]0;owned\x07\r```\n# not a heading",
+      },
+    }),
+  ]);
+  const candidates = ["good", evil, "**mine**\u202e"];
+  const sc = buildScorecard(recs, {
+    candidates,
+    expectedCells: recs.length,
+    trust: "ad-hoc",
+    bundleId: "b",
+    experimentId: "exp-1",
+  });
+  const diagnosis = diagnose(recs, { candidates, cases, bundleCases: 3 });
+  const md = renderReport(sc, { diagnosis });
+  const html = renderReportHtml(sc, { diagnosis });
+
+  // deno-lint-ignore no-control-regex -- the characters looked for
+  assert.doesNotMatch(md, /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
+  assert.doesNotMatch(md, /(?<!\\)\]\(/, "no link can open");
+  assert.doesNotMatch(md, /(?<!\\)<img/, "no HTML");
+  // Every table row has as many cells as its header.
+  const lines = md.split("\n");
+  for (const [i, line] of lines.entries()) {
+    if (!line.startsWith("| ") || !lines[i + 1]?.startsWith("|---")) continue;
+    const width = cellsOf(line).length;
+    for (let j = i + 2; lines[j]?.startsWith("|"); j++) {
+      assert.equal(cellsOf(lines[j]).length, width, lines[j]);
+    }
+  }
+  assert.ok(md.includes("| \\|x\\|\\[click\\](javascript:alert(1)) | 2 | 0 (0%) |"), md);
+  assert.ok(md.includes("**\\*\\*mine\\*\\*\\\\u202e**, crashed (case `c2`,"), md);
+  assert.ok(md.includes("2 of the bundle's 3 cases ran: ``c`1``, `c2`."), md);
+  // The stderr stays in its fence, which is longer than any run of backticks in it.
+  assert.ok(md.includes("````text\n\\u001b]0;owned\\u0007\\r```\n# not a heading\n````"), md);
+
+  assert.doesNotMatch(html, /<img|<a |href/);
+  // deno-lint-ignore no-control-regex -- the characters looked for
+  assert.doesNotMatch(html, /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
+  // The HTML shows the names as they are: the Markdown's escapes are resolved.
+  assert.ok(
+    html.includes("<strong>**mine**\\u202e</strong>, crashed (case <code>c2</code>,"),
+    html,
+  );
+  assert.ok(html.includes("cases ran: <code>c`1</code>, <code>c2</code>."), html);
+  assert.ok(html.includes("<td>|x|[click](javascript:alert(1))</td>"), html);
+});
