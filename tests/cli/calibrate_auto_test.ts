@@ -3,6 +3,7 @@
  * known weakness fail with the reason named; --json and --junit carry the mutations.
  */
 import assert from "node:assert/strict";
+import { junit10Problems } from "../helpers/junit_xsd.ts";
 import { join } from "node:path";
 import { parse, type TestSuites } from "junit2json";
 import { writeTree } from "../../adapters/files/bundle_dir.ts";
@@ -92,6 +93,7 @@ Deno.test("dvergr calibrate --auto --json and --junit carry every mutation, the 
   const file = join(await Deno.makeTempDir(), "cal.xml");
   const r = await dvergr("calibrate", dir, "--auto", "--json", "--junit", file);
   assert.equal(r.code, 1, r.err);
+  assert.deepEqual(junit10Problems(await Deno.readTextFile(file)), []);
   const data = JSON.parse(r.out);
   assert.equal(data.ok, false);
   assert.equal(data.auto.minMargin, 0.2);

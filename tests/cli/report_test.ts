@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { dvergrIn, dvergrWithPath } from "../helpers/cli.ts";
 import { wordDataset, writeBundleTo } from "../helpers/dataset_bundle.ts";
+import { junit10Problems } from "../helpers/junit_xsd.ts";
 
 const dvergr = dvergrWithPath;
 
@@ -61,6 +62,7 @@ Deno.test("dvergr report --format junit and csv list every cell", async () => {
   assert.equal(junit.code, 0, junit.err);
   assert.match(junit.out, /<testsuites name="dvergr benchmark words" tests="4" failures="2"/);
   assert.match(junit.out, /<testcase classname="words.good" name="case c1 repetition 0"/);
+  assert.deepEqual(junit10Problems(junit.out), []);
   const csv = await dvergr(["report", second.experiment, "--home", home, "--format", "csv"]);
   assert.equal(csv.code, 0, csv.err);
   const rows = csv.out.split("\r\n");

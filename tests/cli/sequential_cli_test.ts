@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { junit10Problems } from "../helpers/junit_xsd.ts";
 import { dvergrWithPath as dvergr } from "../helpers/cli.ts";
 import { wordDataset, writeBundleTo } from "../helpers/dataset_bundle.ts";
 import type { Scorecard } from "../../core/bench/scorecard.ts";
@@ -53,6 +54,7 @@ Deno.test("dvergr benchmark --stop-when-decided skips the cells it no longer nee
   // JUnit: the skipped cells are skipped as not needed, not errors.
   const xml = await Deno.readTextFile(junit);
   assert.match(xml, /errors="0"/);
+  assert.deepEqual(junit10Problems(xml), []);
   assert.equal(xml.match(/not needed: the comparison stopped when decided/g)?.length, notNeeded);
 
   // The rerun finds the same decision from the records and runs no cell.

@@ -4,6 +4,7 @@ import { parse, type TestSuites } from "junit2json";
 import { attemptRecord as record, crashedRecord } from "../../helpers/records.ts";
 import { benchmarkJunit, calibrationJunit, escapeXml } from "../../../core/bench/junit.ts";
 import type { CalibrationResult } from "../../../core/calibrate/calibrate.ts";
+import { junit10Problems } from "../../helpers/junit_xsd.ts";
 
 async function read(xml: string): Promise<TestSuites> {
   return await parse(xml) as TestSuites;
@@ -89,4 +90,65 @@ Deno.test("calibrationJunit() writes the reference and each damaged variant as a
 
 Deno.test("escapeXml() escapes markup and drops characters XML cannot hold", () => {
   assert.equal(escapeXml(`a<b>&"c'\u0000\u0007d\uD800`), "a&lt;b&gt;&amp;&quot;c&apos;d");
+});
+
+Deno.test("junit10Problems() holds a document to junit-10.xsd's rules", () => {
+  const head = '<?xml version="1.0" encoding="UTF-8"?>\n';
+  const ok = head +
+    '<testsuites name="n" tests="1" failures="0" errors="0" time="1,234.5">\n' +
+    '  <testsuite name="s" tests="1" failures="0" errors="0" skipped="0" time="0.100">\n' +
+    '    <testcase classname="c" name="t" time="0.100"><skipped message="m"/></testcase>\n' +
+    "  </testsuite>\n</testsuites>\n";
+  assert.deepEqual(junit10Problems(ok), []);
+  assert.deepEqual(
+    junit10Problems(ok.replace('<testsuites name="n"', '<testsuites skipped="1" name="n"')),
+    [
+      "testsuites: <testsuites> may not have the attribute skipped",
+    ],
+  );
+  assert.deepEqual(junit10Problems(ok.replace(' failures="0" errors="0" skipped', " skipped")), [
+    "testsuites/testsuite[0]: <testsuite> lacks the required attribute failures",
+    "testsuites/testsuite[0]: <testsuite> lacks the required attribute errors",
+  ]);
+  assert.deepEqual(junit10Problems(ok.replace('time="0.100">\n', 'time="0.1s">\n')), [
+    'testsuites/testsuite[0]: time="0.1s" is not a SUREFIRE_TIME',
+  ]);
+  assert.deepEqual(junit10Problems(ok.replace("<skipped", "text<skipped")), [
+    "testsuites/testsuite[0]/testcase[0]: <testcase> may not hold text",
+  ]);
+  assert.deepEqual(junit10Problems(ok.replace("<skipped", "<passed/><skipped")), [
+    "testsuites/testsuite[0]/testcase[0]: <testcase> may not hold <passed>",
+  ]);
+  assert.match(junit10Problems(ok.replace("</testsuite>", ""))[0], /^not well-formed: /);
+});
+
+Deno.test("benchmarkJunit() and calibrationJunit() validate against Jenkins' junit-10.xsd", () => {
+  const cells = ["c1", "c2", "c3", "c4"].map((caseId) => ({
+    candidate: "mine",
+    caseId,
+    repetition: 0,
+  }));
+  const records = [
+    record({ candidate: "mine", caseId: "c1", elapsedMs: 1_234_500 }),
+    crashedRecord("c2"),
+    record({
+      candidate: "mine",
+      caseId: "c3",
+      status: "fault",
+      verdict: null,
+      passed: false,
+      fault: { source: "checker", kind: "threw", message: 'boom <&> " \u0001' },
+    }),
+  ];
+  // c4 did not run: a skipped test case, counted on its suite.
+  assert.deepEqual(junit10Problems(benchmarkJunit("words", cells, records)), []);
+  assert.deepEqual(junit10Problems(benchmarkJunit("words", [], [])), []);
+  const result: CalibrationResult = {
+    ok: false,
+    bundle: "b",
+    reference: null,
+    damaged: {},
+    problems: ["calibration.edn has no :reference"],
+  };
+  assert.deepEqual(junit10Problems(calibrationJunit("recall", result)), []);
 });
