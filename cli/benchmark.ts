@@ -90,7 +90,11 @@ Command candidates get the task on stdin and in DVERGR_TASK, the case in DVERGR_
 and run with the world as their working directory. With bubblewrap installed they run
 sandboxed (the world's directories at /docs, /out, …; no network but the world gateway:
 the world's MCP tools at DVERGR_MCP_URL and metered model APIs at ANTHROPIC_BASE_URL and
-OPENAI_BASE_URL); without it they run unisolated and the report says so.
+OPENAI_BASE_URL). Without bubblewrap (or where it cannot build its sandbox) a benchmark
+with command candidates stops before any cell with exit 2, unless DVERGR_ISOLATION=none
+says to run them unisolated: then they run in their world directory with the user's
+files and network, and the report says they were not isolated. Built-in and model
+candidates need no bubblewrap.
 
 Example: stop as soon as each candidate is known better, worse or the same as the baseline
   dvergr benchmark examples/workflows/invoice-fields --repetitions 10 \

@@ -43,6 +43,9 @@ Options:
   --junit FILE  also write the result as JUnit XML for CI (one test case per variant)
   --json      print the calibration result as JSON
   -h, --help  show this help
+
+Example:
+  dvergr calibrate examples/workflows/invoice-fields --auto --junit calibration.xml
 `;
 
 export const OPTIONS = {

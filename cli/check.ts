@@ -52,6 +52,12 @@ Options:
   --home DIR       the home of ROOM/NAME bundles (default: $DVERGR_HOME, else .dvergr)
   --json           print the result as JSON
   -h, --help       show this help
+
+Example:
+  dvergr check examples/workflows/meeting-actions --answer my-answer
+
+Exit status: 0 well formed (and, with --answer, graded); 1 the checker faulted on the
+answer; 2 problems in the bundle, or bad input.
 `;
 
 export const OPTIONS = {

@@ -29,6 +29,12 @@ Options:
   --home DIR        the home (default: $DVERGR_HOME, else workflow-runs/invoice-fields)
   --json            print the scorecard as JSON
   -h, --help        show this help
+
+Example:
+  dvergr demo --repetitions 1
+
+Exit status: 0 every cell has a verdict; 1 some cells did not finish (run it again to
+resume them); 2 bad input.
 `;
 
 export const OPTIONS = {

@@ -24,6 +24,11 @@ Options:
   --home DIR         the home of ROOM/NAME bundles (default: $DVERGR_HOME, else .dvergr)
   --json             print what was exported as JSON (with the export itself when no -o)
   -h, --help         show this help
+
+Example:
+  dvergr export contracts/recall -o recall.edn
+
+Exit status: 0 exported; 2 bad input (no such bundle, a malformed one, a bad -o).
 `;
 
 export const OPTIONS = {

@@ -32,6 +32,9 @@ Options:
   --home DIR       the home the bundle was benchmarked in (default: as \`dvergr benchmark\`)
   --json           print the result as JSON
   -h, --help       show this help
+
+Example:
+  dvergr freeze examples/workflows/tool-rivals --as tool-rivals-2026
 `;
 
 export const OPTIONS = {

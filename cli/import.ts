@@ -31,6 +31,12 @@ Options:
 ${HOME_HELP}
   --json          print what was imported as JSON
   -h, --help      show this help
+
+Example:
+  dvergr import recall.edn --room contracts
+
+Exit status: 0 installed (or already there); 2 refused (a tampered or malformed export, a
+target that holds other files without --force), nothing written.
 `;
 
 export const OPTIONS = {

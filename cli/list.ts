@@ -18,6 +18,11 @@ Options:
 ${HOME_HELP}
   --json          print the rooms and bundles as JSON
   -h, --help      show this help
+
+Example:
+  dvergr list contracts --json
+
+Exit status: 0 listed; 2 bad input (no such home or room).
 `;
 
 export const OPTIONS = {

@@ -22,6 +22,9 @@ ${HOME_HELP}
   --verbose       list every check of the calibration runs
   --json          print the calibration and the promotion as JSON
   -h, --help      show this help
+
+Example:
+  dvergr promote contracts/recall
 `;
 
 export const OPTIONS = {

@@ -47,6 +47,12 @@ ${HOME_HELP}
   --base64        room read: print the file's bytes as base64
   --json          print the result as JSON
   -h, --help      show this help
+
+Examples:
+  dvergr room create contracts
+  dvergr room write contracts workflows/recall --dir ./recall
+
+Exit status: 0 done; 2 bad input (no such room or file, a refused path).
 `;
 
 export const OPTIONS = {

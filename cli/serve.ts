@@ -49,6 +49,13 @@ Long work is a job: catalog_benchmark returns one at once; job_status {job, wait
 answers when it ends or after at most 25 s. Each job runs in a process of its own and
 its record is durable: it goes on when the server or the client stops, and a job whose
 process died reads as failed with reason "orphaned". Job logs: <home>/mcp/jobs.log.
+
+Examples:
+  dvergr serve --mcp
+  dvergr serve --mcp --http --port 17889 --profile readonly
+
+Exit status: 0 stopped (the client closed stdin, or SIGINT/SIGTERM); 2 bad input (a bad
+flag, a port in use); with --job, 0 when the job succeeded and 1 when it did not.
 `;
 
 export const OPTIONS = {

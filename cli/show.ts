@@ -27,6 +27,12 @@ Options:
 ${EXPERIMENT_HOME_HELP}
   --json      print the cells, or the attempt, as JSON
   -h, --help  show this help
+
+Examples:
+  dvergr show 0578d195
+  dvergr show 0578d195/naive/inv-001/0 --json
+
+Exit status: 0 shown; 2 bad input (no such experiment, candidate, case or repetition).
 `;
 
 export const OPTIONS = {

@@ -82,3 +82,44 @@ Deno.test("runMain() suggests the nearest command for a mistyped one", async () 
   assert.equal(await runMain(["benchmrk"], ctx), 2);
   assert.match(ctx.err.join(""), /Unknown command "benchmrk"\nhint: Did you mean "benchmark"\? /);
 });
+
+/** Shell words of a command line (single and double quotes, backslash-newline joins). */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  let word: string | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === "\\" && line[i + 1] === "\n") {
+      i++;
+      continue;
+    }
+    if (/\s/.test(c)) {
+      if (word !== null) words.push(word), word = null;
+    } else if (c === "'" || c === '"') {
+      const end = line.indexOf(c, i + 1);
+      assert.ok(end > i, `unclosed quote in ${line}`);
+      word = (word ?? "") + line.slice(i + 1, end);
+      i = end;
+    } else word = (word ?? "") + c;
+  }
+  if (word !== null) words.push(word);
+  return words;
+}
+
+for (const [name, entry] of Object.entries(COMMANDS)) {
+  Deno.test(`dvergr ${name} --help has an example that parses, and the exit statuses`, async () => {
+    const cmd = await entry.load();
+    const section = /^Examples?:.*\n((?: {2}dvergr .*\n(?: {4}.*\n)*)+)/m.exec(cmd.HELP);
+    assert.ok(section, `help of "${name}" has an Example: section with dvergr command lines`);
+    const lines = section[1].replace(/\\\n {4}/g, " ").trimEnd().split("\n");
+    for (const line of lines) {
+      const words = shellWords(line);
+      // What follows && or a redirection is another command.
+      const end = words.findIndex((w) => ["&&", "|", ">", ";"].includes(w));
+      const args = words.slice(0, end === -1 ? words.length : end);
+      assert.deepEqual(args.slice(0, 2), ["dvergr", name], line);
+      cmd.parse(args.slice(2));
+    }
+    assert.match(cmd.HELP, /^Exit status: 0 /m, `help of "${name}" says its exit statuses`);
+  });
+}
