@@ -12,9 +12,20 @@ import { rangeFlag } from "./args.ts";
 import { autoLines } from "./auto_text.ts";
 import { usageError } from "../core/errors.ts";
 import { DEFAULT_MIN_MARGIN } from "../core/calibrate/auto.ts";
+import type { BundleArg } from "./bundle_arg.ts";
+import type { Bundle } from "../core/bundle/types.ts";
+import type { CalibrationResult } from "../core/calibrate/calibrate.ts";
+import {
+  type AskJudge,
+  type JudgeConsistency,
+  measureCalibrationJudge,
+} from "../core/calibrate/judge_consistency.ts";
+import { prepareEffects } from "../core/engine/attempt_effects.ts";
+import { resolveHomeDir } from "../adapters/store/kv/home.ts";
+import { judgeLines } from "./judge_text.ts";
 
-export const HELP =
-  `dvergr calibrate <bundle> [--auto [--min-margin M]] [--verbose] [--junit FILE] [--json]
+export const HELP = `dvergr calibrate <bundle> [--auto [--min-margin M]]
+    [--judge-consistency [--k N] [--accept-judge-noise]] [--verbose] [--junit FILE] [--json]
 
 The bundle is a directory, or ROOM/NAME: workflows/NAME/ of room ROOM in the home.
 
@@ -31,13 +42,27 @@ newline, 1.0 for 1, (1 2) for [1 2]. The margin is the reference's reward minus 
 highest damaging reward; a brittle mutation is an invariance that moved the reward.
 Hand-written damaged variants are then optional.
 
+With --judge-consistency (bundles with :judge) the judge model is asked each judge
+request of the calibration (the checker's judgeRequests on the reference and on every
+damaged variant) k times, through the model registry as attempts ask it; a prompt that
+lists options (lines starting A) B) C), 1. 2. 3. or - bullets) gets them rotated between
+asks, and the answers are read back to the option chosen. It reports agreement (Fleiss'
+kappa), the flip rate (requests answered in more than one way), the position bias (asks
+where the judge kept the position, not the option, when the options moved) and whether
+calibration.edn's :judgements say what the judge's majority says. Kappa under 0.6 is not
+calibrated unless --accept-judge-noise. Needs the judge's API key; each ask is billed.
+
 Exit status: 0 calibrated; 1 not calibrated (CI fails the job; with --auto also when the
-margin is under --min-margin or a mutation is brittle); 2 bad input.
+margin is under --min-margin or a mutation is brittle; with --judge-consistency when
+kappa is under 0.6 or calibration.edn disagrees with the judge); 2 bad input.
 
 Options:
   --auto          also grade the automatic mutations of the reference
   --min-margin M  with --auto: the least margin that calibrates, 0 to 1 (default 0.2;
                   0 asks only that every damage lowers the reward)
+  --judge-consistency  ask the judge each calibration judge request k times
+  --k N           with --judge-consistency: asks per request, 2 to 20 (default 3)
+  --accept-judge-noise  with --judge-consistency: kappa under 0.6 does not fail
   --verbose   list every check of every variant
   --home DIR  the home of ROOM/NAME bundles (default: $DVERGR_HOME, else .dvergr)
   --junit FILE  also write the result as JUnit XML for CI (one test case per variant)
@@ -51,6 +76,9 @@ Example:
 export const OPTIONS = {
   auto: { type: "boolean" },
   "min-margin": { type: "string" },
+  "judge-consistency": { type: "boolean" },
+  k: { type: "string" },
+  "accept-judge-noise": { type: "boolean" },
   verbose: { type: "boolean" },
   home: { type: "string" },
   junit: { type: "string" },
@@ -67,35 +95,113 @@ export function parse(args: string[]) {
       "Add --auto: the margin is measured on the automatic mutations",
     );
   }
-  return { ...parsed, minMargin };
+  const k = rangeFlag("calibrate", "k", parsed.values.k, "judgeAsks");
+  for (
+    const [flag, given] of [["k", k !== undefined], [
+      "accept-judge-noise",
+      parsed.values["accept-judge-noise"],
+    ]] as const
+  ) {
+    if (given && !parsed.values["judge-consistency"]) {
+      throw usageError(
+        `Cannot use --${flag} without --judge-consistency`,
+        "Add --judge-consistency: it asks the judge each calibration request k times",
+      );
+    }
+  }
+  return { ...parsed, minMargin, k };
+}
+
+/** The bundle's judge, asked through the model registry and gateway path attempts use. */
+async function judgeAsk(
+  ctx: CliContext,
+  bundle: Bundle,
+  arg: BundleArg,
+  home: string | undefined,
+): Promise<AskJudge> {
+  if (!bundle.definition.judge) {
+    throw usageError(
+      `Cannot measure the judge of bundle "${bundle.name}": its workflow.edn has no :judge`,
+      "Use --judge-consistency on a bundle with :judge {:model M}",
+    );
+  }
+  const homeDir = arg.source.kind === "room" ? arg.source.home : resolveHomeDir({
+    flag: home,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    bundleName: bundle.name,
+  });
+  const effects = await prepareEffects(bundle, { env: ctx.env, homeDir });
+  effects.preflight({ web: false });
+  return async (prompt) => {
+    const a = await effects.judge!.ask(prompt);
+    return a.ok ? { ok: true, answer: a.answer } : { ok: false, message: a.message };
+  };
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const { values, positionals } = opts;
-  const bundle = parseBundle(
-    await readBundleArg("calibrate", positionals[0], { home: values.home, ctx }),
-  );
+  const arg = await readBundleArg("calibrate", positionals[0], { home: values.home, ctx });
+  const bundle = parseBundle(arg);
+  // The judge's key is checked before any checker runs.
+  const ask = values["judge-consistency"] ? await judgeAsk(ctx, bundle, arg, values.home) : null;
   const pool = createCheckerPool({ workers: 2 });
-  let result;
+  let result: CalibrationResult;
+  let judge: JudgeConsistency | undefined;
   try {
     result = await calibrate(bundle, pool, {
       auto: values.auto ? { minMargin: opts.minMargin ?? DEFAULT_MIN_MARGIN } : undefined,
     });
+    if (ask) {
+      judge = await measureCalibrationJudge(bundle, pool, ask, {
+        k: opts.k,
+        acceptNoise: values["accept-judge-noise"],
+      });
+    }
   } finally {
     pool.close();
   }
+  const ok = result.ok && (judge?.ok ?? true);
+  const problems = [...result.problems, ...(judge?.problems ?? [])];
   if (values.junit !== undefined) {
-    await writeAtomic(resolve(ctx.cwd, values.junit), calibrationJunit(bundle.name, result));
+    await writeAtomic(
+      resolve(ctx.cwd, values.junit),
+      calibrationJunit(bundle.name, { ...result, ok, problems }, judge),
+    );
   }
   if (values.json) {
-    printJson(ctx, { name: bundle.name, ...result });
-    return result.ok ? 0 : 1;
+    printJson(ctx, {
+      name: bundle.name,
+      ...result,
+      ok,
+      problems,
+      ...(judge ? { judgeConsistency: judge } : {}),
+    });
+    return ok ? 0 : 1;
   }
+  printText(ctx, bundle, result, judge, values.verbose === true);
+  const out = (s: string) => ctx.stdout(s + "\n");
+  if (ok) {
+    out(calibratedLine(result, judge));
+    return 0;
+  }
+  out(`NOT CALIBRATED: ${problems.length} problem${problems.length === 1 ? "" : "s"}`);
+  for (const p of problems) out(`  - ${p}`);
+  return 1;
+}
+
+function printText(
+  ctx: CliContext,
+  bundle: Bundle,
+  result: CalibrationResult,
+  judge: JudgeConsistency | undefined,
+  verbose: boolean,
+): void {
   const out = (s: string) => ctx.stdout(s + "\n");
   out(`Calibrating ${bundle.name}  ${bundle.id}`);
   if (result.reference) {
     out(`  reference                 ${runLine(result.reference)}`);
-    if (values.verbose || !result.ok) checkLines(result.reference, "      ").forEach(out);
+    if (verbose || !result.ok) checkLines(result.reference, "      ").forEach(out);
   }
   const width = Math.max(24, ...Object.keys(result.damaged).map((n) => n.length + 2));
   for (const [name, v] of Object.entries(result.damaged)) {
@@ -106,27 +212,26 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
         loses.map((l) => ":" + l).join(" ")
       }]`,
     );
-    if (values.verbose) checkLines(v.run, "      ").forEach(out);
+    if (verbose) checkLines(v.run, "      ").forEach(out);
   }
   if (result.auto) autoLines(result.auto).forEach(out);
-  if (result.ok) {
-    const n = Object.keys(result.damaged).length;
-    const auto = result.auto
-      ? `; every automatic damage scores at least ${result.auto.margin!.toFixed(3)} lower, ` +
-        "and no invariance moves the reward"
-      : "";
-    out(
-      `calibrated: the reference passes every check; ${
-        n === 1
-          ? "1 damaged variant loses what it damages"
-          : `${n} damaged variants lose what they damage`
-      }${auto}`,
-    );
-    return 0;
-  }
-  out(
-    `NOT CALIBRATED: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`,
-  );
-  for (const p of result.problems) out(`  - ${p}`);
-  return 1;
+  if (judge) judgeLines(judge).forEach(out);
+}
+
+function calibratedLine(result: CalibrationResult, judge: JudgeConsistency | undefined): string {
+  const n = Object.keys(result.damaged).length;
+  const auto = result.auto
+    ? `; every automatic damage scores at least ${result.auto.margin!.toFixed(3)} lower, ` +
+      "and no invariance moves the reward"
+    : "";
+  const judged = judge
+    ? judge.noiseAccepted
+      ? `; the judge's noise (kappa ${judge.kappa!.toFixed(2)}) is accepted`
+      : "; the judge agrees with itself and with calibration.edn"
+    : "";
+  return `calibrated: the reference passes every check; ${
+    n === 1
+      ? "1 damaged variant loses what it damages"
+      : `${n} damaged variants lose what they damage`
+  }${auto}${judged}`;
 }

@@ -43,6 +43,8 @@ export const RANGES = {
   logLimit: { min: 1, max: 100_000, integer: true, unit: "" },
   /** The least margin automatic calibration accepts (`--min-margin`, MCP `min_margin`). */
   minMargin: { min: 0, max: 1, integer: false, unit: "" },
+  /** Asks per judge request when measuring the judge's consistency (`--k`). */
+  judgeAsks: { min: 2, max: 20, integer: true, unit: "" },
   /** The MCP HTTP port (0: any free port). */
   port: { min: 0, max: 65535, integer: true, unit: "" },
   /** The error level of sequential stopping and of the planner's intervals. */

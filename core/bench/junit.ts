@@ -7,6 +7,7 @@
  */
 import type { CalibrationResult } from "../calibrate/calibrate.ts";
 import type { AutoCalibration } from "../calibrate/auto.ts";
+import type { JudgeConsistency } from "../calibrate/judge_consistency.ts";
 import type { AttemptRecord } from "./records.ts";
 import { cellKey } from "./records.ts";
 import { causeOf, OUTCOME_TEXT, outcomeOf } from "./outcome.ts";
@@ -75,9 +76,15 @@ function document(name: string, suites: { name: string; cases: Case[] }[]): stri
 /**
  * A calibration as JUnit XML: suite "calibrate <bundle>", one test case for the reference
  * (fails when it fails a check) and one per damaged variant (fails when it keeps a check it
- * should lose or does not score below the reference); a checker fault is an error.
+ * should lose or does not score below the reference); a checker fault is an error. With
+ * automatic mutations, one per mutation and one for the margin; with a judge consistency
+ * measured, one for it.
  */
-export function calibrationJunit(bundleName: string, result: CalibrationResult): string {
+export function calibrationJunit(
+  bundleName: string,
+  result: CalibrationResult,
+  judge?: JudgeConsistency,
+): string {
   const classname = `${bundleName}.calibration`;
   const cases: Case[] = [];
   const problemsOf = (prefix: string) => result.problems.filter((p) => p.startsWith(prefix));
@@ -135,7 +142,18 @@ export function calibrationJunit(bundleName: string, result: CalibrationResult):
     });
   }
   if (result.auto) cases.push(...autoCases(classname, result.auto));
-  const automatic = new Set(result.auto?.problems ?? []);
+  if (judge) {
+    const detail = judge.problems.join("\n");
+    cases.push({
+      classname,
+      name: "judge consistency",
+      ms: 0,
+      result: judge.ok
+        ? null
+        : { kind: "failure", type: "judge", message: judge.problems[0], detail },
+    });
+  }
+  const automatic = new Set([...(result.auto?.problems ?? []), ...(judge?.problems ?? [])]);
   // Problems that belong to no variant (e.g. no damaged variants at all) fail the suite too.
   const loose = result.problems.filter((p) =>
     !automatic.has(p) &&
