@@ -134,6 +134,11 @@ export function judgeMutations(
   }
   const top = closest ? rewardOf(closest) : null;
   const margin = top === null ? null : referenceReward - top;
+  if (closest === null && !mutations.some((m) => m.kind === "damaging" && m.run)) {
+    problems.push(
+      "no damaging mutation applies to the reference: nothing shows the checker notices damage",
+    );
+  }
   if (margin !== null && closest) {
     const short = margin <= REWARD_EPSILON || margin < minMargin - REWARD_EPSILON;
     if (short) {

@@ -146,3 +146,14 @@ Deno.test("judgeMutations() reports a checker fault on a mutation as a problem",
   assert.deepEqual(r.problems, ["mutation cut: the checker faulted (threw): boom"]);
   assert.equal(r.margin, 1);
 });
+
+Deno.test("judgeMutations() names a reference that no damaging mutation applies to", () => {
+  const r = judgeMutations(verdict(1), [
+    { name: "no-answer", kind: "damaging", description: "no answer file", notApplicable: "none" },
+  ]);
+  assert.equal(r.ok, false);
+  assert.equal(r.margin, null);
+  assert.deepEqual(r.problems, [
+    "no damaging mutation applies to the reference: nothing shows the checker notices damage",
+  ]);
+});
