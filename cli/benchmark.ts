@@ -102,7 +102,9 @@ Example: stop as soon as each candidate is known better, worse or the same as th
     --baseline builtin:noop --stop-when-decided
 
 Exit status: 0 every cell has a verdict (or is not needed: its comparison stopped); 1 some
-cells did not finish (run the same command again to resume); 2 bad input.
+cells did not finish (run the same command again to resume); 2 bad input; 130 stopped by
+Ctrl-C (SIGINT; 143 by SIGTERM): the cells in flight are stopped, those finished are kept
+and the report written, and the same command resumes.
 `;
 
 export const OPTIONS = {
@@ -312,7 +314,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   if (fileBundle.files.has("checker.js")) pool.warm("checker.js");
   else if (fileBundle.files.has("checker.clj")) pool.warm("checker.clj");
   const stop = onStopSignal();
-  const progress = createProgress({ write: ctx.raw.stderr, isTerminal: ctx.isTerminal });
+  const progress = createProgress({ write: ctx.raw.stderr, isTerminal: ctx.stderrIsTerminal });
   let outcome: BenchmarkOutcome;
   /** The cells' latest records, read only for --junit (the rest is folded from a stream). */
   let junitRecords: AttemptRecord[] = [];
@@ -393,5 +395,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     out(`Report: ${reports.markdown}`);
     out(`HTML report: ${reports.html}`);
   }
-  return scorecard.complete ? 0 : 1;
+  if (scorecard.complete) return 0;
+  // Stopped by Ctrl-C (or SIGTERM): what finished is kept; the shell sees the signal.
+  return stop.exitStatus() ?? 1;
 }

@@ -17,8 +17,10 @@ export interface CliContext {
    * and the progress bar's own terminal controls, which filters what it shows itself.
    */
   raw: { stdout(text: string): void; stderr(text: string): void };
-  /** True when stdout is a terminal (progress bars, colour). */
+  /** True when stdout is a terminal (colour). */
   isTerminal: boolean;
+  /** True when stderr is a terminal: progress, which goes there, redraws a bar in place. */
+  stderrIsTerminal: boolean;
   env(name: string): string | undefined;
   cwd: string;
 }
@@ -78,6 +80,7 @@ export function processContext(): CliContext {
     stderr: (t) => raw.stderr(terminalSafe(t)),
     raw,
     isTerminal: Deno.stdout.isTerminal(),
+    stderrIsTerminal: Deno.stderr.isTerminal(),
     env: (name) => Deno.env.get(name),
     cwd: Deno.cwd(),
   };
@@ -101,6 +104,7 @@ export function memoryContext(
     stderr: (t) => err.push(terminalSafe(t)),
     raw: { stdout: (t) => out.push(t), stderr: (t) => err.push(t) },
     isTerminal: false,
+    stderrIsTerminal: false,
     env: (name) => opts.env?.[name],
     cwd: opts.cwd ?? Deno.cwd(),
   };

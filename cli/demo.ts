@@ -11,6 +11,7 @@ import { openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { type CommandSpec, detectBwrap } from "../adapters/candidates/command/command.ts";
 import { benchmarkBundle } from "../core/engine/benchmark.ts";
 import { createProgress } from "./progress.ts";
+import { onStopSignal } from "./signals.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
 export const HELP = `dvergr demo [--repetitions N] [--home DIR] [--json]
@@ -34,7 +35,7 @@ Example:
   dvergr demo --repetitions 1
 
 Exit status: 0 every cell has a verdict; 1 some cells did not finish (run it again to
-resume them); 2 bad input.
+resume them); 2 bad input; 130 stopped by Ctrl-C (what finished is kept).
 `;
 
 export const OPTIONS = {
@@ -104,7 +105,8 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     resolveHomeDir({ flag: values.home, env: ctx.env, cwd: ctx.cwd, bundleName: bundle.name }),
   );
   const pool = createCheckerPool({ workers: 2 });
-  const progress = createProgress({ write: ctx.raw.stderr, isTerminal: ctx.isTerminal });
+  const progress = createProgress({ write: ctx.raw.stderr, isTerminal: ctx.stderrIsTerminal });
+  const stop = onStopSignal();
   if (!values.json) {
     out("dvergr demo: two example agents read five invoices; the checker grades each answer.");
   }
@@ -127,6 +129,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       onPlan: ({ bundle }) => {
         if (!values.json) out(`Bundle ${bundle.name} ${bundle.id}`);
       },
+      signal: stop.signal,
     });
     const reports = await writeReports(
       { scorecard: outcome.scorecard, options: reportOptions(outcome) },
@@ -153,8 +156,9 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       out(`Next: dvergr benchmark ${DEMO_BUNDLE} --candidate 'mine=cmd:YOUR AGENT COMMAND'`);
       out("A bundle of your own to start from: dvergr init my-workflow");
     }
-    return outcome.scorecard.complete ? 0 : 1;
+    return outcome.scorecard.complete ? 0 : stop.exitStatus() ?? 1;
   } finally {
+    stop.dispose();
     progress.stop();
     pool.close();
     await home.close();

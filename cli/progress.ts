@@ -1,7 +1,9 @@
 /**
  * Progress of a benchmark run for people: a bar redrawn in place on a terminal (cells
  * done of the total, faults, elapsed, ETA), plain lines otherwise (at every tenth of the
- * cells, and one per fault with its reason). Written to a sink (stderr in the CLI).
+ * cells, one per fault with its reason, and a line at least every 30 s, so a CI log shows
+ * a slow run is alive). Written to a sink (stderr in the CLI, so the terminal test is
+ * stderr's).
  */
 import type { ProgressEvent } from "../core/engine/run_experiment.ts";
 import { stopText } from "../core/bench/sequential.ts";
@@ -14,6 +16,18 @@ export interface ProgressSink {
   isTerminal: boolean;
   /** Milliseconds clock; default performance.now. */
   now?: () => number;
+  /** Off a terminal, the longest silence before a line says where the run is (default 30 s). */
+  heartbeatMs?: number;
+  /** Runs `f` after `ms` and returns what cancels it; default setTimeout. */
+  schedule?: (f: () => void, ms: number) => () => void;
+}
+
+/** Off a terminal, a line at least this often while cells run. */
+export const HEARTBEAT_MS = 30_000;
+
+function scheduleTimeout(f: () => void, ms: number): () => void {
+  const id = setTimeout(f, ms);
+  return () => clearTimeout(id);
 }
 
 /** `m:ss`, or `h:mm:ss` from an hour on. */
@@ -58,6 +72,8 @@ export function createProgress(sink: ProgressSink): {
   stop(): void;
 } {
   const now = sink.now ?? (() => performance.now());
+  const schedule = sink.schedule ?? scheduleTimeout;
+  const heartbeatMs = sink.heartbeatMs ?? HEARTBEAT_MS;
   const t0 = now();
   let total = 0;
   let done = 0;
@@ -65,6 +81,22 @@ export function createProgress(sink: ProgressSink): {
   let finished = 0;
   let lastTenth = -1;
   let timer: ReturnType<typeof setInterval> | undefined;
+  /** Cancels the pending heartbeat line (off a terminal, while cells run). */
+  let cancelHeartbeat: (() => void) | undefined;
+  const stopHeartbeat = () => {
+    cancelHeartbeat?.();
+    cancelHeartbeat = undefined;
+  };
+  const progressLine = () => `progress: ${progressBar(snapshot()).replace(/^\[[^\]]*\] /, "")}\n`;
+  const heartbeat = () => say(progressLine());
+  /** A plain line off a terminal: the heartbeat waits its full time from here. */
+  const say = (text: string) => {
+    sink.write(text);
+    if (!sink.isTerminal && cancelHeartbeat !== undefined) {
+      stopHeartbeat();
+      cancelHeartbeat = schedule(heartbeat, heartbeatMs);
+    }
+  };
 
   const snapshot = () => {
     const elapsedMs = now() - t0;
@@ -90,6 +122,7 @@ export function createProgress(sink: ProgressSink): {
           redraw();
           timer = setInterval(redraw, 1000);
         }
+        if (!sink.isTerminal && e.toRun > 0) cancelHeartbeat = schedule(heartbeat, heartbeatMs);
         lastTenth = Math.floor((done / Math.max(1, total)) * 10);
         return;
       }
@@ -109,14 +142,14 @@ export function createProgress(sink: ProgressSink): {
           }${again}`;
           // The candidate's name, case and message are shown, never obeyed by the terminal.
           const safe = terminalSafe(line);
-          sink.write(sink.isTerminal ? `\r${safe}\x1b[K\n` : `${safe}\n`);
+          say(sink.isTerminal ? `\r${safe}\x1b[K\n` : `${safe}\n`);
         }
         if (sink.isTerminal) redraw();
         else {
           const tenth = Math.floor((done / Math.max(1, total)) * 10);
           if (tenth > lastTenth) {
             lastTenth = tenth;
-            sink.write(`progress: ${progressBar(snapshot()).replace(/^\[[^\]]*\] /, "")}\n`);
+            say(progressLine());
           }
         }
         return;
@@ -125,19 +158,20 @@ export function createProgress(sink: ProgressSink): {
         // The cells not needed leave the total, so the bar ends full.
         total = Math.max(done, e.total - e.notNeeded);
         const line = `stopped: ${stopText(e.comparison)}`;
-        sink.write(sink.isTerminal ? `\r${line}\x1b[K\n` : `${line}\n`);
+        say(sink.isTerminal ? `\r${line}\x1b[K\n` : `${line}\n`);
         if (sink.isTerminal) redraw();
         return;
       }
       if (e.type === "waiting") {
         const line = `waiting for ${plural(e.cells, "cell")} another process is running` +
           ` (taken over if its ${Math.round(e.leaseMs / 1000)} s lease runs out)`;
-        sink.write(sink.isTerminal ? `\r${line}\x1b[K\n` : `${line}\n`);
+        say(sink.isTerminal ? `\r${line}\x1b[K\n` : `${line}\n`);
         if (sink.isTerminal) redraw();
         return;
       }
       if (timer !== undefined) clearInterval(timer);
       timer = undefined;
+      stopHeartbeat();
       done = e.done;
       faults = e.faults;
       if (sink.isTerminal) sink.write(`\r${progressBar(snapshot())}\x1b[K\n`);
@@ -146,6 +180,7 @@ export function createProgress(sink: ProgressSink): {
     stop() {
       if (timer !== undefined) clearInterval(timer);
       timer = undefined;
+      stopHeartbeat();
     },
   };
 }

@@ -3,6 +3,7 @@ import {
   createProgress,
   estimateRemainingMs,
   formatDuration,
+  HEARTBEAT_MS,
   progressBar,
 } from "../../cli/progress.ts";
 import type { AttemptRecord } from "../../core/bench/records.ts";
@@ -111,4 +112,60 @@ Deno.test("createProgress() shows a fault's control characters as escapes, on a 
     fault,
     "\rfault: a case c\\r1 rep 0: candidate could-not-run: \\u001b[2Jgone\\u202e\x1b[K\n",
   );
+});
+
+Deno.test("createProgress() off a terminal writes a line at least every 30 s while cells run", () => {
+  const lines: string[] = [];
+  let t = 0;
+  const pending: { f: () => void; ms: number; cancelled: boolean }[] = [];
+  const p = createProgress({
+    write: (s) => lines.push(s),
+    isTerminal: false,
+    now: () => t,
+    schedule: (f, ms) => {
+      const timer = { f, ms, cancelled: false };
+      pending.push(timer);
+      return () => timer.cancelled = true;
+    },
+  });
+  const live = () => pending.filter((x) => !x.cancelled);
+  p.onEvent({ type: "start", experimentId: "e1", total: 100, kept: 0, toRun: 100 });
+  assert.deepEqual(live().map((x) => x.ms), [HEARTBEAT_MS]);
+  // A slow run: nothing finishes for 30 s, then again for 30 s.
+  t = 30_000;
+  live()[0].f();
+  assert.equal(lines.at(-1), "progress: 0/100 cells · 0 faults · 0:30 elapsed\n");
+  assert.equal(live().length, 1);
+  t = 60_000;
+  const [second] = live();
+  pending.splice(0, pending.length, second);
+  second.f();
+  assert.equal(lines.at(-1), "progress: 0/100 cells · 0 faults · 1:00 elapsed\n");
+  // A line written for another reason (a tenth of the cells) starts the wait again.
+  t = 70_000;
+  p.onEvent({
+    type: "attempt",
+    record: rec({}),
+    done: 10,
+    faults: 0,
+    total: 100,
+    willRetry: false,
+  });
+  assert.equal(live().length, 1);
+  assert.equal(live()[0].ms, HEARTBEAT_MS);
+  p.onEvent({ type: "end", done: 100, faults: 0, total: 100, cancelled: false });
+  assert.deepEqual(live(), []);
+  assert.ok(HEARTBEAT_MS <= 30_000);
+});
+
+Deno.test("createProgress() keeps no heartbeat on a terminal (the bar redraws itself) or with nothing to run", () => {
+  const scheduled: number[] = [];
+  const schedule = (_f: () => void, ms: number) => {
+    scheduled.push(ms);
+    return () => {};
+  };
+  const none = createProgress({ write: () => {}, isTerminal: false, schedule });
+  none.onEvent({ type: "start", experimentId: "e1", total: 2, kept: 2, toRun: 0 });
+  none.stop();
+  assert.deepEqual(scheduled, []);
 });
