@@ -121,9 +121,10 @@ export function causeOf(r: AttemptRecord): [string, string] | null {
       return [`failed|${text}`, text];
     }
     case "crashed": {
-      // Going over a resource limit is the cause itself, whatever the exit status was.
+      // Going over a resource limit, or a shell that could not run what the command named,
+      // is the cause itself, whatever the exit status was.
       const limit = firstLine(r.ending?.message);
-      if (/ went over its /.test(limit)) {
+      if (/ went over its | the shell could not run it /.test(limit)) {
         const text = limit.replace(/^"[^"]*" /, "");
         return [`crashed|${normalise(text)}`, text];
       }

@@ -41,6 +41,7 @@ import {
 } from "./limits.ts";
 import { type AttemptCgroup, joinCgroupArgv, openAttemptCgroup } from "./cgroup.ts";
 import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
+import { commandProgram, lookUpProgram, under } from "./command_program.ts";
 import {
   type AttemptContext,
   type Candidate,
@@ -121,6 +122,37 @@ const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx
 /** Larger tasks are given on stdin only (an environment string is limited to 128 KiB). */
 const MAX_ENV_TASK = 100_000;
 
+/** The running deno's directory when it is not a system directory (the sandbox binds it). */
+function denoDir(): string | null {
+  try {
+    const deno = Deno.realPathSync(Deno.execPath());
+    return SYSTEM_DIRS.some((d) => deno.startsWith(d + "/")) ? null : dirname(deno);
+  } catch {
+    // No deno binary to share.
+    return null;
+  }
+}
+
+/** The host directories a sandboxed command sees at the same path: system, deno's, mounts. */
+function sandboxRoots(mounts: string[]): string[] {
+  const roots = SYSTEM_DIRS.filter((d) => {
+    try {
+      Deno.lstatSync(d);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  const deno = denoDir();
+  return [...roots, ...(deno ? [deno] : []), ...mounts];
+}
+
+/** The cause of a 126/127 exit: "the shell could not run it (exit 127): sh: 1: x: not found". */
+export function shellCouldNotRun(code: number, stderr: string): string {
+  const line = stderr.trim().split("\n").pop()?.trim() ?? "";
+  return `the shell could not run it (exit ${code})${line ? `: ${line}` : ""}`;
+}
+
 /** bwrap arguments that make the system visible read-only (merged-/usr links kept as links). */
 function systemArgs(tmpBytes = 1 << 20): string[] {
   const args: string[] = [];
@@ -135,14 +167,8 @@ function systemArgs(tmpBytes = 1 << 20): string[] {
     else if (info.isDirectory) args.push("--ro-bind", d, d);
   }
   // The running deno's directory, so agents written for Deno can start.
-  try {
-    const deno = Deno.realPathSync(Deno.execPath());
-    if (!SYSTEM_DIRS.some((d) => deno.startsWith(d + "/"))) {
-      args.push("--ro-bind", dirname(deno), dirname(deno));
-    }
-  } catch {
-    // No deno binary to share: nothing to add.
-  }
+  const deno = denoDir();
+  if (deno) args.push("--ro-bind", deno, deno);
   // /tmp is a tmpfs bounded like the world's writable directories.
   return args.concat(
     "--proc",
@@ -428,6 +454,32 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     if (!isAbsolute(m)) throw new Error(`Mount "${m}" of candidate "${spec.name}" is not absolute`);
   }
 
+  const hostPath = () => opts.env("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
+
+  /** Why the command's program cannot run where the command will (null: it can, or unknown). */
+  async function programProblem(): Promise<{ message: string; hint: string } | null> {
+    const program = commandProgram(spec.command);
+    if (program === null) return null;
+    const path = spec.env?.PATH ?? hostPath();
+    const isolated = opts.isolation === "bwrap";
+    const roots = isolated ? sandboxRoots(spec.mounts ?? []) : null;
+    const found = await lookUpProgram(program, path, (d) => roots === null || under(roots, d));
+    if (found === null || found.found) return null;
+    const where = isolated ? "the sandbox" : "this host";
+    const what = found.reason === "not-executable" ? "is not executable" : "does not exist";
+    const message = program.includes("/")
+      ? `its program "${program}" ${what} in ${where}`
+      : `its program "${program}" ${
+        found.reason === "not-executable" ? "is not executable" : "is not"
+      } on ${where}'s PATH (${found.searched.join(":") || "no directory of PATH is visible"})`;
+    const hint = isolated
+      ? "Check the program's spelling. The sandbox sees the system's directories, deno's and " +
+        "the --mount (or :mounts) directories: --mount the directory that holds the program " +
+        "and call it by its absolute path"
+      : "Check the program's spelling, or call it by its absolute path";
+    return { message, hint };
+  }
+
   async function argv(
     ctx: AttemptContext,
     gateway: AttemptGateway | null,
@@ -485,7 +537,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
   ): Record<string, string> {
     const isolated = opts.isolation === "bwrap";
     const env: Record<string, string> = {
-      PATH: opts.env("PATH") ?? "/usr/local/bin:/usr/bin:/bin",
+      PATH: hostPath(),
       HOME: isolated ? "/tmp" : (opts.env("HOME") ?? ctx.worldDir),
       LANG: "C.UTF-8",
       DVERGR_WORLD: isolated ? "/" : ctx.worldDir,
@@ -688,14 +740,15 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
       }
       const code = back?.status?.exit ?? status.code;
       if (!status.signal && code === 0) return { ...base, status: "completed" };
-      // 126/127: the shell could not run the command at all.
-      if (code === 126 || code === 127) {
+      // 126/127: the shell could not run what the command line named. The preflight found its
+      // program; anything else (a script's own `exec missing`, a program it deleted) is the
+      // candidate's doing, and a failure: as a fault it would be retried, a way to turn a wrong
+      // answer into another try.
+      if (!status.signal && (code === 126 || code === 127)) {
         return {
           ...base,
-          status: "fault",
-          message: `Cannot start "${spec.name}": the shell could not run it (exit ${code}): ${
-            err.text().trim().split("\n").pop() ?? ""
-          }`,
+          status: "crashed",
+          message: `"${spec.name}" ${shellCouldNotRun(code, err.text())}`,
         };
       }
       const how = status.signal ? `signal ${status.signal}` : `exit status ${code}`;
@@ -743,7 +796,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
       // What the world gateway offers decides what the candidate can do.
       ...(opts.gateway ? { worldGateway: WORLD_GATEWAY_IDENTITY } : {}),
     },
-    /** A missing mount is the user's mistake: say so before any cell starts. */
+    /** A missing mount or program is the user's mistake: say so before any cell starts. */
     async preflight() {
       for (const m of spec.mounts ?? []) {
         try {
@@ -758,6 +811,15 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
             },
           );
         }
+      }
+      // A misspelt program is the user's mistake: said once, not a failed attempt per cell.
+      const problem = await programProblem();
+      if (problem) {
+        throw new DvergrError(
+          "CANDIDATE_INVALID",
+          `Cannot use candidate "${spec.name}": ${problem.message}`,
+          { hint: problem.hint },
+        );
       }
     },
     async run(ctx) {

@@ -146,17 +146,22 @@ Deno.test("causeHint() tells a command that is not found from a script that is n
       "nf",
       [record({
         candidate: "nf",
-        status: "fault",
-        verdict: null,
+        status: "crashed",
+        verdict: { checks: { "completed?": false }, reward: 0 },
         passed: false,
-        fault: {
-          source: "candidate",
-          kind: "could-not-run",
-          message: 'Cannot start "nf": the shell could not run it (exit 127): sh: 1: x: not found',
+        ending: {
+          message: '"nf" the shell could not run it (exit 127): sh: 1: x: not found',
+          exitCode: 127,
+          signal: null,
+          stderrTail: "sh: 1: x: not found",
         },
       })],
     ]]),
   );
   assert.match(notFound[0].hint, /^The command was not found inside the sandbox/);
-  assert.equal(notFound[0].how, "faulted");
+  assert.equal(notFound[0].how, "crashed");
+  assert.equal(
+    notFound[0].cause.cause,
+    "the shell could not run it (exit 127): sh: 1: x: not found",
+  );
 });

@@ -121,9 +121,9 @@ Deno.test("runExperiment() ranks saboteurs of several kinds by what they solved,
       assert.ok(s.rankedPassRate <= 4 / 6, `${s.candidate}: ${s.rankedPassRate}`);
       assert.equal(s.passes, 4, s.candidate);
     }
-    // Only a command the shell could not run is a fault (it runs again); it still counts 0.
+    // None of it is a fault (which would run again): exiting 127 is a failure like any other.
     const faults = card.candidates.filter((c) => c.faults > 0).map((c) => c.candidate);
-    assert.deepEqual(faults, ["exit-127"]);
+    assert.deepEqual(faults, []);
   } finally {
     pool.close();
     await home.close();

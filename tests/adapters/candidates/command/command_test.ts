@@ -6,6 +6,7 @@ import {
 } from "../../../../adapters/candidates/command/command.ts";
 import { createWorld } from "../../../../adapters/world/world.ts";
 import type { AttemptContext } from "../../../../core/bench/candidate.ts";
+import type { DvergrError } from "../../../../core/errors.ts";
 
 const env = (k: string) => Deno.env.get(k);
 const hasBwrap = await detectBwrap(env);
@@ -101,11 +102,55 @@ for (const mode of modes) {
     assert.deepEqual(outcome.evidence.stderrTail, "boom\n");
   });
 
-  Deno.test(`commandCandidate() [${mode}] treats a command the shell cannot find as a fault`, async () => {
-    const { outcome, world } = await attempt("no-such-agent-xyz --go", mode);
+  Deno.test(`commandCandidate() [${mode}] fails an attempt whose shell cannot run what it names`, async () => {
+    // The command line's program exists (sh); what it runs is the candidate's own doing.
+    const { outcome, world } = await attempt("echo trying; exec no-such-agent-xyz --go", mode);
     await world.remove();
-    assert.deepEqual(outcome.status, "fault");
-    assert.match(outcome.message ?? "", /could not run it \(exit 127\)/);
+    assert.deepEqual(outcome.status, "crashed");
+    assert.match(
+      outcome.message ?? "",
+      /^"t" the shell could not run it \(exit 127\): .*not found/,
+    );
+    const exit126 = await attempt("exec /etc/passwd", mode);
+    await exit126.world.remove();
+    assert.deepEqual(exit126.outcome.status, "crashed");
+    assert.match(exit126.outcome.message ?? "", /the shell could not run it \(exit 126\)/);
+  });
+
+  Deno.test(`commandCandidate() [${mode}] preflight() names a program that is not there`, async () => {
+    const cand = (command: string, mounts?: string[]) =>
+      commandCandidate({ name: "t", command, mounts }, { isolation: mode, env });
+    await assert.rejects(
+      () => cand("pyhton3 agent.py").preflight!(),
+      (e: DvergrError) =>
+        e.code === "CANDIDATE_INVALID" && /program "pyhton3" is not on /.test(e.message) &&
+        /spelling/.test(e.hint ?? ""),
+    );
+    await assert.rejects(
+      () => cand("/usr/bin/no-such-agent-xyz --go").preflight!(),
+      /program "\/usr\/bin\/no-such-agent-xyz" does not exist in /,
+    );
+    await assert.rejects(() => cand("/etc/passwd").preflight!(), /is not executable/);
+    // Under bubblewrap a path outside the system and the mounts may be the world's: unchecked.
+    const elsewhere = cand("/no-such-dir/agent --go").preflight!();
+    if (mode === "bwrap") await elsewhere;
+    else await assert.rejects(() => elsewhere, /does not exist in this host/);
+    // Programs that exist, builtins, and what only the shell can resolve pass.
+    for (
+      const ok of [
+        "sh -c 'exit 0'",
+        "cat docs/q.txt > out/a",
+        "echo hi; nosuchthing",
+        "exit 127",
+        "$AGENT --go",
+        "A=1 nosuch",
+        "'nosuch' x",
+        "2>/dev/null nosuch",
+        "f() { :; }; f",
+        "./agent.sh",
+        "(nosuch)",
+      ]
+    ) await cand(ok).preflight!();
   });
 }
 

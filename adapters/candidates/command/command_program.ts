@@ -1,0 +1,138 @@
+/**
+ * The program a command candidate's shell command line starts, found before any cell runs,
+ * so a misspelt program is the user's mistake (exit 2) rather than a failed attempt in every
+ * cell (the shell's exit 127 is the candidate's failure, never a fault: a candidate must not
+ * be able to turn a wrong answer into a retry by exiting 127).
+ *
+ * Only what can be resolved statically is checked: the first word of the command line when
+ * it is a plain word. Variables, quotes, globs, assignments (`A=1 prog`), redirections first,
+ * subshells, functions and `exec`/`command` prefixes name their program only when the shell
+ * runs them, and so do relative PATH entries (they point into the world): those are not
+ * checked, and the attempt reports what the shell said.
+ *
+ * Permissions: --allow-read of the PATH directories.
+ */
+import { isAbsolute, join } from "node:path";
+
+/** Shell keywords and builtins: the first word is not a program the shell looks up. */
+const NOT_PROGRAMS = new Set([
+  "!",
+  "{",
+  "}",
+  "case",
+  "do",
+  "done",
+  "elif",
+  "else",
+  "esac",
+  "fi",
+  "for",
+  "if",
+  "in",
+  "then",
+  "until",
+  "while",
+  ".",
+  ":",
+  "[",
+  "alias",
+  "bg",
+  "break",
+  "cd",
+  "command",
+  "continue",
+  "echo",
+  "eval",
+  "exec",
+  "exit",
+  "export",
+  "false",
+  "fc",
+  "fg",
+  "getopts",
+  "hash",
+  "jobs",
+  "kill",
+  "local",
+  "printf",
+  "pwd",
+  "read",
+  "readonly",
+  "return",
+  "set",
+  "shift",
+  "test",
+  "times",
+  "trap",
+  "true",
+  "type",
+  "ulimit",
+  "umask",
+  "unalias",
+  "unset",
+  "wait",
+]);
+
+/**
+ * The program that `command` (a `/bin/sh -c` command line) starts, when its first word is a
+ * plain word naming one; null when the shell decides it at run time (see the module's doc).
+ */
+export function commandProgram(command: string): string | null {
+  const m = /^\s*([^\s;&|<>()]*)(.?)/.exec(command)!;
+  const [, word, next] = m;
+  if (word === "" || NOT_PROGRAMS.has(word)) return null;
+  // Quotes, expansions, globs, assignments, comments, braces: decided by the shell.
+  if (!/^[A-Za-z0-9_./+,:@%-]+$/.test(word)) return null;
+  // `2>file prog` (an IO number) and `name() {…}` (a function) are not programs.
+  if (next === "<" || next === ">" || next === "(") return null;
+  return word;
+}
+
+/** Where the program was looked for, and whether it is there. */
+export type ProgramLookup =
+  | { found: true; path: string }
+  | { found: false; reason: "missing" | "not-executable"; searched: string[] };
+
+async function executable(path: string): Promise<"yes" | "no" | "missing"> {
+  try {
+    const info = await Deno.stat(path);
+    if (!info.isFile) return "missing";
+    return ((info.mode ?? 0o755) & 0o111) !== 0 ? "yes" : "no";
+  } catch {
+    return "missing";
+  }
+}
+
+/**
+ * Looks `program` up as the shell would on `path` (a PATH value), seeing only the host
+ * directories for which `visible(dir)` holds (the sandbox's view); null when the lookup cannot
+ * be decided here: an absolute or relative path outside what is visible, or a relative PATH
+ * entry (the world, which the candidate may fill).
+ */
+export async function lookUpProgram(
+  program: string,
+  path: string,
+  visible: (dir: string) => boolean,
+): Promise<ProgramLookup | null> {
+  if (program.includes("/")) {
+    if (!isAbsolute(program) || !visible(program)) return null;
+    const x = await executable(program);
+    if (x === "yes") return { found: true, path: program };
+    return { found: false, reason: x === "no" ? "not-executable" : "missing", searched: [] };
+  }
+  const dirs = path.split(":");
+  if (dirs.some((d) => !isAbsolute(d))) return null;
+  const searched = dirs.filter(visible);
+  let notExecutable = false;
+  for (const d of searched) {
+    const x = await executable(join(d, program));
+    if (x === "yes") return { found: true, path: join(d, program) };
+    if (x === "no") notExecutable = true;
+  }
+  return { found: false, reason: notExecutable ? "not-executable" : "missing", searched };
+}
+
+/** Whether the host path `p` lies in one of `roots` (a root itself included). */
+export function under(roots: string[], p: string): boolean {
+  return roots.some((r) => p === r || p.startsWith(r.endsWith("/") ? r : r + "/"));
+}
