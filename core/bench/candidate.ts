@@ -40,7 +40,10 @@ export interface AttemptContext {
    * bundle lets nothing be read. Served to candidates as the web_search/web_fetch tools.
    */
   web?: WorldWeb | null;
-  /** Aborted when the attempt's time is up or the run is cancelled. */
+  /**
+   * Aborted when the run is cancelled, and when the attempt's time is up for a candidate that
+   * does not time itself (see Candidate.timesItself).
+   */
   signal: AbortSignal;
 }
 
@@ -87,6 +90,14 @@ export interface Candidate {
   name: string;
   /** Everything that decides its behaviour (part of the experiment id). Plain JSON. */
   identity: Record<string, unknown>;
+  /**
+   * The candidate enforces `timeoutMs` itself, from when its own process starts (a command
+   * candidate: dvergr's setup, the world gateway's start and the capture are not charged to
+   * it), and returns on its own. The engine then starts no timer of its own at the attempt's
+   * start, which would charge that setup to the candidate and make outcomes depend on the
+   * machine's load; it keeps only a backstop far beyond the candidate's own.
+   */
+  timesItself?: boolean;
   /** Checks before any cell starts (API keys present…); throws a DvergrError. */
   preflight?(): Promise<void>;
   run(ctx: AttemptContext): Promise<CandidateOutcome>;

@@ -91,6 +91,27 @@ export function endingOf(outcome: CandidateOutcome): AttemptEnding {
   };
 }
 
+/**
+ * How long past its time limit and grace the engine waits for a candidate that times itself
+ * (its own setup, stop and capture are bounded well within this).
+ */
+const SELF_TIMED_BACKSTOP_MS = 10 * 60_000;
+
+/** A candidate that times itself and did not return: the host's fault, not its failure. */
+function notReturned(ms: number): CandidateOutcome {
+  return {
+    status: "fault",
+    fault: { source: "candidate", kind: "no-return" },
+    message: `The candidate's run did not return within ${ms} ms (its own limits should ` +
+      "have stopped it): a bug of dvergr",
+    usage: { ...NO_USAGE },
+    billedMicros: 0,
+    listMicros: null,
+    isolated: false,
+    evidence: {},
+  };
+}
+
 /** The final verdict: the checker's, plus `completed?`; reward 0 for timeout and crash. */
 export function finalVerdict(checker: Verdict, status: CandidateOutcome["status"]): Verdict {
   const completed = status === "completed";
@@ -175,7 +196,9 @@ export async function runAttempt(
     const ctl = new AbortController();
     const cancel = () => ctl.abort();
     opts.signal?.addEventListener("abort", cancel, { once: true });
-    const limit = setTimeout(() => ctl.abort(), def.timeoutMs);
+    // A candidate that times itself counts from its own start: a timer here would charge it
+    // dvergr's setup (and, under load, turn instant crashes into time-outs).
+    const limit = candidate.timesItself ? undefined : setTimeout(() => ctl.abort(), def.timeoutMs);
     let outcome: CandidateOutcome;
     let hardStop: ReturnType<typeof setTimeout> | undefined;
     try {
@@ -196,16 +219,22 @@ export async function runAttempt(
           signal: ctl.signal,
         }),
         new Promise<CandidateOutcome>((resolve) => {
-          hardStop = setTimeout(() =>
-            resolve({
-              status: "timeout",
-              message: `Did not stop within ${def.timeoutMs} ms plus ${grace} ms of grace`,
-              usage: { ...NO_USAGE },
-              billedMicros: 0,
-              listMicros: null,
-              isolated: false,
-              evidence: {},
-            }), def.timeoutMs + grace);
+          hardStop = candidate.timesItself
+            ? setTimeout(() => {
+              // Past every limit of its own: a bug of ours, not something it can cause.
+              ctl.abort();
+              resolve(notReturned(def.timeoutMs + grace + SELF_TIMED_BACKSTOP_MS));
+            }, def.timeoutMs + grace + SELF_TIMED_BACKSTOP_MS)
+            : setTimeout(() =>
+              resolve({
+                status: "timeout",
+                message: `Did not stop within ${def.timeoutMs} ms plus ${grace} ms of grace`,
+                usage: { ...NO_USAGE },
+                billedMicros: 0,
+                listMicros: null,
+                isolated: false,
+                evidence: {},
+              }), def.timeoutMs + grace);
         }),
       ]);
     } catch (e) {
@@ -220,7 +249,7 @@ export async function runAttempt(
         evidence: { error: bound(message(e)) },
       };
     } finally {
-      clearTimeout(limit);
+      if (limit !== undefined) clearTimeout(limit);
       if (hardStop !== undefined) clearTimeout(hardStop);
       opts.signal?.removeEventListener("abort", cancel);
     }

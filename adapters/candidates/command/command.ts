@@ -31,17 +31,20 @@ import {
   describeLimits,
   type LimitName,
   limitsIdentity,
+  type ReadBack,
   readBackWorld,
   type ResourceLimits,
   rlimitArgv,
   sandboxWorldArgs,
   sealArgs,
+  startMarkArgv,
   superviseArgv,
   writableTopLevel,
 } from "./limits.ts";
 import { type AttemptCgroup, joinCgroupArgv, openAttemptCgroup } from "./cgroup.ts";
 import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
 import { commandProgram, lookUpProgram, under } from "./command_program.ts";
+import { openSandboxMarks, type SandboxMarks, withMarksFd } from "./sandbox_marks.ts";
 import {
   type AttemptContext,
   type Candidate,
@@ -283,6 +286,12 @@ const SUPERVISOR_PROCESSES = 8;
 /** How long the supervisor may take past the time limit and grace to pack the world. */
 const SUPERVISOR_MARGIN_MS = 30_000;
 
+/**
+ * How long dvergr's own setup of a sandbox (bubblewrap, the seeds, the gateway's forwarder)
+ * may take before the candidate's command starts; past it the attempt is a fault of the host.
+ */
+const SETUP_LIMIT_MS = 120_000;
+
 let prlimitProbe: Promise<boolean> | null = null;
 function hasPrlimit(): Promise<boolean> {
   prlimitProbe ??= new Deno.Command("prlimit", {
@@ -404,21 +413,128 @@ function sizedTmpfs(extra: string[], bytes: number): string[] {
   return out;
 }
 
-/** Host files of one sandboxed attempt, beside its world: the pack and the seccomp filter. */
+/**
+ * Host files of one sandboxed attempt, beside its world: the pack, the seccomp filter and the
+ * supervisor's marks.
+ */
 interface SandboxFiles {
   capture: string;
   /** Null where dvergr has no seccomp table for this architecture. */
   filter: string | null;
+  marks: SandboxMarks;
 }
 
 /** Made per attempt in the attempt's own directory (never a shared path in /tmp). */
 async function sandboxFiles(dir: string): Promise<SandboxFiles> {
   const capture = await Deno.makeTempFile({ dir, prefix: "capture-" });
+  const marks = await openSandboxMarks(dir);
   const bpf = seccompFilter(Deno.build.arch);
-  if (!bpf) return { capture, filter: null };
+  if (!bpf) return { capture, filter: null, marks };
   const filter = await Deno.makeTempFile({ dir, prefix: "seccomp-" });
   await Deno.writeFile(filter, bpf);
-  return { capture, filter };
+  return { capture, filter, marks };
+}
+
+/** Why the host stopped an attempt's process itself. */
+type HostStop = "limit" | "setup" | "abort";
+
+/** The host's stop of an attempt's process group: SIGTERM, then SIGKILL after `graceMs`. */
+function hostStopper(kill: (signal: Deno.Signal) => void, graceMs: number) {
+  let why: HostStop | null = null;
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+  return {
+    get why() {
+      return why;
+    },
+    stop(reason: HostStop) {
+      if (why !== null) return;
+      why = reason;
+      kill("SIGTERM");
+      killTimer = setTimeout(() => kill("SIGKILL"), graceMs);
+    },
+    clear() {
+      if (killTimer !== undefined) clearTimeout(killTimer);
+    },
+  };
+}
+
+/** What decides how an attempt's process ended. */
+interface ProcessFacts {
+  /** The sandbox's marks (null without a sandbox). */
+  marks: SandboxMarks | null;
+  stopped: HostStop | null;
+  exceeded: LimitName[];
+  timedOut: boolean;
+  back: ReadBack | null;
+  status: Deno.CommandStatus;
+  stderr: string;
+  timeoutMs: number;
+  limits: ResourceLimits;
+}
+
+function lastLine(text: string): string {
+  return text.trim().split("\n").pop()?.trim() ?? "";
+}
+
+/**
+ * How an attempt's process ended. A fault only for what the candidate cannot cause: a sandbox
+ * or a command that never started (the host's marks say so, and the candidate cannot undo a
+ * mark). From its start on, everything is the candidate's: a killed supervisor, a cut or
+ * forged pack, a limit, exit 126/127.
+ */
+function processEnding(
+  name: string,
+  f: ProcessFacts,
+): { status: CandidateOutcome["status"]; message?: string } {
+  if (f.marks && f.stopped === "setup") {
+    return {
+      status: "fault",
+      message: `Cannot start "${name}": the sandbox did not start within ${
+        SETUP_LIMIT_MS / 1000
+      } s`,
+    };
+  }
+  if (f.marks && !f.marks.started && f.stopped !== "abort") {
+    return {
+      status: "fault",
+      message: `Cannot start "${name}": the sandbox did not start: ${lastLine(f.stderr)}`,
+    };
+  }
+  if (f.marks && f.marks.goAt === null && f.stopped !== "abort") {
+    return {
+      status: "fault",
+      message: `Cannot start "${name}": its command did not start in the sandbox: ${
+        lastLine(f.stderr)
+      }`,
+    };
+  }
+  if (f.exceeded.length > 0) {
+    return {
+      status: "crashed",
+      message: `"${name}" went over its ${f.exceeded.map(limitText).join(" and ")} (${
+        describeLimits(f.limits)
+      })`,
+    };
+  }
+  if (f.timedOut) return { status: "timeout", message: `Stopped after ${f.timeoutMs} ms` };
+  if (f.back && f.back.status === null) {
+    // The candidate stopped our supervisor (or cut or replaced its pack): its own doing.
+    return {
+      status: "crashed",
+      message: `"${name}" stopped the sandbox's supervisor before its files were read back`,
+    };
+  }
+  const code = f.back?.status?.exit ?? f.status.code;
+  if (!f.status.signal && code === 0) return { status: "completed" };
+  // 126/127: the shell could not run what the command line named. The preflight found its
+  // program; anything else (a script's own `exec missing`, a program it deleted) is the
+  // candidate's doing, and a failure: as a fault it would be retried, a way to turn a wrong
+  // answer into another try.
+  if (!f.status.signal && (code === 126 || code === 127)) {
+    return { status: "crashed", message: `"${name}" ${shellCouldNotRun(code, f.stderr)}` };
+  }
+  const how = f.status.signal ? `signal ${f.status.signal}` : `exit status ${code}`;
+  return { status: "crashed", message: `"${name}" ended with ${how}` };
 }
 
 /** What walls the attempt's processes had, as recorded in its evidence. */
@@ -519,16 +635,21 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     args.push(...sizedTmpfs(spec.bwrapExtra ?? [], limits.worldBytes));
     if (gateway) args.push(...gateway.bwrapArgs());
     args.push(...sealArgs(limits.worldBytes), "--chdir", "/");
+    // The go mark is the last of ours before the candidate's shell: behind the forwarder.
+    const marked = startMarkArgv(sh);
     const bwrap = [
       "bwrap",
       ...args,
-      ...superviseArgv(gateway ? gateway.wrap(sh) : sh, {
+      ...superviseArgv(gateway ? gateway.wrap(marked) : marked, {
         timeoutMs: ctx.timeoutMs,
         graceMs: grace,
         writable,
       }),
     ];
-    return files.filter ? withSeccompFd(files.filter, bwrap) : bwrap;
+    return withMarksFd(
+      files.marks.path,
+      files.filter ? withSeccompFd(files.filter, bwrap) : bwrap,
+    );
   }
 
   function environment(
@@ -620,22 +741,28 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
         }
       };
 
-      // Under bubblewrap the supervisor enforces the time limit (so the world can still be
-      // read back); the host stops the sandbox only when that did not happen in time.
-      let stoppedByHost = false;
-      let killTimer: ReturnType<typeof setTimeout> | undefined;
-      const stop = () => {
-        if (stoppedByHost) return;
-        stoppedByHost = true;
-        kill("SIGTERM");
-        killTimer = setTimeout(() => kill("SIGKILL"), grace);
-      };
-      const limit = setTimeout(
-        stop,
-        isolated ? ctx.timeoutMs + grace + SUPERVISOR_MARGIN_MS : ctx.timeoutMs,
-      );
-      if (ctx.signal.aborted) stop();
-      ctx.signal.addEventListener("abort", stop, { once: true });
+      // Without a sandbox the time limit counts from the spawn: the process is the candidate's
+      // own. In one, the supervisor enforces it from the candidate's go (so the world can still
+      // be read back); the host stops the sandbox only when that did not happen in time, or
+      // when its setup never ends.
+      const stopper = hostStopper(kill, grace);
+      const marks = files?.marks ?? null;
+      let limit: ReturnType<typeof setTimeout> | undefined;
+      let ended = false;
+      if (marks) {
+        limit = setTimeout(() => stopper.stop("setup"), SETUP_LIMIT_MS);
+        marks.onGo(() => {
+          clearTimeout(limit);
+          if (stopper.why !== null || ended) return;
+          limit = setTimeout(
+            () => stopper.stop("limit"),
+            ctx.timeoutMs + grace + SUPERVISOR_MARGIN_MS,
+          );
+        });
+      } else limit = setTimeout(() => stopper.stop("limit"), ctx.timeoutMs);
+      const onAbort = () => stopper.stop("abort");
+      if (ctx.signal.aborted) onAbort();
+      ctx.signal.addEventListener("abort", onAbort, { once: true });
 
       const out = new Tail(tailBytes);
       const err = new Tail(tailBytes);
@@ -651,15 +778,18 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
       })();
 
       const status = await child.status;
+      const endedAt = performance.now();
+      ended = true;
       clearTimeout(limit);
-      ctx.signal.removeEventListener("abort", stop);
+      ctx.signal.removeEventListener("abort", onAbort);
       // Whatever the process left running in its group goes with it.
       kill("SIGKILL");
-      if (killTimer !== undefined) clearTimeout(killTimer);
+      stopper.clear();
       await Promise.race([
         Promise.all([drained, feed]),
         new Promise((r) => setTimeout(r, 2000)),
       ]);
+      await marks?.close();
       const exceeded: LimitName[] = cgroup ? await cgroup.exceeded() : [];
       // Every process of the attempt, however it detached, ends with it.
       await cgroup?.close();
@@ -668,6 +798,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
         ? await readBackWorld(ctx.worldDir, writableTopLevel(ctx.writable), captureFile)
         : null;
       if (back?.status && back.status.full.length > 0) exceeded.push("world-bytes");
+      const stoppedByHost = stopper.why !== null;
       const timedOut = back ? back.status?.timedOut === true || stoppedByHost : stoppedByHost;
       const elapsedMs = Math.round(performance.now() - started);
 
@@ -678,6 +809,8 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
         signal: status.signal ?? null,
         timedOut,
         elapsedMs,
+        // The candidate's own time, from its command's start (dvergr's setup not counted).
+        ...(marks?.goAt != null ? { ranMs: Math.round(endedAt - marks.goAt) } : {}),
         stdoutBytes: out.total,
         stderrBytes: err.total,
         stdoutTail: out.text(),
@@ -700,61 +833,29 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
           }
           : {}),
       };
-      const base = {
+      const ending = processEnding(spec.name, {
+        marks,
+        stopped: stopper.why,
+        exceeded,
+        timedOut,
+        back,
+        status,
+        stderr: err.text(),
+        timeoutMs: ctx.timeoutMs,
+        limits,
+      });
+      return {
         usage: { ...NO_USAGE },
         billedMicros: 0,
         listMicros: null,
         isolated,
         evidence,
         stdout: out.text(),
+        ...ending,
       };
-      if (exceeded.length > 0) {
-        return {
-          ...base,
-          status: "crashed",
-          message: `"${spec.name}" went over its ${exceeded.map(limitText).join(" and ")} (${
-            describeLimits(limits)
-          })`,
-        };
-      }
-      if (timedOut) {
-        return { ...base, status: "timeout", message: `Stopped after ${ctx.timeoutMs} ms` };
-      }
-      if (back && !back.started && !ctx.signal.aborted) {
-        return {
-          ...base,
-          status: "fault",
-          message: `Cannot start "${spec.name}": the sandbox did not start: ${
-            err.text().trim().split("\n").pop() ?? ""
-          }`,
-        };
-      }
-      if (back && back.status === null) {
-        // The candidate stopped our supervisor (or its pack was cut): its own doing.
-        return {
-          ...base,
-          status: "crashed",
-          message: `"${spec.name}" stopped the sandbox's supervisor before its files were ` +
-            "read back",
-        };
-      }
-      const code = back?.status?.exit ?? status.code;
-      if (!status.signal && code === 0) return { ...base, status: "completed" };
-      // 126/127: the shell could not run what the command line named. The preflight found its
-      // program; anything else (a script's own `exec missing`, a program it deleted) is the
-      // candidate's doing, and a failure: as a fault it would be retried, a way to turn a wrong
-      // answer into another try.
-      if (!status.signal && (code === 126 || code === 127)) {
-        return {
-          ...base,
-          status: "crashed",
-          message: `"${spec.name}" ${shellCouldNotRun(code, err.text())}`,
-        };
-      }
-      const how = status.signal ? `signal ${status.signal}` : `exit status ${code}`;
-      return { ...base, status: "crashed", message: `"${spec.name}" ended with ${how}` };
     } finally {
       await cgroup?.close();
+      await files?.marks.close();
       if (captureFile) await Deno.remove(captureFile).catch(() => {});
       if (files?.filter) await Deno.remove(files.filter).catch(() => {});
     }
@@ -790,6 +891,9 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
 
   return {
     name: spec.name,
+    // The supervisor (or, without a sandbox, the host's timer from the spawn) enforces the
+    // limit from the process's own start.
+    timesItself: true,
     identity: {
       ...(opts.identity ?? commandIdentity(spec)),
       limits: limitsIdentity(limits),

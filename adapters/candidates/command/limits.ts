@@ -22,6 +22,7 @@
  */
 import { join } from "node:path";
 import { worldPathSegments } from "../../world/world.ts";
+import { MARKS_FD } from "./sandbox_marks.ts";
 
 /** What a command candidate may consume in one attempt. */
 export interface ResourceLimits {
@@ -130,6 +131,8 @@ const PACK_ENTRIES = 50_000;
 const SEED = "/.dvergr/seed";
 const RUN = "/.dvergr/run";
 const CAPTURE = "/.dvergr/capture.tar";
+/** The sandbox's FIFO on which the candidate's command says it starts (see startMarkArgv). */
+const GO = `${RUN}/go`;
 /** The supervisor's status file, as named in its pack (relative to /). */
 const STATUS = ".dvergr/run/status";
 
@@ -182,7 +185,11 @@ export function sealArgs(worldBytes: number): string[] {
  * The supervisor, run by /bin/sh as the sandbox's command: $1 the time limit in seconds,
  * $2 the grace between SIGTERM and SIGKILL in seconds, $3 how many writable directories
  * follow, then their names, then the candidate's argv. It seeds the writable directories,
- * runs the candidate with the task on stdin, stops it at the time limit, kills every
+ * says `started` on the host's marks descriptor (sandbox_marks.ts), runs the candidate with
+ * the task on stdin, says `go` there when the candidate's own command starts (its argv is
+ * wrapped by startMarkArgv, behind the world gateway's forwarder when there is one) and only
+ * then starts the time limit; no process of the candidate ever holds that descriptor. It
+ * stops the candidate at the time limit, kills every
  * other process of the sandbox's PID namespace (kill -1 spares only itself and bwrap's
  * init), records how it ended and whether a writable directory is full, and packs the
  * writable directories into the capture file. Before it forks again it waits, with shell
@@ -193,20 +200,22 @@ export function sealArgs(worldBytes: number): string[] {
  * to its own cost: the host reads the pack as untrusted input.
  */
 export const SUPERVISOR = `
-echo started > ${CAPTURE}
 limit=$1; grace=$2; n=$3; shift 3
 dirs=""
 while [ "$n" -gt 0 ]; do dirs="$dirs $1"; shift; n=$((n - 1)); done
 for d in $dirs; do
   if [ -d "${SEED}/$d" ]; then cp -a "${SEED}/$d/." "/$d/" || exit 125; fi
 done
+mkfifo ${GO} || exit 125
+echo started >&${MARKS_FD} || exit 125
 timed=0
 trap 'timed=1' USR1
 exec 4<&0
-(cd / && exec "$@" <&4 4<&-) &
+(cd / && exec "$@" <&4 4<&- ${MARKS_FD}>&-) &
 c=$!
 exec 4<&- </dev/null
-(sleep "$limit"; kill -USR1 $$) &
+(read go < ${GO}; echo go >&${MARKS_FD}; exec ${MARKS_FD}>&-; sleep "$limit"; kill -USR1 $$) &
+exec ${MARKS_FD}>&-
 wait $c
 st=$?
 if [ "$timed" = 1 ]; then kill -TERM -1 2>/dev/null; sleep "$grace"; fi
@@ -231,6 +240,14 @@ cd /
   tar --format=posix --null --no-recursion -T - -cf ${CAPTURE} 2>/dev/null
 exit $st
 `;
+
+/**
+ * The candidate's argv with its start marked: the supervisor's time limit starts when this
+ * wrapper, the last of ours, is about to exec the candidate's own command.
+ */
+export function startMarkArgv(candidate: string[]): string[] {
+  return ["/bin/sh", "-c", `echo go > ${GO}; exec "$@"`, "dvergr-go", ...candidate];
+}
 
 /** The sandbox's command: the supervisor around the candidate's argv. */
 export function superviseArgv(
@@ -269,8 +286,6 @@ export interface ReadBack {
   skipped: { path: string; reason: string }[];
   /** The pack ended early (cut at its size limit, or the sandbox was stopped). */
   truncated: boolean;
-  /** The supervisor started (it marks the pack first): false when the sandbox never ran. */
-  started: boolean;
 }
 
 const BLOCK = 512;
@@ -337,7 +352,6 @@ export async function readBackWorld(
     bytes: 0,
     skipped: [],
     truncated: false,
-    started: false,
   };
   const skip = (path: string, reason: string) => {
     if (result.skipped.length < MAX_SKIPS) result.skipped.push({ path, reason });
@@ -352,7 +366,6 @@ export async function readBackWorld(
     return result;
   }
   try {
-    result.started = (await file.stat()).size > 0;
     let pax = new Map<string, string>();
     let longName: string | null = null;
     let entries = 0;

@@ -7,8 +7,10 @@ import assert from "node:assert/strict";
 import {
   commandCandidate,
   detectBwrap,
+  type GatewayFactory,
   type Isolation,
 } from "../../../../adapters/candidates/command/command.ts";
+import { commandGateway } from "../../../../adapters/gateway/command_gateway.ts";
 import {
   DEFAULT_LIMITS,
   NPROC_HEADROOM,
@@ -35,6 +37,7 @@ async function attempt(
   isolation: Isolation,
   limits: Partial<ResourceLimits>,
   timeoutMs = 20_000,
+  more: { bwrapExtra?: string[]; gateway?: GatewayFactory } = {},
 ) {
   const world = await createWorld({ "/docs/a.md": "hello" }, { mkdirs: ["/out"] });
   const ctx: AttemptContext = {
@@ -50,11 +53,12 @@ async function attempt(
     writable: ["/out"],
     signal: new AbortController().signal,
   };
-  const cand = commandCandidate({ name: "bomb", command }, {
+  const cand = commandCandidate({ name: "bomb", command, bwrapExtra: more.bwrapExtra }, {
     isolation,
     env,
     killGraceMs: 200,
     limits: { ...DEFAULT_LIMITS, ...limits },
+    gateway: more.gateway,
   });
   const outcome = await cand.run(ctx);
   const captured = await world.capture(["/out"]);
@@ -263,6 +267,54 @@ if (hasBwrap) {
     await world.remove();
     assert.equal(outcome.status, "crashed");
     assert.match(outcome.message ?? "", /supervisor/);
+  });
+
+  Deno.test("commandCandidate() [bwrap] that empties or forges its pack and kills its supervisor fails, never faults", async () => {
+    // The supervisor is pid 2 of the sandbox's PID namespace (bwrap's init is 1).
+    for (
+      const forge of [
+        ": > /.dvergr/capture.tar",
+        "head -c 700 /dev/urandom > /.dvergr/capture.tar",
+        "cd /tmp && mkdir -p .dvergr/run && printf 'exit=125\\n' > .dvergr/run/status && " +
+        "tar --format=posix -cf /.dvergr/capture.tar .dvergr/run/status",
+      ]
+    ) {
+      const { outcome, world } = await attempt(`echo x > /out/x; ${forge}; kill -9 2`, "bwrap", {});
+      await world.remove();
+      assert.equal(outcome.status, "crashed", `${forge}: ${outcome.message}`);
+    }
+  });
+
+  Deno.test("commandCandidate() [bwrap] whose sandbox cannot be built is a fault", async () => {
+    const { outcome, world } = await attempt("echo x > /out/x", "bwrap", {}, 20_000, {
+      bwrapExtra: ["--ro-bind", "/no-such-dir-of-dvergr", "/nx"],
+    });
+    await world.remove();
+    assert.equal(outcome.status, "fault");
+    assert.match(outcome.message ?? "", /the sandbox did not start: bwrap: /);
+  });
+
+  Deno.test("commandCandidate() [bwrap] charges the candidate's own time only: a slow gateway start is not", async () => {
+    // The real world gateway, whose in-sandbox forwarder here takes 3 s before the command.
+    const real = commandGateway({ env });
+    const slow: GatewayFactory = async (ctx, transport) => {
+      const g = await real(ctx, transport);
+      return {
+        ...g,
+        wrap: (argv) => g.wrap(["/bin/sh", "-c", 'sleep 3; exec "$@"', "slow", ...argv]),
+      };
+    };
+    const { outcome, captured, world } = await attempt(
+      "echo done > /out/done.txt",
+      "bwrap",
+      {},
+      2000,
+      { gateway: slow },
+    );
+    await world.remove();
+    assert.equal(outcome.status, "completed", outcome.message);
+    assert.equal(captured.files["/out/done.txt"], "done\n");
+    assert.ok((outcome.evidence.ranMs as number) < 2000, String(outcome.evidence.ranMs));
   });
 }
 

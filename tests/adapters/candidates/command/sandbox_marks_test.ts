@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { openSandboxMarks, withMarksFd } from "../../../../adapters/candidates/command/sandbox_marks.ts";
+
+async function run(script: string) {
+  const dir = await Deno.makeTempDir();
+  const marks = await openSandboxMarks(dir);
+  const went: number[] = [];
+  marks.onGo(() => went.push(performance.now()));
+  const [cmd, ...args] = withMarksFd(marks.path, ["/bin/sh", "-c", script]);
+  const out = await new Deno.Command(cmd, { args, stderr: "piped" }).output();
+  await marks.close();
+  const left = [...Deno.readDirSync(dir)];
+  await Deno.remove(dir, { recursive: true });
+  return { marks, went, out, left };
+}
+
+Deno.test("openSandboxMarks() hears started, then go, from the descriptor withMarksFd() opens", async () => {
+  const { marks, went, left } = await run("echo started >&8; echo go >&8; exec 8>&-; exit 3");
+  assert.equal(marks.started, true);
+  assert.notEqual(marks.goAt, null);
+  assert.equal(went.length, 1);
+  assert.deepEqual(left, []); // the FIFO is removed
+});
+
+Deno.test("openSandboxMarks() takes go only after started, and each mark once", async () => {
+  const early = await run("echo go >&8; echo started >&8");
+  assert.equal(early.marks.started, true);
+  assert.equal(early.marks.goAt, null);
+  const twice = await run("echo started >&8; echo go >&8; echo go >&8; echo started >&8");
+  assert.equal(twice.went.length, 1);
+});
+
+Deno.test("openSandboxMarks() without a mark: not started, and close() does not wait for one", async () => {
+  const t0 = performance.now();
+  const { marks } = await run("exit 0");
+  assert.equal(marks.started, false);
+  assert.equal(marks.goAt, null);
+  assert.ok(performance.now() - t0 < 10_000);
+});
+
+Deno.test("withMarksFd() exits 125 when the FIFO cannot be opened", async () => {
+  const [cmd, ...args] = withMarksFd("/no-such-dir/marks", ["/bin/sh", "-c", "exit 0"]);
+  const out = await new Deno.Command(cmd, { args, stderr: "null" }).output();
+  assert.equal(out.code, 125);
+});
