@@ -97,6 +97,36 @@ export function endingOf(outcome: CandidateOutcome): AttemptEnding {
  */
 const SELF_TIMED_BACKSTOP_MS = 10 * 60_000;
 
+/**
+ * The engine's last word on a candidate that does not return: past its time limit and grace a
+ * time-out; for one that times itself, far past its own limits, a fault (a bug of ours).
+ */
+function stopBackstop(
+  candidate: Candidate,
+  timeoutMs: number,
+  grace: number,
+  ctl: AbortController,
+  resolve: (o: CandidateOutcome) => void,
+): ReturnType<typeof setTimeout> {
+  if (candidate.timesItself) {
+    const ms = timeoutMs + grace + SELF_TIMED_BACKSTOP_MS;
+    return setTimeout(() => {
+      ctl.abort();
+      resolve(notReturned(ms));
+    }, ms);
+  }
+  return setTimeout(() =>
+    resolve({
+      status: "timeout",
+      message: `Did not stop within ${timeoutMs} ms plus ${grace} ms of grace`,
+      usage: { ...NO_USAGE },
+      billedMicros: 0,
+      listMicros: null,
+      isolated: false,
+      evidence: {},
+    }), timeoutMs + grace);
+}
+
 /** A candidate that times itself and did not return: the host's fault, not its failure. */
 function notReturned(ms: number): CandidateOutcome {
   return {
@@ -219,22 +249,7 @@ export async function runAttempt(
           signal: ctl.signal,
         }),
         new Promise<CandidateOutcome>((resolve) => {
-          hardStop = candidate.timesItself
-            ? setTimeout(() => {
-              // Past every limit of its own: a bug of ours, not something it can cause.
-              ctl.abort();
-              resolve(notReturned(def.timeoutMs + grace + SELF_TIMED_BACKSTOP_MS));
-            }, def.timeoutMs + grace + SELF_TIMED_BACKSTOP_MS)
-            : setTimeout(() =>
-              resolve({
-                status: "timeout",
-                message: `Did not stop within ${def.timeoutMs} ms plus ${grace} ms of grace`,
-                usage: { ...NO_USAGE },
-                billedMicros: 0,
-                listMicros: null,
-                isolated: false,
-                evidence: {},
-              }), def.timeoutMs + grace);
+          hardStop = stopBackstop(candidate, def.timeoutMs, grace, ctl, resolve);
         }),
       ]);
     } catch (e) {

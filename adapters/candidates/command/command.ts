@@ -561,6 +561,34 @@ export function commandIdentity(spec: CommandSpec): Record<string, unknown> {
   };
 }
 
+/** Why the command's program cannot run where the command will (null: it can, or unknown). */
+async function programProblem(
+  spec: CommandSpec,
+  isolation: Isolation,
+  hostPath: string,
+): Promise<{ message: string; hint: string } | null> {
+  const program = commandProgram(spec.command);
+  if (program === null) return null;
+  const path = spec.env?.PATH ?? hostPath;
+  const isolated = isolation === "bwrap";
+  const roots = isolated ? sandboxRoots(spec.mounts ?? []) : null;
+  const found = await lookUpProgram(program, path, (d) => roots === null || under(roots, d));
+  if (found === null || found.found) return null;
+  const where = isolated ? "the sandbox" : "this host";
+  const what = found.reason === "not-executable" ? "is not executable" : "does not exist";
+  const message = program.includes("/")
+    ? `its program "${program}" ${what} in ${where}`
+    : `its program "${program}" ${
+      found.reason === "not-executable" ? "is not executable" : "is not"
+    } on ${where}'s PATH (${found.searched.join(":") || "no directory of PATH is visible"})`;
+  const hint = isolated
+    ? "Check the program's spelling. The sandbox sees the system's directories, deno's and " +
+      "the --mount (or :mounts) directories: --mount the directory that holds the program " +
+      "and call it by its absolute path"
+    : "Check the program's spelling, or call it by its absolute path";
+  return { message, hint };
+}
+
 /** A candidate that runs `spec.command` in each attempt's world. */
 export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candidate {
   const tailBytes = opts.tailBytes ?? 16 * 1024;
@@ -571,30 +599,6 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
   }
 
   const hostPath = () => opts.env("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
-
-  /** Why the command's program cannot run where the command will (null: it can, or unknown). */
-  async function programProblem(): Promise<{ message: string; hint: string } | null> {
-    const program = commandProgram(spec.command);
-    if (program === null) return null;
-    const path = spec.env?.PATH ?? hostPath();
-    const isolated = opts.isolation === "bwrap";
-    const roots = isolated ? sandboxRoots(spec.mounts ?? []) : null;
-    const found = await lookUpProgram(program, path, (d) => roots === null || under(roots, d));
-    if (found === null || found.found) return null;
-    const where = isolated ? "the sandbox" : "this host";
-    const what = found.reason === "not-executable" ? "is not executable" : "does not exist";
-    const message = program.includes("/")
-      ? `its program "${program}" ${what} in ${where}`
-      : `its program "${program}" ${
-        found.reason === "not-executable" ? "is not executable" : "is not"
-      } on ${where}'s PATH (${found.searched.join(":") || "no directory of PATH is visible"})`;
-    const hint = isolated
-      ? "Check the program's spelling. The sandbox sees the system's directories, deno's and " +
-        "the --mount (or :mounts) directories: --mount the directory that holds the program " +
-        "and call it by its absolute path"
-      : "Check the program's spelling, or call it by its absolute path";
-    return { message, hint };
-  }
 
   async function argv(
     ctx: AttemptContext,
@@ -917,7 +921,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
         }
       }
       // A misspelt program is the user's mistake: said once, not a failed attempt per cell.
-      const problem = await programProblem();
+      const problem = await programProblem(spec, opts.isolation, hostPath());
       if (problem) {
         throw new DvergrError(
           "CANDIDATE_INVALID",

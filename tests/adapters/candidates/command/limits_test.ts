@@ -312,7 +312,7 @@ if (hasBwrap) {
       { gateway: slow },
     );
     await world.remove();
-    assert.equal(outcome.status, "completed", outcome.message);
+    assert.equal(outcome.status, "completed", outcome.message ?? "");
     assert.equal(captured.files["/out/done.txt"], "done\n");
     assert.ok((outcome.evidence.ranMs as number) < 2000, String(outcome.evidence.ranMs));
   });

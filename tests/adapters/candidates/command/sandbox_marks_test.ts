@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { openSandboxMarks, withMarksFd } from "../../../../adapters/candidates/command/sandbox_marks.ts";
+import {
+  openSandboxMarks,
+  withMarksFd,
+} from "../../../../adapters/candidates/command/sandbox_marks.ts";
 
 async function run(script: string) {
   const dir = await Deno.makeTempDir();
