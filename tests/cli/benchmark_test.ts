@@ -114,7 +114,10 @@ Deno.test("dvergr benchmark exits 1 when cells did not finish and says how to re
     "benchmark",
     dir,
     "--candidate",
-    "x=cmd:no-such-agent-for-dvergr",
+    "x=cmd:echo boom > out/answer.txt",
+    // The checker throws on this answer: a fault of the checker, tried again.
+    "--param",
+    "explode=true",
     "--home",
     home,
   ]);
@@ -123,11 +126,29 @@ Deno.test("dvergr benchmark exits 1 when cells did not finish and says how to re
     r.out,
     /2 of 2 cells did not finish \(2 faulted\); run the same command again to resume them/,
   );
-  assert.match(r.err, /fault: x case c1 rep 0: candidate could-not-run: .*\(trying again\)/);
+  assert.match(r.err, /fault: x case c1 rep 0: checker threw: .*\(trying again\)/);
   assert.match(
     await Deno.readTextFile(r.out.match(/^Report: (.*)$/m)![1]),
     /\*\*Incomplete:\*\*/,
   );
+  await Deno.remove(home, { recursive: true });
+});
+
+Deno.test("dvergr benchmark refuses a command whose program is not there with exit 2, before any cell", async () => {
+  const dir = await writeBundleTo(wordDataset(2));
+  const home = await Deno.makeTempDir();
+  const r = await dvergr([
+    "benchmark",
+    dir,
+    "--candidate",
+    "x=cmd:no-such-agent-for-dvergr --go",
+    "--home",
+    home,
+  ]);
+  assert.equal(r.code, 2, r.err);
+  assert.match(r.err, /error\[CANDIDATE_INVALID\]: .*program "no-such-agent-for-dvergr" is not on/);
+  assert.match(r.err, /hint: Check the program's spelling/);
+  assert.doesNotMatch(r.out, /cells/);
   await Deno.remove(home, { recursive: true });
 });
 

@@ -24,6 +24,29 @@ function cmd(name: string, command: string): Candidate {
   return commandCandidate({ name, command }, { isolation: "none", env, killGraceMs: 100 });
 }
 
+/**
+ * `inner`, except that its first `times` attempts end as faults: what only the host can cause
+ * (a sandbox that did not start), since nothing a command does is a fault any more.
+ */
+function faultingFirst(inner: Candidate, times: number): Candidate {
+  let calls = 0;
+  return {
+    ...inner,
+    run(ctx) {
+      if (calls++ >= times) return inner.run(ctx);
+      return Promise.resolve({
+        status: "fault",
+        message: `Cannot start "${inner.name}": the sandbox did not start`,
+        usage: { ...NO_USAGE },
+        billedMicros: 0,
+        listMicros: null,
+        isolated: false,
+        evidence: {},
+      });
+    },
+  };
+}
+
 async function run(
   bundle: Bundle,
   candidates: Candidate[],
@@ -102,12 +125,8 @@ Deno.test("runExperiment() keeps evidence: captured files, candidate output and 
 });
 
 Deno.test("runExperiment() tries a faulted cell once more in the same run", async () => {
-  const marker = await Deno.makeTempDir();
   const bundle = wordBundle(1);
-  const flaky = cmd(
-    "flaky",
-    `if [ -f ${marker}/seen ]; then cat docs/q.txt > out/answer.txt; else touch ${marker}/seen; exit 127; fi`,
-  );
+  const flaky = faultingFirst(cmd("flaky", "cat docs/q.txt > out/answer.txt"), 1);
   const { home, plan, result } = await run(bundle, [flaky]);
   assert.equal(result.attempts, 2);
   assert.equal(result.complete, true);
@@ -118,12 +137,11 @@ Deno.test("runExperiment() tries a faulted cell once more in the same run", asyn
     [2, "completed", null],
   ]);
   await home.close();
-  await Deno.remove(marker, { recursive: true });
 });
 
 Deno.test("runExperiment() leaves cells that keep faulting unfinished, and runs them again on resume", async () => {
   const bundle = wordBundle(2);
-  const broken = cmd("broken", "no-such-agent-for-dvergr");
+  const broken = faultingFirst(cmd("broken", "true"), Infinity);
   const first = await run(bundle, [broken]);
   assert.equal(first.result.complete, false);
   assert.equal(first.result.faults, 2);
