@@ -61,6 +61,11 @@ export interface Capture {
   skippedUnlisted: number;
   /** Bytes of text kept. */
   bytes: number;
+  /**
+   * The walk met more than `maxEntries` entries and stopped: what it did not look at (an
+   * answer, perhaps) is not captured. Absent otherwise.
+   */
+  overEntries?: number;
 }
 
 export interface World {
@@ -323,7 +328,8 @@ async function captureDirs(root: string, dirs: string[], limits: CaptureLimits):
     kept++;
   }
   skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { files, skipped, skippedUnlisted, bytes };
+  const over = entriesSeen > limits.maxEntries ? { overEntries: limits.maxEntries } : {};
+  return { files, skipped, skippedUnlisted, bytes, ...over };
 }
 
 /** Opening never follows a link in the last segment and never waits for a FIFO's writer. */

@@ -303,6 +303,13 @@ export async function runAttempt(
     let captured: Capture;
     try {
       captured = await world.capture(bundle.definition.capture, opts.captureLimits);
+      if (captured.overEntries !== undefined) {
+        // Never graded on what happened to fit: the candidate's doing, named.
+        throw new Error(
+          `it wrote more than ${captured.overEntries.toLocaleString("en-US")} entries under ` +
+            bundle.definition.capture.join(", "),
+        );
+      }
     } catch (e) {
       // What the candidate left could not be read back: that is the candidate's failure,
       // graded (reward 0), never a host fault it could use to drop out of the pass rate.

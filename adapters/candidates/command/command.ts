@@ -31,6 +31,7 @@ import {
   describeLimits,
   type LimitName,
   limitsIdentity,
+  PACK_ENTRIES,
   type ReadBack,
   readBackWorld,
   type ResourceLimits,
@@ -470,6 +471,8 @@ interface ProcessFacts {
   stderr: string;
   timeoutMs: number;
   limits: ResourceLimits;
+  /** The bundle's capture directories (world paths). */
+  capture: string[];
 }
 
 function lastLine(text: string): string {
@@ -514,6 +517,14 @@ function processEnding(
       message: `"${name}" went over its ${f.exceeded.map(limitText).join(" and ")} (${
         describeLimits(f.limits)
       })`,
+    };
+  }
+  if (f.back?.status?.overPack) {
+    // Not silently short of what did not fit (an answer among it): the cause, named.
+    return {
+      status: "crashed",
+      message: `"${name}" wrote more than ${PACK_ENTRIES.toLocaleString("en-US")} entries ` +
+        `under ${f.capture.join(", ")} (the most a capture reads back)`,
     };
   }
   if (f.timedOut) return { status: "timeout", message: `Stopped after ${f.timeoutMs} ms` };
@@ -648,6 +659,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
         timeoutMs: ctx.timeoutMs,
         graceMs: grace,
         writable,
+        capture: ctx.writable,
       }),
     ];
     return withMarksFd(
@@ -813,7 +825,8 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
         signal: status.signal ?? null,
         timedOut,
         elapsedMs,
-        // The candidate's own time, from its command's start (dvergr's setup not counted).
+        // From the candidate's own start to the sandbox's end (its stop and pack included;
+        // dvergr's setup before it not counted).
         ...(marks?.goAt != null ? { ranMs: Math.round(endedAt - marks.goAt) } : {}),
         stdoutBytes: out.total,
         stderrBytes: err.total,
@@ -847,6 +860,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
         stderr: err.text(),
         timeoutMs: ctx.timeoutMs,
         limits,
+        capture: ctx.writable,
       });
       return {
         usage: { ...NO_USAGE },

@@ -124,8 +124,31 @@ export function writableTopLevel(capture: string[]): string[] {
   return [...tops].sort();
 }
 
-/** Entries the supervisor packs at most (names cost pack bytes even when files are empty). */
-const PACK_ENTRIES = 50_000;
+/**
+ * Entries the supervisor packs at most (names cost pack bytes even when files are empty).
+ * More than this under the capture directories fails the attempt with the cause named, never
+ * silently drops what did not fit (an answer among them).
+ */
+export const PACK_ENTRIES = 50_000;
+
+/**
+ * What the supervisor packs: the bundle's capture directories (relative, in declared order,
+ * one inside another given once). Only they are ever read back from the world, so nothing
+ * else under the writable directories can take the pack's room before them.
+ */
+export function packRoots(capture: string[]): string[] {
+  const roots: string[] = [];
+  for (const dir of capture) {
+    const rel = worldPathSegments(dir).join("/");
+    if (rel === "") continue;
+    if (roots.some((r) => rel === r || rel.startsWith(r + "/"))) continue;
+    for (let i = roots.length - 1; i >= 0; i--) {
+      if (roots[i].startsWith(rel + "/")) roots.splice(i, 1);
+    }
+    roots.push(rel);
+  }
+  return roots;
+}
 
 /** Where the supervisor finds the world's own files, and where it leaves its results. */
 const SEED = "/.dvergr/seed";
@@ -184,15 +207,17 @@ export function sealArgs(worldBytes: number): string[] {
 /**
  * The supervisor, run by /bin/sh as the sandbox's command: $1 the time limit in seconds,
  * $2 the grace between SIGTERM and SIGKILL in seconds, $3 how many writable directories
- * follow, then their names, then the candidate's argv. It seeds the writable directories,
+ * follow, then their names, then how many capture directories (packRoots) follow, then
+ * theirs, then the candidate's argv. It seeds the writable directories,
  * says `started` on the host's marks descriptor (sandbox_marks.ts), runs the candidate with
  * the task on stdin, says `go` there when the candidate's own command starts (its argv is
  * wrapped by startMarkArgv, behind the world gateway's forwarder when there is one) and only
  * then starts the time limit; no process of the candidate ever holds that descriptor. It
  * stops the candidate at the time limit, kills every
  * other process of the sandbox's PID namespace (kill -1 spares only itself and bwrap's
- * init), records how it ended and whether a writable directory is full, and packs the
- * writable directories into the capture file. Before it forks again it waits, with shell
+ * init), records how it ended, whether a writable directory is full and whether the capture
+ * directories hold more than PACK_ENTRIES entries, and packs (at most that many of) them into
+ * the capture file. Before it forks again it waits, with shell
  * builtins only, until /proc shows no process but bwrap's init and itself: a killed
  * process holds its slot of the attempt's process limit until init reaps it, so after a
  * fork bomb every fork of the pack would fail and the world would not be read back (a
@@ -203,6 +228,9 @@ export const SUPERVISOR = `
 limit=$1; grace=$2; n=$3; shift 3
 dirs=""
 while [ "$n" -gt 0 ]; do dirs="$dirs $1"; shift; n=$((n - 1)); done
+n=$1; shift
+packed=""
+while [ "$n" -gt 0 ]; do packed="$packed $1"; shift; n=$((n - 1)); done
 for d in $dirs; do
   if [ -d "${SEED}/$d" ]; then cp -a "${SEED}/$d/." "/$d/" || exit 125; fi
 done
@@ -234,10 +262,14 @@ for d in $dirs; do
   a=$(df -Pk "/$d" 2>/dev/null | awk 'NR == 2 { print $4 }')
   if [ -n "$a" ] && [ "$a" -lt 64 ]; then full="$full /$d"; fi
 done
-printf 'exit=%s\\ntimedout=%s\\nfull=%s\\n' "$st" "$timed" "$full" > ${RUN}/status
 cd /
-{ printf '%s\\0' ${STATUS}; find $dirs -print0 2>/dev/null | head -z -n ${PACK_ENTRIES}; } |
-  tar --format=posix --null --no-recursion -T - -cf ${CAPTURE} 2>/dev/null
+list() { if [ -n "$packed" ]; then find $packed -print0 2>/dev/null; fi; }
+over=0
+k=$(list | head -z -n ${PACK_ENTRIES + 1} | tr -cd '\\0' | wc -c)
+[ "$k" -gt ${PACK_ENTRIES} ] && over=1
+printf 'exit=%s\\ntimedout=%s\\nfull=%s\\nover=%s\\n' "$st" "$timed" "$full" "$over" > ${RUN}/status
+{ printf '%s\\0' ${STATUS}; list | head -z -n ${PACK_ENTRIES}; } |
+  LC_ALL=C.UTF-8 tar --format=posix --null --no-recursion -T - -cf ${CAPTURE} 2>/dev/null
 exit $st
 `;
 
@@ -252,9 +284,10 @@ export function startMarkArgv(candidate: string[]): string[] {
 /** The sandbox's command: the supervisor around the candidate's argv. */
 export function superviseArgv(
   candidate: string[],
-  opts: { timeoutMs: number; graceMs: number; writable: string[] },
+  opts: { timeoutMs: number; graceMs: number; writable: string[]; capture: string[] },
 ): string[] {
   const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(3);
+  const packed = packRoots(opts.capture);
   return [
     "/bin/sh",
     "-c",
@@ -264,6 +297,8 @@ export function superviseArgv(
     seconds(opts.graceMs),
     String(opts.writable.length),
     ...opts.writable,
+    String(packed.length),
+    ...packed,
     ...candidate,
   ];
 }
@@ -274,6 +309,8 @@ export interface SupervisorStatus {
   timedOut: boolean;
   /** Writable world directories that were full (their tmpfs had no room left). */
   full: string[];
+  /** The capture directories held more than PACK_ENTRIES entries (the pack has only those). */
+  overPack: boolean;
 }
 
 /** What came back from the sandbox. */
@@ -302,19 +339,22 @@ function octal(header: Uint8Array, offset: number, length: number): number | nul
   return /^[0-7]+$/.test(text) ? parseInt(text, 8) : null;
 }
 
-/** Records of a pax extended header: `len key=value\n`… */
-function paxRecords(data: Uint8Array): Map<string, string> {
+/**
+ * Records of a pax extended header: `len key=value\n`…, where `len` counts the record's
+ * BYTES (a UTF-8 name is longer in bytes than in UTF-16 units): split on bytes, then decode.
+ */
+export function paxRecords(data: Uint8Array): Map<string, string> {
   const out = new Map<string, string>();
-  const text = new TextDecoder().decode(data);
+  const text = new TextDecoder();
   let i = 0;
-  while (i < text.length) {
-    const space = text.indexOf(" ", i);
-    if (space < 0) break;
-    const len = Number(text.slice(i, space));
-    if (!Number.isSafeInteger(len) || len <= 0) break;
-    const record = text.slice(space + 1, i + len - 1);
-    const eq = record.indexOf("=");
-    if (eq > 0) out.set(record.slice(0, eq), record.slice(eq + 1));
+  while (i < data.length) {
+    const space = data.indexOf(0x20, i);
+    if (space < 0 || space - i > 20) break;
+    const len = Number(text.decode(data.subarray(i, space)));
+    if (!Number.isSafeInteger(len) || len <= space - i + 1 || i + len > data.length) break;
+    const record = data.subarray(space + 1, i + len - 1);
+    const eq = record.indexOf(0x3d);
+    if (eq > 0) out.set(text.decode(record.subarray(0, eq)), text.decode(record.subarray(eq + 1)));
     i += len;
   }
   return out;
@@ -369,6 +409,8 @@ export async function readBackWorld(
     let pax = new Map<string, string>();
     let longName: string | null = null;
     let entries = 0;
+    // Regular files written back, by their name in the pack: what later hard links name.
+    const written = new Map<string, string>();
     for (;;) {
       const header = await readFull(file, BLOCK);
       if (header.length < BLOCK) {
@@ -400,6 +442,7 @@ export async function readBackWorld(
       const prefix = field(header, 345, 155);
       const rawName = pax.get("path") ?? longName ??
         (prefix ? `${prefix}/${field(header, 0, 100)}` : field(header, 0, 100));
+      const linkTarget = pax.get("linkpath") ?? field(header, 157, 100);
       pax = new Map();
       longName = null;
       const name = rawName.replace(/\/+$/, "");
@@ -412,6 +455,8 @@ export async function readBackWorld(
         result.status = parseStatus(
           new TextDecoder().decode(data.subarray(0, Math.min(size, 4096))),
         );
+        // Over the capture's entries the attempt fails whatever the pack holds: not read.
+        if (result.status.overPack) break;
         continue;
       }
       let segs: string[] | null;
@@ -429,8 +474,23 @@ export async function readBackWorld(
         }
         continue;
       }
+      if (type === "1" && ok && segs!.length > 1) {
+        // A hard link: the same file as an earlier entry (tar stores its content once).
+        const linked = await linkOut(worldDir, written.get(worldKey(linkTarget) ?? ""), segs!);
+        if (linked === null) skip("/" + name, "hardlink");
+        else {
+          written.set(segs!.join("/"), join(worldDir, ...segs!));
+          result.files++;
+          result.bytes += linked;
+        }
+        if (!(await skipBytes(file, padded))) {
+          result.truncated = true;
+          break;
+        }
+        continue;
+      }
       if (type !== "0" || !ok || segs!.length < 2) {
-        skip("/" + name, type === "2" || type === "1" ? "symlink" : ok ? "special" : "outside");
+        skip("/" + name, type === "2" ? "symlink" : ok ? "special" : "outside");
         if (!(await skipBytes(file, padded))) {
           result.truncated = true;
           break;
@@ -445,6 +505,7 @@ export async function readBackWorld(
       }
       if (wrote === "unwritable") skip("/" + name, "unwritable");
       else {
+        written.set(segs!.join("/"), host);
         result.files++;
         result.bytes += size;
       }
@@ -455,6 +516,35 @@ export async function readBackWorld(
   return result;
 }
 
+/** A pack name as the key of `written` (null when it is no world path). */
+function worldKey(name: string): string | null {
+  try {
+    return worldPathSegments("/" + name.replace(/\/+$/, "")).join("/");
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Writes the hard link `segs` of the world as a copy of the file written back at `from` (its
+ * bytes), or null when the link names nothing written back (outside, skipped, or later).
+ */
+async function linkOut(
+  worldDir: string,
+  from: string | undefined,
+  segs: string[],
+): Promise<number | null> {
+  if (from === undefined) return null;
+  const host = join(worldDir, ...segs);
+  try {
+    await Deno.mkdir(join(host, ".."), { recursive: true });
+    await Deno.copyFile(from, host);
+    return (await Deno.stat(host)).size;
+  } catch {
+    return null;
+  }
+}
+
 function parseStatus(text: string): SupervisorStatus {
   const get = (k: string) => text.match(new RegExp(`^${k}=(.*)$`, "m"))?.[1]?.trim() ?? "";
   const exit = Number(get("exit"));
@@ -462,6 +552,7 @@ function parseStatus(text: string): SupervisorStatus {
     exit: get("exit") !== "" && Number.isSafeInteger(exit) ? exit : null,
     timedOut: get("timedout") === "1",
     full: get("full").split(/\s+/).filter((s) => s.startsWith("/")),
+    overPack: get("over") === "1",
   };
 }
 

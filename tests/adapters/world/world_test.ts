@@ -85,6 +85,17 @@ Deno.test("capture() caps the number of files and the total size", async () => {
   await other.remove();
 });
 
+Deno.test("capture() says when it stopped at its entry limit, so nothing is lost silently", async () => {
+  const world = await createWorld({}, { mkdirs: ["/out"] });
+  for (let i = 0; i < 5; i++) await world.files.write(`/out/f${i}.txt`, "x");
+  const over = await world.capture(["/out"], { maxEntries: 3 });
+  assert.equal(over.overEntries, 3);
+  const within = await world.capture(["/out"], { maxEntries: 5 });
+  assert.equal(within.overEntries, undefined);
+  assert.equal(Object.keys(within.files).length, 5);
+  await world.remove();
+});
+
 Deno.test("capture() neither follows a link nor blocks on a FIFO that replaces a file after the walk", async () => {
   // A candidate's process that outlives it (possible without bubblewrap) can swap
   // /out/answer.edn between the capture's directory walk and its read.

@@ -92,6 +92,7 @@ Deno.test("runExperiment() ranks saboteurs of several kinds by what they solved,
     "exit-127": "exit 127",
     "kill-self": "kill -9 $$",
     "many-files": "mkdir out/m && cd out/m && seq 3000 | xargs touch",
+    "many-entries": "mkdir out/m && cd out/m && seq 60000 | xargs touch",
   };
   const saboteurs = Object.entries(kinds).map(([name, cmd]) => agent(name, 3, cmd));
   const honest = agent("honest", 2, "true"); // solves c2…c6: one more than any saboteur
@@ -124,6 +125,11 @@ Deno.test("runExperiment() ranks saboteurs of several kinds by what they solved,
     // None of it is a fault (which would run again): exiting 127 is a failure like any other.
     const faults = card.candidates.filter((c) => c.faults > 0).map((c) => c.candidate);
     assert.deepEqual(faults, []);
+    // Over the capture's entries the attempt fails with that cause, not on what happened to fit.
+    const over = (await planRecords(home.state, plan)).find((r) =>
+      r.candidate === "many-entries" && r.caseId === "c1"
+    )!;
+    assert.match(over.failure?.message ?? "", /wrote more than 50,000 entries under \/out/);
   } finally {
     pool.close();
     await home.close();

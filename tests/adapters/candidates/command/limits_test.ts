@@ -14,6 +14,8 @@ import { commandGateway } from "../../../../adapters/gateway/command_gateway.ts"
 import {
   DEFAULT_LIMITS,
   NPROC_HEADROOM,
+  packRoots,
+  paxRecords,
   readBackWorld,
   type ResourceLimits,
   rlimitArgv,
@@ -163,7 +165,91 @@ Deno.test("readBackWorld() writes back only regular files under the writable dir
   await Deno.remove(world, { recursive: true });
 });
 
+Deno.test("paxRecords() counts record lengths in bytes, so UTF-8 names survive", () => {
+  const rec = (k: string, v: string) => {
+    const body = ` ${k}=${v}\n`;
+    const bytes = new TextEncoder().encode(body).length;
+    let len = bytes + String(bytes).length;
+    if (String(len).length !== String(bytes).length) len++;
+    return `${len}${body}`;
+  };
+  const data = new TextEncoder().encode(
+    rec("path", "out/Müller.txt") + rec("mtime", "1.5") + rec("path", "out/€😀.txt"),
+  );
+  const got = paxRecords(data);
+  assert.equal(got.get("path"), "out/€😀.txt");
+  assert.equal(got.get("mtime"), "1.5");
+  // Garbage ends the records without throwing.
+  assert.deepEqual([...paxRecords(new TextEncoder().encode("99999 path=x\n"))], []);
+  assert.deepEqual([...paxRecords(new TextEncoder().encode("x"))], []);
+});
+
+Deno.test("packRoots() packs the capture directories alone, in declared order, each once", () => {
+  assert.deepEqual(packRoots(["/out"]), ["out"]);
+  assert.deepEqual(packRoots(["/work/out", "/answers", "/work/out/sub", "/answers"]), [
+    "work/out",
+    "answers",
+  ]);
+  assert.deepEqual(packRoots(["/work/out/sub", "/work"]), ["work"]);
+});
+
+Deno.test("readBackWorld() brings back non-ASCII names and hard links as tar packs them", async () => {
+  const src = await Deno.makeTempDir();
+  await Deno.mkdir(`${src}/out`);
+  await Deno.writeTextFile(`${src}/out/Müller.txt`, "m");
+  await Deno.writeTextFile(`${src}/out/€😀.txt`, "e");
+  await Deno.writeTextFile(`${src}/out/a`, "w1");
+  await Deno.link(`${src}/out/a`, `${src}/out/answer.edn`);
+  await Deno.link(`${src}/out/a`, `${src}/elsewhere`);
+  const pack = `${src}.tar`;
+  const tar = await new Deno.Command("tar", {
+    args: ["-C", src, "--format=posix", "-cf", pack, "out", "elsewhere"],
+    env: { LC_ALL: "C.UTF-8" },
+  }).output();
+  assert.ok(tar.success, new TextDecoder().decode(tar.stderr));
+  const world = await Deno.makeTempDir();
+  const back = await readBackWorld(world, ["out"], pack);
+  assert.equal(await Deno.readTextFile(`${world}/out/Müller.txt`), "m");
+  assert.equal(await Deno.readTextFile(`${world}/out/€😀.txt`), "e");
+  assert.equal(await Deno.readTextFile(`${world}/out/a`), "w1");
+  assert.equal(await Deno.readTextFile(`${world}/out/answer.edn`), "w1");
+  assert.equal(back.files, 4);
+  // A link outside the writable directories is not followed back in.
+  assert.deepEqual(back.skipped.map((s) => s.path), ["/elsewhere"]);
+  await Deno.remove(src, { recursive: true });
+  await Deno.remove(pack);
+  await Deno.remove(world, { recursive: true });
+});
+
 if (hasBwrap) {
+  Deno.test("commandCandidate() [bwrap] captures non-ASCII names and a hard-linked answer", async () => {
+    const { outcome, captured, world } = await attempt(
+      "echo m > /out/Müller.txt; echo e > '/out/€😀.txt'; echo w1 > /out/a; " +
+        "ln /out/a /out/answer.edn",
+      "bwrap",
+      {},
+    );
+    await world.remove();
+    assert.equal(outcome.status, "completed", outcome.message ?? "");
+    assert.deepEqual(captured.files, {
+      "/out/Müller.txt": "m\n",
+      "/out/a": "w1\n",
+      "/out/answer.edn": "w1\n",
+      "/out/€😀.txt": "e\n",
+    });
+  });
+
+  Deno.test("commandCandidate() [bwrap] that writes 60,000 entries fails with that cause, never silently", async () => {
+    const { outcome, world } = await attempt(
+      "echo w1 > /out/answer.edn; mkdir /out/m && cd /out/m && seq 60000 | xargs touch",
+      "bwrap",
+      {},
+    );
+    await world.remove();
+    assert.equal(outcome.status, "crashed");
+    assert.match(outcome.message ?? "", /wrote more than 50,000 entries under \/out/);
+  });
+
   Deno.test("commandCandidate() [bwrap] stops a 50 MiB write at the world limit and names it", async () => {
     const { outcome, captured, world, ev } = await attempt(
       "echo kept > /out/a.txt; dd if=/dev/zero of=/out/big bs=1M count=50 2>/dev/null; " +
