@@ -123,6 +123,8 @@ const RESERVED = new Set([
   "tmp",
 ]);
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+/** PATH when dvergr has none. */
+const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 /** Larger tasks are given on stdin only (an environment string is limited to 128 KiB). */
 const MAX_ENV_TASK = 100_000;
 
@@ -600,6 +602,35 @@ async function programProblem(
   return { message, hint };
 }
 
+/** The environment of an attempt's process: dvergr's variables, the gateway's, the spec's. */
+function attemptEnvironment(
+  spec: CommandSpec,
+  opts: CommandOptions,
+  ctx: AttemptContext,
+  gateway: AttemptGateway | null,
+): Record<string, string> {
+  const isolated = opts.isolation === "bwrap";
+  const env: Record<string, string> = {
+    PATH: opts.env("PATH") ?? DEFAULT_PATH,
+    HOME: isolated ? "/tmp" : (opts.env("HOME") ?? ctx.worldDir),
+    LANG: "C.UTF-8",
+    DVERGR_WORLD: isolated ? "/" : ctx.worldDir,
+    DVERGR_CASE: ctx.caseId ?? "",
+    DVERGR_REPETITION: String(ctx.repetition),
+    DVERGR_TIMEOUT_MS: String(ctx.timeoutMs),
+    DVERGR_CAPTURE: ctx.writable.join(":"),
+  };
+  if (ctx.task.length <= MAX_ENV_TASK) env.DVERGR_TASK = ctx.task;
+  else env.DVERGR_TASK_ON_STDIN_ONLY = "1";
+  if (isolated) env.TMPDIR = "/tmp";
+  if (gateway) Object.assign(env, gateway.env);
+  for (const name of spec.passEnv ?? []) {
+    const v = opts.env(name);
+    if (v !== undefined) env[name] = v;
+  }
+  return { ...env, ...spec.env };
+}
+
 /** A candidate that runs `spec.command` in each attempt's world. */
 export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candidate {
   const tailBytes = opts.tailBytes ?? 16 * 1024;
@@ -609,7 +640,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     if (!isAbsolute(m)) throw new Error(`Mount "${m}" of candidate "${spec.name}" is not absolute`);
   }
 
-  const hostPath = () => opts.env("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
+  const hostPath = () => opts.env("PATH") ?? DEFAULT_PATH;
 
   async function argv(
     ctx: AttemptContext,
@@ -668,32 +699,6 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     );
   }
 
-  function environment(
-    ctx: AttemptContext,
-    gateway: AttemptGateway | null,
-  ): Record<string, string> {
-    const isolated = opts.isolation === "bwrap";
-    const env: Record<string, string> = {
-      PATH: hostPath(),
-      HOME: isolated ? "/tmp" : (opts.env("HOME") ?? ctx.worldDir),
-      LANG: "C.UTF-8",
-      DVERGR_WORLD: isolated ? "/" : ctx.worldDir,
-      DVERGR_CASE: ctx.caseId ?? "",
-      DVERGR_REPETITION: String(ctx.repetition),
-      DVERGR_TIMEOUT_MS: String(ctx.timeoutMs),
-      DVERGR_CAPTURE: ctx.writable.join(":"),
-    };
-    if (ctx.task.length <= MAX_ENV_TASK) env.DVERGR_TASK = ctx.task;
-    else env.DVERGR_TASK_ON_STDIN_ONLY = "1";
-    if (isolated) env.TMPDIR = "/tmp";
-    if (gateway) Object.assign(env, gateway.env);
-    for (const name of spec.passEnv ?? []) {
-      const v = opts.env(name);
-      if (v !== undefined) env[name] = v;
-    }
-    return { ...env, ...spec.env };
-  }
-
   /** Runs the process of one attempt (behind `gateway` when there is one). */
   async function runProcess(
     ctx: AttemptContext,
@@ -734,7 +739,7 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
           args: rest,
           cwd: ctx.worldDir,
           clearEnv: true,
-          env: environment(ctx, gateway),
+          env: attemptEnvironment(spec, opts, ctx, gateway),
           stdin: "piped",
           stdout: "piped",
           stderr: "piped",

@@ -409,7 +409,6 @@ export async function readBackWorld(
     let pax = new Map<string, string>();
     let longName: string | null = null;
     let entries = 0;
-    // Regular files written back, by their name in the pack: what later hard links name.
     const written = new Map<string, string>();
     for (;;) {
       const header = await readFull(file, BLOCK);
@@ -459,61 +458,87 @@ export async function readBackWorld(
         if (result.status.overPack) break;
         continue;
       }
-      let segs: string[] | null;
-      try {
-        segs = worldPathSegments("/" + name);
-      } catch {
-        segs = null;
-      }
-      const ok = segs !== null && segs.length > 0 && rw.has(segs[0]);
-      if (type === "5") {
-        if (ok && segs!.length > 1) {
-          await Deno.mkdir(join(worldDir, ...segs!), { recursive: true }).catch(() => {
-            skip("/" + name, "unwritable");
-          });
-        }
-        continue;
-      }
-      if (type === "1" && ok && segs!.length > 1) {
-        // A hard link: the same file as an earlier entry (tar stores its content once).
-        const linked = await linkOut(worldDir, written.get(worldKey(linkTarget) ?? ""), segs!);
-        if (linked === null) skip("/" + name, "hardlink");
-        else {
-          written.set(segs!.join("/"), join(worldDir, ...segs!));
-          result.files++;
-          result.bytes += linked;
-        }
-        if (!(await skipBytes(file, padded))) {
-          result.truncated = true;
-          break;
-        }
-        continue;
-      }
-      if (type !== "0" || !ok || segs!.length < 2) {
-        skip("/" + name, type === "2" ? "symlink" : ok ? "special" : "outside");
-        if (!(await skipBytes(file, padded))) {
-          result.truncated = true;
-          break;
-        }
-        continue;
-      }
-      const host = join(worldDir, ...segs!);
-      const wrote = await copyOut(file, host, size, padded);
-      if (wrote === "short") {
-        result.truncated = true;
-        break;
-      }
-      if (wrote === "unwritable") skip("/" + name, "unwritable");
-      else {
-        written.set(segs!.join("/"), host);
-        result.files++;
-        result.bytes += size;
-      }
+      const next = await writeMember(
+        { worldDir, rw, file, result, skip, written },
+        { name, type, size, padded, linkTarget },
+      );
+      if (next === "stop") break;
     }
   } finally {
     file.close();
   }
   return result;
+}
+
+/** What writing one member of the pack back needs. */
+interface UnpackState {
+  worldDir: string;
+  rw: Set<string>;
+  file: Deno.FsFile;
+  result: ReadBack;
+  skip: (path: string, reason: string) => void;
+  /** Regular files written back, by their name in the pack: what later hard links name. */
+  written: Map<string, string>;
+}
+
+/**
+ * Writes one member of the pack (its header read; the file positioned at its data) into the
+ * world, or skips it with the reason; "stop" when the pack ends early.
+ */
+async function writeMember(
+  st: UnpackState,
+  m: { name: string; type: string; size: number; padded: number; linkTarget: string },
+): Promise<"next" | "stop"> {
+  const { worldDir, file, result, skip, written } = st;
+  const { name, type, size, padded } = m;
+  let segs: string[] | null;
+  try {
+    segs = worldPathSegments("/" + name);
+  } catch {
+    segs = null;
+  }
+  const ok = segs !== null && segs.length > 0 && st.rw.has(segs[0]);
+  const skipData = async () => {
+    if (await skipBytes(file, padded)) return "next";
+    result.truncated = true;
+    return "stop";
+  };
+  if (type === "5") {
+    if (ok && segs!.length > 1) {
+      await Deno.mkdir(join(worldDir, ...segs!), { recursive: true }).catch(() => {
+        skip("/" + name, "unwritable");
+      });
+    }
+    return "next";
+  }
+  if (type === "1" && ok && segs!.length > 1) {
+    // A hard link: the same file as an earlier entry (tar stores its content once).
+    const linked = await linkOut(worldDir, written.get(worldKey(m.linkTarget) ?? ""), segs!);
+    if (linked === null) skip("/" + name, "hardlink");
+    else {
+      written.set(segs!.join("/"), join(worldDir, ...segs!));
+      result.files++;
+      result.bytes += linked;
+    }
+    return await skipData();
+  }
+  if (type !== "0" || !ok || segs!.length < 2) {
+    skip("/" + name, type === "2" ? "symlink" : ok ? "special" : "outside");
+    return await skipData();
+  }
+  const host = join(worldDir, ...segs!);
+  const wrote = await copyOut(file, host, size, padded);
+  if (wrote === "short") {
+    result.truncated = true;
+    return "stop";
+  }
+  if (wrote === "unwritable") skip("/" + name, "unwritable");
+  else {
+    written.set(segs!.join("/"), host);
+    result.files++;
+    result.bytes += size;
+  }
+  return "next";
 }
 
 /** A pack name as the key of `written` (null when it is no world path). */
