@@ -92,7 +92,8 @@ async function checkWith(
   values: CheckValues,
   ctx: CliContext,
 ): Promise<number> {
-  const shape = await loadCheck(pool, fb);
+  const params = readParamFlags(values.param ?? [], "check");
+  const shape = await loadCheck(pool, fb, params);
   if (!shape.ok) {
     const { problems } = shape;
     if (values.json) printJson(ctx, shape);
@@ -130,7 +131,6 @@ async function checkWith(
   if (values.answer !== undefined) {
     const caseId = answerCase(bundle, values.case);
     const files = await readAnswerDir(values.answer, bundle.definition.capture);
-    const params = readParamFlags(values.param ?? [], "check");
     verdict = await gradeAnswer(bundle, pool, {
       files,
       caseId,

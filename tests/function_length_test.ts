@@ -40,7 +40,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "adapters/gateway/model_gateway.ts:forwardBody": 149,
   "cli/benchmark.ts:run": 155,
   "adapters/gateway/world_mcp.ts:createWorldMcp": 136,
-  "core/bundle/parse.ts:analyse": 131,
   "mcp/surface.ts:createSurface": 130,
   "adapters/candidates/agent_cli/agent_cli.ts:createAgentCandidate": 124,
   "core/casepack/spec.ts:completeSpec": 124,

@@ -19,6 +19,7 @@ import {
   type FileMap,
   relativePathProblem,
 } from "./file_map.ts";
+import { sandboxNameProblems } from "./sandbox_names.ts";
 import {
   calibrationSchema,
   certificationSchema,
@@ -202,27 +203,7 @@ function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } 
     const v = readEdnProblem("gold.edn", gold, problems);
     if (v !== undefined) parsed.gold = toPlain(v);
   }
-  const cal = files.get("calibration.edn");
-  if (cal !== undefined) {
-    const v = readEdnProblem("calibration.edn", cal, problems);
-    if (v !== undefined) {
-      if (!(v instanceof Map)) {
-        problems.push({
-          file: "calibration.edn",
-          message: `expected a map {:reference {…} :damaged {…}}, found ${describeEdn(v)}`,
-        });
-      } else {
-        parsed.calibrationPlain = toPlain(v) as Record<string, unknown>;
-        parsed.calibration = checkSchema(
-          "calibration.edn",
-          cal,
-          parsed.calibrationPlain,
-          calibrationSchema,
-          problems,
-        );
-      }
-    }
-  }
+  readCalibration(files.get("calibration.edn"), parsed, problems);
   const cert = files.get("certification.edn");
   if (cert !== undefined) {
     const v = readEdnProblem("certification.edn", cert, problems);
@@ -251,12 +232,36 @@ function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } 
 
   parsed.cases = readCases(files, problems);
   worldConflicts(files, parsed.cases, problems);
+  const captureLine = wfText === undefined ? undefined : lineOf(wfText, [":capture"]);
+  problems.push(...sandboxNameProblems(files, parsed.workflow?.capture ?? [], captureLine));
   checkCalibrationRefs(files, parsed, problems);
 
   problems.sort((a, b) =>
     a.file === b.file ? (a.line ?? 0) - (b.line ?? 0) : a.file < b.file ? -1 : 1
   );
   return { problems, parsed };
+}
+
+/** Reads calibration.edn (when the bundle has one) into `parsed`, its problems into `problems`. */
+function readCalibration(cal: string | undefined, parsed: Parsed, problems: BundleProblem[]): void {
+  if (cal === undefined) return;
+  const v = readEdnProblem("calibration.edn", cal, problems);
+  if (v === undefined) return;
+  if (!(v instanceof Map)) {
+    problems.push({
+      file: "calibration.edn",
+      message: `expected a map {:reference {…} :damaged {…}}, found ${describeEdn(v)}`,
+    });
+    return;
+  }
+  parsed.calibrationPlain = toPlain(v) as Record<string, unknown>;
+  parsed.calibration = checkSchema(
+    "calibration.edn",
+    cal,
+    parsed.calibrationPlain,
+    calibrationSchema,
+    problems,
+  );
 }
 
 /**

@@ -12,6 +12,7 @@ import { contentId } from "../bundle/content_id.ts";
 import { checkerInputFor } from "../bundle/checker_input.ts";
 import type { CheckerRun, CheckerRunner } from "../checker.ts";
 import { checkerLoadProblems } from "../bundle/checker_loads.ts";
+import { placeholderProblems } from "../bundle/task.ts";
 
 /** A bundle that has problems (with its content id), or the parsed bundle. */
 export type ShapeCheck =
@@ -26,13 +27,21 @@ export function shapeCheck(fb: FileBundle): ShapeCheck {
 }
 
 /**
- * The shape check, then whether checker.js loads in the sandbox: a syntax error, an import
- * or a throw while loading is a problem with its line (the shape check reads it as text).
+ * The shape check, then the task's placeholders that neither its :params nor `params` (the
+ * command's) fill, and whether checker.js loads in the sandbox: a syntax error, an import or
+ * a throw while loading is a problem with its line (the shape check reads it as text).
  */
-export async function loadCheck(runner: CheckerRunner, fb: FileBundle): Promise<ShapeCheck> {
+export async function loadCheck(
+  runner: CheckerRunner,
+  fb: FileBundle,
+  params: Record<string, unknown> = {},
+): Promise<ShapeCheck> {
   const shape = shapeCheck(fb);
   if (!shape.ok) return shape;
-  const problems = await checkerLoadProblems(shape.bundle, runner);
+  const problems = [
+    ...placeholderProblems(shape.bundle, params),
+    ...await checkerLoadProblems(shape.bundle, runner),
+  ];
   if (problems.length === 0) return shape;
   return { ok: false, name: fb.name, id: shape.bundle.id, problems };
 }

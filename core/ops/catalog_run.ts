@@ -80,9 +80,11 @@ export const catalogCheck = defineOp({
     params,
   }),
   async handler(ctx, input) {
+    const params = readParamTexts(input.params ?? {});
     const shape = await loadCheck(
       ctx.runner,
       await readRoomBundle(ctx.home.rooms, input.room, input.name),
+      params,
     );
     if (!shape.ok) return shape;
     const { bundle } = shape;
@@ -112,7 +114,6 @@ export const catalogCheck = defineOp({
     for (const [p, text] of Object.entries(input.answer)) {
       files["/" + roomPath(p, "answer path")] = text;
     }
-    const params = readParamTexts(input.params ?? {});
     return {
       ...summary,
       verdict: await gradeAnswer(bundle, ctx.runner, {
