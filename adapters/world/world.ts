@@ -130,7 +130,7 @@ export function worldFiles(dir: string): WorldFiles {
         return cur;
       }
       if (info.isSymlink) {
-        throw outside(path, `"${segs.slice(0, i + 1).join("/")}" is a symbolic link`);
+        throw outside(path, `"/${segs.slice(0, i + 1).join("/")}" is a symbolic link`);
       }
       if (i < segs.length - 1 && !info.isDirectory) {
         throw outside(path, `"/${segs.slice(0, i + 1).join("/")}" is not a directory`);
@@ -149,30 +149,58 @@ export function worldFiles(dir: string): WorldFiles {
     }
   }
 
+  const notFound = (path: string) =>
+    new DvergrError("NOT_FOUND", `Cannot read world file "${path}": no such file`, {
+      hint: "List the world's files to see what is there",
+    });
+  /**
+   * An error of the file system (a name too long, no permission, a full disk, a file gone
+   * meanwhile) as one naming the world path: whoever called the tool sees the world, never
+   * where it lies on the host.
+   */
+  const inWorld = (path: string, verb: string) => (e: unknown): never => {
+    if (e instanceof DvergrError) throw e;
+    if (verb === "read" && e instanceof Deno.errors.NotFound) throw notFound(path);
+    const words = (e instanceof Error ? e.message : String(e))
+      .replace(/: [a-z_]+ '[^']*'( -> '[^']*')?$/, "").replaceAll(dir, "");
+    throw new DvergrError("IO", `Cannot ${verb} world path "${path}": ${words}`, {
+      hint: "A world's files are plain files and directories inside it",
+      cause: e,
+    });
+  };
+
   return {
     async list(worldDir) {
-      const host = await hostPath(worldDir, false);
-      const info = await lstatOrNull(host);
-      if (info === null || !info.isDirectory) return [];
-      const out: string[] = [];
-      await walk(host, worldDir.replace(/\/+$/, "") || "/", out);
-      return out.sort();
+      try {
+        const host = await hostPath(worldDir, false);
+        const info = await lstatOrNull(host);
+        if (info === null || !info.isDirectory) return [];
+        const out: string[] = [];
+        await walk(host, worldDir.replace(/\/+$/, "") || "/", out);
+        return out.sort();
+      } catch (e) {
+        return inWorld(worldDir, "list")(e);
+      }
     },
     async read(path) {
-      const host = await hostPath(path, false);
-      const info = await lstatOrNull(host);
-      if (info === null || !info.isFile) {
-        throw new DvergrError("NOT_FOUND", `Cannot read world file "${path}": no such file`, {
-          hint: "List the world's files to see what is there",
-        });
+      try {
+        const host = await hostPath(path, false);
+        const info = await lstatOrNull(host);
+        if (info === null || !info.isFile) throw notFound(path);
+        return await Deno.readTextFile(host);
+      } catch (e) {
+        return inWorld(path, "read")(e);
       }
-      return await Deno.readTextFile(host);
     },
     async write(path, text) {
-      const host = await hostPath(path, true);
-      const info = await lstatOrNull(host);
-      if (info !== null && !info.isFile) throw outside(path, "it is not a regular file");
-      await Deno.writeTextFile(host, text);
+      try {
+        const host = await hostPath(path, true);
+        const info = await lstatOrNull(host);
+        if (info !== null && !info.isFile) throw outside(path, "it is not a regular file");
+        await Deno.writeTextFile(host, text);
+      } catch (e) {
+        inWorld(path, "write")(e);
+      }
     },
   };
 }
@@ -196,6 +224,13 @@ export async function createWorld(
     }
   } catch (e) {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
+    // The world's files name world paths; the host's own trouble (a full disk) names its place.
+    if (e instanceof DvergrError && e.code === "IO") {
+      throw new DvergrError("IO", `Cannot make the world in "${dir}": ${e.message}`, {
+        hint: "Free space on its file system, or make it writable, then run the command again",
+        cause: e.cause,
+      });
+    }
     throw e;
   }
   return {

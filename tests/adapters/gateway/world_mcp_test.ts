@@ -179,3 +179,59 @@ Deno.test("createWorldMcp() answers 413 to a body over its limit, in a session a
     await world.remove();
   }
 });
+
+Deno.test("createWorldMcp(): the world tools' errors name world paths, never where the world lies on the host", async () => {
+  const world = await createWorld({ "/docs/a.md": "alpha" }, { mkdirs: ["/out"] });
+  const s = await serve({
+    world: world.files,
+    profile: "developer",
+    writable: ["/out"],
+    web: null,
+  });
+  try {
+    await Deno.symlink("/etc/passwd", `${world.dir}/docs/link`);
+    const long = "x".repeat(300);
+    const calls: [string, Record<string, string>, RegExp][] = [
+      [
+        "read_file",
+        { path: "/docs/x.md" },
+        /^Error: Cannot read world file "\/docs\/x\.md": no such file$/,
+      ],
+      [
+        "read_file",
+        { path: "/docs/link" },
+        /^Error: Cannot use world path "\/docs\/link": "\/docs\/link" is a symbolic link$/,
+      ],
+      [
+        "read_file",
+        { path: `/docs/${long}` },
+        /^Error: Cannot read world path "\/docs\/x{300}": File name too long \(os error 36\)$/,
+      ],
+      [
+        "list_files",
+        { dir: `/docs/${long}` },
+        /^Error: Cannot list world path "\/docs\/x{300}": File name too long/,
+      ],
+      [
+        "write_file",
+        { path: `/out/${long}`, content: "x" },
+        /^Error: Cannot write world path "\/out\/x{300}": File name too long/,
+      ],
+      [
+        "write_file",
+        { path: `/out/${long}/a.txt`, content: "x" },
+        /^Error: Cannot write world path "\/out\/x{300}\/a\.txt": File name too long/,
+      ],
+    ];
+    for (const [name, args, expected] of calls) {
+      const r = await s.client.callTool({ name, arguments: args });
+      assert.equal(r.isError, true, name);
+      const text = (r.content as { text: string }[])[0].text;
+      assert.match(text, expected);
+      assert.ok(!text.includes(world.dir), text);
+    }
+  } finally {
+    await s.close();
+    await world.remove();
+  }
+});

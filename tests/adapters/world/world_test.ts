@@ -167,3 +167,41 @@ Deno.test("createMemoryWorld() captures what createWorld() captures for the same
     await memory.remove();
   }
 });
+
+const asRoot = Deno.uid() === 0;
+Deno.test({
+  name: "worldFiles() names the world path of a file it may not read or write, not the host's" +
+    (asRoot ? " (skipped: root reads and writes whatever the modes say)" : ""),
+  ignore: asRoot,
+  async fn() {
+    const world = await createWorld({ "/docs/a.md": "alpha" }, { mkdirs: ["/out"] });
+    try {
+      await Deno.chmod(`${world.dir}/docs/a.md`, 0o000);
+      await Deno.chmod(`${world.dir}/out`, 0o500);
+      for (
+        const [f, expected] of [
+          [
+            () => world.files.read("/docs/a.md"),
+            /^Cannot read world path "\/docs\/a\.md": Permission denied/,
+          ],
+          [
+            () => world.files.write("/out/b.md", "x"),
+            /^Cannot write world path "\/out\/b\.md": Permission denied/,
+          ],
+          [
+            () => world.files.write("/out/d/b.md", "x"),
+            /^Cannot write world path "\/out\/d\/b\.md": Permission denied/,
+          ],
+        ] as const
+      ) {
+        const e = await f().then(() => null, (e: Error) => e);
+        assert.ok(e);
+        assert.match(e.message, expected);
+        assert.ok(!e.message.includes(world.dir), e.message);
+      }
+    } finally {
+      await Deno.chmod(`${world.dir}/out`, 0o700);
+      await world.remove();
+    }
+  },
+});
