@@ -157,7 +157,7 @@ export function createProgress(sink: ProgressSink): {
       if (e.type === "stopped") {
         // The cells not needed leave the total, so the bar ends full.
         total = Math.max(done, e.total - e.notNeeded);
-        const line = `stopped: ${stopText(e.comparison)}`;
+        const line = terminalSafe(`stopped: ${stopText(e.comparison)}`); // names candidates
         say(sink.isTerminal ? `\r${line}\x1b[K\n` : `${line}\n`);
         if (sink.isTerminal) redraw();
         return;
