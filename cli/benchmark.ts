@@ -16,6 +16,7 @@ import { brokenLine, outcomeCountsText } from "../core/bench/outcome.ts";
 import { itemSummaryLine } from "../core/bench/item_analysis.ts";
 import { usageError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
+import type { Bundle } from "../core/bundle/types.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { writeEdn } from "../core/edn/write.ts";
@@ -234,6 +235,41 @@ export function stoppingLines(scorecard: Scorecard): string[] {
   ];
 }
 
+/** What --cases N does when the bundle has fewer cases than N, or none; null otherwise. */
+export function casesNote(bundle: Bundle, cases: number | undefined): string | null {
+  if (cases === undefined) return null;
+  const n = bundle.cases.length;
+  if (n === 0) {
+    return `--cases ${cases} has no effect: bundle ${bundle.name} has no cases (one environment)`;
+  }
+  if (cases <= n) return null;
+  return `--cases ${cases} asks for more cases than bundle ${bundle.name} has: ` +
+    `it has ${n}, so all ${n} run`;
+}
+
+/** The benchmark's ending for people: one line per candidate, what went wrong, the reports. */
+function printOutcome(
+  out: (line: string) => void,
+  outcome: BenchmarkOutcome,
+  reports: { markdown: string; html: string },
+): void {
+  const { result, scorecard, diagnosis } = outcome;
+  if (scorecard.complete) candidateLines(scorecard).forEach(out);
+  for (const line of stoppingLines(scorecard)) out(line);
+  for (const b of diagnosis.broken) out(brokenLine(b));
+  const items = itemSummaryLine(diagnosis.items);
+  if (items) out(items);
+  if (!scorecard.complete) {
+    const unfinished = result.total - result.graded - result.notNeeded;
+    const faulted = result.faults > 0 ? ` (${result.faults} faulted)` : "";
+    out(
+      `${unfinished} of ${result.total} cells did not finish${faulted}; run the same command again to resume them`,
+    );
+  }
+  out(`Report: ${reports.markdown}`);
+  out(`HTML report: ${reports.html}`);
+}
+
 /** Reads the command line: flags and arguments checked, nothing touched. */
 export function parse(args: string[]) {
   return parseBundleCommand(
@@ -330,6 +366,8 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       onEvent: progress.onEvent,
       onPlan: ({ bundle }) => {
         if (!values.json) out(`Bundle ${bundle.name} ${bundle.id}`);
+        const note = casesNote(bundle, request.cases);
+        if (note) ctx.stderr(`note: ${note}\n`);
       },
       signal: stop.signal,
     });
@@ -365,9 +403,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       ),
     );
   }
-  const { result, scorecard } = outcome;
-  const unfinished = result.total - result.graded - result.notNeeded;
-
+  const { scorecard } = outcome;
   if (values.json) {
     printJson(ctx, {
       bundle: { name: outcome.bundle.name, id: outcome.bundle.id },
@@ -380,21 +416,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       scorecard,
       ...diagnosisJson(diagnosis),
     });
-  } else {
-    if (scorecard.complete) candidateLines(scorecard).forEach(out);
-    for (const line of stoppingLines(scorecard)) out(line);
-    for (const b of diagnosis.broken) out(brokenLine(b));
-    const items = itemSummaryLine(diagnosis.items);
-    if (items) out(items);
-    if (!scorecard.complete) {
-      const faulted = result.faults > 0 ? ` (${result.faults} faulted)` : "";
-      out(
-        `${unfinished} of ${result.total} cells did not finish${faulted}; run the same command again to resume them`,
-      );
-    }
-    out(`Report: ${reports.markdown}`);
-    out(`HTML report: ${reports.html}`);
-  }
+  } else printOutcome(out, outcome, reports);
   if (scorecard.complete) return 0;
   // Stopped by Ctrl-C (or SIGTERM): what finished is kept; the shell sees the signal.
   return stop.exitStatus() ?? 1;

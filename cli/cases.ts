@@ -1,4 +1,5 @@
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { shellWord } from "./shell_word.ts";
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
@@ -254,7 +255,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     printJson(ctx, { ...countsJson(cert), out: values.out });
     return 0;
   }
-  printSummary(ctx, cert, `Wrote ${values.out}`, build.files.size, values.out);
+  printSummary(ctx, cert, `Wrote ${values.out}`, build.files.size, [values.out]);
   return 0;
 }
 
@@ -323,7 +324,7 @@ async function runIntoRoom(values: Values, tablePath: string, ctx: CliContext): 
       ? `Room ${room} already holds ${dir}/ as built`
       : `Wrote ${dir}/ of room ${room}`,
     files.size,
-    where,
+    values.home === undefined ? [where] : [where, "--home", values.home],
   );
   return 0;
 }
@@ -342,7 +343,7 @@ function printSummary(
   cert: Certification,
   wrote: string,
   fileCount: number,
-  bundleArg: string,
+  bundleArgs: string[],
 ): void {
   const out = (s: string) => ctx.stdout(s + "\n");
   out(countsLine(cert));
@@ -358,10 +359,15 @@ function printSummary(
     }
   }
   out(`${wrote}: ${cert.certified} case${cert.certified === 1 ? "" : "s"}, ${fileCount} files`);
+  // Commands that run as printed: the bundle (and the home of a room's) quoted for a shell.
+  const bundle = bundleArgs.map(shellWord).join(" ");
   out("Next:");
-  out(`  dvergr check ${bundleArg}`);
-  out(`  dvergr calibrate ${bundleArg}`);
-  out(`  dvergr benchmark ${bundleArg}`);
+  out(`  dvergr check ${bundle}`);
+  out(`  dvergr calibrate ${bundle}`);
+  out(
+    `  dvergr benchmark ${bundle} --candidate builtin:reference   ` +
+      "# and yours: --candidate 'mine=cmd:COMMAND'",
+  );
 }
 
 function notCertified(tablePath: string, cert: Certification): DvergrError {

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { dvergrWithPath } from "../helpers/cli.ts";
 import { fileURLToPath } from "node:url";
-import { HELP } from "../../cli/benchmark.ts";
+import { casesNote, HELP } from "../../cli/benchmark.ts";
 import { scorecardEssentials } from "../helpers/scorecard.ts";
 import { openKvStateStore } from "../../adapters/store/kv/state_store.ts";
 import { dirBlobStore } from "../../adapters/store/kv/blob_store.ts";
 import { gitRoomStore } from "../../adapters/rooms/git/room_store.ts";
 import type { Scorecard } from "../../core/bench/scorecard.ts";
-import { wordDataset, writeBundleTo } from "../helpers/dataset_bundle.ts";
+import { wordBundle, wordDataset, writeBundleTo } from "../helpers/dataset_bundle.ts";
 import { DVERGR_PERMISSIONS } from "../../core/permissions.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -405,4 +405,47 @@ Deno.test({
     state.close();
     await Deno.remove(home, { recursive: true });
   },
+});
+
+Deno.test("dvergr benchmark --cases N says so when the bundle has fewer cases, or none", async () => {
+  const dir = await writeBundleTo(wordDataset(3));
+  const home = await Deno.makeTempDir();
+  const r = await dvergr([
+    "benchmark",
+    dir,
+    "--candidate",
+    "builtin:noop",
+    "--cases",
+    "9",
+    "--home",
+    home,
+  ]);
+  assert.equal(r.code, 0, r.err);
+  assert.match(
+    r.err,
+    /^note: --cases 9 asks for more cases than bundle words has: it has 3, so all 3 run$/m,
+  );
+  assert.match(r.err, /Experiment [0-9a-f-]{36}: 3 cells/);
+  const fewer = await dvergr([
+    "benchmark",
+    dir,
+    "--candidate",
+    "builtin:noop",
+    "--cases",
+    "2",
+    "--home",
+    home,
+  ]);
+  assert.doesNotMatch(fewer.err, /note:/);
+  assert.equal(
+    casesNote(
+      wordBundle(0, {
+        "gold.edn": '{:word "w1"}',
+        "calibration.edn": '{:reference {"/out/answer.txt" "w1"} :damaged {}}',
+      }),
+      4,
+    ),
+    "--cases 4 has no effect: bundle words has no cases (one environment)",
+  );
+  assert.equal(casesNote(wordBundle(2), undefined), null);
 });

@@ -534,3 +534,63 @@ Deno.test("dvergr cases --room writes the bundle into the room as one commit, wi
     await Deno.remove(home, { recursive: true });
   }
 });
+
+/** The command lines under "Next:" of a cases summary, as shell words after "dvergr". */
+function nextCommands(out: string): string[][] {
+  const lines = out.slice(out.indexOf("Next:\n") + 6).trimEnd().split("\n");
+  return lines.map((line) => {
+    const words: string[] = [];
+    // Single quotes as a shell reads them; a # starts a comment.
+    for (const m of line.split(" #")[0].matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)) {
+      words.push(m[1] !== undefined ? m[1].replaceAll("'\\''", "'") : m[2]);
+    }
+    assert.equal(words[0], "dvergr", line);
+    return words.slice(1);
+  });
+}
+
+Deno.test("dvergr cases prints next commands that run as printed, for a directory and a room", async () => {
+  const dir = await tempDir({
+    "inv.csv": "no,vendor,account\r\n1,ACME,4930\r\n2,Beta,4931\r\n3,Gamma,4940\r\n",
+  });
+  const r = await dvergr(
+    dir,
+    ...casesArgs("inv.csv", "account:exact", "my pack", { id: "no", inputs: "vendor" }),
+  );
+  assert.equal(r.code, 0, r.err + r.out);
+  const next = nextCommands(r.out);
+  assert.deepEqual(next.map((c) => c.slice(0, 2)), [
+    ["check", "my pack"],
+    ["calibrate", "my pack"],
+    ["benchmark", "my pack"],
+  ]);
+  for (const args of next) {
+    const ran = await dvergr(dir, ...args);
+    assert.equal(ran.code, 0, `${args.join(" ")}: ${ran.out}${ran.err}`);
+  }
+
+  const home = join(dir, "home");
+  assert.equal((await dvergr(dir, "room", "create", "books", "--home", home)).code, 0);
+  const room = await dvergr(
+    dir,
+    "cases",
+    "inv.csv",
+    "--id",
+    "no",
+    "--inputs",
+    "vendor",
+    "--outcome",
+    "account:exact",
+    "--room",
+    "books",
+    "--home",
+    home,
+  );
+  assert.equal(room.code, 0, room.err + room.out);
+  const inRoom = nextCommands(room.out);
+  assert.deepEqual(inRoom[2].slice(0, 4), ["benchmark", "books/inv", "--home", home]);
+  for (const args of inRoom) {
+    const ran = await dvergr(dir, ...args);
+    assert.equal(ran.code, 0, `${args.join(" ")}: ${ran.out}${ran.err}`);
+  }
+});
