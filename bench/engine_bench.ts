@@ -14,6 +14,7 @@ import { openHome } from "../adapters/store/kv/home.ts";
 import { benchmarkBundle } from "../core/engine/benchmark.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import type { FileMap } from "../core/bundle/file_map.ts";
+import { composeServices } from "../adapters/compose.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -69,6 +70,7 @@ async function timed(
 ) {
   const t0 = performance.now();
   const outcome = await benchmarkBundle({
+    services: composeServices(),
     bundle,
     specs,
     home,

@@ -20,11 +20,8 @@ import type { Bundle } from "../core/bundle/types.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { writeEdn } from "../core/edn/write.ts";
-import {
-  type CandidateSpec,
-  parseCandidateSpec,
-  parseModelsFlag,
-} from "../core/engine/candidate_spec.ts";
+import type { CandidateKinds, CandidateSpec } from "../core/ports/candidate_kind.ts";
+import { composeServices } from "../adapters/compose.ts";
 import { benchmarkBundle, type BenchmarkOutcome } from "../core/engine/benchmark.ts";
 import { createProgress } from "./progress.ts";
 import { formatFixed } from "../core/bench/report.ts";
@@ -280,6 +277,17 @@ export function parse(args: string[]) {
   );
 }
 
+/** The candidates `--candidate` and `--models` name, read by the candidate kinds. */
+function candidateSpecsOf(
+  values: { candidate?: string[]; models?: string[] },
+  kinds: CandidateKinds,
+): CandidateSpec[] {
+  return [
+    ...(values.candidate ?? []).map((c) => kinds.parse(c)),
+    ...(values.models ?? []).flatMap((m) => kinds.parseModels(m)),
+  ];
+}
+
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const { values, positionals } = opts;
   const fileBundle = await readBundleArg("benchmark", positionals[0], { home: values.home, ctx });
@@ -301,10 +309,8 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     return 0;
   }
 
-  const specs: CandidateSpec[] = [
-    ...(values.candidate ?? []).map(parseCandidateSpec),
-    ...(values.models ?? []).flatMap(parseModelsFlag),
-  ];
+  const services = composeServices();
+  const specs = candidateSpecsOf(values, services.candidates);
   if (specs.length === 0) {
     throw usageError(
       "Cannot benchmark without candidates",
@@ -357,6 +363,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   try {
     outcome = await benchmarkBundle({
       ...request,
+      services,
       bundle: fileBundle,
       specs,
       home,

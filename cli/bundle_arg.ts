@@ -3,7 +3,7 @@ import { DvergrError, usageError } from "../core/errors.ts";
 import type { FileBundle } from "../core/bundle/file_map.ts";
 import { readBundleDir } from "../adapters/files/bundle_dir.ts";
 import { gitRoomStore } from "../adapters/rooms/git/room_store.ts";
-import { readRoomBundle } from "../adapters/rooms/room_bundles.ts";
+import { readRoomBundle } from "../core/ops/room_bundles.ts";
 import type { CliContext } from "./context.ts";
 import { type OptionSpec, parseCommandArgs } from "./args.ts";
 import { roomHomeDir } from "./home_arg.ts";

@@ -22,6 +22,7 @@ import {
 } from "../core/calibrate/judge_consistency.ts";
 import { prepareEffects } from "../core/engine/attempt_effects.ts";
 import { resolveHomeDir } from "../adapters/store/kv/home.ts";
+import { composeServices } from "../adapters/compose.ts";
 import { judgeLines } from "./judge_text.ts";
 
 export const HELP = `dvergr calibrate <bundle> [--auto [--min-margin M]]
@@ -131,7 +132,7 @@ async function judgeAsk(
     cwd: ctx.cwd,
     bundleName: bundle.name,
   });
-  const effects = await prepareEffects(bundle, { env: ctx.env, homeDir });
+  const effects = await prepareEffects(bundle, { env: ctx.env, homeDir }, composeServices());
   effects.preflight({ web: false });
   return async (prompt) => {
     const a = await effects.judge!.ask(prompt);

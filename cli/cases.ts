@@ -5,7 +5,7 @@ import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { writeBundleDirOnce } from "../adapters/files/bundle_dir_once.ts";
-import { bundleDir } from "../adapters/rooms/room_bundles.ts";
+import { bundleDir } from "../core/ops/room_bundles.ts";
 import type { FileMap } from "../core/bundle/file_map.ts";
 import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
 import {

@@ -1,3 +1,4 @@
+import { composeServices } from "../adapters/compose.ts";
 import { basename, delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseCommandArgs, rangeFlag } from "./args.ts";
@@ -112,6 +113,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   }
   try {
     const outcome = await benchmarkBundle({
+      services: composeServices(),
       bundle,
       specs: [
         { kind: "named", name: "naive", explicit: true },

@@ -5,8 +5,9 @@
  */
 import { join, resolve } from "node:path";
 import { isDir, pathExists } from "../adapters/files/fs.ts";
-import { givenHomeDir, type Home, openHome } from "../adapters/store/kv/home.ts";
-import type { ExperimentMeta } from "../adapters/store/kv/state_store.ts";
+import { givenHomeDir, openHome } from "../adapters/store/kv/home.ts";
+import { type Home } from "../core/ports/home.ts";
+import type { ExperimentMeta } from "../core/ports/state_store.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import type { CliContext } from "./context.ts";
 

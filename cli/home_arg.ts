@@ -5,6 +5,7 @@
 import { DvergrError } from "../core/errors.ts";
 import { openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { isDir } from "../adapters/files/fs.ts";
+import { composeServices } from "../adapters/compose.ts";
 import type { OpContext } from "../core/ops/op.ts";
 import type { CheckerRunner } from "../core/checker.ts";
 import type { CheckerPool } from "../sandbox/checker_pool.ts";
@@ -61,6 +62,7 @@ export async function withOpContext<T>(
   try {
     return await f({
       home,
+      services: composeServices(),
       runner,
       env: ctx.env,
       cwd: ctx.cwd,

@@ -6,6 +6,7 @@ import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { importIntoDir, importIntoRoom, type ImportOutcome } from "../core/ops/catalog_bundles.ts";
+import { fileBundleDirs } from "../adapters/files/bundle_dirs.ts";
 
 export const HELP = `dvergr import FILE (--room ROOM | --dir DIR) [--as NAME] [--force] [--json]
 
@@ -92,7 +93,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       file,
       dir: resolve(ctx.cwd, values.dir!),
       force: values.force,
-    });
+    }, fileBundleDirs);
   }
 
   if (values.json) {

@@ -8,6 +8,7 @@ import { usageError } from "../core/errors.ts";
 import { openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { allOps, callOp, findOp } from "../core/ops/registry.ts";
 import { createJobRunner } from "../adapters/jobs/job_runner.ts";
+import { composeServices } from "../adapters/compose.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import { VERSION } from "../core/version.ts";
 import { selectTools } from "../mcp/selection.ts";
@@ -137,6 +138,7 @@ async function runJobWorker(id: string, homeDir: string, ctx: CliContext): Promi
       if (!spec) throw usageError(`Job ${id} has no op to run`, "Jobs are started by the server");
       return await callOp(findOp(spec.op), {
         home,
+        services: composeServices(),
         runner: pool,
         env: ctx.env,
         cwd: ctx.cwd,
@@ -214,6 +216,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     const orphans = await jobs.recover();
     const context = {
       home,
+      services: composeServices(),
       runner: pool,
       env: ctx.env,
       cwd: ctx.cwd,

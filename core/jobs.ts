@@ -4,6 +4,9 @@
  * (adapters/jobs/job_runner.ts); these are the shapes it and the job ops share.
  */
 
+/** The longest job_status waits (below every common client timeout). */
+export const MAX_WAIT_MS = 25_000;
+
 /** Progress of long work, as MCP progress notifications and job records carry it. */
 export interface Progress {
   progress: number;

@@ -16,7 +16,7 @@ export const DVERGR_PERMISSIONS: readonly string[] = [
  * V8 flags dvergr runs with. Its young generation capped at 4 MiB per semi-space (the
  * default grows to 16): dvergr allocates little that lives, and the cap keeps a 1,000-cell
  * run at ~115 MiB resident instead of ~150 in the same time. `gc()` exposed, for the hints
- * of adapters/system/gc_hint.ts after every 10,000 records read or committed: a 100,000-cell run then
+ * of core/gc_hint.ts after every 10,000 records read or committed: a 100,000-cell run then
  * peaks ~10% above a 10,000-cell one instead of ~30% (bench/memory_bench.ts --large).
  * deno.json's `dvergr` and `compile` tasks pass them too.
  */

@@ -5,7 +5,7 @@
  * process's writes, so the watcher polls these two cheap tokens, at a bounded rate and only
  * while something is watched.
  */
-import type { Home } from "../adapters/store/kv/home.ts";
+import type { Home } from "../core/ports/home.ts";
 
 /** How often watched rooms are looked at (so notifications come at most ~4 times a second). */
 export const WATCH_INTERVAL_MS = 250;

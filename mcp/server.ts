@@ -27,7 +27,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { OpContext, OpProgress } from "../core/ops/op.ts";
-import type { JobRecord } from "../adapters/store/kv/state_store.ts";
+import type { JobRecord } from "../core/ports/state_store.ts";
 import { VERSION } from "../core/version.ts";
 import type { Selection } from "./selection.ts";
 import { createSurface, ProtocolError, type Surface } from "./surface.ts";

@@ -149,7 +149,8 @@ Deno.test("architecture: every module of the program is in a layer of the README
   assert.deepEqual(unplaced, [], "add these folders to the layering table in README.md");
 });
 
-Deno.test("architecture: every import edge is one the layering table allows", () => {
+/** The import edges of `graph` the layering table does not allow, as "from (layer) -> to (layer)". */
+function badEdges(layers: Layer[], graph: Graph): string[] {
   const bad: string[] = [];
   for (const [from, node] of graph.local) {
     const a = layerOf(layers, from);
@@ -164,7 +165,51 @@ Deno.test("architecture: every import edge is one the layering table allows", ()
       }
     }
   }
-  assert.deepEqual(bad, []);
+  return bad;
+}
+
+/** The use cases: they reach adapters only through the ports (core/ports/services.ts). */
+const USE_CASES = ["engine", "ops"];
+
+Deno.test("architecture: every import edge is one the layering table allows", () => {
+  assert.deepEqual(badEdges(layers, graph), []);
+});
+
+Deno.test("architecture: the engine and the ops import no adapter, and the table says so", () => {
+  const adapters = layers.find((l) => l.name === "adapters")!;
+  for (const name of USE_CASES) {
+    const layer = layers.find((l) => l.name === name)!;
+    assert.ok(!layer.mayImport.has("adapters"), `the table lets ${name} import adapters`);
+  }
+  const edges: string[] = [];
+  for (const [from, node] of graph.local) {
+    if (!USE_CASES.includes(layerOf(layers, from)?.name ?? "")) continue;
+    for (const to of node.project) {
+      if (layerOf(layers, to) === adapters) edges.push(`${from} -> ${to}`);
+    }
+  }
+  assert.deepEqual(edges, []);
+});
+
+Deno.test("badEdges() reports an engine or ops module importing an adapter, type imports too", () => {
+  const node = (project: string[]) => ({ project: new Set(project), external: new Set<string>() });
+  const synthetic: Graph = {
+    local: new Map([
+      [
+        "core/engine/run.ts",
+        node(["core/ports/state_store.ts", "adapters/store/kv/state_store.ts"]),
+      ],
+      ["core/ops/op.ts", node(["core/engine/run.ts", "adapters/world/world.ts"])],
+      ["core/ports/state_store.ts", node([])],
+      ["adapters/store/kv/state_store.ts", node(["core/ports/state_store.ts"])],
+      ["adapters/world/world.ts", node([])],
+      ["cli/main.ts", node(["adapters/world/world.ts", "core/ops/op.ts"])],
+    ]),
+  };
+  assert.deepEqual(badEdges(layers, synthetic), [
+    "core/engine/run.ts (engine) -> adapters/store/kv/state_store.ts (adapters)",
+    "core/ops/op.ts (ops) -> adapters/world/world.ts (adapters)",
+  ]);
 });
 
 Deno.test("architecture: no module and no folder imports itself back through others", () => {

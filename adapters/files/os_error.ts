@@ -5,6 +5,8 @@
  * whose message keeps the operating system's words and the path they name.
  */
 import { DvergrError } from "../../core/errors.ts";
+import { isStorageError, SQLITE_STORAGE } from "../../core/storage_error.ts";
+export { isStorageError };
 
 const OS_ERRORS = [
   Deno.errors.NotFound,
@@ -39,19 +41,6 @@ const OS_CODES = new Set([
   "EIO",
 ]);
 
-/** errno names of a file system that cannot take what is written. */
-const STORAGE_CODES = new Set(["ENOSPC", "EDQUOT", "EROFS", "EFBIG", "EIO"]);
-
-/** Linux errno numbers of the same: EIO 5, EFBIG 27, ENOSPC 28, EROFS 30, EDQUOT 122. */
-const STORAGE_OS_ERROR = /\(os error (5|27|28|30|122)\)/;
-
-/**
- * SQLite's words (Deno KV gives no errno) for the same: SQLITE_FULL, SQLITE_IOERR (what a write
- * over RLIMIT_FSIZE becomes), SQLITE_READONLY, SQLITE_CANTOPEN.
- */
-const SQLITE_STORAGE =
-  /^(database or disk is full|disk I\/O error|attempt to write a readonly database|unable to open database file)/;
-
 /** Whether `e` is an error of the file system or the environment rather than of dvergr. */
 export function isOsError(e: unknown): e is Error {
   // One made of an OS error already says what it needs to.
@@ -62,21 +51,6 @@ export function isOsError(e: unknown): e is Error {
   if (SQLITE_STORAGE.test(e.message)) return true;
   // Deno reports ENOSPC, EROFS, ENAMETOOLONG… as plain errors "… (os error N): op 'path'".
   return /\(os error \d+\)/.test(e.message);
-}
-
-/**
- * Whether `e` says a file system cannot take what dvergr writes: it is full, over quota,
- * read-only, the file is over its size limit (RLIMIT_FSIZE), or the device failed — in
- * Deno's words, node:fs's or SQLite's (Deno KV), or as the IO error storageProblem() made
- * of one. Such an error stops a benchmark instead of becoming a cell's fault: every cell
- * after it would fault the same way, and the cells already committed are kept for the rerun.
- */
-export function isStorageError(e: unknown): boolean {
-  if (e instanceof DvergrError) return e.code === "IO" && isStorageError(e.cause);
-  if (!(e instanceof Error)) return false;
-  const code = (e as { code?: unknown }).code;
-  if (typeof code === "string" && STORAGE_CODES.has(code)) return true;
-  return STORAGE_OS_ERROR.test(e.message) || SQLITE_STORAGE.test(e.message);
 }
 
 /**

@@ -14,14 +14,14 @@
  */
 import { DvergrError, errorData, isDvergrError } from "../../core/errors.ts";
 import type { DurableJobRunner, JobRecord, JobWork, Progress } from "../../core/jobs.ts";
-import type { Timer } from "../../core/timer.ts";
-import type { StateStore } from "../store/kv/state_store.ts";
+import type { Timer } from "../../core/ports/timer.ts";
+import type { StateStore } from "../../core/ports/state_store.ts";
 import { processAlive } from "../system/process_alive.ts";
 import { systemTimer } from "../system/timer.ts";
 import { stderrLog } from "../system/log.ts";
+import { MAX_WAIT_MS } from "../../core/jobs.ts";
 
-/** The longest job_status waits (below every common client timeout). */
-export const MAX_WAIT_MS = 25_000;
+export { MAX_WAIT_MS } from "../../core/jobs.ts";
 
 /**
  * The job runners alive in one process, by owner id: a running job of this process whose

@@ -5,12 +5,12 @@
  * trimmed and cut to 500 characters. Keys and base URLs come as for model candidates
  * (adapters/candidates/model/model_candidate.ts). Needs --allow-net.
  */
-import { NO_USAGE, type Usage } from "../../core/bench/candidate.ts";
+import { NO_USAGE } from "../../core/bench/candidate.ts";
 import { DvergrError } from "../../core/errors.ts";
 import { addUsage, costMicros } from "../../core/models/cost.ts";
-import { listPrices, type ModelRegistry, resolveModel } from "../../core/models/registry.ts";
+import { listPrices, resolveModel } from "../../core/models/registry.ts";
 import { loadRegistry } from "./load_registry.ts";
-import type { RetryPolicy } from "../../core/ports/model_provider.ts";
+import type { Judge, JudgeFactory, JudgeOptions } from "../../core/ports/judge.ts";
 import { modelBaseUrl, modelKeyVariable, providerFor } from "./provider_for.ts";
 
 export const JUDGE_SYSTEM_PROMPT = "Answer the question exactly as it asks, briefly.";
@@ -18,27 +18,6 @@ export const JUDGE_MAX_TOKENS = 200;
 export const JUDGE_ANSWER_LIMIT = 500;
 /** How long one judge call may take. */
 export const JUDGE_TIMEOUT_MS = 120_000;
-
-export type JudgeAnswer =
-  | { ok: true; answer: string; usage: Usage; billedMicros: number; listMicros: number | null }
-  | { ok: false; message: string; usage: Usage; billedMicros: number; listMicros: number | null };
-
-/** A judge model ready to be asked. */
-export interface Judge {
-  /** Everything that decides its answers (part of the experiment's verifier identity). */
-  identity: Record<string, unknown>;
-  /** Fails (API_KEY_MISSING) before any cell starts when its key is not set. */
-  preflight(): void;
-  ask(prompt: string, signal?: AbortSignal): Promise<JudgeAnswer>;
-}
-
-export interface JudgeOptions {
-  env: (k: string) => string | undefined;
-  homeDir?: string;
-  registry?: ModelRegistry;
-  fetchImpl?: typeof fetch;
-  retry?: RetryPolicy;
-}
 
 /** The judge for a registry model id or alias (MODEL_UNKNOWN when there is none). */
 export async function createJudge(model: string, opts: JudgeOptions): Promise<Judge> {
@@ -108,3 +87,6 @@ export async function createJudge(model: string, opts: JudgeOptions): Promise<Ju
     },
   };
 }
+
+/** Judges from the model registry (the shipped one merged with the home's models.edn). */
+export const registryJudges: JudgeFactory = { create: createJudge };

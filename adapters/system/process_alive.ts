@@ -3,6 +3,8 @@
  * live one: its worlds, its jobs, its cell leases. Needs --allow-run (/bin/sh): Deno refuses
  * reading /proc without --allow-all.
  */
+import type { ProcessTable } from "../../core/ports/process_table.ts";
+
 const ALIVE_SCRIPT = `
 if kill -0 "$1" 2>/dev/null; then
   # A zombie (ended, not yet reaped by its parent) does not run.
@@ -27,3 +29,17 @@ export async function processAlive(pid: number): Promise<boolean> {
     return true;
   }
 }
+
+function hostName(): string {
+  try {
+    return Deno.hostname();
+  } catch {
+    return "unknown";
+  }
+}
+
+/** This host's processes (--allow-sys=hostname for the host's name, else "unknown"). */
+export const hostProcesses: ProcessTable = {
+  self: () => ({ pid: Deno.pid, host: hostName() }),
+  alive: processAlive,
+};

@@ -1,5 +1,5 @@
 /** The system's timer: the wall clock and real timeouts. Needs no permission. */
-import type { Timer } from "../../core/timer.ts";
+import type { Timer } from "../../core/ports/timer.ts";
 
 export const systemTimer: Timer = {
   now: () => Date.now(),

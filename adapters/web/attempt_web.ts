@@ -18,11 +18,7 @@ import type {
 } from "../../core/web/types.ts";
 import { type BraveConfig, braveConfigFrom, braveSearch } from "./brave.ts";
 import { liveGet, type LiveGetOptions } from "./live_get.ts";
-
-export interface AttemptWeb {
-  web: WorldWeb;
-  recorder: WebRecorder;
-}
+import type { AttemptWeb, BundleWeb, WebClient } from "../../core/ports/web_client.ts";
 
 /** How the host reaches the live web (tests point these at local servers). */
 export interface LiveWebConfig {
@@ -168,3 +164,25 @@ export function createAttemptWeb(
   };
   return { web, recorder };
 }
+
+/** The host's web: live (keys from the environment) or frozen, under each bundle's policy. */
+export const hostWebClient: WebClient = {
+  forBundle(bundle, opts): BundleWeb {
+    const mode = webModeOf(bundle.definition);
+    let live: LiveWebConfig | null = null;
+    const liveConfig = (): LiveWebConfig => {
+      live ??= { ...opts.live, brave: braveConfigFrom(opts.env, bundle.name) };
+      return live;
+    };
+    return {
+      mode,
+      preflight() {
+        if (mode === "live") liveConfig();
+      },
+      open() {
+        if (mode === "off") return null;
+        return createAttemptWeb(bundle, { mode, live: mode === "live" ? liveConfig() : null });
+      },
+    };
+  },
+};

@@ -14,20 +14,13 @@ import { constants as fsConstants, promises as fsp } from "node:fs";
 import { join } from "node:path";
 import { DvergrError } from "../../core/errors.ts";
 import type { WorldFiles } from "../../core/bench/candidate.ts";
-
-/** Bounds on what a capture reads back. */
-export interface CaptureLimits {
-  /** Files larger than this are skipped ("too-large"). Default 1 MiB. */
-  maxFileBytes: number;
-  /** Total bytes of text kept; files beyond are skipped ("over-total"). Default 8 MiB. */
-  maxTotalBytes: number;
-  /** Files kept; further files are skipped ("too-many"). Default 2,000. */
-  maxFiles: number;
-  /** Directory levels below a capture directory that are walked ("too-deep"). Default 32. */
-  maxDepth: number;
-  /** Entries (files, directories, anything) looked at in all; the rest "too-many". Default 50,000. */
-  maxEntries: number;
-}
+import type {
+  Capture,
+  CaptureLimits,
+  SkipReason,
+  World,
+  WorldFactory,
+} from "../../core/ports/world_factory.ts";
 
 export const DEFAULT_CAPTURE_LIMITS: CaptureLimits = {
   maxFileBytes: 1 << 20,
@@ -39,44 +32,6 @@ export const DEFAULT_CAPTURE_LIMITS: CaptureLimits = {
 
 /** Skipped entries listed one by one; beyond, they are only counted. */
 const MAX_SKIPS_LISTED = 200;
-
-/** Why a file was not captured; "changed": it was replaced while the capture read it. */
-export type SkipReason =
-  | "binary"
-  | "too-large"
-  | "over-total"
-  | "too-many"
-  | "symlink"
-  | "special"
-  | "changed"
-  | "too-deep"
-  | "unreadable";
-
-export interface Capture {
-  /** Text of every kept file, by world path, in sorted order. */
-  files: Record<string, string>;
-  /** Files seen but not kept, and why (the first 200; the rest in `skippedUnlisted`). */
-  skipped: { path: string; reason: SkipReason; bytes?: number }[];
-  /** Skipped entries beyond those listed. */
-  skippedUnlisted: number;
-  /** Bytes of text kept. */
-  bytes: number;
-  /**
-   * The walk met more than `maxEntries` entries and stopped: what it did not look at (an
-   * answer, perhaps) is not captured. Absent otherwise.
-   */
-  overEntries?: number;
-}
-
-export interface World {
-  /** The world's directory on the host. */
-  dir: string;
-  files: WorldFiles;
-  /** Reads the files under the given world directories back (bounded; links not followed). */
-  capture(dirs: string[], limits?: Partial<CaptureLimits>): Promise<Capture>;
-  /** Removes the world's directory and everything in it. */
-  remove(): Promise<void>;
-}
 
 /** The segments of a world path, or a PATH_INVALID error saying why it is refused. */
 export function worldPathSegments(path: string): string[] {
@@ -506,3 +461,9 @@ export function createMemoryWorld(
     remove: () => Promise.resolve(),
   };
 }
+
+/** Worlds as the engine makes them: directories under a parent, or in memory. */
+export const worldFactory: WorldFactory = {
+  create: createWorld,
+  memory: createMemoryWorld,
+};

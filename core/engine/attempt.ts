@@ -27,19 +27,16 @@ import {
 } from "../bench/records.ts";
 import type { ExperimentPlan } from "../bench/experiment.ts";
 import type { PendingCell } from "../bench/resume.ts";
-import { type BlobStore, putJson } from "../../adapters/store/kv/blob_store.ts";
-import {
-  type Capture,
-  type CaptureLimits,
-  createMemoryWorld,
-  createWorld,
-  type World,
-} from "../../adapters/world/world.ts";
+import { type BlobStore, putJson } from "../ports/blob_store.ts";
+import type { Capture, CaptureLimits, World } from "../ports/world_factory.ts";
+import type { Services } from "../ports/services.ts";
 import { isDvergrError } from "../errors.ts";
-import { isStorageError } from "../../adapters/files/os_error.ts";
+import { isStorageError } from "../storage_error.ts";
 
 /** What an attempt needs from its run. */
 export interface AttemptRun {
+  /** The adapters it runs on (worlds; the run's leases, timer and effects too). */
+  services: Services;
   blobs: BlobStore;
   /** Parent directory of the attempt worlds. */
   worldsDir: string;
@@ -152,6 +149,15 @@ export function finalVerdict(checker: Verdict, status: CandidateOutcome["status"
   };
 }
 
+/** A cell's world: on disk under the run's worlds, or in memory for a built-in candidate. */
+async function newWorld(opts: AttemptRun, candidate: Candidate, caseId: string | null) {
+  const fixtures = fixturesFor(opts.bundle, caseId);
+  const mkdirs = opts.bundle.definition.capture;
+  return candidate.identity.kind === "builtin"
+    ? opts.services.worlds.memory(fixtures, { mkdirs })
+    : await opts.services.worlds.create(fixtures, { parent: opts.worldsDir, mkdirs });
+}
+
 /**
  * One attempt of a cell; null when the run was cancelled while it ran. A file system that
  * cannot take the world or the evidence (full, read-only…: isStorageError()) is thrown, not
@@ -204,12 +210,7 @@ export async function runAttempt(
   try {
     // A world is written only as far as its candidate can see it: a built-in candidate
     // reaches it only through its file functions, so its world stays in memory.
-    world = candidate.identity.kind === "builtin"
-      ? createMemoryWorld(fixturesFor(bundle, cell.caseId), { mkdirs: bundle.definition.capture })
-      : await createWorld(fixturesFor(bundle, cell.caseId), {
-        parent: opts.worldsDir,
-        mkdirs: bundle.definition.capture,
-      });
+    world = await newWorld(opts, candidate, cell.caseId);
   } catch (e) {
     if (isStorageError(e)) throw e;
     return await faultRecord(

@@ -14,19 +14,10 @@ import { NO_USAGE } from "../bench/candidate.ts";
 import type { AttemptFault, JudgeSummary } from "../bench/records.ts";
 import { addUsage } from "../models/cost.ts";
 import type { WebEvidence, WebSummary } from "../web/record.ts";
-import { type WebMode, webModeOf } from "../web/policy.ts";
-import { type BlobStore, putJson } from "../../adapters/store/kv/blob_store.ts";
-import {
-  type AttemptWeb,
-  createAttemptWeb,
-  type LiveWebConfig,
-} from "../../adapters/web/attempt_web.ts";
-import { braveConfigFrom } from "../../adapters/web/brave.ts";
-import {
-  createJudge,
-  type Judge,
-  type JudgeOptions,
-} from "../../adapters/providers/judge_model.ts";
+import type { WebMode } from "../web/policy.ts";
+import { type BlobStore, putJson } from "../ports/blob_store.ts";
+import type { AttemptWeb, LiveWebOptions, WebClient } from "../ports/web_client.ts";
+import type { Judge, JudgeFactory, JudgeOptions } from "../ports/judge.ts";
 
 /** The check the host adds when the bundle has :blocked-sources. */
 export const NO_BLOCKED_FETCH = "no-blocked-fetch?";
@@ -48,18 +39,24 @@ export interface AttemptEffects {
 
 export interface EffectsOptions extends JudgeOptions {
   /** Replaces parts of the live web configuration (tests: timeouts, resolvers). */
-  live?: Partial<Omit<LiveWebConfig, "brave">>;
+  live?: LiveWebOptions;
+}
+
+/** The adapters the effects come from. */
+export interface EffectsPorts {
+  web: WebClient;
+  judges: JudgeFactory;
 }
 
 /** The effects of a bundle's attempts; a bundle without web or judge gets inert ones. */
 export async function prepareEffects(
   bundle: Bundle,
   opts: EffectsOptions,
+  ports: EffectsPorts,
 ): Promise<AttemptEffects> {
-  const mode = webModeOf(bundle.definition);
   const j = bundle.definition.judge;
   const judge = j
-    ? await createJudge(j.model, opts).catch((e) => {
+    ? await ports.judges.create(j.model, opts).catch((e) => {
       if (!isDvergrError(e)) throw e;
       throw new DvergrError(
         e.code,
@@ -74,27 +71,19 @@ export async function prepareEffects(
       );
     })
     : null;
-  let live: LiveWebConfig | null = null;
-  const liveConfig = (): LiveWebConfig => {
-    live ??= {
-      ...opts.live,
-      fetchImpl: opts.live?.fetchImpl ?? opts.fetchImpl,
-      brave: braveConfigFrom(opts.env, bundle.name),
-    };
-    return live;
-  };
+  const web = ports.web.forBundle(bundle, {
+    env: opts.env,
+    live: { ...opts.live, fetchImpl: opts.live?.fetchImpl ?? opts.fetchImpl },
+  });
   return {
-    mode,
+    mode: web.mode,
     judge,
     identity: judge ? { judge: { ...judge.identity, maxRequests: j!.maxRequests } } : null,
-    preflight({ web }) {
-      if (web && mode === "live") liveConfig();
+    preflight({ web: usesWeb }) {
+      if (usesWeb) web.preflight();
       judge?.preflight();
     },
-    openWeb() {
-      if (mode === "off") return null;
-      return createAttemptWeb(bundle, { mode, live: mode === "live" ? liveConfig() : null });
-    },
+    openWeb: () => web.open(),
   };
 }
 

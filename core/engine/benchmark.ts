@@ -14,33 +14,26 @@ import type { CheckerRunner } from "../checker.ts";
 import type { TrustTier } from "../bench/records.ts";
 import { candidatesToRun, type CellStates, readCellStates } from "../bench/resume.ts";
 import type { Candidate } from "../bench/candidate.ts";
-import {
-  type CandidateSpec,
-  checkBaseline,
-  readNamedCommands,
-  resolveCandidates,
-} from "./candidate_spec.ts";
 import { type ExperimentPlan, planExperiment, type PlanOptions } from "../bench/experiment.ts";
 import { type ProgressEvent, runExperiment, type RunResult } from "./run_experiment.ts";
 import { scoreExperiment } from "./score_experiment.ts";
 import type { Scorecard } from "../bench/scorecard.ts";
 import type { Diagnosis } from "../bench/diagnosis.ts";
-import type { Home } from "../../adapters/store/kv/home.ts";
+import type { Home } from "../ports/home.ts";
 import { roomSlug } from "../room_slug.ts";
-import { syncBundle } from "../../adapters/rooms/git/room_store.ts";
+import { syncBundle } from "../ports/room_store.ts";
 import { type AttemptEffects, type EffectsOptions, prepareEffects } from "./attempt_effects.ts";
-import { trustOf } from "../../adapters/store/kv/state_store.ts";
+import { trustOf } from "../ports/state_store.ts";
 import { DvergrError } from "../errors.ts";
 import { checkRange } from "../ranges.ts";
 import { DEFAULT_ALPHA, DEFAULT_DELTA, type StoppingRule } from "../bench/sequential.ts";
-import type { ResourceLimits } from "../../adapters/candidates/command/limits.ts";
-import {
-  type CommandSpec,
-  detectBwrap,
-  type Isolation,
-} from "../../adapters/candidates/command/command.ts";
+import type { ResourceLimits } from "../bench/resource_limits.ts";
+import type { CandidateSpec, Isolation, NamedCommand } from "../ports/candidate_kind.ts";
+import type { Services } from "../ports/services.ts";
 
 export interface BenchmarkRequest extends PlanOptions {
+  /** The adapters it runs on (adapters/compose.ts). */
+  services: Services;
   bundle: FileBundle;
   specs: CandidateSpec[];
   home: Home;
@@ -54,7 +47,7 @@ export interface BenchmarkRequest extends PlanOptions {
   /** Read-only mounts for inline command candidates (`--mount`). */
   mounts?: string[];
   /** Named commands besides the home's candidates.edn (these win). */
-  named?: Map<string, CommandSpec>;
+  named?: ReadonlyMap<string, NamedCommand>;
   /** Default: bubblewrap when it works here. */
   isolation?: Isolation;
   /** Resource limits of command candidates (recorded in their identity); default DEFAULT_LIMITS. */
@@ -97,26 +90,6 @@ export interface BenchmarkOutcome extends PreparedBenchmark {
 }
 
 /**
- * Command candidates run unisolated only when asked for: without bubblewrap dvergr cannot
- * promise what it does with it.
- */
-function unisolatedRefused(): DvergrError {
-  return new DvergrError(
-    "CANDIDATE_INVALID",
-    "Cannot run command candidates isolated: bubblewrap is not installed or cannot build its " +
-      "sandbox here",
-    {
-      hint: "Install bubblewrap (Debian: apt-get install bubblewrap), or set " +
-        "DVERGR_ISOLATION=none to run them in their world directories knowingly. Unisolated, " +
-        "they can read and write anything the user can and reach the network; bytes written " +
-        "are bounded per file only; memory and processes per process only, unless dvergr " +
-        "can make a cgroup here (which also ends every process at the attempt's end); " +
-        "otherwise processes that leave their session can outlive the attempt",
-    },
-  );
-}
-
-/**
  * Everything before the first cell: the bundle installed in its room, candidates resolved,
  * the baseline checked, the experiment planned, the verifier's trust read, and the
  * candidates that still have cells preflighted (missing API keys, mounts…), so a request
@@ -129,20 +102,12 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
   await home.rooms.createRoom(room);
   const commit = await syncBundle(home.rooms, room, req.room ? bundle.name : room, bundle.files);
 
-  const isolation = req.isolation ?? ((await detectBwrap(req.env)) ? "bwrap" : "none");
-  if (
-    isolation === "none" && req.isolation === undefined && req.env("DVERGR_ISOLATION") !== "none" &&
-    req.specs.some((s) => s.kind === "command" || s.kind === "named")
-  ) {
-    throw unisolatedRefused();
-  }
-  const named = await readNamedCommands(home.candidatesFile);
-  for (const [k, v] of req.named ?? []) named.set(k, v);
-  const candidates = await resolveCandidates(req.specs, {
+  const { candidates, isolation } = await req.services.candidates.resolve(req.specs, {
     bundle,
     env: req.env,
-    isolation,
-    named,
+    isolation: req.isolation,
+    candidatesFile: home.candidatesFile,
+    named: req.named,
     mounts: req.mounts,
     limits: req.limits,
     homeDir: home.dir,
@@ -152,7 +117,11 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
   const stopping = req.stopWhenDecided
     ? stoppingRule(req.baseline, candidates, req.stopWhenDecided)
     : undefined;
-  const effects = await prepareEffects(bundle, { env: req.env, homeDir: home.dir, ...req.effects });
+  const effects = await prepareEffects(
+    bundle,
+    { env: req.env, homeDir: home.dir, ...req.effects },
+    req.services,
+  );
   const plan = planExperiment(bundle, candidates, { ...req, verifier: effects.identity });
   const trust = await trustOf(home.state, bundle.id);
   const cellStates = await readCellStates(plan, home.state.streamCellRecords(plan.id));
@@ -204,6 +173,8 @@ function stoppingRule(
 }
 
 export interface RunBenchmarkOptions {
+  /** The adapters it runs on (adapters/compose.ts). */
+  services: Services;
   runner: CheckerRunner;
   /** Attempts at once; default 4. */
   parallel?: number;
@@ -225,6 +196,7 @@ export async function runBenchmark(
 ): Promise<BenchmarkOutcome> {
   const { bundle, plan, candidates, room, trust } = prepared;
   const result = await runExperiment({
+    services: opts.services,
     state: home.state,
     blobs: home.blobs,
     worldsDir: home.worldsDir,
@@ -262,4 +234,17 @@ export async function benchmarkBundle(
   req.onPlan?.(prepared);
   // Run at once: where prepare found the cells is where to resume from.
   return await runBenchmark(req.home, prepared, { ...req, fresh: true });
+}
+
+/** Refuses a baseline that is not one of the run's candidates, naming the ones there are. */
+export function checkBaseline(
+  baseline: string | undefined,
+  candidates: readonly Candidate[],
+): void {
+  if (baseline === undefined || candidates.some((c) => c.name === baseline)) return;
+  throw new DvergrError(
+    "USAGE",
+    `Cannot compare against baseline "${baseline}": it is not a candidate of this run`,
+    { hint: `Name one of: ${candidates.map((c) => `"${c.name}"`).join(", ")}` },
+  );
 }

@@ -5,8 +5,8 @@
 import type { Bundle } from "../bundle/types.ts";
 import { parseBundle } from "../bundle/parse.ts";
 import { filesUnder } from "../bundle/file_map.ts";
-import type { RoomStore } from "../../adapters/rooms/git/room_store.ts";
-import type { ExperimentMeta } from "../../adapters/store/kv/state_store.ts";
+import type { RoomStore } from "../ports/room_store.ts";
+import type { ExperimentMeta } from "../ports/state_store.ts";
 
 /** The room's bundle an experiment ran, when the room still holds that version of it. */
 export async function experimentBundle(

@@ -6,10 +6,10 @@
  * killed at any moment loses at most the cells whose records had not landed (in flight).
  */
 import type { AttemptRecord } from "../bench/records.ts";
-import type { StateStore } from "../../adapters/store/kv/state_store.ts";
-import { gcHint } from "../../adapters/system/gc_hint.ts";
+import type { StateStore } from "../ports/state_store.ts";
+import { gcHint } from "../gc_hint.ts";
 
-/** Records committed between two garbage-collection hints (see adapters/system/gc_hint.ts). */
+/** Records committed between two garbage-collection hints (see core/gc_hint.ts). */
 const GC_EVERY = 10_000;
 
 export interface GroupCommitter {

@@ -7,9 +7,9 @@
  * is taken until the cell's record is committed (which releases it) or it is released.
  * Times are read from the run's timer.
  */
-import type { Timer } from "../timer.ts";
-import type { CellLease, StateStore } from "../../adapters/store/kv/state_store.ts";
-import { processAlive } from "../../adapters/system/process_alive.ts";
+import type { Timer } from "../ports/timer.ts";
+import type { CellLease, StateStore } from "../ports/state_store.ts";
+import type { ProcessTable } from "../ports/process_table.ts";
 
 /** How long a cell's lease lasts unless renewed; a third of it between renewals. */
 export const LEASE_MS = 30_000;
@@ -21,22 +21,19 @@ export interface LeaseHolder {
   owner: string;
 }
 
-function hostName(): string {
-  try {
-    return Deno.hostname();
-  } catch {
-    return "unknown";
-  }
-}
-
 /** A new holder for one run of this process. */
-export function newLeaseHolder(): LeaseHolder {
-  return { pid: Deno.pid, host: hostName(), owner: crypto.randomUUID() };
+export function newLeaseHolder(processes: ProcessTable): LeaseHolder {
+  return { ...processes.self(), owner: crypto.randomUUID() };
 }
 
 /** The lease's holder is a process of this host that no longer runs (kill -9). */
-export async function holderDead(lease: CellLease, self: LeaseHolder): Promise<boolean> {
-  return lease.host === self.host && lease.pid !== self.pid && !(await processAlive(lease.pid));
+export async function holderDead(
+  lease: CellLease,
+  self: LeaseHolder,
+  processes: ProcessTable,
+): Promise<boolean> {
+  return lease.host === self.host && lease.pid !== self.pid &&
+    !(await processes.alive(lease.pid));
 }
 
 /** One run's leases on one experiment's cells. */
@@ -65,9 +62,9 @@ export interface CellLeases {
 export function cellLeases(
   state: StateStore,
   experimentId: string,
-  opts: { holder: LeaseHolder; leaseMs: number; timer: Timer },
+  opts: { holder: LeaseHolder; processes: ProcessTable; leaseMs: number; timer: Timer },
 ): CellLeases {
-  const { holder, leaseMs, timer } = opts;
+  const { holder, processes, leaseMs, timer } = opts;
   const held = new Set<string>();
   const lost = new Set<string>();
   const closed = new AbortController();
@@ -104,7 +101,7 @@ export function cellLeases(
       const out: boolean[] = [];
       for (const [i, t] of takes.entries()) {
         let ok = t.ok;
-        if (!t.ok && await holderDead(t.holder, holder)) {
+        if (!t.ok && await holderDead(t.holder, holder, processes)) {
           await state.breakLease(experimentId, cells[i], t.holder.owner);
           [{ ok }] = await state.takeLeases(experimentId, [cells[i]], holder, leaseMs, timer.now());
         }
@@ -116,7 +113,7 @@ export function cellLeases(
     async heldByOther(cell) {
       const lease = await state.leaseOf(experimentId, cell);
       return !!lease && lease.owner !== holder.owner && lease.until > timer.now() &&
-        !(await holderDead(lease, holder));
+        !(await holderDead(lease, holder, processes));
     },
     lost: (cell) => lost.has(cell),
     handOver(cell) {

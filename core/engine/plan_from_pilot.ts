@@ -12,8 +12,8 @@ import { type ComparisonPlan, pilotDifferences, planComparison } from "../bench/
 import { currentRecords } from "./score_experiment.ts";
 import { experimentBundle } from "./experiment_bundle.ts";
 import { planOfDefinition } from "../bench/experiment.ts";
-import type { Home } from "../../adapters/store/kv/home.ts";
-import type { ExperimentMeta } from "../../adapters/store/kv/state_store.ts";
+import type { Home } from "../ports/home.ts";
+import type { ExperimentMeta } from "../ports/state_store.ts";
 
 export interface PilotPlanRequest {
   /** The half-width the fixed-size interval should have (a reward difference). */

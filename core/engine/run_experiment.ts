@@ -41,12 +41,11 @@ import {
   resumeState,
 } from "../bench/resume.ts";
 import { PendingQueue } from "../bench/pending_queue.ts";
-import type { Timer } from "../timer.ts";
-import type { StateStore } from "../../adapters/store/kv/state_store.ts";
-import type { World } from "../../adapters/world/world.ts";
-import { systemTimer } from "../../adapters/system/timer.ts";
+import type { Timer } from "../ports/timer.ts";
+import type { StateStore } from "../ports/state_store.ts";
+import type { World } from "../ports/world_factory.ts";
 import { type AttemptRun, runAttempt } from "./attempt.ts";
-import { cellLeases, LEASE_MS, newLeaseHolder } from "./leases.ts";
+import { type CellLeases, cellLeases, LEASE_MS, newLeaseHolder } from "./leases.ts";
 import { groupCommitter } from "./group_commit.ts";
 import { stagedBlobs } from "./staged_blobs.ts";
 import { leaseAheadWindow } from "./lease_ahead.ts";
@@ -121,7 +120,7 @@ export interface RunOptions extends AttemptRun {
   faultRetries?: number;
   onEvent?: (e: ProgressEvent) => void;
   clock?: () => Date;
-  /** Lease times, renewals and the pauses between looks at others' cells; default the system's. */
+  /** Lease times, renewals and the pauses between looks at others' cells; default the services'. */
   timer?: Timer;
   /** Where the cells stand, when the caller has just read it (readCellStates); default: read now. */
   cellStates?: CellStates;
@@ -131,7 +130,7 @@ export interface RunOptions extends AttemptRun {
   maxPollMs?: number;
   /**
    * The attempts' web and judge (prepareEffects, keys checked by prepareBenchmark);
-   * default: prepared from the process's environment. Its identity belongs in the plan
+   * default: prepared from the process's environment through the services. Its identity belongs in the plan
    * (PlanOptions.verifier).
    */
   effects?: AttemptEffects;
@@ -163,10 +162,22 @@ const FIRST_LOOK_MS = 50;
 /** Records on their way to the state store per worker, at most, before workers wait. */
 const MAX_LANDING = 4;
 
+/** The effects of a run given none: prepared from the process's environment. */
+function environmentEffects(opts: RunOptions): Promise<AttemptEffects> {
+  return prepareEffects(opts.bundle, { env: (k) => Deno.env.get(k) }, opts.services);
+}
+
+/** The run's leases on its experiment's cells, held by a new holder of this process. */
+function runLeases(opts: RunOptions, leaseMs: number, timer: Timer): CellLeases {
+  const { processes } = opts.services;
+  const holder = newLeaseHolder(processes);
+  return cellLeases(opts.state, opts.plan.id, { holder, processes, leaseMs, timer });
+}
+
 /** Runs (or resumes) an experiment and returns where every cell stands. */
 export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const clock = opts.clock ?? (() => new Date());
-  const timer = opts.timer ?? systemTimer;
+  const timer = opts.timer ?? opts.services.timer;
   const parallel = Math.max(1, opts.parallel ?? 4);
   const { plan, bundle, state } = opts;
   const total = plan.cells.length;
@@ -203,10 +214,10 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     ...(seq ? { notNeeded: startNotNeeded } : {}),
   });
 
-  const effects = opts.effects ?? await prepareEffects(bundle, { env: (k) => Deno.env.get(k) });
+  const effects = opts.effects ?? await environmentEffects(opts);
   const leaseMs = Math.max(50, opts.leaseMs ?? LEASE_MS);
   const maxPollMs = Math.max(10, opts.maxPollMs ?? 2000);
-  const leases = cellLeases(state, plan.id, { holder: newLeaseHolder(), leaseMs, timer });
+  const leases = runLeases(opts, leaseMs, timer);
   const committer = groupCommitter(state, leases.holder.owner);
   const tally = { done: kept, faults: resume.faults };
   let attempts = 0;

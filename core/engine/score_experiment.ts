@@ -9,7 +9,7 @@ import { type Diagnosis, diagnosisOfFold } from "../bench/diagnosis.ts";
 import { foldGroupedHistory, HistoryFold } from "../bench/history_fold.ts";
 import { cellIndexer } from "../bench/resume.ts";
 import type { StoppingRule } from "../bench/sequential.ts";
-import type { StateStore } from "../../adapters/store/kv/state_store.ts";
+import type { StateStore } from "../ports/state_store.ts";
 
 /**
  * The records of `plan`'s cells made with the cells' inputs, of a stream of the plan's

@@ -5,8 +5,8 @@
  * to the home's blob store at once, as before. Either way a record never lands before a
  * blob it refers to.
  */
-import { blobId, type BlobStore } from "../../adapters/store/kv/blob_store.ts";
-import { SMALL_BLOB_BYTES } from "../../adapters/store/kv/state_batches.ts";
+import { blobId, type BlobStore } from "../ports/blob_store.ts";
+import { SMALL_BLOB_BYTES } from "../ports/state_store.ts";
 
 export interface StagedBlobs extends BlobStore {
   /** The small blobs put so far, to commit with the record (and forgets them). */

@@ -9,9 +9,9 @@ import type { ExperimentDefinition } from "../bench/experiment.ts";
 import { cellKey } from "../bench/records.ts";
 import { type AttemptView, attemptView } from "../bench/attempt_view.ts";
 import { causeOf, type Outcome, outcomeOf } from "../bench/outcome.ts";
-import { getJson } from "../../adapters/store/kv/blob_store.ts";
-import type { Home } from "../../adapters/store/kv/home.ts";
-import type { ExperimentMeta } from "../../adapters/store/kv/state_store.ts";
+import { getJson } from "../ports/blob_store.ts";
+import type { Home } from "../ports/home.ts";
+import type { ExperimentMeta } from "../ports/state_store.ts";
 import { defineOp, type Op } from "./op.ts";
 import { findExperiment } from "./scorecards.ts";
 

@@ -25,16 +25,10 @@ import {
 } from "../bundle/export.ts";
 import { calibrate, type CalibrationResult } from "../calibrate/calibrate.ts";
 import type { TrustTier } from "../bench/records.ts";
-import type { Promotion } from "../../adapters/store/kv/state_store.ts";
-import { trustOf } from "../../adapters/store/kv/state_store.ts";
-import {
-  bundleDir,
-  fileInTheWay,
-  readRoomBundle,
-  readRoomBundles,
-} from "../../adapters/rooms/room_bundles.ts";
-import { readBundleDir } from "../../adapters/files/bundle_dir.ts";
-import { writeBundleDirOnce } from "../../adapters/files/bundle_dir_once.ts";
+import type { Promotion } from "../ports/state_store.ts";
+import { trustOf } from "../ports/state_store.ts";
+import { bundleDir, fileInTheWay, readRoomBundle, readRoomBundles } from "./room_bundles.ts";
+import type { BundleDirs } from "../ports/bundle_dirs.ts";
 import { VERSION } from "../version.ts";
 import type { CheckerRunner } from "../checker.ts";
 
@@ -262,9 +256,12 @@ async function inTurn<T>(key: string, f: () => Promise<T>): Promise<T> {
 }
 
 /** The files of a directory, null when there is none, "unreadable" when it cannot be read. */
-async function existingFiles(dir: string): Promise<FileMap | null | "unreadable"> {
+async function existingFiles(
+  dirs: BundleDirs,
+  dir: string,
+): Promise<FileMap | null | "unreadable"> {
   try {
-    return (await readBundleDir(dir)).files;
+    return (await dirs.read(dir)).files;
   } catch (e) {
     if (e instanceof DvergrError && e.code === "NOT_FOUND") return null;
     if (e instanceof DvergrError) return "unreadable";
@@ -302,14 +299,15 @@ function cannotWrite(dir: string, e: unknown): unknown {
  */
 export async function importIntoDir(
   req: { text: string; file: string; dir: string; force?: boolean },
+  dirs: BundleDirs,
   state?: OpContext["home"]["state"],
 ): Promise<ImportOutcome> {
   const v = verifyExport(req.text, { file: req.file });
-  const current = await existingFiles(req.dir);
+  const current = await existingFiles(dirs, req.dir);
   const unchanged = current instanceof Map && sameFiles(current, v.files);
   const replaced = current === "unreadable" || (!unchanged && current !== null && current.size > 0);
   if (!unchanged) {
-    await writeBundleDirOnce(req.dir, v.files, { force: req.force }).catch((e) => {
+    await dirs.writeOnce(req.dir, v.files, { force: req.force }).catch((e) => {
       throw cannotWrite(req.dir, e);
     });
   }

@@ -14,10 +14,10 @@ import { contentId } from "../bundle/content_id.ts";
 import type { AttemptRecord } from "../bench/records.ts";
 import { frozenPages } from "../web/frozen.ts";
 import { freezeFiles, frozenName } from "../web/freeze.ts";
-import { getJson } from "../../adapters/store/kv/blob_store.ts";
-import type { Home } from "../../adapters/store/kv/home.ts";
-import { readRoomBundle } from "../../adapters/rooms/room_bundles.ts";
-import { syncBundle } from "../../adapters/rooms/git/room_store.ts";
+import { getJson } from "../ports/blob_store.ts";
+import type { Home } from "../ports/home.ts";
+import { readRoomBundle } from "./room_bundles.ts";
+import { syncBundle } from "../ports/room_store.ts";
 
 export interface FreezeResult {
   room: string;

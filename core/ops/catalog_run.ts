@@ -4,7 +4,7 @@
  * it returns at once and is polled with job_status). A bundle lives in its room at
  * `workflows/<name>/`.
  */
-import { limitsFrom } from "../../adapters/candidates/command/limits.ts";
+import { limitsFrom } from "../bench/resource_limits.ts";
 import { checkRange, RANGES } from "../ranges.ts";
 import { posix } from "node:path";
 import { z } from "zod";
@@ -20,8 +20,8 @@ import { DEFAULT_MIN_MARGIN } from "../calibrate/auto.ts";
 import { completeSpec, specFromEdn } from "../casepack/spec.ts";
 import { casePackOf } from "../casepack/attachments.ts";
 import { parseTable, tableFormatOf } from "../casepack/table.ts";
-import { readRoomBundle, roomPathProblem } from "../../adapters/rooms/room_bundles.ts";
-import { type CandidateSpec, parseCandidateSpec } from "../engine/candidate_spec.ts";
+import { readRoomBundle, roomPathProblem } from "./room_bundles.ts";
+import type { CandidateKinds, CandidateSpec } from "../ports/candidate_kind.ts";
 import { prepareBenchmark, runBenchmark } from "../engine/benchmark.ts";
 import type { ProgressEvent } from "../engine/run_experiment.ts";
 import type { Diagnosis } from "../bench/diagnosis.ts";
@@ -307,11 +307,15 @@ function opProgressOf(e: ProgressEvent): OpProgress {
   return { progress: e.done, total: e.total, faults: e.faults, phase };
 }
 
-function candidateSpecs(models: string[], candidates: string[]): CandidateSpec[] {
+function candidateSpecs(
+  kinds: CandidateKinds,
+  models: string[],
+  candidates: string[],
+): CandidateSpec[] {
   const specs: CandidateSpec[] = [];
   for (const c of candidates) {
-    const spec = parseCandidateSpec(c);
-    if (spec.kind === "command") {
+    const spec = kinds.parse(c);
+    if (kinds.isInlineCommand(spec)) {
       // Over MCP a caller could otherwise run any command line on this host.
       throw new DvergrError(
         "CANDIDATE_INVALID",
@@ -324,7 +328,7 @@ function candidateSpecs(models: string[], candidates: string[]): CandidateSpec[]
     }
     specs.push(spec);
   }
-  for (const m of models) specs.push({ kind: "model", model: m });
+  for (const m of models) specs.push(kinds.model(m));
   return specs;
 }
 
@@ -402,7 +406,11 @@ export const catalogBenchmark = defineOp({
     params,
   }),
   async handler(ctx, input) {
-    const specs = candidateSpecs(input.models ?? [], input.candidates ?? []);
+    const specs = candidateSpecs(
+      ctx.services.candidates,
+      input.models ?? [],
+      input.candidates ?? [],
+    );
     if (specs.length === 0) {
       throw new DvergrError("USAGE", "Cannot benchmark without candidates", {
         hint: 'Give candidates: ["builtin:reference", "builtin:noop"] or models: ["…"]',
@@ -411,6 +419,7 @@ export const catalogBenchmark = defineOp({
     const { home } = ctx;
     // Resolving, planning and preflight happen now: a bad request fails here, not in the job.
     const prepared = await prepareBenchmark({
+      services: ctx.services,
       bundle: await readRoomBundle(home.rooms, input.room, input.name),
       room: input.room,
       specs,
@@ -441,6 +450,7 @@ export const catalogBenchmark = defineOp({
     ): Promise<BenchmarkJobResult> => {
       progress({ progress: 0, total: plan.cells.length, faults: 0, phase: "running" });
       const { result, scorecard, diagnosis } = await runBenchmark(home, prepared, {
+        services: ctx.services,
         runner: ctx.runner,
         parallel: input.parallel,
         signal,

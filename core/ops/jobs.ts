@@ -1,10 +1,9 @@
 /**
  * The job ops: job_status, job_list and job_cancel read and control the durable job
- * records of the home (the runner that keeps them is adapters/jobs/job_runner.ts).
+ * records of the home (kept by the services' job runner, adapters/jobs/job_runner.ts).
  */
 import { z } from "zod";
-import type { DurableJobRunner, JobRecord } from "../jobs.ts";
-import { createJobRunner, MAX_WAIT_MS } from "../../adapters/jobs/job_runner.ts";
+import { type DurableJobRunner, type JobRecord, MAX_WAIT_MS } from "../jobs.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
 
 /** The durable runner of a context: the server's, else one reading the home's records. */
@@ -13,7 +12,7 @@ export function jobsOf(ctx: OpContext): DurableJobRunner {
   if (j && typeof j.wait === "function" && typeof j.cancel === "function") {
     return j as DurableJobRunner;
   }
-  return createJobRunner(ctx.home.state, { clock: ctx.clock });
+  return ctx.services.jobs(ctx.home.state, { clock: ctx.clock });
 }
 
 /** A job as the job ops show it. */

@@ -5,8 +5,9 @@
  * it, and a handler over an OpContext. A new op appears in MCP with no extra code.
  */
 import type { z } from "zod";
-import type { Home } from "../../adapters/store/kv/home.ts";
+import type { Home } from "../ports/home.ts";
 import type { CheckerRunner } from "../checker.ts";
+import type { Services } from "../ports/services.ts";
 import type { JobRunner, Progress } from "../jobs.ts";
 export type { JobRunner, JobSpec } from "../jobs.ts";
 
@@ -18,6 +19,8 @@ export type OpKind = "read" | "write" | "destructive";
 /** Everything an op may touch; passed in, so ops run the same under the CLI, MCP and tests. */
 export interface OpContext {
   home: Home;
+  /** The adapters the ops run on (adapters/compose.ts). */
+  services: Services;
   runner: CheckerRunner;
   env(name: string): string | undefined;
   cwd: string;

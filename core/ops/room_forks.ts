@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { DvergrError } from "../errors.ts";
 import type { FileMap } from "../bundle/file_map.ts";
-import { type ForkInfo, type RoomStore } from "../../adapters/rooms/git/room_store.ts";
+import { type ForkInfo, type RoomStore } from "../ports/room_store.ts";
 import { checkSlug } from "../room_slug.ts";
 import { defineOp, type Op } from "./op.ts";
 import { pageList, pageParams } from "./paging.ts";

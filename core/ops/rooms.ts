@@ -7,8 +7,8 @@ import { Buffer } from "node:buffer";
 import { z } from "zod";
 import { DvergrError } from "../errors.ts";
 import { defineOp, type Op } from "./op.ts";
-import { fileInTheWay, roomPathProblem } from "../../adapters/rooms/room_bundles.ts";
-import type { CommitInfo, RoomStore } from "../../adapters/rooms/git/room_store.ts";
+import { fileInTheWay, roomPathProblem } from "./room_bundles.ts";
+import type { CommitInfo, RoomStore } from "../ports/room_store.ts";
 import { pageList, pageParams, pageText } from "./paging.ts";
 
 const room = z.string().describe("Room slug: lowercase letters, digits and dashes, e.g. `books`");

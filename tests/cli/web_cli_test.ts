@@ -4,9 +4,10 @@ import { memoryContext } from "../../cli/context.ts";
 import { runMain } from "../../main.ts";
 import { readBundleDir, writeTree } from "../../adapters/files/bundle_dir.ts";
 import { openHome } from "../../adapters/store/kv/home.ts";
-import { syncBundle } from "../../adapters/rooms/git/room_store.ts";
+import { syncBundle } from "../../core/ports/room_store.ts";
 import { callOp, findOp } from "../../core/ops/registry.ts";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";
+import { composeServices } from "../../adapters/compose.ts";
 
 const RIVALS = new URL("../../examples/workflows/tool-rivals", import.meta.url).pathname;
 
@@ -139,6 +140,7 @@ Deno.test("catalog_check grades an answer with the fetched pages and judgements 
     await syncBundle(home.rooms, "web", "tool-rivals", (await readBundleDir(RIVALS)).files);
     const ctx = {
       home,
+      services: composeServices(),
       runner: createCheckerPool({ workers: 1 }),
       env: () => undefined,
       cwd: dir,
@@ -166,7 +168,11 @@ Deno.test("catalog_check grades an answer with the fetched pages and judgements 
       const none = await check({});
       assert.equal(none.verdict.run.verdict.checks["every-quote-fetched?"], false);
       await assert.rejects(
-        callOp(findOp("catalog_check"), ctx, { room: "web", name: "tool-rivals", judgements: {} }),
+        callOp(findOp("catalog_check"), ctx, {
+          room: "web",
+          name: "tool-rivals",
+          judgements: {},
+        }),
         /Cannot use fetched or judgements without an answer/,
       );
     } finally {

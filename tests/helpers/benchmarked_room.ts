@@ -1,5 +1,5 @@
 /** A memory home whose room "books" ran one benchmark of the recall bundle (inline, via ops). */
-import { memoryHome } from "../../adapters/store/kv/home.ts";
+import { memoryHome } from "../../adapters/store/memory/home.ts";
 import { callOp } from "../../core/ops/registry.ts";
 import { catalogBenchmark } from "../../core/ops/catalog_run.ts";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";

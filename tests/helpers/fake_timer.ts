@@ -3,7 +3,7 @@
  * order. With `auto`, time jumps to the next sleeper's wake as soon as the event loop has
  * nothing else to do for a moment, so code that waits for a long lease runs in milliseconds.
  */
-import type { Timer } from "../../core/timer.ts";
+import type { Timer } from "../../core/ports/timer.ts";
 
 export interface FakeTimer extends Timer {
   advance(ms: number): Promise<void>;

@@ -1,11 +1,14 @@
 /** An op context for tests: unisolated command candidates, the real clock. */
-import { type Home, openHome } from "../../adapters/store/kv/home.ts";
+import { openHome } from "../../adapters/store/kv/home.ts";
+import { type Home } from "../../core/ports/home.ts";
 import type { CheckerRunner } from "../../core/checker.ts";
 import type { JobRunner, OpContext } from "../../core/ops/op.ts";
+import { composeServices } from "../../adapters/compose.ts";
 
 export function testOpContext(home: Home, runner: CheckerRunner, jobs?: JobRunner): OpContext {
   return {
     home,
+    services: composeServices(),
     runner,
     env: (name) => (name === "DVERGR_ISOLATION" ? "none" : undefined),
     cwd: Deno.cwd(),
@@ -29,6 +32,7 @@ export async function withTempHome(
   const home = await openHome(await Deno.makeTempDir({ prefix }));
   const ctx: OpContext = {
     home,
+    services: composeServices(),
     runner: NO_RUNNER,
     env: () => undefined,
     cwd: Deno.cwd(),

@@ -6,7 +6,7 @@ import type { AttemptRecord } from "../../core/bench/records.ts";
 import type { ExperimentPlan } from "../../core/bench/experiment.ts";
 import { cellIndexer } from "../../core/bench/resume.ts";
 import { currentRecords } from "../../core/engine/score_experiment.ts";
-import type { StateStore } from "../../adapters/store/kv/state_store.ts";
+import type { StateStore } from "../../core/ports/state_store.ts";
 
 export async function planRecords(
   state: StateStore,

@@ -6,8 +6,8 @@
  */
 import type { AttemptRecord } from "../../core/bench/records.ts";
 import { T0 } from "./records.ts";
-import { memoryHome } from "../../adapters/store/kv/home.ts";
-import type { StateStore } from "../../adapters/store/kv/state_store.ts";
+import { memoryHome } from "../../adapters/store/memory/home.ts";
+import type { StateStore } from "../../core/ports/state_store.ts";
 import { seededRandom } from "../../core/seeded_random.ts";
 
 export interface RandomHistory {

@@ -5,7 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { toolProblems } from "../../mcp/tool_schema.ts";
 import { runJsEval } from "../../sandbox/js_eval.ts";
 import { withMemoryClient } from "./memory_client.ts";
-import type { Home } from "../../adapters/store/kv/home.ts";
+import type { Home } from "../../core/ports/home.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;

@@ -23,6 +23,7 @@ import { createMcpServer } from "../../mcp/server.ts";
 import { selectTools } from "../../mcp/selection.ts";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 import { DVERGR_PERMISSIONS } from "../../core/permissions.ts";
+import { composeServices } from "../../adapters/compose.ts";
 
 /** A handshake-era `initialize` request for `version` (with `_meta` when given). */
 export function initialize(version: string, id = 1, meta?: Record<string, unknown>) {
@@ -318,6 +319,7 @@ export async function withHttp(
   const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-http-" }));
   const context = {
     home,
+    services: composeServices(),
     runner: createCheckerPool({ workers: 1 }),
     env: () => undefined,
     cwd: Deno.cwd(),

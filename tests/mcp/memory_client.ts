@@ -3,7 +3,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/inMemory"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { type Home, openHome } from "../../adapters/store/kv/home.ts";
+import { openHome } from "../../adapters/store/kv/home.ts";
+import { type Home } from "../../core/ports/home.ts";
 import { allOps } from "../../core/ops/registry.ts";
 import { createMcpServer } from "../../mcp/server.ts";
 import { type SelectionRequest, selectTools } from "../../mcp/selection.ts";
@@ -11,6 +12,7 @@ import type { JsEvalRunner } from "../../mcp/code_profile.ts";
 import { createJobRunner } from "../../adapters/jobs/job_runner.ts";
 import type { DurableJobRunner } from "../../core/jobs.ts";
 import { NO_RUNNER } from "../helpers/op_context.ts";
+import { composeServices } from "../../adapters/compose.ts";
 
 /** For ops that never run a checker: says so if one is asked. */
 
@@ -28,6 +30,7 @@ export async function withMemoryClient(
   const server = createMcpServer({
     context: {
       home,
+      services: composeServices(),
       runner: NO_RUNNER,
       env: () => undefined,
       cwd: Deno.cwd(),

@@ -11,7 +11,7 @@ import { jobLogMessage } from "../../mcp/server.ts";
 import { matchResource, templateOf } from "../../mcp/resources.ts";
 import { createRoomWatcher } from "../../mcp/room_watch.ts";
 import { withMemoryClient } from "./memory_client.ts";
-import type { JobRecord } from "../../adapters/store/kv/state_store.ts";
+import type { JobRecord } from "../../core/ports/state_store.ts";
 import { ROOT } from "./helpers.ts";
 
 async function rpcError(p: Promise<unknown>): Promise<McpError> {

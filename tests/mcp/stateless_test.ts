@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/inMemory"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { type Home, openHome } from "../../adapters/store/kv/home.ts";
+import { openHome } from "../../adapters/store/kv/home.ts";
+import { type Home } from "../../core/ports/home.ts";
 import { allOps } from "../../core/ops/registry.ts";
 import { createMcpServer } from "../../mcp/server.ts";
 import { selectTools } from "../../mcp/selection.ts";
@@ -21,6 +22,7 @@ import { splitEras } from "../../mcp/era_transport.ts";
 import { createRoomWatcher, homeVersion } from "../../mcp/room_watch.ts";
 import { BOOKINGS_CSV, BOOKINGS_SPEC, initialize } from "./helpers.ts";
 import { NO_RUNNER } from "../helpers/op_context.ts";
+import { composeServices } from "../../adapters/compose.ts";
 
 const TOKEN = "s".repeat(64);
 const META = {
@@ -43,6 +45,7 @@ async function withServer(
   const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-stateless-" }));
   const context = {
     home,
+    services: composeServices(),
     runner: NO_RUNNER,
     env: () => undefined,
     cwd: Deno.cwd(),

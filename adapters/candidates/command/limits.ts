@@ -24,61 +24,19 @@ import { join } from "node:path";
 import { worldPathSegments } from "../../world/world.ts";
 import { MARKS_FD } from "./sandbox_marks.ts";
 
-/** What a command candidate may consume in one attempt. */
-export interface ResourceLimits {
-  /** Memory of the attempt's processes (bytes). */
-  memoryBytes: number;
-  /** Bytes it may write under each writable world directory, and under /tmp (bytes). */
-  worldBytes: number;
-  /** Processes and threads at once. */
-  processes: number;
-  /** Open files per process. */
-  openFiles: number;
-}
+export {
+  DEFAULT_LIMITS,
+  describeLimits,
+  limitsFrom,
+  limitsIdentity,
+  type ResourceLimits,
+} from "../../../core/bench/resource_limits.ts";
+import type { ResourceLimits } from "../../../core/bench/resource_limits.ts";
 
 const MIB = 1024 * 1024;
 
 /** Processes and threads of the user beside the candidate's, under RLIMIT_NPROC. */
 export const NPROC_HEADROOM = 4096;
-
-export const DEFAULT_LIMITS: ResourceLimits = {
-  memoryBytes: 4096 * MIB,
-  worldBytes: 1024 * MIB,
-  processes: 512,
-  openFiles: 1024,
-};
-
-/** The default limits with the given ones (MiB and counts, as flags and MCP give them). */
-export function limitsFrom(given: {
-  memoryMiB?: number;
-  worldMiB?: number;
-  processes?: number;
-  openFiles?: number;
-}): ResourceLimits {
-  return {
-    memoryBytes: given.memoryMiB !== undefined ? given.memoryMiB * MIB : DEFAULT_LIMITS.memoryBytes,
-    worldBytes: given.worldMiB !== undefined ? given.worldMiB * MIB : DEFAULT_LIMITS.worldBytes,
-    processes: given.processes ?? DEFAULT_LIMITS.processes,
-    openFiles: given.openFiles ?? DEFAULT_LIMITS.openFiles,
-  };
-}
-
-/** The limits as recorded in an experiment definition and shown in the report. */
-export function limitsIdentity(l: ResourceLimits): Record<string, number> {
-  return {
-    memoryMiB: Math.round(l.memoryBytes / MIB),
-    worldMiB: Math.round(l.worldBytes / MIB),
-    processes: l.processes,
-    openFiles: l.openFiles,
-  };
-}
-
-/** "memory 4096 MiB, world 1024 MiB, 512 processes, 1024 open files". */
-export function describeLimits(l: ResourceLimits): string {
-  const id = limitsIdentity(l);
-  return `memory ${id.memoryMiB} MiB, world ${id.worldMiB} MiB, ${id.processes} processes, ` +
-    `${id.openFiles} open files`;
-}
 
 /** The name a limit is reported under. */
 export type LimitName = "memory" | "world-bytes" | "processes" | "open-files";

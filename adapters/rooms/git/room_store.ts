@@ -12,23 +12,15 @@
  * room has many. The objects are read by `git/object_reader.ts` (packs, deltas, loose objects,
  * packed refs), so a room git itself repacked or an older loose-object room reads too. The git
  * layer lives in `core/codecs/git/` (objects, zlib) and here: pack writing and reading, the repository (refs, the
- * branch lock), pack merging; this module is the RoomStore contract on top of it.
+ * branch lock), pack merging; this module is the RoomStore port (core/ports/room_store.ts) on top of it.
  *
  * Permissions: --allow-read and --allow-write on the rooms directory.
  */
 import { checkSlug, isSlug } from "../../../core/room_slug.ts";
-export { checkSlug } from "../../../core/room_slug.ts";
 import { pathExists } from "../../files/fs.ts";
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { DvergrError } from "../../../core/errors.ts";
-import {
-  conflictText,
-  fileDirConflict,
-  type FileMap,
-  relativePathProblem,
-  sortedFiles,
-} from "../../../core/bundle/file_map.ts";
+import type { FileMap } from "../../../core/bundle/file_map.ts";
 import {
   commitObject,
   encoder,
@@ -43,255 +35,19 @@ import { type ObjectReader, treeCache, withObjects } from "./object_reader.ts";
 import { BRANCH, initBare, lockBranch, readHead } from "./repository.ts";
 import { consolidate } from "./pack_merge.ts";
 
-export interface CommitInfo {
-  id: string;
-  message: string;
-  /** ISO time of the commit. */
-  at: string;
-  parents: string[];
-}
-
-export interface RoomStore {
-  /** Creates an empty room (one initial commit); false when it already exists. */
-  createRoom(slug: string): Promise<boolean>;
-  hasRoom(slug: string): Promise<boolean>;
-  /** Every room's slug, sorted. */
-  listRooms(): Promise<string[]>;
-  /**
-   * Writes exactly the given paths as one commit (`null` removes a path) and returns the
-   * commit id; when the changes leave the workspace as it was, makes no commit and returns
-   * the current head.
-   */
-  writeFiles(slug: string, changes: Map<string, string | null>, message: string): Promise<string>;
-  /**
-   * The workspace at the head, or at commit `at` of the room's history (only the files
-   * under `prefix/` when given, keeping full paths).
-   */
-  readFiles(slug: string, prefix?: string, at?: string): Promise<FileMap>;
-  /**
-   * Makes the directory `prefix/` hold exactly `files` (paths relative to it): writes what
-   * differs, removes what `files` lacks, in one commit. Returns the commit id, or null when
-   * the directory already held exactly these files (no commit). Used to install a bundle.
-   */
-  replaceDir(
-    slug: string,
-    prefix: string,
-    files: FileMap,
-    message: string,
-    opts?: ReplaceDirOptions,
-  ): Promise<string | null>;
-  /** Commits from the head back to the first. */
-  log(slug: string): Promise<CommitInfo[]>;
-  /** The head commit's id (cheap: no history is read). */
-  head(slug: string): Promise<string>;
-  /**
-   * Makes room `to` a fork of room `from`: a room of its own holding `from`'s history, its
-   * head at `from`'s head (the fork's base). Refused when `to` exists.
-   */
-  forkRoom(from: string, to: string): Promise<ForkInfo>;
-  /** What a room was forked from, or null for a room that is no fork. */
-  forkOf(slug: string): Promise<ForkInfo | null>;
-  /** Records a fork's new base (a commit of its parent, after a merge). */
-  setForkBase(slug: string, base: string): Promise<void>;
-}
-
-/** A fork's parent room and the parent's commit it starts from (or was last merged at). */
-export interface ForkInfo {
-  parent: string;
-  base: string;
-}
-
-export interface ReplaceDirOptions {
-  /**
-   * Remove a file standing where `prefix` or one of its parents goes (an explicit --force);
-   * without it such a file makes the write fail rather than silently disappear.
-   */
-  removeFilesInTheWay?: boolean;
-}
-
-/** Deletions of every parent path of `prefix/` (a no-op for directories and absent paths). */
-function blockerRemovals(prefix: string, changes: Map<string, string | null>): void {
-  const segs = prefix.replace(/\/$/, "").split("/");
-  for (let i = 1; i <= segs.length; i++) {
-    const p = segs.slice(0, i).join("/");
-    if (!changes.has(p)) changes.set(p, null);
-  }
-}
-
-/** A room write that would make a path both a file and a directory. */
-function conflictError(slug: string, c: { file: string; inside: string }): DvergrError {
-  return new DvergrError(
-    "PATH_INVALID",
-    `Cannot write to room "${slug}": ${conflictText(c)}; one of the two would be lost`,
-    { hint: "Remove the file first (null), or write the files under another directory" },
-  );
-}
-
-function checkChanges(changes: Map<string, string | null>, slug = ""): void {
-  const written = [...changes].filter(([, t]) => t !== null).map(([p]) => p);
-  const conflict = fileDirConflict(written);
-  if (conflict) throw conflictError(slug, conflict);
-  for (const path of changes.keys()) {
-    const problem = relativePathProblem(path, "room");
-    if (problem) {
-      throw new DvergrError(
-        "PATH_INVALID",
-        `Cannot write "${path}" to a room: the path ${problem}`,
-        {
-          hint: "Room paths are relative POSIX paths such as `workflows/x/workflow.edn`",
-        },
-      );
-    }
-  }
-}
-
-function noRoom(slug: string): DvergrError {
-  return new DvergrError("NOT_FOUND", `Cannot open room "${slug}": no such room in this home`, {
-    hint: "Benchmark a bundle directory to create its room, or check the --home",
-  });
-}
-
-function underPrefix(path: string, prefix?: string): boolean {
-  if (!prefix) return true;
-  const p = prefix.endsWith("/") ? prefix : prefix + "/";
-  return path.startsWith(p);
-}
-
-/** Serialises work per key within this process. */
-function keyedMutex() {
-  const tails = new Map<string, Promise<unknown>>();
-  return <T>(key: string, f: () => Promise<T>): Promise<T> => {
-    const prev = tails.get(key) ?? Promise.resolve();
-    const next = prev.then(f, f);
-    const tail = next.catch(() => {});
-    tails.set(key, tail);
-    tail.then(() => {
-      if (tails.get(key) === tail) tails.delete(key);
-    });
-    return next;
-  };
-}
-
-/** An in-memory room store: the same contract, snapshots in a Map (tests). */
-export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore {
-  const rooms = new Map<string, { commit: CommitInfo; files: FileMap }[]>();
-  const forks = new Map<string, ForkInfo>();
-  const head = (slug: string) => {
-    const r = rooms.get(slug);
-    if (!r) throw noRoom(slug);
-    return r;
-  };
-  const commitId = (parent: string | null, message: string, files: FileMap) => {
-    const h = createHash("sha1").update(JSON.stringify([parent, message, [...sortedFiles(files)]]));
-    return h.update(String(rooms.size) + clock().toISOString()).digest("hex");
-  };
-  return {
-    async createRoom(slug) {
-      await Promise.resolve();
-      checkSlug(slug);
-      if (rooms.has(slug)) return false;
-      const files: FileMap = new Map();
-      const message = `Create room ${slug}`;
-      rooms.set(slug, [{
-        commit: {
-          id: commitId(null, message, files),
-          message,
-          at: clock().toISOString(),
-          parents: [],
-        },
-        files,
-      }]);
-      return true;
-    },
-    hasRoom: (slug) => Promise.resolve(rooms.has(slug)),
-    listRooms: () => Promise.resolve([...rooms.keys()].sort()),
-    async writeFiles(slug, changes, message) {
-      await Promise.resolve();
-      checkChanges(changes, slug);
-      const history = head(slug);
-      const last = history[history.length - 1];
-      const files = new Map(last.files);
-      for (const [p, text] of changes) {
-        if (text === null) files.delete(p);
-        else files.set(p, text);
-      }
-      const conflict = fileDirConflict(files.keys());
-      if (conflict) throw conflictError(slug, conflict);
-      const same = files.size === last.files.size &&
-        [...files].every(([p, t]) => last.files.get(p) === t);
-      if (same) return last.commit.id;
-      const id = commitId(last.commit.id, message, files);
-      history.push({
-        commit: { id, message, at: clock().toISOString(), parents: [last.commit.id] },
-        files,
-      });
-      return id;
-    },
-    async readFiles(slug, prefix, at) {
-      await Promise.resolve();
-      const history = head(slug);
-      const snapshot = at === undefined
-        ? history[history.length - 1]
-        : history.find((h) => h.commit.id === at);
-      if (!snapshot) throw noCommit(slug, at!);
-      const out: FileMap = new Map();
-      for (const [p, t] of sortedFiles(snapshot.files)) {
-        if (underPrefix(p, prefix)) out.set(p, t);
-      }
-      return Promise.resolve(out);
-    },
-    async replaceDir(slug, prefix, files, message, opts) {
-      await Promise.resolve();
-      const p = dirPrefix(prefix);
-      const history = head(slug);
-      const current = history[history.length - 1].files;
-      const changes = dirChanges(p, files, (path) => current.get(path), current.keys());
-      if (changes.size === 0) return null;
-      if (opts?.removeFilesInTheWay) blockerRemovals(p, changes);
-      return await this.writeFiles(slug, changes, message);
-    },
-    log(slug) {
-      return Promise.resolve(head(slug).map((h) => h.commit).reverse());
-    },
-    head(slug) {
-      const history = head(slug);
-      return Promise.resolve(history[history.length - 1].commit.id);
-    },
-    async forkRoom(from, to) {
-      await Promise.resolve();
-      checkSlug(to);
-      const history = head(from);
-      if (rooms.has(to)) throw roomExists(to);
-      rooms.set(to, history.map((h) => ({ commit: h.commit, files: new Map(h.files) })));
-      const info = { parent: from, base: history[history.length - 1].commit.id };
-      forks.set(to, info);
-      return info;
-    },
-    forkOf(slug) {
-      head(slug);
-      return Promise.resolve(forks.get(slug) ?? null);
-    },
-    setForkBase(slug, base) {
-      const info = forks.get(slug);
-      if (info) forks.set(slug, { ...info, base });
-      return Promise.resolve();
-    },
-  };
-}
-
-function noCommit(slug: string, at: string): DvergrError {
-  return new DvergrError(
-    "NOT_FOUND",
-    `Cannot read commit ${at} of room "${slug}": it is not in the room's history`,
-    { hint: `List the room's commits with room_log (dvergr room log ${slug})` },
-  );
-}
-
-function roomExists(slug: string): DvergrError {
-  return new DvergrError("CONFLICT", `Cannot fork into room "${slug}": it exists already`, {
-    hint: "Name another fork, or leave out `as` to get a new name",
-  });
-}
+import type { CommitInfo, ForkInfo, RoomStore } from "../../../core/ports/room_store.ts";
+import {
+  blockerRemovals,
+  checkChanges,
+  conflictError,
+  dirChanges,
+  dirPrefix,
+  keyedMutex,
+  noCommit,
+  noRoom,
+  roomExists,
+  underPrefix,
+} from "../room_rules.ts";
 
 /** Where a git room keeps what it was forked from (beside the repository's own files). */
 const FORK_FILE = "dvergr-fork.json";
@@ -306,40 +62,6 @@ async function copyDir(from: string, to: string): Promise<void> {
     if (e.isDirectory) await copyDir(a, b);
     else if (e.isFile) await Deno.copyFile(a, b);
   }
-}
-
-function dirPrefix(prefix: string): string {
-  const p = prefix.endsWith("/") ? prefix : prefix + "/";
-  const problem = relativePathProblem(p.slice(0, -1), "room");
-  if (problem) {
-    throw new DvergrError(
-      "PATH_INVALID",
-      `Cannot use room directory "${prefix}": the path ${problem}`,
-      {
-        hint: "Room paths are relative POSIX paths such as `workflows/x`",
-      },
-    );
-  }
-  return p;
-}
-
-/** The changes that make `prefix` hold exactly `files`, given what is there now. */
-function dirChanges<T>(
-  prefix: string,
-  files: FileMap,
-  current: (path: string) => T | undefined,
-  currentPaths: Iterable<string>,
-  same: (text: string, now: T) => boolean = (text, now) => text === (now as unknown),
-): Map<string, string | null> {
-  const changes = new Map<string, string | null>();
-  for (const [p, text] of files) {
-    const now = current(prefix + p);
-    if (now === undefined || !same(text, now)) changes.set(prefix + p, text);
-  }
-  for (const p of currentPaths) {
-    if (p.startsWith(prefix) && !files.has(p.slice(prefix.length))) changes.set(p, null);
-  }
-  return changes;
 }
 
 /** The git object id of a blob holding `text` (UTF-8). */
@@ -670,23 +392,4 @@ export function gitRoomStore(
       await Deno.rename(tmp, join(gitdir, FORK_FILE));
     },
   };
-}
-
-/**
- * Makes `workflows/<name>/` of a room hold exactly `files` (writing what changed, removing
- * what the bundle no longer has) in one commit. Returns the commit id, or null when the
- * room already held exactly these files.
- */
-export function syncBundle(
-  rooms: RoomStore,
-  slug: string,
-  name: string,
-  files: FileMap,
-): Promise<string | null> {
-  return rooms.replaceDir(
-    slug,
-    `workflows/${name}`,
-    files,
-    `Write bundle ${name} (${files.size} files)`,
-  );
 }

@@ -1,54 +1,12 @@
 /**
- * Content-addressed blobs: large evidence (captured files, candidate transcripts) that
- * does not fit in a KV value. A blob's id is the SHA-256 of its bytes (hex), so writing
- * the same content twice stores it once.
+ * A blob store in a directory (`<home>/blobs/`): the embedded home's blobs beside its KV.
  *
- * Permissions: the directory store needs --allow-read and --allow-write on its directory.
+ * Permissions: --allow-read and --allow-write on its directory.
  */
-import { createHash } from "node:crypto";
 import { join } from "node:path";
-
-export interface BlobStore {
-  /** Stores bytes or UTF-8 text and returns its id (SHA-256, hex). Idempotent. */
-  put(content: Uint8Array | string): Promise<string>;
-  /** The blob's bytes, or null when no blob has that id. */
-  get(id: string): Promise<Uint8Array | null>;
-  has(id: string): Promise<boolean>;
-}
+import { blobId, type BlobStore, bytesOf } from "../../../core/ports/blob_store.ts";
 
 const ID = /^[0-9a-f]{64}$/;
-
-/** The SHA-256 (hex) of bytes or UTF-8 text: the id a blob store gives them. */
-export function blobId(content: Uint8Array | string): string {
-  return createHash("sha256").update(
-    typeof content === "string" ? new TextEncoder().encode(content) : content,
-  ).digest("hex");
-}
-
-function bytesOf(content: Uint8Array | string): Uint8Array {
-  return typeof content === "string" ? new TextEncoder().encode(content) : content;
-}
-
-/** An in-memory blob store (tests, dry runs). */
-export function memoryBlobStore(): BlobStore & { size(): number } {
-  const blobs = new Map<string, Uint8Array>();
-  return {
-    put(content) {
-      const bytes = bytesOf(content);
-      const id = blobId(bytes);
-      if (!blobs.has(id)) blobs.set(id, bytes.slice());
-      return Promise.resolve(id);
-    },
-    get(id) {
-      const b = blobs.get(id);
-      return Promise.resolve(b ? b.slice() : null);
-    },
-    has(id) {
-      return Promise.resolve(blobs.has(id));
-    },
-    size: () => blobs.size,
-  };
-}
 
 /** Blob ids a directory store remembers having written, at most. */
 const KNOWN_MAX = 4096;
@@ -109,15 +67,4 @@ export function dirBlobStore(dir: string): BlobStore {
       }
     },
   };
-}
-
-/** Stores a JSON value as a blob (UTF-8 JSON text) and returns its id. */
-export function putJson(blobs: BlobStore, value: unknown): Promise<string> {
-  return blobs.put(JSON.stringify(value));
-}
-
-/** Reads a JSON blob, or null when it is absent. */
-export async function getJson<T = unknown>(blobs: BlobStore, id: string): Promise<T | null> {
-  const bytes = await blobs.get(id);
-  return bytes === null ? null : JSON.parse(new TextDecoder().decode(bytes)) as T;
 }

@@ -17,22 +17,10 @@ export { roomSlug } from "../../../core/room_slug.ts";
 import { DvergrError } from "../../../core/errors.ts";
 import { join, resolve } from "node:path";
 import { processAlive } from "../../system/process_alive.ts";
-import { type BlobStore, dirBlobStore, memoryBlobStore } from "./blob_store.ts";
-import { openKvStateStore, type StateStore } from "./state_store.ts";
-import { gitRoomStore, memoryRoomStore, type RoomStore } from "../../rooms/git/room_store.ts";
-
-export interface Home {
-  /** Absolute directory of the home (a temporary one for a memory home). */
-  dir: string;
-  state: StateStore;
-  rooms: RoomStore;
-  blobs: BlobStore;
-  /** Where this process creates attempt worlds. */
-  worldsDir: string;
-  /** Path of the optional named-candidates file. */
-  candidatesFile: string;
-  close(): Promise<void>;
-}
+import { dirBlobStore } from "./blob_store.ts";
+import { openKvStateStore } from "./state_store.ts";
+import { gitRoomStore } from "../../rooms/git/room_store.ts";
+import type { Home } from "../../../core/ports/home.ts";
 
 interface HomeChoice {
   /** `--home DIR`. */
@@ -109,27 +97,6 @@ export async function openHome(dir: string): Promise<Home> {
     async close() {
       state.close();
       await Deno.remove(join(worldsRoot, `p${Deno.pid}`), { recursive: true }).catch(() => {});
-    },
-  };
-}
-
-/**
- * A home whose records, rooms and blobs live in memory (KV ":memory:", Map twins); only
- * attempt worlds touch the disk, in a temporary directory removed on close.
- */
-export async function memoryHome(): Promise<Home> {
-  const state = await openKvStateStore(":memory:", memoryBlobStore());
-  const tmp = await Deno.makeTempDir({ prefix: "dvergr-home-" });
-  return {
-    dir: tmp,
-    state,
-    rooms: memoryRoomStore(),
-    blobs: state.blobs,
-    worldsDir: join(tmp, "worlds"),
-    candidatesFile: join(tmp, "candidates.edn"),
-    async close() {
-      state.close();
-      await Deno.remove(tmp, { recursive: true }).catch(() => {});
     },
   };
 }

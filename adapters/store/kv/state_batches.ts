@@ -19,58 +19,8 @@
  */
 import { type AttemptRecord, cellKey } from "../../../core/bench/records.ts";
 import type { CellLease, CellLeaseOps, LeaseTake } from "../../../core/ports/cell_lease.ts";
-import type { BlobStore } from "./blob_store.ts";
-
-/** A finished attempt to commit: its record, and the small blobs it refers to. */
-export interface AttemptCommit {
-  record: AttemptRecord;
-  /**
-   * Blobs by id (the evidence), each at most SMALL_BLOB_BYTES, stored in KV with the record
-   * (in the same commit, so the record never refers to a blob that is not there); the
-   * store's `blobs` reads them.
-   */
-  blobs?: ReadonlyMap<string, Uint8Array>;
-}
-
-/** The largest blob stored in KV with its record (a KV value holds at most 64 KiB). */
-export const SMALL_BLOB_BYTES = 32 * 1024;
-
-/** The state store's operations on many cells at once. */
-export interface StateBatches {
-  /**
-   * Commits finished attempts (of one experiment or several), in groups of one atomic
-   * commit each, with the leases `leaseOwner` holds on their cells released in the same
-   * commit. Each record as putAttempt: false (that one not written) when its try number is
-   * already claimed; the others are written all the same.
-   */
-  putAttempts(commits: AttemptCommit[], leaseOwner?: string): Promise<boolean[]>;
-  /** The latest records of several cells (null for a cell without one), in their order. */
-  cellRecordsOf(experimentId: string, cells: string[]): Promise<(AttemptRecord | null)[]>;
-  /** takeLease for several cells at once (few commits), in their order. */
-  takeLeases(
-    experimentId: string,
-    cells: string[],
-    holder: { pid: number; host: string; owner: string },
-    ms: number,
-    now?: number,
-  ): Promise<LeaseTake[]>;
-  /** renewLease for several cells at once, in their order. */
-  renewLeases(
-    experimentId: string,
-    cells: string[],
-    owner: string,
-    ms: number,
-    now?: number,
-  ): Promise<boolean[]>;
-  /** releaseLease for several cells at once. */
-  releaseLeases(experimentId: string, cells: string[], owner: string): Promise<void>;
-  /**
-   * The home's blobs as readers see them: the small ones stored in KV with their records
-   * (putAttempts), then those of the blob store the state store was opened on (where
-   * `put` writes).
-   */
-  readonly blobs: BlobStore;
-}
+import type { BlobStore } from "../../../core/ports/blob_store.ts";
+import type { StateBatches } from "../../../core/ports/state_store.ts";
 
 /** The one-cell operations a batch falls back to (the state store's, same semantics). */
 interface OneCell extends CellLeaseOps {

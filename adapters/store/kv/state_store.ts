@@ -15,99 +15,19 @@
  * Permissions: --allow-read and --allow-write on the KV file; `"unstable": ["kv"]`.
  */
 import type { JobRecord } from "../../../core/jobs.ts";
-export type { JobRecord } from "../../../core/jobs.ts";
-import { type AttemptRecord, cellKey, type TrustTier } from "../../../core/bench/records.ts";
-import type { BlobStore } from "./blob_store.ts";
-import { getJson, putJson } from "./blob_store.ts";
-import { batchMethods, type StateBatches } from "./state_batches.ts";
-import { streamMethods } from "./state_streams.ts";
+import type { AttemptRecord } from "../../../core/bench/records.ts";
+import { cellKey } from "../../../core/bench/records.ts";
+import { type BlobStore, getJson, putJson } from "../../../core/ports/blob_store.ts";
+import type { CellLease } from "../../../core/ports/cell_lease.ts";
+import type {
+  ExperimentMeta,
+  Promotion,
+  StateBatches,
+  StateStore,
+} from "../../../core/ports/state_store.ts";
 import { storageProblem } from "../../files/os_error.ts";
-
-/** What the home keeps about one experiment (its definition and where it ran). */
-export interface ExperimentMeta {
-  id: string;
-  /** Slug of the room the experiment ran in. */
-  room: string;
-  bundleName: string;
-  bundleId: string;
-  /** ISO time the experiment was first recorded. */
-  createdAt: string;
-  /** Number of cells (candidate × case × repetition). */
-  cells: number;
-  /** The experiment's definition (plain JSON), whose content id is `id`. */
-  definition: Record<string, unknown>;
-}
-
-/** A bundle content id promoted on this host (trust tier `room`). */
-export interface Promotion {
-  room: string;
-  name: string;
-  at: string;
-}
-
-import type { CellLease, CellLeaseOps } from "../../../core/ports/cell_lease.ts";
-export type { CellLease, CellLeaseOps, LeaseTake } from "../../../core/ports/cell_lease.ts";
-
-/** The home's records; the batch operations (StateBatches) are in state_batches.ts. */
-export interface StateStore extends StateBatches, CellLeaseOps {
-  /** Records an experiment; keeps the first `createdAt` when it is already known. */
-  putExperiment(meta: ExperimentMeta): Promise<ExperimentMeta>;
-  getExperiment(id: string): Promise<ExperimentMeta | null>;
-  /** Every experiment, oldest first; only those of `room` when given. */
-  listExperiments(room?: string): Promise<ExperimentMeta[]>;
-  /**
-   * Commits one attempt record atomically, as the cell's latest record and in its history.
-   * Returns false (and writes nothing) when the cell already holds a try numbered
-   * `record.tryNo`: another process got there first.
-   */
-  putAttempt(record: AttemptRecord): Promise<boolean>;
-  /** The latest record of one cell (`cellKey(candidate, caseId, repetition)`), or null. */
-  cellRecord(experimentId: string, cell: string): Promise<AttemptRecord | null>;
-  /** The cell's lease, or null when none (an expired one is still returned until removed). */
-  /**
-   * Removes the lease of `owner` on a cell whatever its time left (its holder is known to
-   * be dead); false when the cell's lease is not that owner's any more.
-   */
-  breakLease(experimentId: string, cell: string, owner: string): Promise<boolean>;
-  leaseOf(experimentId: string, cell: string): Promise<CellLease | null>;
-  /** The latest record of every cell of an experiment that has one, in key order. */
-  cellRecords(experimentId: string): Promise<AttemptRecord[]>;
-  /** Every try of every cell of an experiment, in key order. */
-  attemptHistory(experimentId: string): Promise<AttemptRecord[]>;
-  /** cellRecords() a page at a time, without holding them (adapters/store/kv/state_streams.ts). */
-  streamCellRecords(experimentId: string): AsyncIterable<AttemptRecord>;
-  /** attemptHistory() a page at a time: the tries of one cell come one after another. */
-  streamAttemptHistory(experimentId: string): AsyncIterable<AttemptRecord>;
-  putScorecard(experimentId: string, scorecard: unknown): Promise<void>;
-  getScorecard(experimentId: string): Promise<unknown | null>;
-  /** The promotion of a bundle content id on this host, or null. */
-  promotion(bundleId: string): Promise<Promotion | null>;
-  /**
-   * Records a promotion unless the content id is promoted already (atomically: of two
-   * processes promoting at once, the first record stays). Returns the record that holds.
-   */
-  putPromotion(bundleId: string, promotion: Promotion): Promise<Promotion>;
-  putJob(job: JobRecord): Promise<void>;
-  getJob(id: string): Promise<JobRecord | null>;
-  /** Every job, newest first; only those of `room` when given. */
-  listJobs(room?: string): Promise<JobRecord[]>;
-  /** Asks the process running a job to stop it (kept apart from the record it writes). */
-  requestJobCancel(id: string): Promise<void>;
-  jobCancelRequested(id: string): Promise<boolean>;
-  /**
-   * A token that changes whenever a record of the room changes (an experiment, an attempt,
-   * a scorecard, a job and its progress), in any process on the home: what a resource
-   * subscription polls. Room commits are not in it (the room's head says those).
-   */
-  roomVersion(room: string): Promise<string>;
-  close(): void;
-}
-
-/** The trust tier of a room bundle's verifier: `room` when promoted here, else `ad-hoc`. */
-export async function trustOf(state: StateStore, bundleId: string): Promise<TrustTier> {
-  return (await state.promotion(bundleId)) ? "room" : "ad-hoc";
-}
-
+import { batchMethods } from "./state_batches.ts";
+import { streamMethods } from "./state_streams.ts";
 /** Stored form of a value: inline, or the id of a blob holding its JSON. */
 type Stored = { v: unknown } | { blob: string };
 

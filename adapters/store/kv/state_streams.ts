@@ -10,7 +10,7 @@
  * Permissions: --allow-read on the KV file (and the blob store, for spilled records).
  */
 import type { AttemptRecord } from "../../../core/bench/records.ts";
-import { gcHint } from "../../system/gc_hint.ts";
+import { gcHint } from "../../../core/gc_hint.ts";
 
 /** Records per KV list call. */
 export const STREAM_PAGE = 500;

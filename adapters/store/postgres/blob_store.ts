@@ -3,7 +3,7 @@
  * machine read the evidence and bundle files others wrote. Permissions: --allow-net to the
  * server.
  */
-import { blobId, type BlobStore } from "../kv/blob_store.ts";
+import { blobId, type BlobStore } from "../../../core/ports/blob_store.ts";
 import type { Sql } from "./connect.ts";
 
 function bytesOf(content: Uint8Array | string): Uint8Array {

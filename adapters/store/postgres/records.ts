@@ -8,7 +8,7 @@
  * that lost its lease commits nothing for that cell and the new holder's record stands.
  */
 import { type AttemptRecord, cellKey } from "../../../core/bench/records.ts";
-import type { AttemptCommit } from "../kv/state_batches.ts";
+import type { AttemptCommit } from "../../../core/ports/state_store.ts";
 import type { Sql } from "./connect.ts";
 
 /** Records per page of a stream. */

@@ -7,7 +7,7 @@
  */
 import type { JobRecord } from "../../../core/jobs.ts";
 
-import type { ExperimentMeta, Promotion, StateStore } from "../kv/state_store.ts";
+import type { ExperimentMeta, Promotion, StateStore } from "../../../core/ports/state_store.ts";
 import { type ConnectOptions, connectPostgres, type Sql } from "./connect.ts";
 import { migrate } from "./migrations.ts";
 import { postgresBlobStore } from "./blob_store.ts";

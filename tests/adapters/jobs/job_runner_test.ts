@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { memoryBlobStore } from "../../../adapters/store/kv/blob_store.ts";
-import { type JobRecord, openKvStateStore } from "../../../adapters/store/kv/state_store.ts";
+import { memoryBlobStore } from "../../../adapters/store/memory/blob_store.ts";
+import { openKvStateStore } from "../../../adapters/store/kv/state_store.ts";
+import { type JobRecord } from "../../../core/ports/state_store.ts";
 import { DvergrError } from "../../../core/errors.ts";
 import type { OpProgress } from "../../../core/ops/op.ts";
 import { createJobRunner, jobProcess } from "../../../adapters/jobs/job_runner.ts";

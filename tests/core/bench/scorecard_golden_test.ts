@@ -17,7 +17,7 @@ import {
 } from "../../../core/bench/scorecard.ts";
 import { diagnose, diagnosisOfFold } from "../../../core/bench/diagnosis.ts";
 import { foldGroupedHistory, HistoryFold } from "../../../core/bench/history_fold.ts";
-import type { StateStore } from "../../../adapters/store/kv/state_store.ts";
+import type { StateStore } from "../../../core/ports/state_store.ts";
 import { storedHistory as stored } from "../../helpers/random_records.ts";
 import { renderReport } from "../../../core/bench/report.ts";
 import { renderReportHtml } from "../../../core/bench/report_html.ts";

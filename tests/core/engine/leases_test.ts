@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { memoryBlobStore } from "../../../adapters/store/kv/blob_store.ts";
+import { memoryBlobStore } from "../../../adapters/store/memory/blob_store.ts";
 import { openKvStateStore } from "../../../adapters/store/kv/state_store.ts";
 import { cellLeases } from "../../../core/engine/leases.ts";
 import { fakeTimer } from "../../helpers/fake_timer.ts";
+import { hostProcesses } from "../../../adapters/system/process_alive.ts";
 
 const A = { pid: 101, host: "elsewhere", owner: "run-a" };
 const B = { pid: 202, host: "elsewhere", owner: "run-b" };
@@ -19,7 +20,12 @@ async function until(ok: () => Promise<boolean>): Promise<void> {
 Deno.test("cellLeases() renews every held lease, started or not, past its lease time, until handed over", async () => {
   const state = await openKvStateStore(":memory:", memoryBlobStore());
   const timer = fakeTimer();
-  const leases = cellLeases(state, "e1", { holder: A, leaseMs: 900, timer });
+  const leases = cellLeases(state, "e1", {
+    holder: A,
+    processes: hostProcesses,
+    leaseMs: 900,
+    timer,
+  });
   // More cells than one renewal commit holds.
   const cells = Array.from({ length: 130 }, (_, i) => `cell-${i}`);
   assert.deepEqual(await leases.take(cells), cells.map(() => true));
@@ -53,7 +59,12 @@ Deno.test("cellLeases() renews every held lease, started or not, past its lease 
 Deno.test("cellLeases() marks a lease lost when another holder took it over after it ran out", async () => {
   const state = await openKvStateStore(":memory:", memoryBlobStore());
   const timer = fakeTimer();
-  const leases = cellLeases(state, "e1", { holder: A, leaseMs: 900, timer });
+  const leases = cellLeases(state, "e1", {
+    holder: A,
+    processes: hostProcesses,
+    leaseMs: 900,
+    timer,
+  });
   assert.deepEqual(await leases.take(["a", "b"]), [true, true]);
   // The process was stopped past its lease time: B took "b" over in between.
   assert.equal((await state.takeLease("e1", "b", B, 900, timer.now() + 1000)).ok, true);

@@ -1,19 +1,21 @@
 import assert from "node:assert/strict";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
-import { memoryHome } from "../../../adapters/store/kv/home.ts";
+import { memoryHome } from "../../../adapters/store/memory/home.ts";
 import { planExperiment, type PlanOptions } from "../../../core/bench/experiment.ts";
 import { type ProgressEvent, runExperiment } from "../../../core/engine/run_experiment.ts";
-import type { Timer } from "../../../core/timer.ts";
+import type { Timer } from "../../../core/ports/timer.ts";
 import { fakeTimer } from "../../helpers/fake_timer.ts";
 import { withRecords } from "../../helpers/plan_records.ts";
 import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
 import { type Candidate, NO_USAGE } from "../../../core/bench/candidate.ts";
 import { builtinCandidate } from "../../../adapters/candidates/builtin/builtin.ts";
 import { commandCandidate } from "../../../adapters/candidates/command/command.ts";
-import { getJson, memoryBlobStore } from "../../../adapters/store/kv/blob_store.ts";
+import { memoryBlobStore } from "../../../adapters/store/memory/blob_store.ts";
+import { getJson } from "../../../core/ports/blob_store.ts";
 import { openKvStateStore } from "../../../adapters/store/kv/state_store.ts";
 import type { Bundle } from "../../../core/bundle/types.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
+import { composeServices } from "../../../adapters/compose.ts";
 
 const env = (k: string) => Deno.env.get(k);
 const pool = createCheckerPool({ workers: 2 });
@@ -60,6 +62,7 @@ async function run(
   const h = home ?? await memoryHome();
   const plan = planExperiment(bundle, candidates, opts);
   const result = await runExperiment({
+    services: composeServices(),
     state: h.state,
     blobs: h.blobs,
     worldsDir: h.worldsDir,
@@ -324,6 +327,7 @@ async function runOn(
   } = {},
 ) {
   const result = await runExperiment({
+    services: composeServices(),
     state: home.state,
     blobs: home.blobs,
     worldsDir: home.worldsDir,
@@ -548,21 +552,24 @@ Deno.test("runExperiment() in two processes on fast cells runs every cell exactl
   const bundle = wordBundle(50);
   const cands = [builtinCandidate("reference", bundle)];
   const plan = planExperiment(bundle, cands, { repetitions: 4 });
-  const [a, b] = await Promise.all(stores.map((state) =>
-    runExperiment({
-      state,
-      blobs: state.blobs,
-      worldsDir: `${dir}/worlds`,
-      bundle,
-      plan,
-      candidates: cands,
-      runner: pool,
-      room: "words",
-      trust: "ad-hoc",
-      parallel: 4,
-      maxPollMs: 100,
-    })
-  ));
+  const [a, b] = await Promise.all(
+    stores.map((state) =>
+      runExperiment({
+        services: composeServices(),
+        state,
+        blobs: state.blobs,
+        worldsDir: `${dir}/worlds`,
+        bundle,
+        plan,
+        candidates: cands,
+        runner: pool,
+        room: "words",
+        trust: "ad-hoc",
+        parallel: 4,
+        maxPollMs: 100,
+      })
+    ),
+  );
   assert.equal(a.complete && b.complete, true);
   // Between them (how they share fast cells depends on timing: one may do most of them).
   assert.equal(a.attempts + b.attempts, 200);
@@ -602,6 +609,7 @@ Deno.test("runExperiment() fails when a record cannot be committed, and counts o
   await assert.rejects(
     () =>
       runExperiment({
+        services: composeServices(),
         state: failing,
         blobs: home.blobs,
         worldsDir: home.worldsDir,

@@ -5,14 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
-import { memoryHome } from "../../../adapters/store/kv/home.ts";
+import { memoryHome } from "../../../adapters/store/memory/home.ts";
 import { planExperiment } from "../../../core/bench/experiment.ts";
 import { runExperiment } from "../../../core/engine/run_experiment.ts";
 import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
 import { planRecords } from "../../helpers/plan_records.ts";
 import { commandCandidate } from "../../../adapters/candidates/command/command.ts";
-import { getJson } from "../../../adapters/store/kv/blob_store.ts";
+import { getJson } from "../../../core/ports/blob_store.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
+import { composeServices } from "../../../adapters/compose.ts";
 
 const env = (k: string) => Deno.env.get(k);
 
@@ -38,6 +39,7 @@ Deno.test("runExperiment() ranks a saboteur that nests 500 directories below an 
   try {
     const plan = planExperiment(bundle, [saboteur, honest], {});
     const result = await runExperiment({
+      services: composeServices(),
       state: home.state,
       blobs: home.blobs,
       worldsDir: home.worldsDir,
@@ -102,6 +104,7 @@ Deno.test("runExperiment() ranks saboteurs of several kinds by what they solved,
   try {
     const plan = planExperiment(bundle, candidates, {});
     await runExperiment({
+      services: composeServices(),
       state: home.state,
       blobs: home.blobs,
       worldsDir: home.worldsDir,

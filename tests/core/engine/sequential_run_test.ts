@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
-import { memoryHome } from "../../../adapters/store/kv/home.ts";
+import { memoryHome } from "../../../adapters/store/memory/home.ts";
 import { planExperiment } from "../../../core/bench/experiment.ts";
 import { type ProgressEvent, runExperiment } from "../../../core/engine/run_experiment.ts";
 import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
@@ -9,6 +9,7 @@ import type { StoppingRule } from "../../../core/bench/sequential.ts";
 import type { Bundle } from "../../../core/bundle/types.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 import { planRecords } from "../../helpers/plan_records.ts";
+import { composeServices } from "../../../adapters/compose.ts";
 
 const pool = createCheckerPool({ workers: 2 });
 globalThis.addEventListener("unload", () => pool.close());
@@ -58,6 +59,7 @@ async function run(
 ) {
   const plan = planExperiment(bundle, candidates, { repetitions: 10 });
   const result = await runExperiment({
+    services: composeServices(),
     state: home.state,
     blobs: home.blobs,
     worldsDir: home.worldsDir,

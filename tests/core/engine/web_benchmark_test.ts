@@ -7,14 +7,14 @@
 import { planRecords } from "../../helpers/plan_records.ts";
 import assert from "node:assert/strict";
 import { parseBundle } from "../../../core/bundle/parse.ts";
-import { parseModelsFlag } from "../../../core/engine/candidate_spec.ts";
+import { parseModelsFlag } from "../../../adapters/candidates/candidate_spec.ts";
 import { benchmarkBundle } from "../../../core/engine/benchmark.ts";
-import { getJson } from "../../../adapters/store/kv/blob_store.ts";
+import { getJson } from "../../../core/ports/blob_store.ts";
 import { readBundleDir } from "../../../adapters/files/bundle_dir.ts";
 import { openHome } from "../../../adapters/store/kv/home.ts";
 import type { FreezeResult } from "../../../core/ops/catalog_freeze.ts";
 import { callOp, findOp } from "../../../core/ops/registry.ts";
-import { readRoomBundle } from "../../../adapters/rooms/room_bundles.ts";
+import { readRoomBundle } from "../../../core/ops/room_bundles.ts";
 import { memoryContext } from "../../../cli/context.ts";
 import { runMain } from "../../../main.ts";
 import { candidateLines } from "../../../cli/benchmark.ts";
@@ -28,6 +28,7 @@ import {
 import { fetchTrustingTestCa, startWebSite, type WebSite } from "../../helpers/web_site.ts";
 import type { AttemptRecord } from "../../../core/bench/records.ts";
 import { renderReport } from "../../../core/bench/report.ts";
+import { composeServices } from "../../../adapters/compose.ts";
 
 const CHECKER = await Deno.readTextFile(
   new URL("../../../examples/workflows/tool-rivals/checker.js", import.meta.url),
@@ -126,6 +127,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     // Without a search key nothing starts.
     await assert.rejects(
       benchmarkBundle({
+        services: composeServices(),
         bundle: liveBundle(),
         specs,
         home,
@@ -138,6 +140,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     assert.equal(openai.requests.length + anthropic.requests.length + site.requests.length, 0);
 
     const live = await benchmarkBundle({
+      services: composeServices(),
       bundle: liveBundle(),
       specs,
       home,
@@ -294,6 +297,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     assert.notEqual(frozen.id, parseBundle(liveBundle()).id);
     // MCP's catalog_freeze makes the same web under another name.
     const viaOp = await callOp(findOp("catalog_freeze"), {
+      services: composeServices(),
       home,
       runner,
       env: () => undefined,
@@ -309,6 +313,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     // The frozen bundle runs with the site gone and no search key.
     await site.close();
     const offline = await benchmarkBundle({
+      services: composeServices(),
       bundle: { name: frozen.name, files: frozenFiles },
       specs,
       home,
@@ -387,6 +392,7 @@ Deno.test("benchmarkBundle() on the frozen example: a judge that is down is a fa
   );
   const run = () =>
     benchmarkBundle({
+      services: composeServices(),
       bundle,
       specs: parseModelsFlag("gpt-4.1-mini"),
       home,

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Home, openHome } from "../../../adapters/store/kv/home.ts";
+import { openHome } from "../../../adapters/store/kv/home.ts";
+import { type Home } from "../../../core/ports/home.ts";
 import type { OpContext } from "../../../core/ops/op.ts";
 import { callOp } from "../../../core/ops/registry.ts";
 import { roomCreate, roomLog, roomWrite } from "../../../core/ops/rooms.ts";
@@ -15,13 +16,15 @@ import { DvergrError } from "../../../core/errors.ts";
 import { contentId } from "../../../core/bundle/content_id.ts";
 import type { FileMap } from "../../../core/bundle/file_map.ts";
 import { readBundleDir } from "../../../adapters/files/bundle_dir.ts";
-import { readRoomBundle } from "../../../adapters/rooms/room_bundles.ts";
+import { readRoomBundle } from "../../../core/ops/room_bundles.ts";
 import { benchmarkBundle } from "../../../core/engine/benchmark.ts";
-import { parseCandidateSpec } from "../../../core/engine/candidate_spec.ts";
+import { parseCandidateSpec } from "../../../adapters/candidates/candidate_spec.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { catalogCheck } from "../../../core/ops/catalog_run.ts";
 import { recallBundle } from "../../helpers/bundles.ts";
 import { RESULT_LIMIT } from "../../../mcp/result.ts";
+import { composeServices } from "../../../adapters/compose.ts";
+import { fileBundleDirs } from "../../../adapters/files/bundle_dirs.ts";
 
 const CLOJURE_EXPORT = await Deno.readTextFile(
   new URL("../../fixtures/exports/tiny_clojure.edn", import.meta.url),
@@ -37,7 +40,14 @@ async function withHome(
 ): Promise<void> {
   const home = await openHome(await Deno.makeTempDir({ prefix: "dvergr-catalog-" }));
   const runner = createCheckerPool({ workers: 1 });
-  const ctx: OpContext = { home, runner, env: () => undefined, cwd: Deno.cwd(), clock };
+  const ctx: OpContext = {
+    home,
+    services: composeServices(),
+    runner,
+    env: () => undefined,
+    cwd: Deno.cwd(),
+    clock,
+  };
   try {
     await f(ctx, home);
   } finally {
@@ -423,20 +433,26 @@ Deno.test("importIntoDir() writes the bundle directory atomically; directory →
     });
     const base = await Deno.makeTempDir();
     const dir = join(base, "recall");
-    const out = await importIntoDir({ text, file: "x.edn", dir });
+    const out = await importIntoDir({ text, file: "x.edn", dir }, fileBundleDirs);
     assert.equal(out.bundle, bundle);
     const back = await readBundleDir(dir);
     assert.equal(contentId(back.files), bundle);
 
-    assert.equal((await importIntoDir({ text, file: "x.edn", dir })).unchanged, true);
+    assert.equal(
+      (await importIntoDir({ text, file: "x.edn", dir }, fileBundleDirs)).unchanged,
+      true,
+    );
     await Deno.writeTextFile(join(dir, "extra.md"), "x");
-    await rejects(importIntoDir({ text, file: "x.edn", dir }), "TARGET_EXISTS");
-    const forced = await importIntoDir({ text, file: "x.edn", dir, force: true });
+    await rejects(importIntoDir({ text, file: "x.edn", dir }, fileBundleDirs), "TARGET_EXISTS");
+    const forced = await importIntoDir({ text, file: "x.edn", dir, force: true }, fileBundleDirs);
     assert.equal(forced.replaced, true);
     assert.equal(contentId((await readBundleDir(dir)).files), bundle);
 
     await rejects(
-      importIntoDir({ text: text.replace("Recall", "Recal"), file: "x.edn", dir: join(base, "t") }),
+      importIntoDir(
+        { text: text.replace("Recall", "Recal"), file: "x.edn", dir: join(base, "t") },
+        fileBundleDirs,
+      ),
       "EXPORT_TAMPERED",
     );
     await assert.rejects(() => Deno.stat(join(base, "t")), Deno.errors.NotFound);
@@ -451,7 +467,11 @@ Deno.test("importIntoDir() refuses a directory it cannot make (below a file) wit
     await Deno.writeTextFile(join(base, "afile"), "x");
     const targets = [join(base, "afile", "sub"), join(base, "afile", "deeper", "sub")];
     for (const dir of targets) {
-      const e = await rejects(importIntoDir({ text, file: "x.edn", dir }), "USAGE", /Cannot write/);
+      const e = await rejects(
+        importIntoDir({ text, file: "x.edn", dir }, fileBundleDirs),
+        "USAGE",
+        /Cannot write/,
+      );
       assert.match(e.message, new RegExp(dir.replaceAll("/", "\\/")), dir);
     }
     assert.equal(await Deno.readTextFile(join(base, "afile")), "x");
@@ -467,6 +487,7 @@ Deno.test("every attempt and the scorecard carry the tier: promoted → room, a 
     await callOp(catalogPromote, ctx, { room: "r", name: "recall" });
     const run = async () =>
       await benchmarkBundle({
+        services: composeServices(),
         bundle: await readRoomBundle(home.rooms, "r", "recall"),
         room: "r",
         specs: [parseCandidateSpec("builtin:reference"), parseCandidateSpec("builtin:noop")],
@@ -526,6 +547,7 @@ Deno.test("an earlier system's export with checker.clj imports, calibrates, prom
       "currency?": false,
     });
     const r = await benchmarkBundle({
+      services: composeServices(),
       bundle: await readRoomBundle(home.rooms, "old", "invoice-totals"),
       room: "old",
       specs: [parseCandidateSpec("builtin:reference"), parseCandidateSpec("builtin:noop")],

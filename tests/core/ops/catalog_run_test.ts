@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { memoryHome } from "../../../adapters/store/kv/home.ts";
+import { memoryHome } from "../../../adapters/store/memory/home.ts";
 import type { DvergrError } from "../../../core/errors.ts";
 import type { OpContext, OpProgress } from "../../../core/ops/op.ts";
 import { callOp } from "../../../core/ops/registry.ts";

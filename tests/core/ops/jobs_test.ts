@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { memoryHome } from "../../../adapters/store/kv/home.ts";
+import { memoryHome } from "../../../adapters/store/memory/home.ts";
 import { DvergrError } from "../../../core/errors.ts";
 import { callOp } from "../../../core/ops/registry.ts";
 import type { OpContext } from "../../../core/ops/op.ts";
 import { createJobRunner } from "../../../adapters/jobs/job_runner.ts";
 import { jobCancel, jobList, jobStatus } from "../../../core/ops/jobs.ts";
+import { composeServices } from "../../../adapters/compose.ts";
 
 function waitForAbort(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -18,6 +19,7 @@ async function opContext(): Promise<{ ctx: OpContext; close(): Promise<void> }> 
   const jobs = createJobRunner(home.state);
   const ctx: OpContext = {
     home,
+    services: composeServices(),
     runner: { check: () => Promise.reject(new Error("no checker in job tests")) } as never,
     env: () => undefined,
     cwd: Deno.cwd(),

@@ -1,7 +1,7 @@
 /** The seed's call shapes of the room ops: room_create {title, slug?}, room_write {files: {path: {text}|{base64}|null}}, paged reads, and fork/diff/merge. */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import type { Home } from "../../../adapters/store/kv/home.ts";
+import type { Home } from "../../../core/ports/home.ts";
 import type { OpContext } from "../../../core/ops/op.ts";
 import { callOp } from "../../../core/ops/registry.ts";
 import {

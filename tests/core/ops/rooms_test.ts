@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import type { Home } from "../../../adapters/store/kv/home.ts";
+import type { Home } from "../../../core/ports/home.ts";
 import type { OpContext } from "../../../core/ops/op.ts";
 import { allOps, callOp } from "../../../core/ops/registry.ts";
 import {

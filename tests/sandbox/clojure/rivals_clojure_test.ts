@@ -14,7 +14,7 @@ import type { Bundle } from "../../../core/bundle/types.ts";
 import type { AnswerFacts } from "../../../core/bundle/clojure_input.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { judgeAttempt } from "../../../core/engine/attempt_effects.ts";
-import type { Judge } from "../../../adapters/providers/judge_model.ts";
+import type { Judge } from "../../../core/ports/judge.ts";
 import { NO_USAGE } from "../../../core/bench/candidate.ts";
 
 const EXAMPLE = new URL("../../../examples/workflows/tool-rivals", import.meta.url).pathname;

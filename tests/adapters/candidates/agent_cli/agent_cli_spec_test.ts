@@ -1,7 +1,10 @@
 /** Agent CLI candidates as users name them; the errors before any cell starts. */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { parseCandidateSpec, readNamedCommands } from "../../../../core/engine/candidate_spec.ts";
+import {
+  parseCandidateSpec,
+  readNamedCommands,
+} from "../../../../adapters/candidates/candidate_spec.ts";
 import {
   claudeCommand,
   codexCommand,

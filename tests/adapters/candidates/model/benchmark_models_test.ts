@@ -6,12 +6,15 @@
 import { planRecords, withRecords } from "../../../helpers/plan_records.ts";
 import assert from "node:assert/strict";
 import { parseBundle } from "../../../../core/bundle/parse.ts";
-import { parseModelsFlag, resolveCandidates } from "../../../../core/engine/candidate_spec.ts";
+import {
+  parseModelsFlag,
+  resolveCandidates,
+} from "../../../../adapters/candidates/candidate_spec.ts";
 import { planExperiment } from "../../../../core/bench/experiment.ts";
 import { runExperiment } from "../../../../core/engine/run_experiment.ts";
 import { prepareBenchmark } from "../../../../core/engine/benchmark.ts";
-import { memoryHome } from "../../../../adapters/store/kv/home.ts";
-import { memoryBlobStore } from "../../../../adapters/store/kv/blob_store.ts";
+import { memoryHome } from "../../../../adapters/store/memory/home.ts";
+import { memoryBlobStore } from "../../../../adapters/store/memory/blob_store.ts";
 import { openKvStateStore } from "../../../../adapters/store/kv/state_store.ts";
 import { createCheckerPool } from "../../../../sandbox/checker_pool.ts";
 import {
@@ -21,6 +24,7 @@ import {
   summingAgent,
 } from "../../../helpers/fake_providers.ts";
 import { SUM_CHECKER } from "../../../helpers/dataset_bundle.ts";
+import { composeServices } from "../../../../adapters/compose.ts";
 
 function sumBundle() {
   return parseBundle({
@@ -105,6 +109,7 @@ Deno.test("runExperiment() benchmarks API models end to end, with costs to the m
         state,
         plan,
         await runExperiment({
+          services: composeServices(),
           state,
           blobs,
           worldsDir,
@@ -180,6 +185,7 @@ Deno.test("prepareBenchmark() refuses a model benchmark without its key, before 
     const env = (k: string) => ({ ANTHROPIC_BASE_URL: anthropic.url } as Record<string, string>)[k];
     await assert.rejects(
       prepareBenchmark({
+        services: composeServices(),
         bundle: { name: bundle.name, files: bundle.files },
         specs: parseModelsFlag("haiku"),
         home,
@@ -235,6 +241,7 @@ Deno.test("runExperiment() scores a budget-stopped model attempt as it stands", 
     });
     const plan = planExperiment(bundle, candidates, { caseIds: ["a"], budgetMicros: 10_000 });
     const result = await runExperiment({
+      services: composeServices(),
       state,
       blobs,
       worldsDir,

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import type { AttemptContext, CandidateOutcome } from "../../../../core/bench/candidate.ts";
 import { DvergrError } from "../../../../core/errors.ts";
-import { createWorld, type World } from "../../../../adapters/world/world.ts";
+import { createWorld } from "../../../../adapters/world/world.ts";
+import { type World } from "../../../../core/ports/world_factory.ts";
 import {
   createModelCandidate,
   modelCandidateName,

@@ -4,11 +4,7 @@
  * `git fsck --strict` and holds exactly what was accepted.
  */
 import assert from "node:assert/strict";
-import {
-  gitRoomStore,
-  memoryRoomStore,
-  type RoomStore,
-} from "../../../../adapters/rooms/git/room_store.ts";
+import { gitRoomStore } from "../../../../adapters/rooms/git/room_store.ts";
 import { isDvergrError } from "../../../../core/errors.ts";
 import { seededRandom } from "../../../../core/seeded_random.ts";
 
@@ -20,38 +16,8 @@ const HAS_GIT = (() => {
   }
 })();
 
-for (
-  const [kind, make] of [
-    ["gitRoomStore()", async () => gitRoomStore(await Deno.makeTempDir())],
-    ["memoryRoomStore()", () => Promise.resolve(memoryRoomStore())],
-  ] as const
-) {
-  Deno.test(`${kind} refuses a write that makes a path both a file and a directory`, async () => {
-    const rooms: RoomStore = await make();
-    await rooms.createRoom("r");
-    const refused = (e: unknown) => isDvergrError(e) && e.code === "PATH_INVALID";
-    // In one change set.
-    await assert.rejects(
-      () => rooms.writeFiles("r", new Map([["c/x", "1"], ["c/x/y", "2"]]), "both"),
-      refused,
-    );
-    // Against what the room holds: a file below a file, a file over a directory.
-    await rooms.writeFiles("r", new Map([["c/x", "1"], ["d/e/f", "2"]]), "base");
-    await assert.rejects(() => rooms.writeFiles("r", new Map([["c/x/y", "2"]]), "below"), refused);
-    await assert.rejects(() => rooms.writeFiles("r", new Map([["d/e", "3"]]), "over"), refused);
-    assert.deepEqual(
-      await rooms.readFiles("r"),
-      new Map([["c/x", "1"], ["d/e/f", "2"]]),
-    );
-    // Replacing a file by a directory in one change set is allowed: the removal is explicit.
-    await rooms.writeFiles("r", new Map([["c/x", null], ["c/x/y", "2"]]), "replace");
-    assert.deepEqual(await rooms.readFiles("r", "c"), new Map([["c/x/y", "2"]]));
-    await assert.rejects(
-      () => rooms.writeFiles("r", new Map([["w/.git./config", "x"]]), "alias"),
-      refused,
-    );
-  });
-}
+// The refusal of a path both a file and a directory, for every room store, is in
+// tests/ports/room_store_contract.ts.
 
 const SEGMENTS = ["a", "b", "c", ".git.", "git~1", ".GIT", "x y", "é", ".gitkeep", "a.b"];
 

@@ -1,99 +1,14 @@
 import assert from "node:assert/strict";
-import {
-  gitRoomStore,
-  memoryRoomStore,
-  type RoomStore,
-  syncBundle,
-} from "../../../../adapters/rooms/git/room_store.ts";
+import { gitRoomStore } from "../../../../adapters/rooms/git/room_store.ts";
+import type { RoomStore } from "../../../../core/ports/room_store.ts";
 
 async function gitStore(): Promise<{ rooms: RoomStore; dir: string }> {
   const dir = await Deno.makeTempDir();
   return { rooms: gitRoomStore(dir), dir };
 }
 
-for (
-  const [kind, make] of [
-    ["gitRoomStore()", gitStore],
-    ["memoryRoomStore()", () => Promise.resolve({ rooms: memoryRoomStore(), dir: "" })],
-  ] as const
-) {
-  Deno.test(`${kind} creates a room once and lists rooms sorted`, async () => {
-    const { rooms, dir } = await make();
-    assert.equal(await rooms.createRoom("books"), true);
-    assert.equal(await rooms.createRoom("books"), false);
-    assert.equal(await rooms.createRoom("alpha"), true);
-    assert.deepEqual(await rooms.listRooms(), ["alpha", "books"]);
-    assert.equal((await rooms.log("books")).length, 1);
-    await assert.rejects(
-      () => rooms.createRoom("Not A Slug"),
-      /lowercase letters, digits and dashes/,
-    );
-    if (dir) await Deno.remove(dir, { recursive: true });
-  });
-
-  Deno.test(`${kind} writeFiles() makes one commit of exactly the given paths; null removes`, async () => {
-    const { rooms, dir } = await make();
-    await rooms.createRoom("r");
-    const c1 = await rooms.writeFiles(
-      "r",
-      new Map([["a/b.txt", "1"], ["a/c.txt", "2"], ["top.md", "t"]]),
-      "first",
-    );
-    const c2 = await rooms.writeFiles(
-      "r",
-      new Map([["a/b.txt", null], ["d/e/f.txt", "3"]]),
-      "second",
-    );
-    assert.notEqual(c1, c2);
-    assert.deepEqual([...await rooms.readFiles("r")], [["a/c.txt", "2"], ["d/e/f.txt", "3"], [
-      "top.md",
-      "t",
-    ]]);
-    assert.deepEqual([...await rooms.readFiles("r", "a")], [["a/c.txt", "2"]]);
-    const log = await rooms.log("r");
-    assert.deepEqual(log.map((c) => c.message), ["second", "first", "Create room r"]);
-    assert.deepEqual(log[0].parents, [c1]);
-    // Changes that leave the workspace as it is make no commit.
-    assert.equal(await rooms.writeFiles("r", new Map([["top.md", "t"]]), "same"), c2);
-    assert.equal((await rooms.log("r")).length, 3);
-    await assert.rejects(
-      () => rooms.writeFiles("r", new Map([["../x", "1"]]), "bad"),
-      /leaves the room/,
-    );
-    await assert.rejects(() => rooms.readFiles("nope"), /no such room/);
-    if (dir) await Deno.remove(dir, { recursive: true });
-  });
-
-  Deno.test(`${kind} keeps a file's leading byte order mark (part of the content id)`, async () => {
-    const { rooms, dir } = await make();
-    await rooms.createRoom("r");
-    await rooms.writeFiles("r", new Map([["w/workflow.edn", '\uFEFF{:title "T"}']]), "bom");
-    assert.equal((await rooms.readFiles("r")).get("w/workflow.edn"), '\uFEFF{:title "T"}');
-    if (dir) await Deno.remove(dir, { recursive: true });
-  });
-
-  Deno.test(`${kind} syncBundle() writes a bundle once and removes files it no longer has`, async () => {
-    const { rooms, dir } = await make();
-    await rooms.createRoom("b");
-    const files = new Map([["workflow.edn", "{}"], ["checker.js", "x"], [
-      "cases/c1/gold.edn",
-      "1",
-    ]]);
-    const first = await syncBundle(rooms, "b", "b", files);
-    assert.ok(first);
-    assert.equal(await syncBundle(rooms, "b", "b", files), null);
-    files.delete("cases/c1/gold.edn");
-    files.set("checker.js", "y");
-    const third = await syncBundle(rooms, "b", "b", files);
-    assert.ok(third);
-    assert.deepEqual([...await rooms.readFiles("b", "workflows/b")], [
-      ["workflows/b/checker.js", "y"],
-      ["workflows/b/workflow.edn", "{}"],
-    ]);
-    assert.equal((await rooms.log("b")).length, 3);
-    if (dir) await Deno.remove(dir, { recursive: true });
-  });
-}
+// What every room store must do is the contract of tests/ports/room_store_contract.ts (run
+// on this store and the memory one); here is what only the git store does.
 
 /** Whether the real git binary is installed (the assertions that need it are skipped if not). */
 const HAS_GIT = (() => {

@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
-import {
-  blobId,
-  dirBlobStore,
-  getJson,
-  memoryBlobStore,
-  putJson,
-} from "../../../../adapters/store/kv/blob_store.ts";
+import { dirBlobStore } from "../../../../adapters/store/kv/blob_store.ts";
+import { memoryBlobStore } from "../../../../adapters/store/memory/blob_store.ts";
+import { blobId, getJson, putJson } from "../../../../core/ports/blob_store.ts";
 
 Deno.test("blobId() is the SHA-256 of the UTF-8 bytes", () => {
   assert.equal(blobId("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");

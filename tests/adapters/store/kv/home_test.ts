@@ -1,10 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  memoryHome,
-  openHome,
-  resolveHomeDir,
-  roomSlug,
-} from "../../../../adapters/store/kv/home.ts";
+import { openHome, resolveHomeDir, roomSlug } from "../../../../adapters/store/kv/home.ts";
 
 Deno.test("resolveHomeDir() takes --home, else $DVERGR_HOME, else workflow-runs/<bundle>", () => {
   const env = (vars: Record<string, string>) => (k: string) => vars[k];
@@ -46,12 +41,4 @@ Deno.test("openHome() lays out rooms, state.kv and blobs, and sweeps worlds of d
   assert.equal(home.worldsDir, `${dir}/worlds/p${Deno.pid}`);
   await home.close();
   await Deno.remove(dir, { recursive: true });
-});
-
-Deno.test("memoryHome() keeps rooms and records in memory and removes its directory on close", async () => {
-  const home = await memoryHome();
-  await home.rooms.createRoom("r");
-  assert.deepEqual(await home.rooms.listRooms(), ["r"]);
-  await home.close();
-  await assert.rejects(() => Deno.lstat(home.dir), Deno.errors.NotFound);
 });

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
-import { blobId, getJson, memoryBlobStore } from "../../../../adapters/store/kv/blob_store.ts";
-import { openKvStateStore, trustOf } from "../../../../adapters/store/kv/state_store.ts";
+import { memoryBlobStore } from "../../../../adapters/store/memory/blob_store.ts";
+import { blobId, getJson } from "../../../../core/ports/blob_store.ts";
+import { openKvStateStore } from "../../../../adapters/store/kv/state_store.ts";
+import { trustOf } from "../../../../core/ports/state_store.ts";
 import { type AttemptRecord, cellKey } from "../../../../core/bench/records.ts";
 import { attemptRecord } from "../../../helpers/records.ts";
 

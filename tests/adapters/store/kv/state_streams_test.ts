@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { streamValues } from "../../../../adapters/store/kv/state_streams.ts";
-import { memoryHome } from "../../../../adapters/store/kv/home.ts";
+import { openKvStateStore } from "../../../../adapters/store/kv/state_store.ts";
+import { memoryBlobStore } from "../../../../adapters/store/memory/blob_store.ts";
 import { attemptRecord } from "../../../helpers/records.ts";
 
 Deno.test("streamValues() pages through a prefix in key order, each value once", async () => {
@@ -28,7 +29,7 @@ Deno.test("streamValues() pages through a prefix in key order, each value once",
 });
 
 Deno.test("streamCellRecords() and streamAttemptHistory() give what cellRecords() and attemptHistory() do", async () => {
-  const home = await memoryHome();
+  const home = { state: await openKvStateStore(":memory:", memoryBlobStore()) };
   for (let c = 0; c < 7; c++) {
     for (let t = 1; t <= 1 + (c % 3); t++) {
       const r = attemptRecord({ candidate: `c${c}`, experimentId: "e1", tryNo: t });
@@ -43,5 +44,5 @@ Deno.test("streamCellRecords() and streamAttemptHistory() give what cellRecords(
   const history = await Array.fromAsync(home.state.streamAttemptHistory("e1"));
   assert.deepEqual(history, await home.state.attemptHistory("e1"));
   assert.equal(history.length, 13);
-  await home.close();
+  home.state.close();
 });

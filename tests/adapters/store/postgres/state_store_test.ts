@@ -16,7 +16,7 @@ import {
   queueState,
 } from "../../../../adapters/store/postgres/queue.ts";
 import { type AttemptRecord, cellKey } from "../../../../core/bench/records.ts";
-import type { StateStore } from "../../../../adapters/store/kv/state_store.ts";
+import type { StateStore } from "../../../../core/ports/state_store.ts";
 
 const cluster = await startPostgres();
 const ignore = cluster === null;

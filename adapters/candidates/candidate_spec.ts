@@ -1,5 +1,6 @@
 /**
- * Candidate specs as users write them, and their resolution into Candidates.
+ * Candidate specs as users write them, and their resolution into Candidates: the shipped
+ * kinds behind the CandidateKinds port (core/ports/candidate_kind.ts).
  *
  * | spec                    | candidate                                                   |
  * |-------------------------|-------------------------------------------------------------|
@@ -13,34 +14,37 @@
  * `--candidate` is repeatable and never split on commas (commands may hold commas);
  * `--models a,b` is split on commas and every item is a model.
  */
-import { readInputFile } from "../../adapters/files/input_file.ts";
+import { readInputFile } from "../files/input_file.ts";
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
-import { DvergrError } from "../errors.ts";
-import type { Candidate } from "../bench/candidate.ts";
-import type { Bundle } from "../bundle/types.ts";
-import {
-  BUILTIN_NAMES,
-  builtinCandidate,
-  type BuiltinName,
-} from "../../adapters/candidates/builtin/builtin.ts";
+import { DvergrError } from "../../core/errors.ts";
+import type { Candidate } from "../../core/bench/candidate.ts";
+import type { Bundle } from "../../core/bundle/types.ts";
+import { BUILTIN_NAMES, builtinCandidate, type BuiltinName } from "./builtin/builtin.ts";
 import {
   commandCandidate,
   type CommandSpec,
+  detectBwrap,
   type Isolation,
-} from "../../adapters/candidates/command/command.ts";
+} from "./command/command.ts";
 import {
   AGENT_CLIS,
   type AgentCli,
   type AgentSpec,
   createAgentCandidate,
-} from "../../adapters/candidates/agent_cli/agent_cli.ts";
-import { commandGateway } from "../../adapters/gateway/command_gateway.ts";
-import type { ResourceLimits } from "../../adapters/candidates/command/limits.ts";
-import { readEdn } from "../edn/read.ts";
-import { toPlain } from "../edn/plain.ts";
+} from "./agent_cli/agent_cli.ts";
+import { commandGateway } from "../gateway/command_gateway.ts";
+import type { ResourceLimits } from "./command/limits.ts";
+import type {
+  CandidateKinds,
+  CandidateRequest,
+  CandidateSpec,
+} from "../../core/ports/candidate_kind.ts";
+import { readEdn } from "../../core/edn/read.ts";
+import { toPlain } from "../../core/edn/plain.ts";
 
-export type CandidateSpec =
+/** The specs the shipped kinds read. */
+export type KnownSpec =
   | { kind: "builtin"; builtin: BuiltinName; name: string }
   | { kind: "command"; name: string; command: string }
   | { kind: "agent"; name: string; cli: AgentCli; model: string }
@@ -54,7 +58,7 @@ function specError(spec: string, why: string, hint: string): DvergrError {
 }
 
 /** Reads one `--candidate` value. */
-export function parseCandidateSpec(spec: string): CandidateSpec {
+export function parseCandidateSpec(spec: string): KnownSpec {
   const s = spec.trim();
   if (s === "") {
     throw specError(spec, "it is empty", "Write e.g. `builtin:reference` or `me=cmd:./agent.sh`");
@@ -107,7 +111,7 @@ export function parseCandidateSpec(spec: string): CandidateSpec {
 }
 
 /** `NAME=agent:CLI:MODEL`, e.g. `claude=agent:claude-code:claude-sonnet-4-5`. */
-function parseAgentSpec(spec: string, s: string, eq: number): CandidateSpec {
+function parseAgentSpec(spec: string, s: string, eq: number): KnownSpec {
   const name = s.slice(0, eq);
   const [cli, ...model] = s.slice(eq + 1 + "agent:".length).split(":");
   const hint = `Write NAME=agent:CLI:MODEL with CLI one of ${
@@ -125,7 +129,7 @@ function parseAgentSpec(spec: string, s: string, eq: number): CandidateSpec {
 }
 
 /** Reads `--models a,b`: every comma-separated item is a model id or alias. */
-export function parseModelsFlag(value: string): CandidateSpec[] {
+export function parseModelsFlag(value: string): KnownSpec[] {
   const items = value.split(",").map((m) => m.trim());
   if (items.some((m) => m === "")) {
     throw specError(
@@ -245,9 +249,9 @@ async function defaultModel(
   index: number,
   opts: ResolveOptions,
 ): Promise<Candidate> {
-  let mod: typeof import("../../adapters/candidates/model/model_candidate.ts");
+  let mod: typeof import("./model/model_candidate.ts");
   try {
-    mod = await import("../../adapters/candidates/model/model_candidate.ts");
+    mod = await import("./model/model_candidate.ts");
   } catch (e) {
     throw new DvergrError(
       "CANDIDATE_INVALID",
@@ -265,7 +269,7 @@ async function defaultModel(
  * is a named command when candidates.edn has it, else a model.
  */
 export async function resolveCandidates(
-  specs: CandidateSpec[],
+  specs: KnownSpec[],
   opts: ResolveOptions,
 ): Promise<Candidate[]> {
   const out: Candidate[] = [];
@@ -334,15 +338,59 @@ export async function resolveCandidates(
   return out;
 }
 
-/** Refuses a baseline that is not one of the run's candidates, naming the ones there are. */
-export function checkBaseline(
-  baseline: string | undefined,
-  candidates: readonly Candidate[],
-): void {
-  if (baseline === undefined || candidates.some((c) => c.name === baseline)) return;
-  throw new DvergrError(
-    "USAGE",
-    `Cannot compare against baseline "${baseline}": it is not a candidate of this run`,
-    { hint: `Name one of: ${candidates.map((c) => `"${c.name}"`).join(", ")}` },
+/**
+ * Command candidates run unisolated only when asked for: without bubblewrap dvergr cannot
+ * promise what it does with it.
+ */
+function unisolatedRefused(): DvergrError {
+  return new DvergrError(
+    "CANDIDATE_INVALID",
+    "Cannot run command candidates isolated: bubblewrap is not installed or cannot build its " +
+      "sandbox here",
+    {
+      hint: "Install bubblewrap (Debian: apt-get install bubblewrap), or set " +
+        "DVERGR_ISOLATION=none to run them in their world directories knowingly. Unisolated, " +
+        "they can read and write anything the user can and reach the network; bytes written " +
+        "are bounded per file only; memory and processes per process only, unless dvergr " +
+        "can make a cgroup here (which also ends every process at the attempt's end); " +
+        "otherwise processes that leave their session can outlive the attempt",
+    },
   );
 }
+
+/**
+ * The shipped candidate kinds (builtin, inline and named commands, agent CLIs, models) as
+ * the CandidateKinds port. Specs it is given are ones it read (or built: `model()`).
+ */
+export const candidateKinds: CandidateKinds = {
+  parse: parseCandidateSpec,
+  parseModels: parseModelsFlag,
+  model: (id) => ({ kind: "model", model: id }),
+  isInlineCommand: (spec) => spec.kind === "command",
+  async resolve(given: CandidateSpec[], req: CandidateRequest) {
+    const specs = given as KnownSpec[];
+    const isolation = req.isolation ?? ((await detectBwrap(req.env)) ? "bwrap" : "none");
+    if (
+      isolation === "none" && req.isolation === undefined &&
+      req.env("DVERGR_ISOLATION") !== "none" &&
+      specs.some((s) => s.kind === "command" || s.kind === "named")
+    ) {
+      throw unisolatedRefused();
+    }
+    const named = req.candidatesFile
+      ? await readNamedCommands(req.candidatesFile)
+      : new Map<string, NamedCandidate>();
+    for (const [k, v] of req.named ?? []) named.set(k, v);
+    const candidates = await resolveCandidates(specs, {
+      bundle: req.bundle,
+      env: req.env,
+      isolation,
+      named,
+      mounts: req.mounts,
+      limits: req.limits,
+      homeDir: req.homeDir,
+      createModel: req.createModel,
+    });
+    return { candidates, isolation };
+  },
+};

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { exposedGc, gcHint } from "../../../adapters/system/gc_hint.ts";
+import { exposedGc, gcHint } from "../../core/gc_hint.ts";
 
 Deno.test("gcHint() collects once per `every` units of work, counting batches", () => {
   let collections = 0;

@@ -5,11 +5,11 @@
  *
  * Works on a RoomStore, so it needs whatever permissions the store needs.
  */
-import { DvergrError } from "../../core/errors.ts";
-import { type FileBundle, filesUnder, relativePathProblem } from "../../core/bundle/file_map.ts";
-import type { RoomStore } from "./git/room_store.ts";
-import { checkBundleName } from "../../core/bundle/bundle_name.ts";
-import { longSegmentProblem } from "../../core/bundle/export.ts";
+import { DvergrError } from "../errors.ts";
+import { type FileBundle, filesUnder, relativePathProblem } from "../bundle/file_map.ts";
+import type { RoomStore } from "../ports/room_store.ts";
+import { checkBundleName } from "../bundle/bundle_name.ts";
+import { longSegmentProblem } from "../bundle/export.ts";
 
 /**
  * Why a path may not be written into a room, or null: the bundle path rules (relative,

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import {
-  checkBaseline,
   parseCandidateSpec,
   parseModelsFlag,
   readNamedCommands,
   resolveCandidates,
-} from "../../../core/engine/candidate_spec.ts";
+} from "../../../adapters/candidates/candidate_spec.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
+import { checkBaseline } from "../../../core/engine/benchmark.ts";
 
 const env = (k: string) => Deno.env.get(k);
 

@@ -1,0 +1,22 @@
+/**
+ * The home port: where dvergr keeps everything of a benchmark between runs — its records
+ * (StateStore), rooms (RoomStore) and blobs (BlobStore) — and where this process makes
+ * attempt worlds. Opened by adapters/store/kv/home.ts (the embedded home on disk) or in
+ * memory (tests).
+ */
+import type { BlobStore } from "./blob_store.ts";
+import type { RoomStore } from "./room_store.ts";
+import type { StateStore } from "./state_store.ts";
+
+export interface Home {
+  /** Absolute directory of the home (a temporary one for a memory home). */
+  dir: string;
+  state: StateStore;
+  rooms: RoomStore;
+  blobs: BlobStore;
+  /** Where this process creates attempt worlds. */
+  worldsDir: string;
+  /** Path of the optional named-candidates file. */
+  candidatesFile: string;
+  close(): Promise<void>;
+}

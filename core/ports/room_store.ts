@@ -1,0 +1,93 @@
+/**
+ * The room store port: rooms as versioned workspaces (`workflows/<name>/…` bundles, tables,
+ * anything a client writes), committed, forked, diffed and merged. Implemented by git
+ * repositories (adapters/rooms/git/room_store.ts, what a home keeps) and in memory
+ * (adapters/rooms/memory/room_store.ts); tests/ports/room_store_contract.ts says what both
+ * must do.
+ */
+import type { FileMap } from "../bundle/file_map.ts";
+
+export interface CommitInfo {
+  id: string;
+  message: string;
+  /** ISO time of the commit. */
+  at: string;
+  parents: string[];
+}
+
+export interface RoomStore {
+  /** Creates an empty room (one initial commit); false when it already exists. */
+  createRoom(slug: string): Promise<boolean>;
+  hasRoom(slug: string): Promise<boolean>;
+  /** Every room's slug, sorted. */
+  listRooms(): Promise<string[]>;
+  /**
+   * Writes exactly the given paths as one commit (`null` removes a path) and returns the
+   * commit id; when the changes leave the workspace as it was, makes no commit and returns
+   * the current head.
+   */
+  writeFiles(slug: string, changes: Map<string, string | null>, message: string): Promise<string>;
+  /**
+   * The workspace at the head, or at commit `at` of the room's history (only the files
+   * under `prefix/` when given, keeping full paths).
+   */
+  readFiles(slug: string, prefix?: string, at?: string): Promise<FileMap>;
+  /**
+   * Makes the directory `prefix/` hold exactly `files` (paths relative to it): writes what
+   * differs, removes what `files` lacks, in one commit. Returns the commit id, or null when
+   * the directory already held exactly these files (no commit). Used to install a bundle.
+   */
+  replaceDir(
+    slug: string,
+    prefix: string,
+    files: FileMap,
+    message: string,
+    opts?: ReplaceDirOptions,
+  ): Promise<string | null>;
+  /** Commits from the head back to the first. */
+  log(slug: string): Promise<CommitInfo[]>;
+  /** The head commit's id (cheap: no history is read). */
+  head(slug: string): Promise<string>;
+  /**
+   * Makes room `to` a fork of room `from`: a room of its own holding `from`'s history, its
+   * head at `from`'s head (the fork's base). Refused when `to` exists.
+   */
+  forkRoom(from: string, to: string): Promise<ForkInfo>;
+  /** What a room was forked from, or null for a room that is no fork. */
+  forkOf(slug: string): Promise<ForkInfo | null>;
+  /** Records a fork's new base (a commit of its parent, after a merge). */
+  setForkBase(slug: string, base: string): Promise<void>;
+}
+
+/** A fork's parent room and the parent's commit it starts from (or was last merged at). */
+export interface ForkInfo {
+  parent: string;
+  base: string;
+}
+
+export interface ReplaceDirOptions {
+  /**
+   * Remove a file standing where `prefix` or one of its parents goes (an explicit --force);
+   * without it such a file makes the write fail rather than silently disappear.
+   */
+  removeFilesInTheWay?: boolean;
+}
+
+/**
+ * Makes `workflows/<name>/` of a room hold exactly `files` (writing what changed, removing
+ * what the bundle no longer has) in one commit. Returns the commit id, or null when the
+ * room already held exactly these files.
+ */
+export function syncBundle(
+  rooms: RoomStore,
+  slug: string,
+  name: string,
+  files: FileMap,
+): Promise<string | null> {
+  return rooms.replaceDir(
+    slug,
+    `workflows/${name}`,
+    files,
+    `Write bundle ${name} (${files.size} files)`,
+  );
+}
