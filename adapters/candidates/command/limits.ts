@@ -22,6 +22,7 @@
  */
 import { join } from "node:path";
 import { worldPathSegments } from "../../world/world.ts";
+import { paxRecords, TAR_BLOCK, tarField, tarMember } from "../../../core/codecs/tar.ts";
 import { MARKS_FD } from "./sandbox_marks.ts";
 
 export {
@@ -283,40 +284,7 @@ export interface ReadBack {
   truncated: boolean;
 }
 
-const BLOCK = 512;
 const MAX_SKIPS = 200;
-
-function field(header: Uint8Array, offset: number, length: number): string {
-  let end = offset;
-  while (end < offset + length && header[end] !== 0) end++;
-  return new TextDecoder().decode(header.subarray(offset, end));
-}
-
-function octal(header: Uint8Array, offset: number, length: number): number | null {
-  const text = field(header, offset, length).trim();
-  return /^[0-7]+$/.test(text) ? parseInt(text, 8) : null;
-}
-
-/**
- * Records of a pax extended header: `len key=value\n`…, where `len` counts the record's
- * BYTES (a UTF-8 name is longer in bytes than in UTF-16 units): split on bytes, then decode.
- */
-export function paxRecords(data: Uint8Array): Map<string, string> {
-  const out = new Map<string, string>();
-  const text = new TextDecoder();
-  let i = 0;
-  while (i < data.length) {
-    const space = data.indexOf(0x20, i);
-    if (space < 0 || space - i > 20) break;
-    const len = Number(text.decode(data.subarray(i, space)));
-    if (!Number.isSafeInteger(len) || len <= space - i + 1 || i + len > data.length) break;
-    const record = data.subarray(space + 1, i + len - 1);
-    const eq = record.indexOf(0x3d);
-    if (eq > 0) out.set(text.decode(record.subarray(0, eq)), text.decode(record.subarray(eq + 1)));
-    i += len;
-  }
-  return out;
-}
 
 /** Reads exactly `n` bytes (fewer at the end of the file). */
 async function readFull(file: Deno.FsFile, n: number): Promise<Uint8Array> {
@@ -369,19 +337,18 @@ export async function readBackWorld(
     let entries = 0;
     const written = new Map<string, string>();
     for (;;) {
-      const header = await readFull(file, BLOCK);
-      if (header.length < BLOCK) {
+      const header = await readFull(file, TAR_BLOCK);
+      if (header.length < TAR_BLOCK) {
         result.truncated = true;
         break;
       }
       if (header.every((b) => b === 0)) break;
-      const type = String.fromCharCode(header[156] || 48);
-      const size = pax.has("size") ? Number(pax.get("size")) : octal(header, 124, 12);
+      const { type, size, name, linkTarget } = tarMember(header, pax, longName);
       if (size === null || !Number.isSafeInteger(size) || size < 0) {
         result.truncated = true;
         break;
       }
-      const padded = Math.ceil(size / BLOCK) * BLOCK;
+      const padded = Math.ceil(size / TAR_BLOCK) * TAR_BLOCK;
       if (type === "x" || type === "g" || type === "L") {
         if (size > MIB) {
           result.truncated = true;
@@ -393,16 +360,11 @@ export async function readBackWorld(
           break;
         }
         if (type === "x") pax = paxRecords(data.subarray(0, size));
-        if (type === "L") longName = field(data, 0, size);
+        if (type === "L") longName = tarField(data, 0, size);
         continue;
       }
-      const prefix = field(header, 345, 155);
-      const rawName = pax.get("path") ?? longName ??
-        (prefix ? `${prefix}/${field(header, 0, 100)}` : field(header, 0, 100));
-      const linkTarget = pax.get("linkpath") ?? field(header, 157, 100);
       pax = new Map();
       longName = null;
-      const name = rawName.replace(/\/+$/, "");
       if (++entries > maxEntries) {
         result.truncated = true;
         break;

@@ -15,7 +15,6 @@ import {
   DEFAULT_LIMITS,
   NPROC_HEADROOM,
   packRoots,
-  paxRecords,
   readBackWorld,
   type ResourceLimits,
   rlimitArgv,
@@ -163,25 +162,6 @@ Deno.test("readBackWorld() writes back only regular files under the writable dir
   await Deno.remove(src, { recursive: true });
   await Deno.remove(pack);
   await Deno.remove(world, { recursive: true });
-});
-
-Deno.test("paxRecords() counts record lengths in bytes, so UTF-8 names survive", () => {
-  const rec = (k: string, v: string) => {
-    const body = ` ${k}=${v}\n`;
-    const bytes = new TextEncoder().encode(body).length;
-    let len = bytes + String(bytes).length;
-    if (String(len).length !== String(bytes).length) len++;
-    return `${len}${body}`;
-  };
-  const data = new TextEncoder().encode(
-    rec("path", "out/Müller.txt") + rec("mtime", "1.5") + rec("path", "out/€😀.txt"),
-  );
-  const got = paxRecords(data);
-  assert.equal(got.get("path"), "out/€😀.txt");
-  assert.equal(got.get("mtime"), "1.5");
-  // Garbage ends the records without throwing.
-  assert.deepEqual([...paxRecords(new TextEncoder().encode("99999 path=x\n"))], []);
-  assert.deepEqual([...paxRecords(new TextEncoder().encode("x"))], []);
 });
 
 Deno.test("packRoots() packs the capture directories alone, in declared order, each once", () => {
