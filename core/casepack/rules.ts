@@ -51,7 +51,9 @@ export function casepackNumber(x: unknown): number | null {
   } else {
     s = s.replace(/,/g, "");
   }
-  if (!/^-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) return null;
+  // One way to match each text, so a failed match is linear: `\d+\.?\d*` would try every
+  // split of a digit run between its two quantifiers (quadratic on "111…1x").
+  if (!/^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(s)) return null;
   const n = Number(s);
   return Number.isFinite(n) ? n : null;
 }

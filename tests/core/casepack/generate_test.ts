@@ -300,3 +300,20 @@ Deno.test("the generated bundle calibrates and its checker grades in the sandbox
     pool.close();
   }
 });
+
+Deno.test("the generated checker grades an amount of 100,000 digits and an x in the sandbox at once", async () => {
+  const pool = createCheckerPool({ workers: 1 });
+  try {
+    const { files } = build();
+    const bundle = parseBundle({ name: "invoice-coding", files: files! });
+    const answer = `{"account" "4910" "amount" "${"1".repeat(100_000)}x"}`;
+    const input = checkerInputFor(bundle, { files: { "/out/answer.edn": answer }, caseId: "8" });
+    const run = await pool.check(bundle.checker, input);
+    // Within the 20 s limit: ~0.6 s here with the checker's load (load 2); the quadratic
+    // pattern ran past the limit (a timeout fault).
+    assert.ok(run.ok, JSON.stringify(run));
+    assert.deepEqual(run.verdict.checks, { "answer-present": true, account: true, amount: false });
+  } finally {
+    pool.close();
+  }
+});
