@@ -25,8 +25,7 @@
  * values through it too (sandbox/edn_bridge.ts), so they see exactly what the host sees.
  */
 import { EDN_MODEL, type EdnModel, type EdnValue } from "./values.ts";
-import { ednReaderCore } from "./read.ts";
-import { ednWriterCore } from "./write.ts";
+import { writeEdn } from "./write.ts";
 
 /** The plain-mapping core's interface. */
 export interface EdnPlainCore {
@@ -133,10 +132,7 @@ export function ednPlainCore(
   return { toPlain };
 }
 
-const CORE = ednPlainCore(
-  EDN_MODEL,
-  ednWriterCore(EDN_MODEL, ednReaderCore(EDN_MODEL).validName).write,
-);
+const CORE = ednPlainCore(EDN_MODEL, (v, pretty) => writeEdn(v, { pretty }));
 
 /**
  * The plain JavaScript form of an EDN value (the mapping in this module's table). With

@@ -30,7 +30,7 @@
  * does not round-trip to the same text.
  *
  * Every class here is self-contained (it refers to nothing else in this module), so the
- * reader, writer and plain mapping can take the model as an argument.
+ * plain mapping can take the model as an argument.
  */
 
 /** A keyword, `:name` or `:ns/name`. Interned: `Keyword.of("a") === Keyword.of("a")`. */
@@ -182,7 +182,7 @@ export type EdnValue =
 /** An EDN map. */
 export type EdnMap = Map<EdnValue, EdnValue>;
 
-/** The classes of the model, handed to the self-contained reader/writer cores. */
+/** The classes of the model, handed to the self-contained plain mapping (plain.ts). */
 export interface EdnModel {
   Keyword: typeof Keyword;
   EdnSymbol: typeof EdnSymbol;
