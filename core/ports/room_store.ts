@@ -57,6 +57,48 @@ export interface RoomStore {
   forkOf(slug: string): Promise<ForkInfo | null>;
   /** Records a fork's new base (a commit of its parent, after a merge). */
   setForkBase(slug: string, base: string): Promise<void>;
+  /**
+   * Makes a commit whose tree is commit `on`'s with `changes` applied (as writeFiles), its
+   * parents `on` and then `also`, without moving the room's head. With `branch`, the branch
+   * `refs/heads/<branch>` is created at it (CONFLICT when it exists; `branchNameProblem()`
+   * says which names are refused). Returns the commit id (`on` itself when the changes change
+   * nothing and there are no other parents, and no branch is asked for).
+   */
+  commitOn(slug: string, commit: BranchCommit): Promise<string>;
+  /** The commit a branch made by commitOn() points at, or null when there is no such branch. */
+  branchHead(slug: string, branch: string): Promise<string | null>;
+  /**
+   * Moves the room's head from `from` to commit `to` (made by commitOn()) in one step; false,
+   * nothing moved, when the head is no longer `from` (another writer came first).
+   */
+  moveHead(slug: string, from: string, to: string): Promise<boolean>;
+}
+
+/** A commit made beside the room's head (a run's fork, a merge). */
+export interface BranchCommit {
+  /** The commit whose tree the changes apply to (the first parent). */
+  on: string;
+  changes: Map<string, string | null>;
+  message: string;
+  /** Further parents (a merge's second parent). */
+  also?: string[];
+  /** The branch to create at the commit (e.g. `runs/<id>`). */
+  branch?: string;
+}
+
+/**
+ * Why a branch name is refused (null when it is fine): lowercase segments of letters, digits,
+ * dots, dashes and underscores, separated by slashes, not `main` and not ending in `.lock`.
+ */
+export function branchNameProblem(name: string): string | null {
+  if (name === "main") return "is the room's own branch";
+  if (!/^[a-z0-9][a-z0-9._-]{0,99}(\/[a-z0-9][a-z0-9._-]{0,99}){0,4}$/.test(name)) {
+    return "is not lowercase segments of letters, digits, dots, dashes and underscores";
+  }
+  if (/\.\.|\.lock(\/|$)|\.(\/|$)/.test(name)) {
+    return 'holds "..", a ".lock" or a segment ending in "."';
+  }
+  return null;
 }
 
 /** A fork's parent room and the parent's commit it starts from (or was last merged at). */

@@ -14,6 +14,8 @@ export type { JobRecord } from "../jobs.ts";
 import type { AttemptRecord, TrustTier } from "../bench/records.ts";
 import type { BlobStore } from "./blob_store.ts";
 import type { CellLease, CellLeaseOps, LeaseTake } from "./cell_lease.ts";
+import type { DeployRecords } from "./deploy_records.ts";
+export type { DeployRecords } from "./deploy_records.ts";
 export type { CellLease, CellLeaseOps, LeaseTake } from "./cell_lease.ts";
 
 /** What the home keeps about one experiment (its definition and where it ran). */
@@ -90,6 +92,8 @@ export interface StateStore extends StateBatches, CellLeaseOps {
    * subscription polls. Room commits are not in it (the room's head says those).
    */
   roomVersion(room: string): Promise<string>;
+  /** Runs, reviews and schedules; absent on a store that keeps none yet (PostgreSQL). */
+  readonly deploy?: DeployRecords;
   close(): void;
 }
 

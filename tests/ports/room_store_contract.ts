@@ -231,4 +231,57 @@ export function roomStoreContract(
       Array.from({ length: 8 }, (_, i) => `w${i}`),
     );
   });
+
+  test("commitOn() makes a branch beside the head; moveHead() moves it once from the state seen", async (rooms) => {
+    await rooms.createRoom("r");
+    const base = await rooms.writeFiles(
+      "r",
+      new Map([["wiki/a.md", "a"], ["docs/d.txt", "d"]]),
+      "base",
+    );
+    const fork = await rooms.commitOn("r", {
+      on: base,
+      changes: new Map([["wiki/a.md", "a2"], ["wiki/b.md", "b"]]),
+      message: "run",
+      branch: "runs/r1",
+    });
+    assert.notEqual(fork, base);
+    assert.equal(await rooms.head("r"), base, "the head does not move");
+    assert.equal(await rooms.branchHead("r", "runs/r1"), fork);
+    assert.equal(await rooms.branchHead("r", "runs/none"), null);
+    assert.deepEqual(
+      [...await rooms.readFiles("r", "wiki", fork)],
+      [["wiki/a.md", "a2"], ["wiki/b.md", "b"]],
+    );
+    await assert.rejects(
+      () => rooms.commitOn("r", { on: base, changes: new Map(), message: "x", branch: "runs/r1" }),
+      code("CONFLICT"),
+    );
+    await assert.rejects(
+      () => rooms.commitOn("r", { on: base, changes: new Map(), message: "x", branch: "main" }),
+      code("USAGE"),
+    );
+    await assert.rejects(
+      () => rooms.commitOn("r", { on: "0".repeat(40), changes: new Map(), message: "x" }),
+      code("NOT_FOUND"),
+    );
+    // Another writer moved the head: the move from the state seen is refused.
+    const other = await rooms.writeFiles("r", new Map([["docs/e.txt", "e"]]), "other");
+    assert.equal(await rooms.moveHead("r", base, fork), false);
+    assert.equal(await rooms.head("r"), other);
+    // A merge commit on the new head with the fork as second parent, then moved to.
+    const merge = await rooms.commitOn("r", {
+      on: other,
+      changes: new Map([["wiki/a.md", "a2"], ["wiki/b.md", "b"]]),
+      message: "merge",
+      also: [fork],
+    });
+    assert.equal(await rooms.moveHead("r", other, merge), true);
+    assert.equal(await rooms.head("r"), merge);
+    assert.deepEqual(
+      [...await rooms.readFiles("r")],
+      [["docs/d.txt", "d"], ["docs/e.txt", "e"], ["wiki/a.md", "a2"], ["wiki/b.md", "b"]],
+    );
+    assert.deepEqual((await rooms.log("r"))[0].parents, [other, fork]);
+  });
 }

@@ -3,14 +3,15 @@
  * embedded home's Deno KV store (on a file, as a home keeps it), the memory store, and the
  * PostgreSQL store when a server is installed (a database of its own per test).
  */
-import { stateStoreContract } from "./state_store_contract.ts";
+import { stateStoreContract, type StateStoreFactory } from "./state_store_contract.ts";
+import { deployRecordsContract } from "./deploy_records_contract.ts";
 import { openKvStateStore } from "../../adapters/store/kv/state_store.ts";
 import { dirBlobStore } from "../../adapters/store/kv/blob_store.ts";
 import { memoryStateStore } from "../../adapters/store/memory/state_store.ts";
 import { openPostgresStateStore } from "../../adapters/store/postgres/state_store.ts";
 import { startPostgres } from "../helpers/postgres.ts";
 
-stateStoreContract("kv", async () => {
+const kvStore: StateStoreFactory = async () => {
   const dir = await Deno.makeTempDir({ prefix: "dvergr-kv-contract-" });
   const store = await openKvStateStore(`${dir}/state.kv`, dirBlobStore(`${dir}/blobs`));
   return {
@@ -20,12 +21,16 @@ stateStoreContract("kv", async () => {
       await Deno.remove(dir, { recursive: true });
     },
   };
-});
-
-stateStoreContract("memory", () => {
+};
+const memoryStore: StateStoreFactory = () => {
   const store = memoryStateStore();
   return Promise.resolve({ store, close: () => Promise.resolve(store.close()) });
-});
+};
+stateStoreContract("kv", kvStore);
+stateStoreContract("memory", memoryStore);
+// The PostgreSQL store keeps no deploy records yet.
+deployRecordsContract("kv", kvStore);
+deployRecordsContract("memory", memoryStore);
 
 const cluster = await startPostgres();
 Deno.test.afterAll(async () => await cluster?.stop());

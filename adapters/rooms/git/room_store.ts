@@ -35,7 +35,13 @@ import { type ObjectReader, treeCache, withObjects } from "./object_reader.ts";
 import { BRANCH, initBare, lockBranch, readHead } from "./repository.ts";
 import { consolidate } from "./pack_merge.ts";
 
-import type { CommitInfo, ForkInfo, RoomStore } from "../../../core/ports/room_store.ts";
+import {
+  type BranchCommit,
+  branchNameProblem,
+  type CommitInfo,
+  type ForkInfo,
+  type RoomStore,
+} from "../../../core/ports/room_store.ts";
 import {
   blockerRemovals,
   checkChanges,
@@ -71,6 +77,45 @@ function gitBlobOid(text: string): string {
 
 /** File texts keep a leading byte order mark: it is part of the file and of the content id. */
 const textDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** Refuses a branch name branchNameProblem() does not accept. */
+function checkBranch(slug: string, branch: string): void {
+  const problem = branchNameProblem(branch);
+  if (problem) {
+    throw new DvergrError(
+      "USAGE",
+      `Cannot use branch "${branch}" of room "${slug}": it ${problem}`,
+      {
+        hint: "Name branches like runs/20260101-abc",
+      },
+    );
+  }
+}
+
+/**
+ * Creates `refs/heads/<branch>` at `oid` once: written and synced under a temporary name, then
+ * hard-linked into place (which fails when the branch exists), so a crash leaves no half ref.
+ */
+async function createRef(gitdir: string, slug: string, branch: string, oid: string) {
+  const ref = join(gitdir, "refs", "heads", branch);
+  await Deno.mkdir(join(ref, ".."), { recursive: true });
+  const tmp = join(gitdir, `dvergr-ref.tmp-${crypto.randomUUID()}`);
+  await writeDurable(tmp, encoder.encode(`${oid}\n`));
+  try {
+    await Deno.link(tmp, ref);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    throw new DvergrError(
+      "CONFLICT",
+      `Cannot create branch "${branch}" of room "${slug}": it exists`,
+      {
+        hint: "Branches are made once; name another",
+      },
+    );
+  } finally {
+    await Deno.remove(tmp).catch(() => {});
+  }
+}
 
 /** Options of the git room store. */
 export interface GitRoomStoreOptions {
@@ -188,7 +233,64 @@ export function gitRoomStore(
     return tree.oid;
   }
 
+  /** commitOn() of the port, the branch created by a hard link (atomic: made once or not). */
+  async function commitOn(slug: string, c: BranchCommit): Promise<string> {
+    checkChanges(c.changes, slug);
+    if (c.branch !== undefined) checkBranch(slug, c.branch);
+    const gitdir = gitdirOf(slug);
+    if (!(await exists(slug))) throw noRoom(slug);
+    return await lock(slug, async () => {
+      const oid = await withObjects(gitdir, async (db) => {
+        for (const p of [c.on, ...(c.also ?? [])]) {
+          if (!/^[0-9a-f]{40}$/.test(p) || !db.has(p)) throw noCommit(slug, p);
+        }
+        const made = new Map<string, GitObject>();
+        const { tree: oldTree } = db.commit(c.on);
+        let tree = rewriteTree(db, oldTree, c.changes, made, slug);
+        if (tree === null) {
+          const empty = gitObject("tree", new Uint8Array());
+          made.set(empty.oid, empty);
+          tree = empty.oid;
+        }
+        if (tree === oldTree && !c.also?.length && c.branch === undefined) return c.on;
+        const commit = commitObject(tree, [c.on, ...(c.also ?? [])], c.message, clock());
+        made.set(commit.oid, commit);
+        const builder = new PackBuilder();
+        for (const object of made.values()) if (!db.has(object.oid)) builder.addObject(object);
+        if (builder.count > 0) await installPack(gitdir, builder.finish());
+        return commit.oid;
+      });
+      if (c.branch !== undefined) await createRef(gitdir, slug, c.branch, oid);
+      return oid;
+    });
+  }
+
   return {
+    commitOn,
+    async branchHead(slug, branch) {
+      checkBranch(slug, branch);
+      const gitdir = gitdirOf(slug);
+      if (!(await exists(slug))) throw noRoom(slug);
+      try {
+        const oid = (await Deno.readTextFile(join(gitdir, "refs", "heads", branch))).trim();
+        return /^[0-9a-f]{40}$/.test(oid) ? oid : null;
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
+          return null;
+        }
+        throw e;
+      }
+    },
+    async moveHead(slug, from, to) {
+      const gitdir = gitdirOf(slug);
+      if (!(await exists(slug))) throw noRoom(slug);
+      return await lock(slug, async () => {
+        const known = await withObjects(gitdir, (db) => /^[0-9a-f]{40}$/.test(to) && db.has(to));
+        if (!known) throw noCommit(slug, to);
+        if (readHead(gitdir) !== from) return false;
+        return await (await lockBranch(gitdir)).move(from, to);
+      });
+    },
     async createRoom(slug) {
       const gitdir = gitdirOf(slug);
       return await lock(slug, async () => {

@@ -6,7 +6,13 @@
 import { checkSlug } from "../../../core/room_slug.ts";
 import { createHash } from "node:crypto";
 import { fileDirConflict, type FileMap, sortedFiles } from "../../../core/bundle/file_map.ts";
-import type { CommitInfo, ForkInfo, RoomStore } from "../../../core/ports/room_store.ts";
+import {
+  branchNameProblem,
+  type CommitInfo,
+  type ForkInfo,
+  type RoomStore,
+} from "../../../core/ports/room_store.ts";
+import { DvergrError } from "../../../core/errors.ts";
 import {
   blockerRemovals,
   checkChanges,
@@ -23,6 +29,21 @@ import {
 export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore {
   const rooms = new Map<string, { commit: CommitInfo; files: FileMap }[]>();
   const forks = new Map<string, ForkInfo>();
+  /** Commits beside the head's line (forks of runs, merges), by room and id. */
+  const aside = new Map<string, Map<string, { commit: CommitInfo; files: FileMap }>>();
+  /** Branches besides the head's, by room: name → commit id. */
+  const branches = new Map<string, Map<string, string>>();
+  const snapshotOf = (slug: string, id: string) =>
+    head(slug).find((h) => h.commit.id === id) ?? aside.get(slug)?.get(id);
+  const checkBranch = (slug: string, branch: string) => {
+    const problem = branchNameProblem(branch);
+    if (problem) {
+      throw new DvergrError(
+        "USAGE",
+        `Cannot use branch "${branch}" of room "${slug}": it ${problem}`,
+      );
+    }
+  };
   const head = (slug: string) => {
     const r = rooms.get(slug);
     if (!r) throw noRoom(slug);
@@ -77,9 +98,7 @@ export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore
     async readFiles(slug, prefix, at) {
       await Promise.resolve();
       const history = head(slug);
-      const snapshot = at === undefined
-        ? history[history.length - 1]
-        : history.find((h) => h.commit.id === at);
+      const snapshot = at === undefined ? history[history.length - 1] : snapshotOf(slug, at);
       if (!snapshot) throw noCommit(slug, at!);
       const out: FileMap = new Map();
       for (const [p, t] of sortedFiles(snapshot.files)) {
@@ -121,6 +140,60 @@ export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore
       await Promise.resolve();
       head(slug);
       return forks.get(slug) ?? null;
+    },
+    async commitOn(slug, c) {
+      await Promise.resolve();
+      checkChanges(c.changes, slug);
+      if (c.branch !== undefined) checkBranch(slug, c.branch);
+      const parents = [c.on, ...(c.also ?? [])];
+      const snaps = parents.map((p) => snapshotOf(slug, p));
+      const missing = parents.find((_, i) => !snaps[i]);
+      if (missing !== undefined) throw noCommit(slug, missing);
+      const base = snaps[0]!;
+      const files = new Map(base.files);
+      for (const [p, text] of c.changes) {
+        if (text === null) files.delete(p);
+        else files.set(p, text);
+      }
+      const conflict = fileDirConflict(files.keys());
+      if (conflict) throw conflictError(slug, conflict);
+      const named = branches.get(slug) ?? new Map<string, string>();
+      if (c.branch !== undefined && named.has(c.branch)) {
+        throw new DvergrError(
+          "CONFLICT",
+          `Cannot create branch "${c.branch}" of room "${slug}": it exists`,
+        );
+      }
+      const same = files.size === base.files.size &&
+        [...files].every(([p, t]) => base.files.get(p) === t);
+      if (same && parents.length === 1 && c.branch === undefined) return c.on;
+      const id = commitId(c.on, c.message + parents.join(","), files);
+      const entry = {
+        commit: { id, message: c.message, at: clock().toISOString(), parents },
+        files,
+      };
+      if (!aside.has(slug)) aside.set(slug, new Map());
+      aside.get(slug)!.set(id, entry);
+      if (c.branch !== undefined) {
+        named.set(c.branch, id);
+        branches.set(slug, named);
+      }
+      return id;
+    },
+    async branchHead(slug, branch) {
+      await Promise.resolve();
+      checkBranch(slug, branch);
+      head(slug);
+      return branches.get(slug)?.get(branch) ?? null;
+    },
+    async moveHead(slug, from, to) {
+      await Promise.resolve();
+      const history = head(slug);
+      const target = snapshotOf(slug, to);
+      if (!target) throw noCommit(slug, to);
+      if (history[history.length - 1].commit.id !== from) return false;
+      history.push({ commit: target.commit, files: new Map(target.files) });
+      return true;
     },
     setForkBase(slug, base) {
       const info = forks.get(slug);

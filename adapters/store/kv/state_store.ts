@@ -28,6 +28,7 @@ import type {
 import { storageProblem } from "../../files/os_error.ts";
 import { batchMethods } from "./state_batches.ts";
 import { streamMethods } from "./state_streams.ts";
+import { kvDeployRecords } from "./deploy_records.ts";
 /** Stored form of a value: inline, or the id of a blob holding its JSON. */
 type Stored = { v: unknown } | { blob: string };
 
@@ -253,5 +254,6 @@ export async function openKvStateStore(path: string, blobs: BlobStore): Promise<
     experimentRoom,
     one,
   });
-  return { ...one, ...batches };
+  const deploy = kvDeployRecords({ kv, retryLocked, touch });
+  return { ...one, ...batches, deploy };
 }

@@ -21,6 +21,7 @@ import type {
   StateStore,
 } from "../../../core/ports/state_store.ts";
 import { memoryBlobStore } from "./blob_store.ts";
+import { memoryDeployRecords } from "./deploy_records.ts";
 
 /** A value as stored: its JSON text, read back into a fresh object every time. */
 type Stored = string;
@@ -307,6 +308,7 @@ export function memoryStateStore(files: BlobStore = memoryBlobStore()): StateSto
     ...recordMethods(t),
     ...leaseMethods(t),
     blobs: blobView(t, files),
+    deploy: memoryDeployRecords((room) => touch(t, room)),
     close() {},
   };
 }

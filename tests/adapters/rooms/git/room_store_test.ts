@@ -455,3 +455,25 @@ Deno.test("gitRoomStore() keeps rooms as bare repositories that git itself reads
   assert.equal(show, "2");
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("gitRoomStore() keeps a run's branch and a fast-forward to it fsck-clean", async () => {
+  const { rooms, dir } = await gitStore();
+  await rooms.createRoom("r");
+  const base = await rooms.writeFiles("r", new Map([["wiki/a.md", "a"]]), "base");
+  const fork = await rooms.commitOn("r", {
+    on: base,
+    changes: new Map([["wiki/a.md", "a2"], ["wiki/n/b.md", "b"]]),
+    message: "Run r1",
+    branch: "runs/r1",
+  });
+  assertFsck(`${dir}/r`);
+  if (HAS_GIT) {
+    assert.equal(git(`${dir}/r`, "rev-parse", "runs/r1").trim(), fork);
+    assert.equal(git(`${dir}/r`, "show", "runs/r1:wiki/n/b.md"), "b");
+  }
+  assert.equal(await rooms.moveHead("r", base, fork), true);
+  assert.equal(await rooms.moveHead("r", base, fork), false);
+  assertFsck(`${dir}/r`);
+  if (HAS_GIT) assert.equal(git(`${dir}/r`, "rev-parse", "main").trim(), fork);
+  await Deno.remove(dir, { recursive: true });
+});
