@@ -30,7 +30,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "mcp/stateless.ts:createStatelessHandler": 197,
   "adapters/store/kv/state_store.ts:openKvStateStore": 189,
   "adapters/candidates/model/agent_loop.ts:runAgentLoop": 185,
-  "core/bundle/export.ts:verifyExport": 168,
   "mcp/http.ts:serveHttp": 166,
   "mcp/server.ts:createMcpServer": 163,
   "core/models/registry.ts:buildRegistry": 151,

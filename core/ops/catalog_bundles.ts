@@ -21,8 +21,8 @@ import {
   exportProblems,
   hasOnlyClojureChecker,
   manifestJson,
-  verifyExport,
 } from "../bundle/export.ts";
+import { verifyExport } from "../bundle/verify_export.ts";
 import { calibrate, type CalibrationResult } from "../calibrate/calibrate.ts";
 import type { TrustTier } from "../bench/records.ts";
 import type { Promotion } from "../ports/state_store.ts";

@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
 import { DvergrError } from "../../../core/errors.ts";
-import {
-  EXPORT_FORMAT,
-  exportBundle,
-  hasOnlyClojureChecker,
-  verifyExport,
-} from "../../../core/bundle/export.ts";
+import { EXPORT_FORMAT, exportBundle, hasOnlyClojureChecker } from "../../../core/bundle/export.ts";
+import { verifyExport } from "../../../core/bundle/verify_export.ts";
 import { contentId } from "../../../core/bundle/content_id.ts";
 import type { FileMap } from "../../../core/bundle/file_map.ts";
 import { readEdn } from "../../../core/edn/read.ts";
