@@ -32,7 +32,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "adapters/candidates/model/agent_loop.ts:runAgentLoop": 185,
   "mcp/http.ts:serveHttp": 166,
   "mcp/server.ts:createMcpServer": 163,
-  "core/models/registry.ts:buildRegistry": 151,
   "adapters/gateway/model_gateway.ts:forwardBody": 149,
   "cli/benchmark.ts:run": 155,
   "adapters/gateway/world_mcp.ts:createWorldMcp": 136,

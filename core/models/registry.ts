@@ -271,10 +271,26 @@ function isHttpUrl(s: string): boolean {
  * are unambiguous and :list-price-of names a priced API model.
  */
 export function buildRegistry(layers: RegistryLayer[]): ModelRegistry {
-  const merged = new Map<
-    string,
-    { raw: RawEntry; sources: string[]; aliasLayer: number; priceFile: string }
-  >();
+  const merged = mergeLayers(layers);
+  const entries = new Map<string, ModelEntry>();
+  for (const [id, { raw, sources }] of merged) entries.set(id, completeEntry(id, raw, sources));
+  const aliases = resolveAliases(layers, merged, entries);
+  for (const e of entries.values()) resolveListPrice(e, entries, aliases);
+  return { entries, aliases, files: layers.map((l) => l.file) };
+}
+
+/** An entry merged over the layers, with the layers that defined it. */
+interface MergedEntry {
+  raw: RawEntry;
+  sources: string[];
+  /** The last layer that gave its :aliases. */
+  aliasLayer: number;
+  priceFile: string;
+}
+
+// Entry by entry, key by key, and :prices price by price: a later layer wins.
+function mergeLayers(layers: RegistryLayer[]): Map<string, MergedEntry> {
+  const merged = new Map<string, MergedEntry>();
   layers.forEach((layer, li) => {
     for (const [id, raw] of layer.entries) {
       const prev = merged.get(id);
@@ -294,59 +310,69 @@ export function buildRegistry(layers: RegistryLayer[]): ModelRegistry {
       if (raw.prices) prev.priceFile = layer.file;
     }
   });
+  return merged;
+}
 
-  const entries = new Map<string, ModelEntry>();
-  for (const [id, { raw, sources }] of merged) {
-    const file = sources[sources.length - 1];
-    if (!raw.provider) {
-      throw invalid(
-        file,
-        `model ${JSON.stringify(id)}: no :provider (one of ${
-          PROVIDERS.map((p) => ":" + p).join(", ")
-        })`,
-        {
-          model: id,
-          field: "provider",
-        },
-      );
-    }
-    const needsPrices = raw.provider !== "openai-compatible" && raw.listPriceOf === undefined;
-    const p = raw.prices ?? {};
-    if (needsPrices && (p.input === undefined || p.output === undefined)) {
-      throw invalid(
-        file,
-        `model ${
-          JSON.stringify(id)
-        }: :prices needs :input and :output (an API model is billed by its tokens)`,
-        {
-          model: id,
-          field: "prices",
-        },
-      );
-    }
-    const input = p.input ?? 0;
-    entries.set(id, {
-      id,
-      provider: raw.provider,
-      apiModel: raw.apiModel ?? id,
-      aliases: raw.aliases ?? [],
-      prices: {
-        input,
-        output: p.output ?? 0,
-        cacheRead: p.cacheRead ?? input,
-        cacheWrite: p.cacheWrite ?? input,
+/** A merged entry with its defaults, refused without a provider or the prices it needs. */
+function completeEntry(id: string, raw: RawEntry, sources: string[]): ModelEntry {
+  const file = sources[sources.length - 1];
+  if (!raw.provider) {
+    throw invalid(
+      file,
+      `model ${JSON.stringify(id)}: no :provider (one of ${
+        PROVIDERS.map((p) => ":" + p).join(", ")
+      })`,
+      {
+        model: id,
+        field: "provider",
       },
-      listPriceOf: raw.listPriceOf ?? null,
-      maxTokens: raw.maxTokens ?? DEFAULT_MAX_TOKENS,
-      baseUrl: raw.baseUrl ?? null,
-      apiKeyEnv: raw.apiKeyEnv ?? null,
-      doc: raw.doc ?? null,
-      sources,
-      priced: true,
-    });
+    );
   }
+  const needsPrices = raw.provider !== "openai-compatible" && raw.listPriceOf === undefined;
+  const p = raw.prices ?? {};
+  if (needsPrices && (p.input === undefined || p.output === undefined)) {
+    throw invalid(
+      file,
+      `model ${
+        JSON.stringify(id)
+      }: :prices needs :input and :output (an API model is billed by its tokens)`,
+      {
+        model: id,
+        field: "prices",
+      },
+    );
+  }
+  const input = p.input ?? 0;
+  return {
+    id,
+    provider: raw.provider,
+    apiModel: raw.apiModel ?? id,
+    aliases: raw.aliases ?? [],
+    prices: {
+      input,
+      output: p.output ?? 0,
+      cacheRead: p.cacheRead ?? input,
+      cacheWrite: p.cacheWrite ?? input,
+    },
+    listPriceOf: raw.listPriceOf ?? null,
+    maxTokens: raw.maxTokens ?? DEFAULT_MAX_TOKENS,
+    baseUrl: raw.baseUrl ?? null,
+    apiKeyEnv: raw.apiKeyEnv ?? null,
+    doc: raw.doc ?? null,
+    sources,
+    priced: true,
+  };
+}
 
-  // Aliases: a later layer's claim wins over an earlier one's; two claims in one layer are ambiguous.
+/**
+ * Alias → id. A later layer's claim wins over an earlier one's; two claims in one layer
+ * are ambiguous. Each entry keeps only the aliases it won.
+ */
+function resolveAliases(
+  layers: RegistryLayer[],
+  merged: Map<string, MergedEntry>,
+  entries: Map<string, ModelEntry>,
+): Map<string, string> {
   const aliases = new Map<string, string>();
   const aliasLayerOf = new Map<string, number>();
   const byAliasLayer = [...entries.values()].sort((a, b) =>
@@ -387,39 +413,44 @@ export function buildRegistry(layers: RegistryLayer[]): ModelRegistry {
     }
   }
   for (const e of entries.values()) e.aliases = e.aliases.filter((a) => aliases.get(a) === e.id);
+  return aliases;
+}
 
-  for (const e of entries.values()) {
-    if (e.listPriceOf === null) continue;
-    const file = e.sources[e.sources.length - 1];
-    const targetId = entries.has(e.listPriceOf) ? e.listPriceOf : aliases.get(e.listPriceOf);
-    const target = targetId ? entries.get(targetId) : undefined;
-    if (!target) {
-      throw invalid(
-        file,
-        `model ${JSON.stringify(e.id)} :list-price-of: ${
-          JSON.stringify(e.listPriceOf)
-        } is not a model of the registry`,
-        {
-          model: e.id,
-          field: "list-price-of",
-        },
-      );
-    }
-    if (target.listPriceOf !== null || target.id === e.id) {
-      throw invalid(
-        file,
-        `model ${JSON.stringify(e.id)} :list-price-of: ${
-          JSON.stringify(e.listPriceOf)
-        } is itself priced by another model`,
-        {
-          model: e.id,
-          field: "list-price-of",
-        },
-      );
-    }
-    e.listPriceOf = target.id;
+/** Points an entry's :list-price-of at the id of a priced API model (an alias may name it). */
+function resolveListPrice(
+  e: ModelEntry,
+  entries: Map<string, ModelEntry>,
+  aliases: Map<string, string>,
+): void {
+  if (e.listPriceOf === null) return;
+  const file = e.sources[e.sources.length - 1];
+  const targetId = entries.has(e.listPriceOf) ? e.listPriceOf : aliases.get(e.listPriceOf);
+  const target = targetId ? entries.get(targetId) : undefined;
+  if (!target) {
+    throw invalid(
+      file,
+      `model ${JSON.stringify(e.id)} :list-price-of: ${
+        JSON.stringify(e.listPriceOf)
+      } is not a model of the registry`,
+      {
+        model: e.id,
+        field: "list-price-of",
+      },
+    );
   }
-  return { entries, aliases, files: layers.map((l) => l.file) };
+  if (target.listPriceOf !== null || target.id === e.id) {
+    throw invalid(
+      file,
+      `model ${JSON.stringify(e.id)} :list-price-of: ${
+        JSON.stringify(e.listPriceOf)
+      } is itself priced by another model`,
+      {
+        model: e.id,
+        field: "list-price-of",
+      },
+    );
+  }
+  e.listPriceOf = target.id;
 }
 
 function lookup(registry: ModelRegistry, name: string): ModelEntry | undefined {
