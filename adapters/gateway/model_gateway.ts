@@ -10,8 +10,12 @@
  *   which never enters the sandbox: the candidate holds a dummy key.
  * - Usage is metered from the JSON or SSE body into the attempt's tokens and its cost, billed
  *   and at list price (core/models/cost.ts).
- * - The attempt's budget (list price) and request cap are enforced by answering 400 in the
- *   provider's own error format, which the agent CLIs treat as final.
+ * - The attempt's budget (list price) holds against requests in parallel: a request is
+ *   forwarded only once it holds a reservation of its worst case (budget_ledger.ts,
+ *   request_limits.ts), its output limit cut to what the budget can pay; the metered usage
+ *   replaces the reservation when its response ends. A request the budget cannot pay for,
+ *   or past the request cap, is answered 400 in the provider's own error format, which the
+ *   agent CLIs treat as final.
  * - Optionally the first model request must offer the world's MCP tools (an agent CLI that
  *   lost the MCP start-up race): otherwise 400 and the attempt is a fault.
  * - Every request is logged (bounded) as evidence.
@@ -20,11 +24,20 @@
  */
 import type { Usage } from "../../core/bench/candidate.ts";
 import { NO_USAGE } from "../../core/bench/candidate.ts";
-import { addUsage, costMicros, type ModelPrices } from "../../core/models/cost.ts";
+import { addUsage, type ModelPrices, picoToMicros } from "../../core/models/cost.ts";
 import type { ModelEntry, ProviderKind } from "../../core/models/registry.ts";
-import { endpoint } from "../providers/http.ts";
+import { BudgetLedger, type Hold, outputThatFits } from "./budget_ledger.ts";
 import { BodyBytes } from "./request_body.ts";
-import { type ProviderApi, SseUsageMeter, usageOfJson } from "./usage_meter.ts";
+import {
+  askedOutput,
+  choices,
+  MIN_OUTPUT_TOKENS,
+  setOutputLimit,
+  worstInputTokens,
+} from "./request_limits.ts";
+import { readParts } from "./request_parts.ts";
+import { callProvider, downstreamHeaders, meterBody, upstreamHeaders } from "./upstream.ts";
+import type { ProviderApi } from "./usage_meter.ts";
 
 /** Where a request for one model goes and what its tokens cost. */
 export interface ModelRoute {
@@ -39,7 +52,7 @@ export interface ModelRoute {
 export interface ModelGatewayOptions {
   /** The route for the model a request names (`undefined`: none named), or why there is none. */
   route(model: string | undefined, api: ProviderApi): ModelRoute | { problem: string };
-  /** Spend allowed at list price, microdollars. */
+  /** Spend allowed at list price, microdollars: spent and held never pass it. */
   budgetMicros: number;
   /** Model requests forwarded at most. */
   maxRequests: number;
@@ -62,6 +75,10 @@ export interface GatewayLogEntry {
   refused?: string;
   usage?: Usage;
   usageReported?: boolean;
+  /** The output limit forwarded (per choice), after the budget's cut. */
+  maxOutput?: number;
+  /** The worst case reserved at list price, microdollars. */
+  reservedMicros?: number;
   /** The offered tools included the required world tools (first request of an agent CLI). */
   worldTools?: boolean;
   ms?: number;
@@ -103,21 +120,11 @@ const MAX_LOG = 500;
 export const MAX_MODEL_BODY = 16 * 1024 * 1024;
 /** Bytes of request bodies the gateway holds at once (read, or being forwarded). */
 export const MAX_MODEL_BODIES_HELD = 2 * MAX_MODEL_BODY;
-/** Bytes of a JSON (not streamed) response kept for metering. */
-const MAX_METERED_JSON = 32 * 1024 * 1024;
 const PATHS: Record<string, ProviderApi> = {
   "/v1/messages": "anthropic-messages",
   "/v1/chat/completions": "openai-chat",
   "/v1/responses": "openai-responses",
 };
-/** Request headers passed on (others, keys above all, are dropped). */
-const PASS_HEADERS = [
-  "content-type",
-  "accept",
-  "anthropic-version",
-  "anthropic-beta",
-  "openai-beta",
-];
 
 function providerFits(api: ProviderApi, provider: ProviderKind): boolean {
   return api === "anthropic-messages" ? provider === "anthropic" : provider !== "anthropic";
@@ -160,290 +167,301 @@ function isRetryable(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
 
+/** What one attempt's model gateway knows, shared by the steps of every request. */
+interface GatewayState {
+  opts: ModelGatewayOptions;
+  now: () => number;
+  t0: number;
+  doFetch: typeof fetch;
+  aborter: AbortController;
+  log: GatewayLogEntry[];
+  bodies: BodyBytes;
+  /** Responses whose metering has not ended. */
+  pending: Set<Promise<void>>;
+  ledger: BudgetLedger;
+  /** Model requests read (refused ones too). */
+  modelRequests: number;
+  fault: string | null;
+  upstreamProblem: string | null;
+  unpriced: boolean;
+}
+
+/** A request the gateway answers itself: logged with why, in the provider's error format. */
+function refuse(
+  api: ProviderApi,
+  entry: GatewayLogEntry,
+  status: number,
+  why: string,
+  message: string,
+): Response {
+  entry.status = status;
+  entry.refused = why;
+  return providerError(api, status, message);
+}
+
 /** A model gateway for one attempt. */
 export function createModelGateway(opts: ModelGatewayOptions): ModelGateway {
   const now = opts.now ?? (() => performance.now());
-  const t0 = now();
-  const doFetch = opts.fetchImpl ?? fetch;
-  const aborter = new AbortController();
-  const log: GatewayLogEntry[] = [];
-  const bodies = new BodyBytes(MAX_MODEL_BODY, MAX_MODEL_BODIES_HELD);
-  const pending = new Set<Promise<void>>();
-  const byModel = new Map<string, { usage: Usage; route: ModelRoute }>();
-  let requests = 0;
-  let modelRequests = 0;
-  let stopped: GatewayFigures["stopped"] = null;
-  let fault: string | null = null;
-  let upstreamProblem: string | null = null;
-  let unmetered = 0;
-  let unpriced = false;
-
-  const record = (e: GatewayLogEntry) => {
-    if (log.length < MAX_LOG) log.push(e);
+  const s: GatewayState = {
+    opts,
+    now,
+    t0: now(),
+    doFetch: opts.fetchImpl ?? fetch,
+    aborter: new AbortController(),
+    log: [],
+    bodies: new BodyBytes(MAX_MODEL_BODY, MAX_MODEL_BODIES_HELD),
+    pending: new Set(),
+    ledger: new BudgetLedger(opts.budgetMicros, opts.maxRequests),
+    modelRequests: 0,
+    fault: null,
+    upstreamProblem: null,
+    unpriced: false,
   };
-  const spent = (which: "bill" | "list") => {
-    let total = 0;
-    for (const { usage, route } of byModel.values()) total += costMicros(usage, route[which]);
-    return total;
-  };
-  const meter = (route: ModelRoute, usage: Usage) => {
-    const cur = byModel.get(route.entry.id);
-    byModel.set(route.entry.id, {
-      route,
-      usage: addUsage(cur?.usage ?? { ...NO_USAGE }, usage),
-    });
-  };
-
-  /** Reads the body within its bounds, then forwards it; the bytes are held until sent. */
-  async function forward(
-    req: Request,
-    api: ProviderApi,
-    path: string,
-    entry: GatewayLogEntry,
-  ): Promise<Response> {
-    const read = await bodies.read(req);
-    if (!read.ok) return refuse(api, entry, 413, read.reason, `dvergr: ${read.message}`);
-    try {
-      return await forwardBody(req, read.bytes, api, path, entry);
-    } finally {
-      bodies.release(read.bytes.length);
-    }
-  }
-
-  async function forwardBody(
-    req: Request,
-    bytes: Uint8Array,
-    api: ProviderApi,
-    path: string,
-    entry: GatewayLogEntry,
-  ): Promise<Response> {
-    let body: Record<string, unknown>;
-    try {
-      const parsed = JSON.parse(new TextDecoder().decode(bytes));
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw 0;
-      body = parsed;
-    } catch {
-      return refuse(api, entry, 400, "not-json", "The request body is not a JSON object");
-    }
-    const asked = typeof body.model === "string" ? body.model : undefined;
-    entry.model = asked;
-    entry.stream = body.stream === true;
-    modelRequests++;
-    if (opts.requireToolPrefix !== undefined && modelRequests === 1) {
-      const names = offeredToolNames(body);
-      const offered = names.some((n) => n.startsWith(opts.requireToolPrefix!));
-      entry.worldTools = offered;
-      if (!offered) {
-        fault = `the agent's first model request did not offer the world's MCP tools ` +
-          `(${opts.requireToolPrefix}*): its MCP connection was not ready (tools offered: ${
-            names.slice(0, 20).join(", ") || "none"
-          })`;
-        return refuse(api, entry, 400, "no-world-tools", `dvergr: ${fault}`);
-      }
-    }
-    if (requests >= opts.maxRequests) {
-      stopped ??= "request-cap";
-      return refuse(
-        api,
-        entry,
-        400,
-        "request-cap",
-        `dvergr: this attempt's limit of ${opts.maxRequests} model requests is reached`,
-      );
-    }
-    if (spent("list") >= opts.budgetMicros) {
-      stopped ??= "budget";
-      return refuse(
-        api,
-        entry,
-        400,
-        "budget",
-        `dvergr: this attempt's budget of $${
-          (opts.budgetMicros / 1e6).toFixed(4)
-        } is spent (list price)`,
-      );
-    }
-    const route = opts.route(asked, api);
-    if ("problem" in route) return refuse(api, entry, 400, "model", `dvergr: ${route.problem}`);
-    if (!providerFits(api, route.entry.provider)) {
-      return refuse(
-        api,
-        entry,
-        400,
-        "model",
-        `dvergr: model "${route.entry.id}" is served by ${route.entry.provider}, not through ${path}`,
-      );
-    }
-    entry.model = route.entry.id;
-    if (!route.entry.priced) unpriced = true;
-    body.model = route.entry.apiModel;
-    if (api === "openai-chat" && body.stream === true) {
-      // Without it a streamed chat completion carries no usage to meter.
-      body.stream_options = { ...(body.stream_options as object ?? {}), include_usage: true };
-    }
-    requests++;
-
-    const headers = new Headers();
-    for (const h of PASS_HEADERS) {
-      const v = req.headers.get(h);
-      if (v !== null) headers.set(h, v);
-    }
-    headers.set("content-type", "application/json");
-    if (route.apiKey !== null) {
-      if (api === "anthropic-messages") headers.set("x-api-key", route.apiKey);
-      else headers.set("authorization", `Bearer ${route.apiKey}`);
-    }
-    if (api === "anthropic-messages" && !headers.has("anthropic-version")) {
-      headers.set("anthropic-version", "2023-06-01");
-    }
-    const search = new URL(req.url).search;
-    const started = now();
-    let upstream: Response;
-    try {
-      upstream = await doFetch(endpoint(route.baseUrl, PATH_OF[api]) + search, {
-        method: "POST",
-        headers,
-        body: JSON.stringify(body),
-        signal: aborter.signal,
-      });
-    } catch (e) {
-      upstreamProblem = `cannot reach ${route.baseUrl}: ${e instanceof Error ? e.message : e}`;
-      entry.ms = Math.round(now() - started);
-      return refuse(api, entry, 502, "upstream", `dvergr: ${upstreamProblem}`);
-    }
-    entry.status = upstream.status;
-    upstreamProblem = isRetryable(upstream.status)
-      ? `${route.baseUrl} answered ${upstream.status}`
-      : null;
-    const outHeaders = new Headers();
-    for (const [k, v] of upstream.headers) {
-      // fetch decoded the body: its encoding and length no longer apply.
-      if (!["content-encoding", "content-length", "transfer-encoding", "connection"].includes(k)) {
-        outHeaders.set(k, v);
-      }
-    }
-    if (!upstream.body) {
-      entry.ms = Math.round(now() - started);
-      return new Response(null, { status: upstream.status, headers: outHeaders });
-    }
-    const sse = (upstream.headers.get("content-type") ?? "").includes("text/event-stream");
-    const [toClient, toMeter] = upstream.body.tee();
-    const metering = (async () => {
-      const decoder = new TextDecoder();
-      const sseMeter = new SseUsageMeter(api);
-      let json = "";
-      try {
-        for await (const chunk of toMeter) {
-          const t = decoder.decode(chunk, { stream: true });
-          if (sse) sseMeter.push(t);
-          else if (json.length < MAX_METERED_JSON) json += t;
-        }
-      } catch {
-        // Cut off (attempt over): what was seen is metered.
-      }
-      let m = sse ? sseMeter.result() : { usage: { ...NO_USAGE }, reported: false };
-      if (!sse) {
-        try {
-          m = usageOfJson(api, JSON.parse(json));
-        } catch {
-          // Not JSON (an error page): no usage.
-        }
-      }
-      if (upstream.ok && !m.reported) unmetered++;
-      meter(route, m.usage);
-      entry.usage = m.usage;
-      entry.usageReported = m.reported;
-      entry.ms = Math.round(now() - started);
-    })();
-    pending.add(metering);
-    metering.finally(() => pending.delete(metering));
-    return new Response(toClient, { status: upstream.status, headers: outHeaders });
-  }
-
-  function refuse(
-    api: ProviderApi,
-    entry: GatewayLogEntry,
-    status: number,
-    why: string,
-    message: string,
-  ): Response {
-    entry.status = status;
-    entry.refused = why;
-    return providerError(api, status, message);
-  }
-
-  async function handle(req: Request): Promise<Response> {
-    const url = new URL(req.url);
-    const path = url.pathname.replace(/\/+$/, "") || "/";
-    const entry: GatewayLogEntry = {
-      at: Math.round(now() - t0),
-      method: req.method,
-      path,
-      status: 0,
-    };
-    record(entry);
-    if (path === "/" && (req.method === "HEAD" || req.method === "GET")) {
-      entry.status = 200;
-      return new Response(req.method === "HEAD" ? null : "dvergr model gateway\n", {
-        status: 200,
-        headers: { "content-type": "text/plain" },
-      });
-    }
-    const api = PATHS[path] ?? PATHS["/v1" + path];
-    if (api === undefined || req.method !== "POST") {
-      entry.status = 404;
-      entry.refused = "path";
-      return new Response(
-        JSON.stringify({
-          error: {
-            type: "not_found_error",
-            message: `dvergr model gateway: ${req.method} ${path} is not a model API path ` +
-              `(POST ${Object.keys(PATHS).join(", ")})`,
-          },
-        }),
-        { status: 404, headers: { "content-type": "application/json" } },
-      );
-    }
-    return await forward(req, api, path, entry);
-  }
-
   return {
-    handle,
-    log,
-    abort: () => aborter.abort(),
-    async settle(ms = 5000) {
-      if (pending.size > 0) {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([
-          Promise.all([...pending]),
-          new Promise((r) => timer = setTimeout(r, ms)),
-        ]);
-        clearTimeout(timer);
-      }
-      let usage = { ...NO_USAGE };
-      const models: Record<string, Usage> = {};
-      for (const [id, m] of [...byModel.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
-        usage = addUsage(usage, m.usage);
-        models[id] = m.usage;
-      }
-      return {
-        requests,
-        usage,
-        billedMicros: spent("bill"),
-        listMicros: spent("list"),
-        byModel: models,
-        stopped,
-        fault,
-        upstreamProblem,
-        unmetered,
-        unpriced,
-      };
-    },
+    handle: (req) => handleRequest(s, req),
+    log: s.log,
+    abort: () => s.aborter.abort(),
+    settle: (ms) => settle(s, ms),
   };
 }
 
-const PATH_OF: Record<ProviderApi, string> = {
-  "anthropic-messages": "/v1/messages",
-  "openai-chat": "/v1/chat/completions",
-  "openai-responses": "/v1/responses",
-};
+/** Answers `HEAD /` itself, refuses what is not a model API path, forwards the rest. */
+async function handleRequest(s: GatewayState, req: Request): Promise<Response> {
+  const url = new URL(req.url);
+  const path = url.pathname.replace(/\/+$/, "") || "/";
+  const entry: GatewayLogEntry = {
+    at: Math.round(s.now() - s.t0),
+    method: req.method,
+    path,
+    status: 0,
+  };
+  if (s.log.length < MAX_LOG) s.log.push(entry);
+  if (path === "/" && (req.method === "HEAD" || req.method === "GET")) {
+    entry.status = 200;
+    return new Response(req.method === "HEAD" ? null : "dvergr model gateway\n", {
+      status: 200,
+      headers: { "content-type": "text/plain" },
+    });
+  }
+  const api = PATHS[path] ?? PATHS["/v1" + path];
+  if (api === undefined || req.method !== "POST") {
+    entry.status = 404;
+    entry.refused = "path";
+    return new Response(
+      JSON.stringify({
+        error: {
+          type: "not_found_error",
+          message: `dvergr model gateway: ${req.method} ${path} is not a model API path ` +
+            `(POST ${Object.keys(PATHS).join(", ")})`,
+        },
+      }),
+      { status: 404, headers: { "content-type": "application/json" } },
+    );
+  }
+  // The body is read within its bounds and its bytes held until it is sent.
+  const read = await s.bodies.read(req);
+  if (!read.ok) return refuse(api, entry, 413, read.reason, `dvergr: ${read.message}`);
+  try {
+    return await admit(s, req, read.bytes, api, path, entry);
+  } finally {
+    s.bodies.release(read.bytes.length);
+  }
+}
+
+/** The body as a JSON object, or null. */
+function parseBody(bytes: Uint8Array): Record<string, unknown> | null {
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(bytes));
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The checks a request passes before it is forwarded, in order; then it is forwarded. */
+async function admit(
+  s: GatewayState,
+  req: Request,
+  bytes: Uint8Array,
+  api: ProviderApi,
+  path: string,
+  entry: GatewayLogEntry,
+): Promise<Response> {
+  const body = parseBody(bytes);
+  if (body === null) {
+    return refuse(api, entry, 400, "not-json", "The request body is not a JSON object");
+  }
+  entry.model = typeof body.model === "string" ? body.model : undefined;
+  entry.stream = body.stream === true;
+  s.modelRequests++;
+  const noTools = checkWorldTools(s, api, body, entry);
+  if (noTools) return noTools;
+  const route = routeOf(s, api, path, entry);
+  if (route instanceof Response) return route;
+  const parts = readParts(api, body);
+  if (parts.refused !== null) {
+    return refuse(api, entry, 400, "content", `dvergr: the request holds ${parts.refused}`);
+  }
+  const hold = reserve(s, api, route, body, bytes.length, parts.images, entry);
+  if (hold instanceof Response) return hold;
+  body.model = route.entry.apiModel;
+  if (api === "openai-chat" && body.stream === true) {
+    // Without it a streamed chat completion carries no usage to meter.
+    body.stream_options = { ...(body.stream_options as object ?? {}), include_usage: true };
+  }
+  return await forward(s, req, api, route, body, hold, entry);
+}
+
+/** The first request of an agent CLI must offer the world's tools: else a fault. */
+function checkWorldTools(
+  s: GatewayState,
+  api: ProviderApi,
+  body: Record<string, unknown>,
+  entry: GatewayLogEntry,
+): Response | null {
+  const prefix = s.opts.requireToolPrefix;
+  if (prefix === undefined || s.modelRequests !== 1) return null;
+  const names = offeredToolNames(body);
+  const offered = names.some((n) => n.startsWith(prefix));
+  entry.worldTools = offered;
+  if (offered) return null;
+  s.fault = `the agent's first model request did not offer the world's MCP tools ` +
+    `(${prefix}*): its MCP connection was not ready (tools offered: ${
+      names.slice(0, 20).join(", ") || "none"
+    })`;
+  return refuse(api, entry, 400, "no-world-tools", `dvergr: ${s.fault}`);
+}
+
+/** The route of the model the request names, or the refusal. */
+function routeOf(
+  s: GatewayState,
+  api: ProviderApi,
+  path: string,
+  entry: GatewayLogEntry,
+): ModelRoute | Response {
+  const route = s.opts.route(entry.model, api);
+  if ("problem" in route) return refuse(api, entry, 400, "model", `dvergr: ${route.problem}`);
+  if (!providerFits(api, route.entry.provider)) {
+    return refuse(
+      api,
+      entry,
+      400,
+      "model",
+      `dvergr: model "${route.entry.id}" is served by ${route.entry.provider}, not through ${path}`,
+    );
+  }
+  entry.model = route.entry.id;
+  if (!route.entry.priced) s.unpriced = true;
+  return route;
+}
+
+/**
+ * Reserves the request's worst case in the budget, its output limit cut to what the budget
+ * can pay (and written into the request), or refuses it.
+ */
+function reserve(
+  s: GatewayState,
+  api: ProviderApi,
+  route: ModelRoute,
+  body: Record<string, unknown>,
+  bytes: number,
+  images: number,
+  entry: GatewayLogEntry,
+): Hold | Response {
+  const n = choices(api, body);
+  const asked = askedOutput(api, body) ?? route.entry.maxTokens;
+  const inputTokens = worstInputTokens(bytes, images);
+  const fits = Math.floor(outputThatFits(s.ledger.room(), inputTokens, route.list) / n);
+  // Below the floor the request is refused (the ledger says why) rather than cut to nothing.
+  const perChoice = Math.min(asked, Math.max(fits, Math.min(asked, MIN_OUTPUT_TOKENS)));
+  const r = s.ledger.reserve(route.entry.id, { bill: route.bill, list: route.list }, {
+    inputTokens,
+    outputTokens: perChoice * n,
+  });
+  if (!r.ok) return refuse(api, entry, 400, r.why, `dvergr: ${r.message}`);
+  if (askedOutput(api, body) !== perChoice) {
+    setOutputLimit(api, route.entry.provider, body, perChoice);
+  }
+  entry.maxOutput = perChoice;
+  entry.reservedMicros = picoToMicros(r.hold.list);
+  return r.hold;
+}
+
+/** Sends the request upstream; meters the response as it passes back. */
+async function forward(
+  s: GatewayState,
+  req: Request,
+  api: ProviderApi,
+  route: ModelRoute,
+  body: Record<string, unknown>,
+  hold: Hold,
+  entry: GatewayLogEntry,
+): Promise<Response> {
+  const started = s.now();
+  const headers = upstreamHeaders(req, api, route.apiKey);
+  const sent = await callProvider(s.doFetch, route.baseUrl, api, headers, body, s.aborter.signal);
+  if (!sent.ok) {
+    s.ledger.close(hold, { usage: { ...NO_USAGE }, reported: false, accepted: false, cut: false });
+    s.upstreamProblem = sent.message;
+    entry.ms = Math.round(s.now() - started);
+    return refuse(api, entry, 502, "upstream", `dvergr: ${sent.message}`);
+  }
+  const upstream = sent.response;
+  entry.status = upstream.status;
+  s.upstreamProblem = isRetryable(upstream.status)
+    ? `${route.baseUrl} answered ${upstream.status}`
+    : null;
+  const outHeaders = downstreamHeaders(upstream);
+  if (!upstream.body) {
+    s.ledger.close(hold, {
+      usage: { ...NO_USAGE },
+      reported: false,
+      accepted: upstream.ok,
+      cut: false,
+    });
+    entry.ms = Math.round(s.now() - started);
+    return new Response(null, { status: upstream.status, headers: outHeaders });
+  }
+  const sse = (upstream.headers.get("content-type") ?? "").includes("text/event-stream");
+  const [toClient, toMeter] = upstream.body.tee();
+  const metering = meterBody(api, toMeter, sse, upstream.ok).then((end) => {
+    s.ledger.close(hold, end);
+    entry.usage = end.usage;
+    entry.usageReported = end.reported;
+    entry.ms = Math.round(s.now() - started);
+  });
+  s.pending.add(metering);
+  metering.finally(() => s.pending.delete(metering));
+  return new Response(toClient, { status: upstream.status, headers: outHeaders });
+}
+
+/** Waits (at most `ms`) for responses still streaming, then gives the figures. */
+async function settle(s: GatewayState, ms = 5000): Promise<GatewayFigures> {
+  if (s.pending.size > 0) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.all([...s.pending]),
+      new Promise((r) => timer = setTimeout(r, ms)),
+    ]);
+    clearTimeout(timer);
+  }
+  let usage = { ...NO_USAGE };
+  const models: Record<string, Usage> = {};
+  for (const [id, u] of s.ledger.usageByModel()) {
+    usage = addUsage(usage, u);
+    models[id] = u;
+  }
+  return {
+    requests: s.ledger.requests,
+    usage,
+    // Responses still streaming are charged what they hold.
+    billedMicros: s.ledger.spentMicros("bill"),
+    listMicros: s.ledger.spentMicros("list"),
+    byModel: models,
+    stopped: s.ledger.stopped,
+    fault: s.fault,
+    upstreamProblem: s.upstreamProblem,
+    unmetered: s.ledger.unmetered,
+    unpriced: s.unpriced,
+  };
+}

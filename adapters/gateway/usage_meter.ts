@@ -19,6 +19,11 @@ export interface MeteredUsage {
   usage: Usage;
   /** False when the response carried no usage at all. */
   reported: boolean;
+  /**
+   * A stream's closing usage was seen (Anthropic `message_delta`, Responses' last event,
+   * Chat's usage chunk); false when it stopped before (its output may be undercounted).
+   */
+  final?: boolean;
 }
 
 function n(v: unknown): number {
@@ -74,6 +79,7 @@ export class SseUsageMeter {
   private data: string[] = [];
   private usage: Usage = { ...NO_USAGE };
   private reported = false;
+  private final = false;
   /** Bytes of an event kept while it is incomplete (a longer one is skipped). */
   private static readonly MAX_EVENT = 4 * 1024 * 1024;
 
@@ -95,7 +101,7 @@ export class SseUsageMeter {
     if (this.buffer !== "") this.line(this.buffer.replace(/\r$/, ""));
     this.buffer = "";
     this.line("");
-    return { usage: { ...this.usage }, reported: this.reported };
+    return { usage: { ...this.usage }, reported: this.reported, final: this.final };
   }
 
   private line(line: string): void {
@@ -142,6 +148,7 @@ export class SseUsageMeter {
             output: u.output_tokens !== undefined ? next.output : this.usage.output,
           };
           this.reported = true;
+          this.final = true;
         }
       }
       return;
@@ -153,6 +160,7 @@ export class SseUsageMeter {
       if (u) {
         this.usage = openaiUsage(u);
         this.reported = true;
+        this.final = true;
       }
       return;
     }
@@ -160,6 +168,7 @@ export class SseUsageMeter {
     if (u) {
       this.usage = openaiUsage(u);
       this.reported = true;
+      this.final = true;
     }
   }
 }

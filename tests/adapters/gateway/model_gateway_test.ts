@@ -106,7 +106,7 @@ Deno.test("createModelGateway() answers HEAD / itself and refuses paths off the 
 Deno.test("createModelGateway() swaps the dummy key for the real one and forwards only known headers", async () => {
   const { gw, seen } = gateway(() => anthropicJson({ input_tokens: 1, output_tokens: 1 }));
   const res = await gw.handle(
-    post("/v1/messages?beta=true", { model: "claude", messages: [] }, {
+    post("/v1/messages?beta=true", { model: "claude", messages: [], max_tokens: 10 }, {
       "anthropic-beta": "x",
       "x-leak": "host-detail",
       authorization: "Bearer dummy",
@@ -116,7 +116,8 @@ Deno.test("createModelGateway() swaps the dummy key for the real one and forward
   assert.equal(res.headers.get("content-encoding"), null);
   await res.text();
   const up = seen[0];
-  assert.equal(up.url, "https://anthropic.test/v1/messages?beta=true");
+  // The query string is not forwarded.
+  assert.equal(up.url, "https://anthropic.test/v1/messages");
   assert.equal(up.headers.get("x-api-key"), "REAL-A");
   assert.equal(up.headers.get("authorization"), null);
   assert.equal(up.headers.get("anthropic-beta"), "x");
@@ -177,21 +178,30 @@ Deno.test("createModelGateway() refuses with a 400 in the provider's format at t
   assert.equal(seen.length, 2);
   assert.equal((await gw.settle()).stopped, "request-cap");
 
-  // 1000 in + 1000 out at these prices = $0.018: a budget of $0.01 allows the first call only.
+  // The worst case of a request is held before it is forwarded: (its bytes + 2048) input
+  // tokens at $3.75/M and its max_tokens of output at $15/M. A budget of $0.03 pays for
+  // the first (about $0.023), which then costs $0.018; what is left cannot pay for 1024
+  // output tokens more, so the second is refused before it reaches the provider.
   const b = gateway(
     () => new Response(JSON.stringify({ usage: { input_tokens: 1000, output_tokens: 1000 } })),
-    {
-      budgetMicros: 10_000,
-    },
+    { budgetMicros: 30_000 },
   );
-  await (await b.gw.handle(post("/v1/responses", { model: "gpt" }))).text();
-  const refused = await b.gw.handle(post("/v1/responses", { model: "gpt" }));
+  await (await b.gw.handle(post("/v1/responses", { model: "gpt", max_output_tokens: 1000 })))
+    .text();
+  const refused = await b.gw.handle(
+    post("/v1/responses", { model: "gpt", max_output_tokens: 1000 }),
+  );
   assert.equal(refused.status, 400);
   const oerr = await refused.json();
   assert.equal(oerr.error.type, "invalid_request_error");
-  assert.match(oerr.error.message, /budget of \$0\.0100 is spent/);
+  assert.match(
+    oerr.error.message,
+    /budget of \$0\.0300 \(list price\) cannot pay for this request/,
+  );
   assert.equal(b.seen.length, 1);
-  assert.equal((await b.gw.settle()).stopped, "budget");
+  const f = await b.gw.settle();
+  assert.equal(f.stopped, "budget");
+  assert.equal(f.listMicros, 18_000);
 });
 
 Deno.test("createModelGateway() makes a first request without the world's tools a fault", async () => {

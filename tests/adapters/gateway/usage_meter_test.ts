@@ -66,8 +66,13 @@ Deno.test("SseUsageMeter reads Anthropic message_start and the last message_delt
     assert.deepEqual(m.result(), {
       usage: { input: 213, output: 25, cacheRead: 200, cacheWrite: 3 },
       reported: true,
+      final: true,
     });
   }
+  // Cut before its closing message_delta: usage seen, but not final.
+  const cut = new SseUsageMeter("anthropic-messages");
+  cut.push(text.slice(0, text.indexOf("message_delta")));
+  assert.deepEqual([cut.result().reported, cut.result().final], [true, false]);
 });
 
 Deno.test("SseUsageMeter reads response.completed of the Responses API and the usage chunk of Chat", () => {
@@ -94,6 +99,7 @@ Deno.test("SseUsageMeter reads response.completed of the Responses API and the u
   assert.deepEqual(c.result(), {
     usage: { input: 12, output: 2, cacheRead: 0, cacheWrite: 0 },
     reported: true,
+    final: true,
   });
   const none = new SseUsageMeter("openai-chat");
   none.push('data: {"choices":[]}\n\n');
