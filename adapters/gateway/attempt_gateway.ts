@@ -33,7 +33,7 @@ export const SANDBOX_MCP_PORT = 17802;
  * Part of every gated candidate's identity: bump `version` when the gateway changes what a
  * candidate can reach or how it is metered; the tools' version follows the registry.
  */
-export const WORLD_GATEWAY_IDENTITY = { version: 1, tools: WORLD_TOOLS_VERSION };
+export const WORLD_GATEWAY_IDENTITY = { version: 2, tools: WORLD_TOOLS_VERSION };
 
 /** The key a candidate holds instead of a real one. */
 export const DUMMY_KEY = "dvergr-gateway-holds-the-key";
