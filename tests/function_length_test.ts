@@ -20,7 +20,6 @@ export const MAX_LINES = 120;
 const NOT_YET_SPLIT: Record<string, number> = {
   "adapters/candidates/command/command.ts:commandCandidate": 345,
   "sandbox/worker_pool.ts:createWorkerPool": 309,
-  "adapters/rooms/git/room_store.ts:gitRoomStore": 305,
   "adapters/store/kv/state_batches.ts:batchMethods": 283,
   "core/engine/run_experiment.ts:runExperiment": 307,
   "core/engine/attempt.ts:runAttempt": 255,
