@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { usageError } from "../core/errors.ts";
 import { closeMatches } from "../core/close_matches.ts";
-import { describeRange, inRange, type RangeName, RANGES } from "../core/ranges.ts";
+import { type RangeName, readRangeText } from "../core/ranges.ts";
 
 export type OptionSpec = NonNullable<ParseArgsConfig["options"]>;
 
@@ -92,14 +92,5 @@ export function rangeFlag(
   name: RangeName,
 ): number | undefined {
   if (value === undefined) return undefined;
-  const range = RANGES[name];
-  const shape = range.integer ? /^-?\d+$/ : /^-?\d+(\.\d+)?$/;
-  const n = Number(value.trim());
-  if (!shape.test(value.trim()) || !inRange(n, range)) {
-    throw usageError(
-      `Cannot use --${flag} "${value}": expected ${describeRange(range)}`,
-      `Run \`dvergr ${command} --help\``,
-    );
-  }
-  return n;
+  return readRangeText(name, value, `--${flag}`, `Run \`dvergr ${command} --help\``);
 }

@@ -1,8 +1,6 @@
 import { resolve } from "node:path";
 import { checkOutputFile } from "../adapters/files/output_file.ts";
-import { limitsFrom } from "../adapters/candidates/command/limits.ts";
-import { rangeFlag } from "./args.ts";
-import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
+import { type BundleArg, parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
 import { printJson } from "./render.ts";
@@ -14,13 +12,19 @@ import { benchmarkJunit } from "../core/bench/junit.ts";
 import type { Diagnosis } from "../core/bench/diagnosis.ts";
 import { brokenLine, outcomeCountsText } from "../core/bench/outcome.ts";
 import { itemSummaryLine } from "../core/bench/item_analysis.ts";
-import { usageError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
 import type { Bundle } from "../core/bundle/types.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
-import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { writeEdn } from "../core/edn/write.ts";
-import type { CandidateKinds, CandidateSpec } from "../core/ports/candidate_kind.ts";
+import type { Services } from "../core/ports/services.ts";
+import {
+  benchmarkFlagsHelp,
+  type BenchmarkInput,
+  benchmarkOptions,
+  type BenchmarkRequestFields,
+  benchmarkRequestOf,
+  readBenchmarkFlags,
+} from "../core/ops/benchmark_request.ts";
 import { composeServices } from "../adapters/compose.ts";
 import { benchmarkBundle, type BenchmarkOutcome } from "../core/engine/benchmark.ts";
 import { createProgress } from "./progress.ts";
@@ -30,6 +34,17 @@ import type { Scorecard } from "../core/bench/scorecard.ts";
 import { stopText } from "../core/bench/sequential.ts";
 import { openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
+
+/** The candidate forms under --candidate in --help. */
+const CANDIDATE_FORMS = [
+  "  builtin:reference   writes the calibration reference",
+  "  builtin:noop        writes nothing",
+  "  NAME=cmd:COMMAND    a shell command line run in the world",
+  "  NAME=agent:CLI:MODEL  Claude Code (CLI claude-code) or Codex",
+  "                      (codex) with MODEL, in the world's MCP tools",
+  "  cmd:NAME, NAME      a command or agent of <home>/candidates.edn",
+  "  MODEL               a model id or alias",
+];
 
 export const HELP = `dvergr benchmark <bundle> [options]
 
@@ -41,47 +56,10 @@ run in a fresh world and graded by the bundle's checker. Running the same comman
 resumes: cells with a verdict are kept, cells that faulted run again.
 
 Candidates (at least one):
-  --candidate SPEC      repeatable; never split on commas:
-                          builtin:reference   writes the calibration reference
-                          builtin:noop        writes nothing
-                          NAME=cmd:COMMAND    a shell command line run in the world
-                          NAME=agent:CLI:MODEL  Claude Code (CLI claude-code) or Codex
-                                              (codex) with MODEL, in the world's MCP tools
-                          cmd:NAME, NAME      a command or agent of <home>/candidates.edn
-                          MODEL               a model id or alias
-  --models M1,M2        model ids or aliases, comma-separated
+${benchmarkFlagsHelp("candidates", { candidates: CANDIDATE_FORMS })}
 
 Options:
-  --repetitions N       attempts per candidate per case (default 1)
-  --cases N             the first N cases of the fixed shuffle (seed 20261001)
-  --case-ids A,B        exactly these cases
-  --parallel N          cells at once (default 4)
-  --timeout-ms MS       per attempt (default: the bundle's :timeout-ms, else 600000)
-  --budget-dollars USD  per attempt (default 0.50)
-  --param K=V           a task/checker parameter (repeatable):
-                        ${paramRuleHelp(24)}
-  --baseline NAME       the candidate the others are compared against
-  --stop-when-decided   with --baseline: stop comparing a candidate once an anytime-valid
-                        confidence sequence of its paired reward difference to the baseline
-                        excludes 0 (decided) or lies inside ±delta (equivalent); its cells
-                        still to run are skipped as not needed
-  --delta D             the equivalence margin (default 0.02; 0 never stops as equivalent)
-  --alpha A             the error level of the sequences (default 0.05)
-  --mount DIR           a read-only directory for command candidates (repeatable)
-  --memory-mib N        memory of a command candidate's processes (default 4096)
-  --world-mib N         bytes it may write under each writable world directory and
-                        /tmp (default 1024)
-  --max-processes N     its processes and threads at once (default 512)
-  --open-files N        open files per process (default 1024)
-  --home DIR            the home (default: $DVERGR_HOME, else workflow-runs/<bundle>;
-                        for ROOM/NAME, else .dvergr)
-  --report FILE         where to write the Markdown report, with an HTML page beside it
-                        (default <home>/reports/<experiment>/report.md: one per
-                        experiment; \`dvergr report\` writes any of them again)
-  --junit FILE          also write JUnit XML for CI: one test case per cell (a failed,
-                        crashed or timed-out attempt is a failure, a fault an error)
-  --check               only calibrate the bundle (prints {:ok? … :problems […]})
-  --json                print the scorecard as JSON
+${benchmarkFlagsHelp("options")}
   -h, --help            show this help
 
 Command candidates get the task on stdin and in DVERGR_TASK, the case in DVERGR_CASE,
@@ -95,8 +73,8 @@ files and network, and the report says they were not isolated. Built-in and mode
 candidates need no bubblewrap.
 
 Example: stop as soon as each candidate is known better, worse or the same as the baseline
-  dvergr benchmark examples/workflows/invoice-fields --repetitions 10 \
-    --candidate builtin:reference --candidate builtin:noop \
+  dvergr benchmark examples/workflows/invoice-fields --repetitions 10 \\
+    --candidate builtin:reference --candidate builtin:noop \\
     --baseline builtin:noop --stop-when-decided
 
 Exit status: 0 every cell has a verdict (or is not needed: its comparison stopped); 1 some
@@ -105,49 +83,7 @@ Ctrl-C (SIGINT; 143 by SIGTERM): the cells in flight are stopped, those finished
 and the report written, and the same command resumes.
 `;
 
-export const OPTIONS = {
-  candidate: { type: "string", multiple: true },
-  models: { type: "string", multiple: true },
-  repetitions: { type: "string" },
-  cases: { type: "string" },
-  "case-ids": { type: "string" },
-  parallel: { type: "string" },
-  "timeout-ms": { type: "string" },
-  "budget-dollars": { type: "string" },
-  param: { type: "string", multiple: true },
-  baseline: { type: "string" },
-  "stop-when-decided": { type: "boolean" },
-  delta: { type: "string" },
-  alpha: { type: "string" },
-  mount: { type: "string", multiple: true },
-  "memory-mib": { type: "string" },
-  "world-mib": { type: "string" },
-  "max-processes": { type: "string" },
-  "open-files": { type: "string" },
-  home: { type: "string" },
-  report: { type: "string" },
-  junit: { type: "string" },
-  check: { type: "boolean" },
-  json: { type: "boolean" },
-} as const;
-
-function dollarsFlag(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = rangeFlag("benchmark", "budget-dollars", value, "budgetDollars")!;
-  return Math.round(n * 1_000_000);
-}
-
-function caseIdsFlag(value: string | undefined): string[] | undefined {
-  if (value === undefined) return undefined;
-  const ids = value.split(",").map((s) => s.trim());
-  if (ids.some((s) => s === "")) {
-    throw usageError(
-      `Cannot use --case-ids "${value}": it has an empty id`,
-      "Write --case-ids a,b",
-    );
-  }
-  return ids;
-}
+export const OPTIONS = benchmarkOptions();
 
 /**
  * One summary line per candidate, as room-run prints them (REFERENCE §7.3), followed by its
@@ -193,26 +129,6 @@ export function diagnosisJson(d: Diagnosis): Record<string, unknown> {
     caseResults: d.caseResults,
     items: d.items,
   };
-}
-
-/** `--stop-when-decided`, `--delta`, `--alpha` as the benchmark request takes them. */
-function stoppingFlags(values: {
-  "stop-when-decided"?: boolean;
-  delta?: string;
-  alpha?: string;
-}): { stopWhenDecided?: { alpha?: number; delta?: number } } {
-  const delta = rangeFlag("benchmark", "delta", values.delta, "delta");
-  const alpha = rangeFlag("benchmark", "alpha", values.alpha, "alpha");
-  if (!values["stop-when-decided"]) {
-    if (delta !== undefined || alpha !== undefined) {
-      throw usageError(
-        "Cannot use --delta or --alpha without --stop-when-decided",
-        "Add --stop-when-decided --baseline NAME",
-      );
-    }
-    return {};
-  }
-  return { stopWhenDecided: { alpha, delta } };
 }
 
 /** The candidates whose cells without a verdict are not needed (sequential stopping). */
@@ -267,89 +183,57 @@ function printOutcome(
   out(`HTML report: ${reports.html}`);
 }
 
-/** Reads the command line: flags and arguments checked, nothing touched. */
-export function parse(args: string[]) {
-  return parseBundleCommand(
+/**
+ * Reads the command line: flags and arguments checked (numbers in range, lists split),
+ * nothing touched.
+ */
+export function parse(args: string[]): { input: BenchmarkInput; positionals: string[] } {
+  const { values, positionals } = parseBundleCommand(
     "benchmark",
     args,
     OPTIONS,
     "Quote a command candidate: --candidate 'me=cmd:./agent.sh --fast'",
   );
+  return { input: readBenchmarkFlags(values), positionals };
 }
 
-/** The candidates `--candidate` and `--models` name, read by the candidate kinds. */
-function candidateSpecsOf(
-  values: { candidate?: string[]; models?: string[] },
-  kinds: CandidateKinds,
-): CandidateSpec[] {
-  return [
-    ...(values.candidate ?? []).map((c) => kinds.parse(c)),
-    ...(values.models ?? []).flatMap((m) => kinds.parseModels(m)),
-  ];
-}
-
-export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
-  const { values, positionals } = opts;
-  const fileBundle = await readBundleArg("benchmark", positionals[0], { home: values.home, ctx });
-  const out = (s: string) => ctx.stdout(s + "\n");
-
-  if (values.check) {
-    const bundle = parseBundle(fileBundle);
-    const pool = createCheckerPool({ workers: 1 });
-    try {
-      const result = await calibrate(bundle, pool);
-      if (values.json) printJson(ctx, { name: bundle.name, ...result });
-      else {
-        out(`Bundle ${bundle.name} ${bundle.id}`);
-        out(writeEdn({ "ok?": result.ok, problems: result.problems }));
-      }
-    } finally {
-      pool.close();
+/** `--check`: calibrates the bundle only and prints the result. */
+async function runCheck(ctx: CliContext, fileBundle: BundleArg, json: boolean): Promise<number> {
+  const bundle = parseBundle(fileBundle);
+  const pool = createCheckerPool({ workers: 1 });
+  try {
+    const result = await calibrate(bundle, pool);
+    if (json) printJson(ctx, { name: bundle.name, ...result });
+    else {
+      ctx.stdout(`Bundle ${bundle.name} ${bundle.id}\n`);
+      ctx.stdout(writeEdn({ "ok?": result.ok, problems: result.problems }) + "\n");
     }
-    return 0;
+  } finally {
+    pool.close();
   }
+  return 0;
+}
 
-  const services = composeServices();
-  const specs = candidateSpecsOf(values, services.candidates);
-  if (specs.length === 0) {
-    throw usageError(
-      "Cannot benchmark without candidates",
-      "Add --candidate builtin:reference, --candidate 'me=cmd:COMMAND' or --models m1,m2",
-    );
-  }
-  const params = readParamFlags(values.param ?? [], "benchmark");
+/** The experiment's home: the room's, else --home, $DVERGR_HOME or one by the bundle's name. */
+function homeDirOf(ctx: CliContext, fileBundle: BundleArg, home: string | undefined): string {
   const { source } = fileBundle;
-  const homeDir = source.kind === "room" ? source.home : resolveHomeDir({
-    flag: values.home,
+  return source.kind === "room" ? source.home : resolveHomeDir({
+    flag: home,
     env: ctx.env,
     cwd: ctx.cwd,
     bundleName: fileBundle.name,
   });
-  // Output files are checked now: a bad one must not surface after every cell has run.
-  if (values.report !== undefined) {
-    await checkOutputFile(resolve(ctx.cwd, values.report), "--report");
-  }
-  if (values.junit !== undefined) await checkOutputFile(resolve(ctx.cwd, values.junit), "--junit");
-  const request = {
-    repetitions: rangeFlag("benchmark", "repetitions", values.repetitions, "repetitions"),
-    cases: rangeFlag("benchmark", "cases", values.cases, "cases"),
-    caseIds: caseIdsFlag(values["case-ids"]),
-    parallel: rangeFlag("benchmark", "parallel", values.parallel, "parallel") ?? 4,
-    timeoutMs: rangeFlag("benchmark", "timeout-ms", values["timeout-ms"], "timeoutMs"),
-    budgetMicros: dollarsFlag(values["budget-dollars"]),
-    params,
-    baseline: values.baseline,
-    ...stoppingFlags(values),
-    mounts: (values.mount ?? []).map((m) => resolve(ctx.cwd, m)),
-    limits: limitsFrom({
-      memoryMiB: rangeFlag("benchmark", "memory-mib", values["memory-mib"], "memoryMiB"),
-      worldMiB: rangeFlag("benchmark", "world-mib", values["world-mib"], "worldMiB"),
-      processes: rangeFlag("benchmark", "max-processes", values["max-processes"], "processes"),
-      openFiles: rangeFlag("benchmark", "open-files", values["open-files"], "openFiles"),
-    }),
-  };
+}
 
-  const home = await openHome(homeDir);
+/** The benchmark run with progress on stderr and Ctrl-C stopping it. */
+async function runWithProgress(
+  ctx: CliContext,
+  opts: { input: BenchmarkInput; fileBundle: BundleArg; homeDir: string },
+  services: Services,
+  request: BenchmarkRequestFields,
+) {
+  const { input, fileBundle } = opts;
+  const home = await openHome(opts.homeDir);
   const pool = createCheckerPool({ workers: 2 });
   // A checker worker starts now, while the bundle is installed and the experiment planned,
   // instead of under the first cells. checker.js wins when a bundle has both.
@@ -357,65 +241,65 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   else if (fileBundle.files.has("checker.clj")) pool.warm("checker.clj");
   const stop = onStopSignal();
   const progress = createProgress({ write: ctx.raw.stderr, isTerminal: ctx.stderrIsTerminal });
-  let outcome: BenchmarkOutcome;
-  /** The cells' latest records, read only for --junit (the rest is folded from a stream). */
-  let junitRecords: AttemptRecord[] = [];
   try {
-    outcome = await benchmarkBundle({
+    const { source } = fileBundle;
+    const outcome = await benchmarkBundle({
       ...request,
       services,
       bundle: fileBundle,
-      specs,
       home,
       room: source.kind === "room" ? source.room : undefined,
       runner: pool,
       env: ctx.env,
       onEvent: progress.onEvent,
       onPlan: ({ bundle }) => {
-        if (!values.json) out(`Bundle ${bundle.name} ${bundle.id}`);
+        if (!input.json) ctx.stdout(`Bundle ${bundle.name} ${bundle.id}\n`);
         const note = casesNote(bundle, request.cases);
         if (note) ctx.stderr(`note: ${note}\n`);
       },
       signal: stop.signal,
     });
-    if (values.junit !== undefined) {
-      const { plan } = outcome;
-      junitRecords = await Array.fromAsync(
-        currentRecords(home.state.streamCellRecords(plan.id), plan),
-      );
-    }
+    // The cells' latest records, read only for --junit (the rest is folded from a stream).
+    const junitRecords: AttemptRecord[] = input.junit === undefined ? [] : await Array.fromAsync(
+      currentRecords(home.state.streamCellRecords(outcome.plan.id), outcome.plan),
+    );
+    return { outcome, junitRecords, homeDir: home.dir, stopped: stop.exitStatus() };
   } finally {
     progress.stop();
     stop.dispose();
     pool.close();
     await home.close();
   }
+}
 
-  const reportPath = values.report
-    ? resolve(ctx.cwd, values.report)
-    : keptReportPath(home.dir, outcome.plan.id);
-  const { diagnosis } = outcome;
-  const reports = await writeReports(
-    { scorecard: outcome.scorecard, options: reportOptions(outcome) },
-    reportPath,
-  );
-  if (values.junit !== undefined) {
+/** The report files, JUnit when asked for, and the ending printed (or the JSON). */
+async function finish(
+  ctx: CliContext,
+  input: BenchmarkInput,
+  ran: Awaited<ReturnType<typeof runWithProgress>>,
+): Promise<number> {
+  const { outcome, homeDir } = ran;
+  const reportPath = input.report
+    ? resolve(ctx.cwd, input.report)
+    : keptReportPath(homeDir, outcome.plan.id);
+  const { diagnosis, scorecard } = outcome;
+  const reports = await writeReports({ scorecard, options: reportOptions(outcome) }, reportPath);
+  if (input.junit !== undefined) {
     await writeAtomic(
-      resolve(ctx.cwd, values.junit),
+      resolve(ctx.cwd, input.junit),
       benchmarkJunit(
         outcome.bundle.name,
         [...outcome.plan.cells],
-        junitRecords,
-        notNeededCandidates(outcome.scorecard),
+        ran.junitRecords,
+        notNeededCandidates(scorecard),
       ),
     );
   }
-  const { scorecard } = outcome;
-  if (values.json) {
+  if (input.json) {
     printJson(ctx, {
       bundle: { name: outcome.bundle.name, id: outcome.bundle.id },
       experiment: outcome.plan.id,
-      home: home.dir,
+      home: homeDir,
       room: outcome.room,
       report: reports.markdown,
       reportHtml: reports.html,
@@ -423,8 +307,32 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       scorecard,
       ...diagnosisJson(diagnosis),
     });
-  } else printOutcome(out, outcome, reports);
+  } else printOutcome((s) => ctx.stdout(s + "\n"), outcome, reports);
   if (scorecard.complete) return 0;
   // Stopped by Ctrl-C (or SIGTERM): what finished is kept; the shell sees the signal.
-  return stop.exitStatus() ?? 1;
+  return ran.stopped ?? 1;
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const { input, positionals } = opts;
+  const fileBundle = await readBundleArg("benchmark", positionals[0], { home: input.home, ctx });
+  if (input.check) return await runCheck(ctx, fileBundle, input.json === true);
+
+  const services = composeServices();
+  const request = benchmarkRequestOf(
+    { ...input, mounts: input.mounts?.map((m) => resolve(ctx.cwd, m)) },
+    services.candidates,
+    "cli",
+  );
+  const homeDir = homeDirOf(ctx, fileBundle, input.home);
+  // Output files are checked now: a bad one must not surface after every cell has run.
+  if (input.report !== undefined) {
+    await checkOutputFile(resolve(ctx.cwd, input.report), "--report");
+  }
+  if (input.junit !== undefined) await checkOutputFile(resolve(ctx.cwd, input.junit), "--junit");
+  return await finish(
+    ctx,
+    input,
+    await runWithProgress(ctx, { input, fileBundle, homeDir }, services, request),
+  );
 }

@@ -4,7 +4,7 @@
  * came from: a huge timeout must not overflow a timer and become 1 ms, a huge repetition
  * count must not plan billions of cells. The README lists the same table.
  */
-import { DvergrError } from "./errors.ts";
+import { DvergrError, usageError } from "./errors.ts";
 
 export interface Range {
   min: number;
@@ -83,6 +83,20 @@ export function checkRange(name: RangeName, n: number, what: string): number {
       hint: "The README's table of ranges lists every limit",
       details: { field: what, value: n, min: range.min, max: range.max },
     });
+  }
+  return n;
+}
+
+/**
+ * A number written as text (a flag's value) in the range `name`, or a USAGE error naming
+ * `what` (e.g. `--timeout-ms`) and the range, with `hint`.
+ */
+export function readRangeText(name: RangeName, text: string, what: string, hint: string): number {
+  const range: Range = RANGES[name];
+  const shape = range.integer ? /^-?\d+$/ : /^-?\d+(\.\d+)?$/;
+  const n = Number(text.trim());
+  if (!shape.test(text.trim()) || !inRange(n, range)) {
+    throw usageError(`Cannot use ${what} "${text}": expected ${describeRange(range)}`, hint);
   }
   return n;
 }

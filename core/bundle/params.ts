@@ -29,6 +29,12 @@ export function paramRuleHelp(indent: number): string {
   ].join("\n" + " ".repeat(indent));
 }
 
+/** The MCP `params` argument's description: texts read by the rule. */
+export const PARAM_TEXTS_DOC =
+  "Task and checker parameters, each value as text read like the CLI's --param K=V: nil, " +
+  "true, false, a number (no + and no leading zeros: 007 stays text), EDN when it starts " +
+  'with " [ { : or #, else the text (e.g. {"team": "ops", "n": "3"})';
+
 /** The value of one parameter's text (see the module doc); bad EDN is a USAGE error. */
 export function readParamValue(name: string, raw: string): unknown {
   const t = raw.trim();

@@ -4,8 +4,7 @@
  * it returns at once and is polled with job_status). A bundle lives in its room at
  * `workflows/<name>/`.
  */
-import { limitsFrom } from "../bench/resource_limits.ts";
-import { checkRange, RANGES } from "../ranges.ts";
+import { checkRange } from "../ranges.ts";
 import { posix } from "node:path";
 import { z } from "zod";
 import { DvergrError } from "../errors.ts";
@@ -14,14 +13,14 @@ import { parseBundle } from "../bundle/parse.ts";
 import { answerCase, gradeAnswer, loadCheck } from "../engine/check.ts";
 import { checkerFacts } from "../bundle/clojure_lint.ts";
 import { contentId } from "../bundle/content_id.ts";
-import { readParamTexts } from "../bundle/params.ts";
+import { PARAM_TEXTS_DOC, readParamTexts } from "../bundle/params.ts";
 import { calibrate } from "../calibrate/calibrate.ts";
 import { DEFAULT_MIN_MARGIN } from "../calibrate/auto.ts";
 import { completeSpec, specFromEdn } from "../casepack/spec.ts";
 import { casePackOf } from "../casepack/attachments.ts";
 import { parseTable, tableFormatOf } from "../casepack/table.ts";
 import { readRoomBundle, roomPathProblem } from "./room_bundles.ts";
-import type { CandidateKinds, CandidateSpec } from "../ports/candidate_kind.ts";
+import { benchmarkArgsShape, benchmarkRequestOf, readBenchmarkArgs } from "./benchmark_request.ts";
 import { prepareBenchmark, runBenchmark } from "../engine/benchmark.ts";
 import type { ProgressEvent } from "../engine/run_experiment.ts";
 import type { Diagnosis } from "../bench/diagnosis.ts";
@@ -33,11 +32,7 @@ import { type LeaderboardRow, leaderboardRows } from "./scorecards.ts";
 
 const room = z.string().min(1).describe("The room (its slug)");
 const name = z.string().min(1).max(64).describe("The bundle's name: workflows/<name>/ in the room");
-const params = z.record(z.string().min(1), z.string()).optional().describe(
-  "Task and checker parameters, each value as text read like the CLI's --param K=V: nil, " +
-    "true, false, a number (no + and no leading zeros: 007 stays text), EDN when it starts " +
-    'with " [ { : or #, else the text (e.g. {"team": "ops", "n": "3"})',
-);
+const params = z.record(z.string().min(1), z.string()).optional().describe(PARAM_TEXTS_DOC);
 
 /** A room path as given over MCP ("/data/cases.csv" or "data/cases.csv"), checked. */
 function roomPath(path: string, what: string): string {
@@ -307,44 +302,6 @@ function opProgressOf(e: ProgressEvent): OpProgress {
   return { progress: e.done, total: e.total, faults: e.faults, phase };
 }
 
-function candidateSpecs(
-  kinds: CandidateKinds,
-  models: string[],
-  candidates: string[],
-): CandidateSpec[] {
-  const specs: CandidateSpec[] = [];
-  for (const c of candidates) {
-    const spec = kinds.parse(c);
-    if (kinds.isInlineCommand(spec)) {
-      // Over MCP a caller could otherwise run any command line on this host.
-      throw new DvergrError(
-        "CANDIDATE_INVALID",
-        `Cannot use candidate "${c}": inline commands are not accepted here`,
-        {
-          hint: 'Configure the command in the home\'s candidates.edn ({"NAME" {:command "…"}}) ' +
-            "and name it as cmd:NAME",
-        },
-      );
-    }
-    specs.push(spec);
-  }
-  for (const m of models) specs.push(kinds.model(m));
-  return specs;
-}
-
-/** stop_when_decided, delta, alpha as the benchmark request takes them. */
-function stoppingInput(input: { stop_when_decided?: boolean; delta?: number; alpha?: number }) {
-  if (!input.stop_when_decided) {
-    if (input.delta !== undefined || input.alpha !== undefined) {
-      throw new DvergrError("USAGE", "Cannot use delta or alpha without stop_when_decided", {
-        hint: "Add stop_when_decided: true and a baseline",
-      });
-    }
-    return {};
-  }
-  return { stopWhenDecided: { delta: input.delta, alpha: input.alpha } };
-}
-
 export const catalogBenchmark = defineOp({
   name: "catalog_benchmark",
   title: "Benchmark candidates on a bundle",
@@ -363,84 +320,23 @@ export const catalogBenchmark = defineOp({
   input: z.strictObject({
     room,
     name,
-    models: z.array(z.string().min(1)).optional().describe("Model ids or aliases"),
-    candidates: z.array(z.string().min(1)).optional().describe(
-      "builtin:reference, builtin:noop, cmd:NAME or NAME=agent:claude-code|codex:MODEL",
-    ),
-    repetitions: z.number().int().min(1).max(10).optional().describe(
-      "Attempts per candidate per case (default 1)",
-    ),
-    cases: z.number().int().min(1).max(1_000_000).optional().describe(
-      "The first N cases of the fixed shuffle (default: all)",
-    ),
-    case_ids: z.array(z.string().min(1)).optional().describe("Exactly these cases"),
-    budget_dollars: z.number().min(0).max(100).optional().describe(
-      "Budget per attempt in dollars (default 0.50)",
-    ),
-    timeout_ms: z.number().int().min(1000).max(3_600_000).optional().describe(
-      "Time limit per attempt (default: the bundle's :timeout-ms, else 600000)",
-    ),
-    parallel: z.number().int().min(1).max(32).optional().describe("Cells at once (default 4)"),
-    memory_mib: z.number().int().min(RANGES.memoryMiB.min).max(RANGES.memoryMiB.max).optional()
-      .describe("Memory of a command candidate's processes in MiB (default 4096)"),
-    world_mib: z.number().int().min(RANGES.worldMiB.min).max(RANGES.worldMiB.max).optional()
-      .describe("MiB a command candidate may write under each writable world directory (1024)"),
-    max_processes: z.number().int().min(RANGES.processes.min).max(RANGES.processes.max)
-      .optional().describe("Processes of a command candidate at once (default 512)"),
-    open_files: z.number().int().min(RANGES.openFiles.min).max(RANGES.openFiles.max).optional()
-      .describe("Open files per process of a command candidate (default 1024)"),
-    baseline: z.string().min(1).optional().describe(
-      "The candidate the others are compared against",
-    ),
-    stop_when_decided: z.boolean().optional().describe(
-      "With baseline: stop comparing a candidate once an anytime-valid confidence sequence of " +
-        "its reward difference to the baseline excludes 0 or lies inside ±delta; its " +
-        "remaining cells are skipped as not needed",
-    ),
-    delta: z.number().min(RANGES.delta.min).max(RANGES.delta.max).optional().describe(
-      "With stop_when_decided: the equivalence margin (default 0.02)",
-    ),
-    alpha: z.number().min(RANGES.alpha.min).max(RANGES.alpha.max).optional().describe(
-      "With stop_when_decided: the error level of the sequences (default 0.05)",
-    ),
-    params,
+    ...benchmarkArgsShape(),
   }),
   async handler(ctx, input) {
-    const specs = candidateSpecs(
+    const { parallel, ...request } = benchmarkRequestOf(
+      readBenchmarkArgs(input),
       ctx.services.candidates,
-      input.models ?? [],
-      input.candidates ?? [],
+      "mcp",
     );
-    if (specs.length === 0) {
-      throw new DvergrError("USAGE", "Cannot benchmark without candidates", {
-        hint: 'Give candidates: ["builtin:reference", "builtin:noop"] or models: ["…"]',
-      });
-    }
     const { home } = ctx;
     // Resolving, planning and preflight happen now: a bad request fails here, not in the job.
     const prepared = await prepareBenchmark({
+      ...request,
       services: ctx.services,
       bundle: await readRoomBundle(home.rooms, input.room, input.name),
       room: input.room,
-      specs,
       home,
       env: ctx.env,
-      baseline: input.baseline,
-      cases: input.cases,
-      caseIds: input.case_ids,
-      repetitions: input.repetitions,
-      timeoutMs: input.timeout_ms,
-      params: readParamTexts(input.params ?? {}),
-      limits: limitsFrom({
-        memoryMiB: input.memory_mib,
-        worldMiB: input.world_mib,
-        processes: input.max_processes,
-        openFiles: input.open_files,
-      }),
-      budgetMicros: input.budget_dollars === undefined
-        ? undefined
-        : Math.round(input.budget_dollars * 1_000_000),
-      ...stoppingInput(input),
     });
     const { bundle, plan, candidates, trust } = prepared;
 
@@ -452,7 +348,7 @@ export const catalogBenchmark = defineOp({
       const { result, scorecard, diagnosis } = await runBenchmark(home, prepared, {
         services: ctx.services,
         runner: ctx.runner,
-        parallel: input.parallel,
+        parallel,
         signal,
         clock: ctx.clock,
         onEvent: (e) => progress(opProgressOf(e)),

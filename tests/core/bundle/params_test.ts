@@ -57,7 +57,8 @@ Deno.test("check and benchmark --help and the MCP params schema state the one ru
     for (const line of rule) assert.ok(help.includes(line), line);
   }
   for (const op of [catalogCheck, catalogBenchmark]) {
-    const described = op.input.shape.params.description ?? "";
+    const shape: Record<string, { description?: string }> = op.input.shape;
+    const described = shape.params.description ?? "";
     assert.match(described, /no \+ and no leading zeros: 007 stays text/);
   }
 });

@@ -16,6 +16,13 @@ import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { wordDataset } from "../../helpers/dataset_bundle.ts";
 import { testOpContext } from "../../helpers/op_context.ts";
 import { scorecardEssentials } from "../../helpers/scorecard.ts";
+import { parse } from "../../../cli/benchmark.ts";
+import { candidateKinds } from "../../../adapters/candidates/candidate_spec.ts";
+import {
+  BENCHMARK_FIELDS,
+  benchmarkRequestOf,
+  readBenchmarkArgs,
+} from "../../../core/ops/benchmark_request.ts";
 
 /** Grades the word, and says whether params x and n arrived as the text "007" and the number 3. */
 const PARAMS_CHECKER = `
@@ -158,4 +165,130 @@ Deno.test("check --param and catalog_check params give the checker the same valu
     "x-is-text-007": true,
     "n-is-3": true,
   });
+});
+
+/** Every field catalog_benchmark takes, as flags of `dvergr benchmark` and as MCP arguments. */
+const SAME_REQUEST: { flags: string[]; args: Record<string, unknown> } = {
+  flags: [
+    "--candidate",
+    "builtin:reference",
+    "--candidate",
+    "claude=agent:claude-code:claude-sonnet-4-5",
+    "--models",
+    "gpt-4.1-mini,claude-haiku-4-5",
+    "--repetitions",
+    "3",
+    "--cases",
+    "7",
+    "--case-ids",
+    "c1,c2",
+    "--parallel",
+    "2",
+    "--timeout-ms",
+    "90000",
+    "--budget-dollars",
+    "0.25",
+    "--param",
+    "x=007",
+    "--param",
+    ":n=3",
+    "--baseline",
+    "builtin:reference",
+    "--stop-when-decided",
+    "--delta",
+    "0.05",
+    "--alpha",
+    "0.1",
+    "--memory-mib",
+    "2048",
+    "--world-mib",
+    "64",
+    "--max-processes",
+    "100",
+    "--open-files",
+    "256",
+  ],
+  args: {
+    candidates: ["builtin:reference", "claude=agent:claude-code:claude-sonnet-4-5"],
+    models: ["gpt-4.1-mini", "claude-haiku-4-5"],
+    repetitions: 3,
+    cases: 7,
+    case_ids: ["c1", "c2"],
+    parallel: 2,
+    timeout_ms: 90000,
+    budget_dollars: 0.25,
+    params: { x: "007", ":n": "3" },
+    baseline: "builtin:reference",
+    stop_when_decided: true,
+    delta: 0.05,
+    alpha: 0.1,
+    memory_mib: 2048,
+    world_mib: 64,
+    max_processes: 100,
+    open_files: 256,
+  },
+};
+
+/** The engine's request from CLI flags and from MCP arguments (through the op's schema). */
+function bothRequests(flags: string[], args: Record<string, unknown>) {
+  const cli = benchmarkRequestOf(parse(["books/words", ...flags]).input, candidateKinds, "cli");
+  const checked = catalogBenchmark.input.parse({ room: "books", name: "words", ...args });
+  const mcp = benchmarkRequestOf(readBenchmarkArgs(checked), candidateKinds, "mcp");
+  return { cli, mcp };
+}
+
+Deno.test("benchmarkRequestOf(): benchmark's flags and catalog_benchmark's arguments give the same request", () => {
+  const withArg = Object.values(BENCHMARK_FIELDS).filter((f) => f.arg !== null).map((f) => f.arg);
+  assert.deepEqual(Object.keys(SAME_REQUEST.args).sort(), withArg.sort(), "every argument tried");
+  const { cli, mcp } = bothRequests(SAME_REQUEST.flags, SAME_REQUEST.args);
+  assert.deepEqual(cli, mcp);
+  assert.equal(cli.budgetMicros, 250_000);
+  assert.deepEqual(cli.params, { x: "007", n: 3 });
+  assert.deepEqual(cli.stopWhenDecided, { alpha: 0.1, delta: 0.05 });
+  assert.equal(cli.limits.memoryBytes, 2048 * 1024 * 1024);
+  assert.deepEqual(cli.specs.map((s) => s.kind), ["builtin", "agent", "model", "model"]);
+  // Nothing given: the same defaults.
+  const none = bothRequests(["--candidate", "builtin:noop"], { candidates: ["builtin:noop"] });
+  assert.deepEqual(none.cli, none.mcp);
+  assert.equal(none.cli.parallel, 4);
+});
+
+Deno.test("benchmarkRequestOf(): each surface names its own fields when it refuses a request", () => {
+  const cli = () => benchmarkRequestOf(parse(["b", "--delta", "0.1"]).input, candidateKinds, "cli");
+  assert.throws(cli, /Cannot benchmark without candidates/);
+  assert.throws(
+    () =>
+      benchmarkRequestOf(
+        parse(["b", "--candidate", "builtin:noop", "--delta", "0.1"]).input,
+        candidateKinds,
+        "cli",
+      ),
+    /Cannot use --delta or --alpha without --stop-when-decided/,
+  );
+  assert.throws(
+    () =>
+      benchmarkRequestOf(
+        readBenchmarkArgs({ candidates: ["builtin:noop"], alpha: 0.1 }),
+        candidateKinds,
+        "mcp",
+      ),
+    /Cannot use delta or alpha without stop_when_decided/,
+  );
+  // An inline command line is refused over MCP only.
+  const inline = "me=cmd:sh agent.sh";
+  const cliInline = benchmarkRequestOf(
+    parse(["b", "--candidate", inline]).input,
+    candidateKinds,
+    "cli",
+  );
+  assert.equal(cliInline.specs[0].kind, "command");
+  assert.throws(
+    () => benchmarkRequestOf({ candidates: [inline] }, candidateKinds, "mcp"),
+    /inline commands are not accepted here/,
+  );
+  // MCP keeps its tighter ceilings (the README's table of ranges).
+  assert.equal(parse(["b", "--repetitions", "11"]).input.repetitions, 11);
+  assert.throws(() => catalogBenchmark.input.parse({ room: "r", name: "n", repetitions: 11 }));
+  assert.throws(() => parse(["b", "--case-ids", "a,,b"]), /--case-ids "a,,b": it has an empty id/);
+  assert.throws(() => parse(["b", "--models", "a,"]), /the model list has an empty item/);
 });

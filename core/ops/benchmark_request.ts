@@ -1,0 +1,521 @@
+/**
+ * One benchmark request for the CLI and MCP: a table of its fields (the flag of
+ * `dvergr benchmark`, the argument of catalog_benchmark, how each is written, its doc),
+ * from which the CLI's options, parsing and help and the op's zod schema are derived, and
+ * one function, benchmarkRequestOf(), that turns what either surface was given into the
+ * engine's request. A new field is one entry of BENCHMARK_FIELDS (and its use in
+ * benchmarkRequestOf() when the engine takes it).
+ */
+import { z } from "zod";
+import { DvergrError, usageError } from "../errors.ts";
+import { type RangeName, RANGES, readRangeText } from "../ranges.ts";
+import { limitsFrom, type ResourceLimits } from "../bench/resource_limits.ts";
+import { PARAM_TEXTS_DOC, paramRuleHelp, readParamFlag, readParamTexts } from "../bundle/params.ts";
+import type { CandidateKinds, CandidateSpec } from "../ports/candidate_kind.ts";
+
+/** How a field is written: as text on the command line, as JSON over MCP. */
+export type FieldValue =
+  /** A number in a range of core/ranges.ts; MCP may allow less (`mcpMax`). */
+  | { type: "number"; range: RangeName; mcpMax?: number }
+  | { type: "text" }
+  /**
+   * Texts: a repeatable flag (`repeat`) whose values may be comma-separated lists
+   * (`commas`, naming an item for the error of an empty one); an array over MCP.
+   */
+  | { type: "list"; repeat: boolean; commas?: string }
+  | { type: "switch" }
+  /** `--param K=V` (repeatable) on the command line, `{K: "V"}` over MCP. */
+  | { type: "params" };
+
+/** One field of the benchmark request. */
+export interface BenchmarkField {
+  value: FieldValue;
+  /** The flag of `dvergr benchmark` (without `--`); null: not on the command line. */
+  flag: string | null;
+  /** The argument of catalog_benchmark; null: not over MCP. */
+  arg: string | null;
+  /** The flag's value in `--help` (e.g. `N`, `MS`). */
+  meta?: string;
+  /**
+   * What it is, for `--help` and the MCP schema; `{key}` names another field as each
+   * surface does (`--stop-when-decided`, `stop_when_decided`). Lines are `--help`'s lines;
+   * MCP joins them.
+   */
+  doc: string;
+  /** The MCP argument's doc, where it differs from the flag's. */
+  mcpDoc?: string;
+  /** The section of `--help` it is listed in (default "options"). */
+  section?: "candidates" | "options";
+}
+
+/**
+ * Every field of a benchmark request, in the order `--help` lists them. Keys are the
+ * request's names; flags and arguments are how each surface spells them.
+ */
+export const BENCHMARK_FIELDS = {
+  candidates: {
+    value: { type: "list", repeat: true },
+    flag: "candidate",
+    arg: "candidates",
+    meta: "SPEC",
+    doc: "repeatable; never split on commas:",
+    section: "candidates",
+  },
+  models: {
+    value: { type: "list", repeat: true, commas: "model" },
+    flag: "models",
+    arg: "models",
+    meta: "M1,M2",
+    doc: "model ids or aliases, comma-separated",
+    mcpDoc: "Model ids or aliases",
+    section: "candidates",
+  },
+  repetitions: {
+    value: { type: "number", range: "repetitions", mcpMax: 10 },
+    flag: "repetitions",
+    arg: "repetitions",
+    meta: "N",
+    doc: "attempts per candidate per case (default 1)",
+  },
+  cases: {
+    value: { type: "number", range: "cases" },
+    flag: "cases",
+    arg: "cases",
+    meta: "N",
+    doc: "the first N cases of the fixed shuffle (seed 20261001)",
+    mcpDoc: "The first N cases of the fixed shuffle (default: all)",
+  },
+  caseIds: {
+    value: { type: "list", repeat: false, commas: "id" },
+    flag: "case-ids",
+    arg: "case_ids",
+    meta: "A,B",
+    doc: "exactly these cases",
+  },
+  parallel: {
+    value: { type: "number", range: "parallel", mcpMax: 32 },
+    flag: "parallel",
+    arg: "parallel",
+    meta: "N",
+    doc: "cells at once (default 4)",
+  },
+  timeoutMs: {
+    value: { type: "number", range: "timeoutMs", mcpMax: 3_600_000 },
+    flag: "timeout-ms",
+    arg: "timeout_ms",
+    meta: "MS",
+    doc: "per attempt (default: the bundle's :timeout-ms, else 600000)",
+    mcpDoc: "Time limit per attempt (default: the bundle's :timeout-ms, else 600000)",
+  },
+  budgetDollars: {
+    value: { type: "number", range: "budgetDollars", mcpMax: 100 },
+    flag: "budget-dollars",
+    arg: "budget_dollars",
+    meta: "USD",
+    doc: "per attempt (default 0.50)",
+    mcpDoc: "Budget per attempt in dollars (default 0.50)",
+  },
+  params: {
+    value: { type: "params" },
+    flag: "param",
+    arg: "params",
+    meta: "K=V",
+    doc: `a task/checker parameter (repeatable):\n${paramRuleHelp(0)}`,
+    mcpDoc: PARAM_TEXTS_DOC,
+  },
+  baseline: {
+    value: { type: "text" },
+    flag: "baseline",
+    arg: "baseline",
+    meta: "NAME",
+    doc: "the candidate the others are compared against",
+  },
+  stopWhenDecided: {
+    value: { type: "switch" },
+    flag: "stop-when-decided",
+    arg: "stop_when_decided",
+    doc: "with {baseline}: stop comparing a candidate once an anytime-valid\n" +
+      "confidence sequence of its paired reward difference to the baseline\n" +
+      "excludes 0 (decided) or lies inside ±delta (equivalent); its cells\n" +
+      "still to run are skipped as not needed",
+  },
+  delta: {
+    value: { type: "number", range: "delta" },
+    flag: "delta",
+    arg: "delta",
+    meta: "D",
+    doc: "the equivalence margin (default 0.02; 0 never stops as equivalent)",
+    mcpDoc: "With stop_when_decided: the equivalence margin (default 0.02; 0 never stops " +
+      "as equivalent)",
+  },
+  alpha: {
+    value: { type: "number", range: "alpha" },
+    flag: "alpha",
+    arg: "alpha",
+    meta: "A",
+    doc: "the error level of the sequences (default 0.05)",
+    mcpDoc: "With stop_when_decided: the error level of the sequences (default 0.05)",
+  },
+  mounts: {
+    value: { type: "list", repeat: true },
+    flag: "mount",
+    arg: null,
+    meta: "DIR",
+    doc: "a read-only directory for command candidates (repeatable)",
+  },
+  memoryMiB: {
+    value: { type: "number", range: "memoryMiB" },
+    flag: "memory-mib",
+    arg: "memory_mib",
+    meta: "N",
+    doc: "memory of a command candidate's processes (default 4096)",
+    mcpDoc: "Memory of a command candidate's processes in MiB (default 4096)",
+  },
+  worldMiB: {
+    value: { type: "number", range: "worldMiB" },
+    flag: "world-mib",
+    arg: "world_mib",
+    meta: "N",
+    doc: "bytes it may write under each writable world directory and\n/tmp (default 1024)",
+    mcpDoc: "MiB a command candidate may write under each writable world directory and " +
+      "/tmp (default 1024)",
+  },
+  processes: {
+    value: { type: "number", range: "processes" },
+    flag: "max-processes",
+    arg: "max_processes",
+    meta: "N",
+    doc: "its processes and threads at once (default 512)",
+    mcpDoc: "Processes and threads of a command candidate at once (default 512)",
+  },
+  openFiles: {
+    value: { type: "number", range: "openFiles" },
+    flag: "open-files",
+    arg: "open_files",
+    meta: "N",
+    doc: "open files per process (default 1024)",
+    mcpDoc: "Open files per process of a command candidate (default 1024)",
+  },
+  home: {
+    value: { type: "text" },
+    flag: "home",
+    arg: null,
+    meta: "DIR",
+    doc: "the home (default: $DVERGR_HOME, else workflow-runs/<bundle>;\n" +
+      "for ROOM/NAME, else .dvergr)",
+  },
+  report: {
+    value: { type: "text" },
+    flag: "report",
+    arg: null,
+    meta: "FILE",
+    doc: "where to write the Markdown report, with an HTML page beside it\n" +
+      "(default <home>/reports/<experiment>/report.md: one per\n" +
+      "experiment; `dvergr report` writes any of them again)",
+  },
+  junit: {
+    value: { type: "text" },
+    flag: "junit",
+    arg: null,
+    meta: "FILE",
+    doc: "also write JUnit XML for CI: one test case per cell (a failed,\n" +
+      "crashed or timed-out attempt is a failure, a fault an error)",
+  },
+  check: {
+    value: { type: "switch" },
+    flag: "check",
+    arg: null,
+    doc: "only calibrate the bundle (prints {:ok? … :problems […]})",
+  },
+  json: {
+    value: { type: "switch" },
+    flag: "json",
+    arg: null,
+    doc: "print the scorecard as JSON",
+  },
+} as const satisfies Record<string, BenchmarkField>;
+
+export type BenchmarkFieldName = keyof typeof BENCHMARK_FIELDS;
+
+type ValueOf<V extends FieldValue> = V extends { type: "number" } ? number
+  : V extends { type: "text" } ? string
+  : V extends { type: "list" } ? string[]
+  : V extends { type: "switch" } ? boolean
+  : Record<string, string>;
+
+/**
+ * What a benchmark was given, by field, whichever surface gave it: numbers read, lists
+ * split, params as their texts. Absent: not given.
+ */
+export type BenchmarkInput = {
+  -readonly [K in BenchmarkFieldName]?: ValueOf<(typeof BENCHMARK_FIELDS)[K]["value"]>;
+};
+
+const FIELDS = Object.entries(BENCHMARK_FIELDS) as [BenchmarkFieldName, BenchmarkField][];
+
+/** Which surface a request came from: names and refusals differ, the request does not. */
+export type Surface = "cli" | "mcp";
+
+/** A field as a surface names it: `--stop-when-decided` or `stop_when_decided`. */
+export function fieldName(key: BenchmarkFieldName, surface: Surface): string {
+  const f: BenchmarkField = BENCHMARK_FIELDS[key];
+  return surface === "cli" ? `--${f.flag}` : String(f.arg);
+}
+
+function docOf(f: BenchmarkField, surface: Surface): string {
+  const doc = (surface === "mcp" && f.mcpDoc) || f.doc;
+  return doc.replace(
+    /\{(\w+)\}/g,
+    (_, k: string) => fieldName(k as BenchmarkFieldName, surface),
+  );
+}
+
+// ---- the command line ----
+
+/** The options of `dvergr benchmark` (node:util parseArgs), one per field with a flag. */
+export function benchmarkOptions(): Record<
+  string,
+  { type: "string" | "boolean"; multiple?: boolean }
+> {
+  const out: Record<string, { type: "string" | "boolean"; multiple?: boolean }> = {};
+  for (const [, f] of FIELDS) {
+    if (f.flag === null) continue;
+    const v = f.value;
+    out[f.flag] = v.type === "switch"
+      ? { type: "boolean" }
+      : (v.type === "list" && v.repeat) || v.type === "params"
+      ? { type: "string", multiple: true }
+      : { type: "string" };
+  }
+  return out;
+}
+
+function splitList(flag: string, text: string, item: string): string[] {
+  const items = text.split(",").map((s) => s.trim());
+  if (items.some((s) => s === "")) {
+    if (item === "model") {
+      // As `--models` has always said it: the list names candidates.
+      throw new DvergrError(
+        "CANDIDATE_INVALID",
+        `Cannot use candidate "${text}": the model list has an empty item`,
+        { hint: "Write --models a,b without empty items" },
+      );
+    }
+    throw usageError(
+      `Cannot use --${flag} "${text}": it has an empty ${item}`,
+      `Write --${flag} a,b`,
+    );
+  }
+  return items;
+}
+
+function flagValue(f: BenchmarkField & { flag: string }, given: string | boolean | string[]) {
+  const v = f.value;
+  const hint = "Run `dvergr benchmark --help`";
+  if (v.type === "number") return readRangeText(v.range, given as string, `--${f.flag}`, hint);
+  if (v.type === "switch" || v.type === "text") return given;
+  if (v.type === "params") {
+    const texts: Record<string, string> = {};
+    for (const t of given as string[]) {
+      readParamFlag(t, "benchmark"); // refuses K=V without K, and bad EDN, naming --param
+      const eq = t.indexOf("=");
+      texts[t.slice(0, eq).replace(/^:/, "")] = t.slice(eq + 1);
+    }
+    return texts;
+  }
+  const texts = Array.isArray(given) ? given : [given as string];
+  return v.commas ? texts.flatMap((t) => splitList(f.flag, t, v.commas!)) : texts;
+}
+
+/**
+ * The input of `dvergr benchmark`'s flags (parseArgs values): numbers in range, lists split
+ * (`--mount` directories as given); a bad value is a USAGE error naming the flag.
+ */
+export function readBenchmarkFlags(
+  values: Record<string, string | boolean | (string | boolean)[] | undefined>,
+): BenchmarkInput {
+  const input: Record<string, unknown> = {};
+  for (const [key, f] of FIELDS) {
+    if (f.flag === null) continue;
+    const given = values[f.flag];
+    if (given === undefined) continue;
+    input[key] = flagValue(
+      f as BenchmarkField & { flag: string },
+      given as string | boolean | string[],
+    );
+  }
+  return input as BenchmarkInput;
+}
+
+/** `  --flag META` and its doc, the doc's lines from column 24. */
+function flagHelp(f: BenchmarkField & { flag: string }, extra: string[]): string[] {
+  const head = `  --${f.flag}${f.meta ? ` ${f.meta}` : ""}`;
+  const lines = [...docOf(f, "cli").split("\n"), ...extra];
+  const pad = " ".repeat(24);
+  const first = head.length <= 22 ? head.padEnd(24) + lines[0] : `${head}\n${pad}${lines[0]}`;
+  return [first, ...lines.slice(1).map((l) => pad + l)];
+}
+
+/**
+ * The flags of a section of `dvergr benchmark --help`, each with its doc; `extra` adds
+ * lines under a flag's doc (the candidate forms under --candidate).
+ */
+export function benchmarkFlagsHelp(
+  section: "candidates" | "options",
+  extra: Partial<Record<BenchmarkFieldName, string[]>> = {},
+): string {
+  return FIELDS
+    .filter(([, f]) => f.flag !== null && (f.section ?? "options") === section)
+    .flatMap(([k, f]) => flagHelp(f as BenchmarkField & { flag: string }, extra[k] ?? []))
+    .join("\n");
+}
+
+// ---- MCP ----
+
+function zodOf(f: BenchmarkField): z.ZodType {
+  const v = f.value;
+  let t: z.ZodType;
+  if (v.type === "number") {
+    const r = RANGES[v.range];
+    const n = r.integer ? z.number().int() : z.number();
+    t = n.min(r.min).max(v.mcpMax ?? r.max);
+  } else if (v.type === "text") t = z.string().min(1);
+  else if (v.type === "list") t = z.array(z.string().min(1));
+  else if (v.type === "switch") t = z.boolean();
+  else t = z.record(z.string().min(1), z.string());
+  return t.optional().describe(capitalized(docOf(f, "mcp").replaceAll("\n", " ")));
+}
+
+function capitalized(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/**
+ * The arguments of catalog_benchmark (a zod shape), one per field with an argument;
+ * `docs` replaces an argument's description (the candidate forms the kinds accept).
+ */
+export function benchmarkArgsShape(
+  docs: Partial<Record<BenchmarkFieldName, string>> = {},
+): Record<string, z.ZodType> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [k, f] of FIELDS) {
+    if (f.arg === null) continue;
+    const t = zodOf(f);
+    shape[f.arg] = docs[k] ? t.describe(docs[k]) : t;
+  }
+  return shape;
+}
+
+/** The input of catalog_benchmark's arguments (already checked by the op's schema). */
+export function readBenchmarkArgs(args: Record<string, unknown>): BenchmarkInput {
+  const input: Record<string, unknown> = {};
+  for (const [key, f] of FIELDS) {
+    if (f.arg !== null && args[f.arg] !== undefined) input[key] = args[f.arg];
+  }
+  return input as BenchmarkInput;
+}
+
+// ---- the request ----
+
+/** What the engine takes from a benchmark's input (benchmarkBundle and its parts). */
+export interface BenchmarkRequestFields {
+  specs: CandidateSpec[];
+  repetitions?: number;
+  cases?: number;
+  caseIds?: string[];
+  parallel?: number;
+  timeoutMs?: number;
+  budgetMicros?: number;
+  params: Record<string, unknown>;
+  baseline?: string;
+  stopWhenDecided?: { alpha?: number; delta?: number };
+  mounts?: string[];
+  limits: ResourceLimits;
+}
+
+/**
+ * The engine's request from what a surface was given: candidate specs read by the kinds
+ * (MCP refuses inline command lines: a caller could otherwise run any command on this
+ * host), dollars as micros, the limits, the stopping rule. Refuses a request without
+ * candidates and `delta`/`alpha` without `stop_when_decided`, naming the surface's fields.
+ */
+export function benchmarkRequestOf(
+  input: BenchmarkInput,
+  kinds: CandidateKinds,
+  surface: Surface,
+): BenchmarkRequestFields {
+  const specs = candidateSpecsOf(input, kinds, surface);
+  const budget = input.budgetDollars;
+  return {
+    specs,
+    repetitions: input.repetitions,
+    cases: input.cases,
+    caseIds: input.caseIds,
+    parallel: input.parallel ?? 4,
+    timeoutMs: input.timeoutMs,
+    budgetMicros: budget === undefined ? undefined : Math.round(budget * 1_000_000),
+    params: readParamTexts(input.params ?? {}),
+    baseline: input.baseline,
+    ...stoppingOf(input, surface),
+    mounts: input.mounts,
+    limits: limitsFrom({
+      memoryMiB: input.memoryMiB,
+      worldMiB: input.worldMiB,
+      processes: input.processes,
+      openFiles: input.openFiles,
+    }),
+  };
+}
+
+function candidateSpecsOf(
+  input: BenchmarkInput,
+  kinds: CandidateKinds,
+  surface: Surface,
+): CandidateSpec[] {
+  const specs: CandidateSpec[] = [];
+  for (const c of input.candidates ?? []) {
+    const spec = kinds.parse(c);
+    if (surface === "mcp" && kinds.isInlineCommand(spec)) {
+      throw new DvergrError(
+        "CANDIDATE_INVALID",
+        `Cannot use candidate "${c}": inline commands are not accepted here`,
+        {
+          hint: 'Configure the command in the home\'s candidates.edn ({"NAME" {:command "…"}}) ' +
+            "and name it as cmd:NAME",
+        },
+      );
+    }
+    specs.push(spec);
+  }
+  for (const m of input.models ?? []) specs.push(kinds.model(m));
+  if (specs.length === 0) {
+    throw usageError(
+      "Cannot benchmark without candidates",
+      surface === "cli"
+        ? "Add --candidate builtin:reference, --candidate 'me=cmd:COMMAND' or --models m1,m2"
+        : 'Give candidates: ["builtin:reference", "builtin:noop"] or models: ["…"]',
+    );
+  }
+  return specs;
+}
+
+/** stop-when-decided, delta and alpha as the request takes them. */
+function stoppingOf(
+  input: BenchmarkInput,
+  surface: Surface,
+): { stopWhenDecided?: { alpha?: number; delta?: number } } {
+  if (!input.stopWhenDecided) {
+    if (input.delta !== undefined || input.alpha !== undefined) {
+      throw usageError(
+        `Cannot use ${fieldName("delta", surface)} or ${fieldName("alpha", surface)} without ${
+          fieldName("stopWhenDecided", surface)
+        }`,
+        surface === "cli"
+          ? "Add --stop-when-decided --baseline NAME"
+          : "Add stop_when_decided: true and a baseline",
+      );
+    }
+    return {};
+  }
+  return { stopWhenDecided: { alpha: input.alpha, delta: input.delta } };
+}
