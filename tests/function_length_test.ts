@@ -20,13 +20,11 @@ export const MAX_LINES = 120;
 const NOT_YET_SPLIT: Record<string, number> = {
   "adapters/candidates/command/command.ts:commandCandidate": 345,
   "sandbox/worker_pool.ts:createWorkerPool": 309,
-  "adapters/store/kv/state_batches.ts:batchMethods": 283,
   "core/engine/run_experiment.ts:runExperiment": 307,
   "core/engine/attempt.ts:runAttempt": 255,
   "adapters/jobs/job_runner.ts:createJobRunner": 243,
   "adapters/candidates/command/command.ts:runProcess": 200,
   "mcp/stateless.ts:createStatelessHandler": 197,
-  "adapters/store/kv/state_store.ts:openKvStateStore": 189,
   "adapters/candidates/model/agent_loop.ts:runAgentLoop": 185,
   "mcp/http.ts:serveHttp": 166,
   "mcp/server.ts:createMcpServer": 163,

@@ -12,248 +12,98 @@
  * cells: a lease is taken and renewed by check-and-set and expires by itself (`expireIn`,
  * and its `until` time, which is what counts), so a killed holder's cells are freed.
  *
+ * The parts: kv_values.ts (the open database, stored values, the lock retry), kv_records.ts,
+ * kv_leases.ts, state_batches.ts (many cells at once), state_streams.ts and deploy_records.ts.
+ *
  * Permissions: --allow-read and --allow-write on the KV file; `"unstable": ["kv"]`.
  */
 import type { JobRecord } from "../../../core/jobs.ts";
 import type { AttemptRecord } from "../../../core/bench/records.ts";
-import { cellKey } from "../../../core/bench/records.ts";
-import { type BlobStore, getJson, putJson } from "../../../core/ports/blob_store.ts";
-import type { CellLease } from "../../../core/ports/cell_lease.ts";
+import type { BlobStore } from "../../../core/ports/blob_store.ts";
 import type {
   ExperimentMeta,
   Promotion,
   StateBatches,
   StateStore,
 } from "../../../core/ports/state_store.ts";
-import { storageProblem } from "../../files/os_error.ts";
 import { batchMethods } from "./state_batches.ts";
 import { streamMethods } from "./state_streams.ts";
 import { kvDeployRecords } from "./deploy_records.ts";
-/** Stored form of a value: inline, or the id of a blob holding its JSON. */
-type Stored = { v: unknown } | { blob: string };
-
-/** JSON longer than this (UTF-16 units) goes to a blob; V8 may spend 2 bytes per unit. */
-const INLINE_LIMIT = 30_000;
-
-function isLocked(e: unknown): boolean {
-  return e instanceof Error && /database is locked|busy/i.test(e.message);
-}
-
-/**
- * Runs a KV operation again while another process holds the database's lock. A commit holds
- * it for a fraction of a millisecond, but a run of fast cells commits every few: waits that
- * double up to seconds let one process starve the other, so this looks again soon (2 ms,
- * growing to at most 100 ms, jittered) and gives up after about 10 s.
- */
-async function retryLockedAt<T>(path: string, f: () => Promise<T>): Promise<T> {
-  let delay = 2;
-  let waited = 0;
-  for (;;) {
-    try {
-      return await f();
-    } catch (e) {
-      // A full or read-only file system: SQLite's words do not name the file, so say it here.
-      if (!isLocked(e)) throw storageProblem(e, `the home's records "${path}"`);
-      if (waited > 10_000) throw e;
-      const ms = delay * (0.5 + Math.random());
-      await new Promise((r) => setTimeout(r, ms));
-      waited += ms;
-      delay = Math.min(delay * 1.5, 100);
-    }
-  }
-}
+import { leaseMethods } from "./kv_leases.ts";
+import {
+  listExperiments,
+  listJobs,
+  putAttempt,
+  putExperiment,
+  putPromotion,
+} from "./kv_records.ts";
+import {
+  decode,
+  encodeSized,
+  experimentRoom,
+  get,
+  type KvValues,
+  list,
+  openKvValues,
+  retryLocked,
+  set,
+  type Stored,
+  touch,
+} from "./kv_values.ts";
 
 /**
  * Opens the state store on a Deno KV database: a file path, or ":memory:" for a store that
  * lives as long as the process (tests). Large values spill into `blobs`.
  */
 export async function openKvStateStore(path: string, blobs: BlobStore): Promise<StateStore> {
-  const retryLocked = <T>(f: () => Promise<T>) => retryLockedAt(path, f);
-  const kv = await retryLocked(() => Deno.openKv(path));
-
-  /** The stored form of a value, and the length of the JSON it stands for (its KV size). */
-  async function encodeSized(value: unknown): Promise<{ stored: Stored; chars: number }> {
-    const json = JSON.stringify(value);
-    if (json.length <= INLINE_LIMIT) return { stored: { v: JSON.parse(json) }, chars: json.length };
-    return { stored: { blob: await putJson(blobs, value) }, chars: 100 };
-  }
-  const encode = async (value: unknown): Promise<Stored> => (await encodeSized(value)).stored;
-
-  async function decode<T>(stored: Stored | null | undefined): Promise<T | null> {
-    if (!stored) return null;
-    if ("v" in stored) return stored.v as T;
-    const value = await getJson<T>(blobs, stored.blob);
-    if (value === null) throw new Error(`State value refers to a missing blob ${stored.blob}`);
-    return value;
-  }
-
-  async function get<T>(key: Deno.KvKey): Promise<T | null> {
-    const entry = await retryLocked(() => kv.get<Stored>(key));
-    return decode<T>(entry.value);
-  }
-
-  async function set(key: Deno.KvKey, value: unknown): Promise<void> {
-    const stored = await encode(value);
-    await retryLocked(() => kv.set(key, stored));
-  }
-
-  /** Rooms of experiments, as records name the experiment only (an experiment's room is fixed). */
-  const roomOfExperiment = new Map<string, string>();
-  async function experimentRoom(id: string): Promise<string | null> {
-    const known = roomOfExperiment.get(id);
-    if (known !== undefined) return known;
-    const meta = await get<ExperimentMeta>(["experiment", id]);
-    if (meta) roomOfExperiment.set(id, meta.room);
-    return meta?.room ?? null;
-  }
-  /** Marks a change of the room's records (the value is irrelevant: its versionstamp moves). */
-  async function touch(room: string | null): Promise<void> {
-    if (room === null) return;
-    await retryLocked(() => kv.set(["room-version", room], Date.now()));
-  }
-
-  async function list<T>(prefix: Deno.KvKey): Promise<T[]> {
-    const entries = await retryLocked(async () => {
-      const out: Deno.KvEntry<Stored>[] = [];
-      for await (const e of kv.list<Stored>({ prefix }, { batchSize: 500 })) out.push(e);
-      return out;
-    });
-    const values: T[] = [];
-    for (const e of entries) {
-      const v = await decode<T>(e.value);
-      if (v !== null) values.push(v);
-    }
-    return values;
-  }
-
+  const s = await openKvValues(path, blobs);
+  const retry = <T>(f: () => Promise<T>) => retryLocked(s, f);
+  const decodeAny = <T>(v: unknown) => decode<T>(s, v as Stored | null);
   const one: Omit<StateStore, keyof StateBatches> = {
-    async putExperiment(meta) {
-      for (;;) {
-        const key = ["experiment", meta.id];
-        const existing = await retryLocked(() => kv.get<Stored>(key));
-        const old = await decode<ExperimentMeta>(existing.value);
-        const next = old ? { ...meta, createdAt: old.createdAt } : meta;
-        const stored = await encode(next);
-        const res = await retryLocked(() => kv.atomic().check(existing).set(key, stored).commit());
-        if (res.ok) {
-          await touch(next.room);
-          return next;
-        }
-      }
-    },
-    getExperiment: (id) => get<ExperimentMeta>(["experiment", id]),
-    async listExperiments(room) {
-      const all = await list<ExperimentMeta>(["experiment"]);
-      return all
-        .filter((m) => room === undefined || m.room === room)
-        .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
-    },
-    async putAttempt(record) {
-      const cell = cellKey(record.candidate, record.caseId, record.repetition);
-      const latestKey = ["cell", record.experimentId, cell];
-      const tryKey = ["try", record.experimentId, cell, record.tryNo];
-      const stored = await encode(record);
-      // A try number is claimed once: a writer derives it from the latest record it read,
-      // so a later try of the cell can only exist once this one does.
-      const res = await retryLocked(() =>
-        kv.atomic().check({ key: tryKey, versionstamp: null }).set(latestKey, stored)
-          .set(tryKey, stored).commit()
-      );
-      if (res.ok) await touch(await experimentRoom(record.experimentId));
-      return res.ok;
-    },
-    cellRecord: (id, cell) => get<AttemptRecord>(["cell", id, cell]),
-    async takeLease(id, cell, holder, ms, at) {
-      const key = ["lease", id, cell];
-      for (;;) {
-        const entry = await retryLocked(() => kv.get<CellLease>(key));
-        const now = at ?? Date.now();
-        const held = entry.value;
-        if (held && held.owner !== holder.owner && held.until > now) {
-          return { ok: false, holder: held };
-        }
-        const lease: CellLease = { ...holder, until: now + ms };
-        const res = await retryLocked(() =>
-          kv.atomic().check(entry).set(key, lease, { expireIn: ms }).commit()
-        );
-        if (res.ok) return { ok: true, lease };
-        // Another process changed the lease between the read and the commit: look again.
-      }
-    },
-    async renewLease(id, cell, owner, ms, at) {
-      const key = ["lease", id, cell];
-      const entry = await retryLocked(() => kv.get<CellLease>(key));
-      if (entry.value?.owner !== owner) return false;
-      const lease: CellLease = { ...entry.value, until: (at ?? Date.now()) + ms };
-      const res = await retryLocked(() =>
-        kv.atomic().check(entry).set(key, lease, { expireIn: ms }).commit()
-      );
-      return res.ok;
-    },
-    async releaseLease(id, cell, owner) {
-      const key = ["lease", id, cell];
-      for (;;) {
-        const entry = await retryLocked(() => kv.get<CellLease>(key));
-        if (entry.value?.owner !== owner) return;
-        const res = await retryLocked(() => kv.atomic().check(entry).delete(key).commit());
-        if (res.ok) return;
-      }
-    },
-    async breakLease(id, cell, owner) {
-      const key = ["lease", id, cell];
-      const entry = await retryLocked(() => kv.get<CellLease>(key));
-      if (entry.value?.owner !== owner) return false;
-      const res = await retryLocked(() => kv.atomic().check(entry).delete(key).commit());
-      return res.ok;
-    },
-    async leaseOf(id, cell) {
-      return (await retryLocked(() => kv.get<CellLease>(["lease", id, cell]))).value;
-    },
-    cellRecords: (id) => list<AttemptRecord>(["cell", id]),
-    attemptHistory: (id) => list<AttemptRecord>(["try", id]),
-    async putScorecard(id, scorecard) {
-      await set(["scorecard", id], scorecard);
-      await touch(await experimentRoom(id));
-    },
-    getScorecard: (id) => get<unknown>(["scorecard", id]),
-    promotion: (bundleId) => get<Promotion>(["promotion", bundleId]),
-    async putPromotion(bundleId, p) {
-      const key = ["promotion", bundleId];
-      const res = await retryLocked(async () =>
-        kv.atomic().check({ key, versionstamp: null }).set(key, await encode(p)).commit()
-      );
-      return res.ok ? p : (await get<Promotion>(key))!;
-    },
-    async putJob(job) {
-      await set(["job", job.id], job);
-      await touch(job.room);
-    },
-    getJob: (id) => get<JobRecord>(["job", id]),
-    async listJobs(room) {
-      const all = await list<JobRecord>(["job"]);
-      return all
-        .filter((j) => room === undefined || j.room === room)
-        .sort((a, b) => (a.startedAt > b.startedAt ? -1 : a.startedAt < b.startedAt ? 1 : 0));
-    },
-    requestJobCancel: (id) => set(["job-cancel", id], true),
-    async jobCancelRequested(id) {
-      return (await get<boolean>(["job-cancel", id])) === true;
-    },
-    async roomVersion(room) {
-      return (await retryLocked(() => kv.get(["room-version", room]))).versionstamp ?? "none";
-    },
-    close: () => kv.close(),
-    ...streamMethods({ kv, decode: (v) => decode(v as Stored | null), retryLocked }),
+    ...recordMethods(s),
+    ...leaseMethods(s),
+    close: () => s.kv.close(),
+    ...streamMethods({ kv: s.kv, decode: decodeAny, retryLocked: retry }),
   };
   const batches = batchMethods({
-    kv,
+    kv: s.kv,
     files: blobs,
-    encodeSized,
-    decode: (stored) => decode(stored as Stored | null),
-    retryLocked,
-    experimentRoom,
+    encodeSized: (value) => encodeSized(s, value),
+    decode: decodeAny,
+    retryLocked: retry,
+    experimentRoom: (id) => experimentRoom(s, id),
     one,
   });
-  const deploy = kvDeployRecords({ kv, retryLocked, touch });
+  const deploy = kvDeployRecords({ kv: s.kv, retryLocked: retry, touch: (r) => touch(s, r) });
   return { ...one, ...batches, deploy };
+}
+
+/** The store's one-at-a-time record methods (kv_records.ts, and plain gets and sets). */
+function recordMethods(s: KvValues) {
+  return {
+    putExperiment: (meta: ExperimentMeta) => putExperiment(s, meta),
+    getExperiment: (id: string) => get<ExperimentMeta>(s, ["experiment", id]),
+    listExperiments: (room?: string) => listExperiments(s, room),
+    putAttempt: (record: AttemptRecord) => putAttempt(s, record),
+    cellRecord: (id: string, cell: string) => get<AttemptRecord>(s, ["cell", id, cell]),
+    cellRecords: (id: string) => list<AttemptRecord>(s, ["cell", id]),
+    attemptHistory: (id: string) => list<AttemptRecord>(s, ["try", id]),
+    putScorecard: async (id: string, scorecard: unknown) => {
+      await set(s, ["scorecard", id], scorecard);
+      await touch(s, await experimentRoom(s, id));
+    },
+    getScorecard: (id: string) => get<unknown>(s, ["scorecard", id]),
+    promotion: (bundleId: string) => get<Promotion>(s, ["promotion", bundleId]),
+    putPromotion: (bundleId: string, p: Promotion) => putPromotion(s, bundleId, p),
+    putJob: async (job: JobRecord) => {
+      await set(s, ["job", job.id], job);
+      await touch(s, job.room);
+    },
+    getJob: (id: string) => get<JobRecord>(s, ["job", id]),
+    listJobs: (room?: string) => listJobs(s, room),
+    requestJobCancel: (id: string) => set(s, ["job-cancel", id], true),
+    jobCancelRequested: async (id: string) => (await get<boolean>(s, ["job-cancel", id])) === true,
+    roomVersion: async (room: string) =>
+      (await retryLocked(s, () => s.kv.get(["room-version", room]))).versionstamp ?? "none",
+  };
 }
