@@ -69,6 +69,18 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "turn a live bundle's fetched pages into a frozen-web bundle",
     load: () => import("./freeze.ts"),
   },
+  run: {
+    summary: "run a room's bundle once on the room's own files; review and merge its changes",
+    load: () => import("./run.ts"),
+  },
+  runs: {
+    summary: "list the home's production runs",
+    load: () => import("./runs.ts"),
+  },
+  review: {
+    summary: "list and show reviews of runs; approve or discard what waits for a person",
+    load: () => import("./review.ts"),
+  },
   store: {
     summary: "migrate the PostgreSQL store that workers on many machines share",
     load: () => import("./store.ts"),

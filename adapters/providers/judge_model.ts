@@ -48,7 +48,7 @@ export async function createJudge(model: string, opts: JudgeOptions): Promise<Ju
     preflight() {
       if (keyVar.required && key() === null) throw missing();
     },
-    async ask(prompt, signal) {
+    async ask(prompt, signal, shape = {}) {
       const apiKey = key();
       const none = {
         usage: { ...NO_USAGE },
@@ -64,10 +64,10 @@ export async function createJudge(model: string, opts: JudgeOptions): Promise<Ju
       signal?.addEventListener("abort", onAbort, { once: true });
       try {
         const res = await providerFor(entry, baseUrl, apiKey, opts).complete({
-          system: JUDGE_SYSTEM_PROMPT,
+          system: shape.system ?? JUDGE_SYSTEM_PROMPT,
           messages: [{ role: "user", text: prompt }],
           tools: [],
-          maxTokens: JUDGE_MAX_TOKENS,
+          maxTokens: shape.maxTokens ?? JUDGE_MAX_TOKENS,
           signal: ctl.signal,
           deadline: Date.now() + JUDGE_TIMEOUT_MS,
         });
@@ -75,7 +75,7 @@ export async function createJudge(model: string, opts: JudgeOptions): Promise<Ju
         const usage = addUsage(NO_USAGE, res.turn.usage);
         return {
           ok: true,
-          answer: res.turn.text.trim().slice(0, JUDGE_ANSWER_LIMIT),
+          answer: res.turn.text.trim().slice(0, shape.answerLimit ?? JUDGE_ANSWER_LIMIT),
           usage,
           billedMicros: costMicros(usage, entry.prices),
           listMicros: list === null ? null : costMicros(usage, list),

@@ -6,6 +6,7 @@
  * that exist, and every problem is reported at once with its file and line.
  */
 import type { z } from "zod";
+import { readReviewSpec } from "../review/spec.ts";
 import { DvergrError } from "../errors.ts";
 import { isKeywordName, readEdn } from "../edn/read.ts";
 import { toPlain } from "../edn/plain.ts";
@@ -83,6 +84,7 @@ export function parseBundle(fb: FileBundle): Bundle {
       fetched: c.fetched ?? {},
       judgements: c.judgements ?? {},
       damaged: c.damaged ?? {},
+      reviews: c.reviews ?? {},
     }
     : null;
   return {
@@ -230,6 +232,12 @@ function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } 
     });
   }
 
+  if (wfText !== undefined && parsed.workflow?.review) {
+    for (const p of readReviewSpec(parsed.workflow.review).problems) {
+      const tokens = p.field.split(" ").filter((t) => t.startsWith(":"));
+      problems.push({ file: "workflow.edn", line: lineOf(wfText, tokens), ...p });
+    }
+  }
   parsed.cases = readCases(files, problems);
   worldConflicts(files, parsed.cases, problems);
   const captureLine = wfText === undefined ? undefined : lineOf(wfText, [":capture"]);

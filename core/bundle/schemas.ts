@@ -45,6 +45,14 @@ export const calibrationSchema = z.strictObject({
   fetched: stringMap.optional(),
   judgements: stringMap.optional(),
   damaged: z.record(z.string(), variantSchema).optional(),
+  /** Updates a run could leave (world path → text, nil: removed) and the review's answer. */
+  reviews: z.record(
+    z.string(),
+    z.strictObject({
+      files: z.record(z.string(), z.string().nullable()),
+      expect: z.enum(["approve", "escalate"]),
+    }),
+  ).optional(),
 });
 
 export type CalibrationEdn = z.infer<typeof calibrationSchema>;

@@ -40,6 +40,14 @@ export interface Calibration {
   fetched: Record<string, string>;
   judgements: Record<string, string>;
   damaged: Record<string, DamagedVariant>;
+  /** `:reviews`: updates a run could leave and whether the review must approve them. */
+  reviews: Record<string, ReviewCase>;
+}
+
+/** One update of calibration.edn's `:reviews`: world path → text (null: removed). */
+export interface ReviewCase {
+  files: Record<string, string | null>;
+  expect: "approve" | "escalate";
 }
 
 export interface BundleCase {

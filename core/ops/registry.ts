@@ -13,6 +13,7 @@ import { JOB_OPS } from "./jobs.ts";
 import { SCORECARD_OPS } from "./scorecards.ts";
 import { ATTEMPT_OPS } from "./attempts.ts";
 import { GRADING_OPS } from "./grading.ts";
+import { DEPLOY_RUN_OPS } from "./deploy_runs.ts";
 
 // Each area's ops, in the order tools are listed. An area module exports a list of ops
 // and is imported here; its handlers import heavy modules lazily.
@@ -26,6 +27,7 @@ const AREAS: Op[][] = [
   SCORECARD_OPS,
   ATTEMPT_OPS,
   GRADING_OPS,
+  DEPLOY_RUN_OPS,
 ];
 
 /** Every registered op. */

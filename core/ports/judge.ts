@@ -16,7 +16,15 @@ export interface Judge {
   identity: Record<string, unknown>;
   /** Fails (API_KEY_MISSING) before any cell starts when its key is not set. */
   preflight(): void;
-  ask(prompt: string, signal?: AbortSignal): Promise<JudgeAnswer>;
+  /** One question; `shape` replaces the judge's system prompt and bounds (a reviewer's). */
+  ask(prompt: string, signal?: AbortSignal, shape?: AskShape): Promise<JudgeAnswer>;
+}
+
+/** What one ask may change: the system prompt, output tokens and characters kept. */
+export interface AskShape {
+  system?: string;
+  maxTokens?: number;
+  answerLimit?: number;
 }
 
 export interface JudgeOptions {

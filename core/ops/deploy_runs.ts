@@ -1,0 +1,237 @@
+/**
+ * Putting a room's bundle to work: catalog_run (one production run on the room's own tree,
+ * its fork reviewed under the bundle's `:review`), run_list, and the reviews: review_list,
+ * review_show and, in the admin toolset only, review_decide (a person's approve or discard).
+ * The CLI's `run`, `runs` and `review` commands and the schedules call the same functions.
+ */
+import { z } from "zod";
+import { DvergrError } from "../errors.ts";
+import { parseBundle } from "../bundle/parse.ts";
+import type { ReviewRecord, RunRecord } from "../review/records.ts";
+import { deployRecordsOf, productionRun } from "../engine/production_run.ts";
+import { reviewRun } from "../engine/review_run.ts";
+import { decideReview, type ReviewView, reviewView } from "../engine/review_decide.ts";
+import { readRoomBundle } from "./room_bundles.ts";
+import { defineOp, type Op, type OpContext } from "./op.ts";
+
+const room = z.string().min(1).describe("The room (its slug)");
+const name = z.string().min(1).max(64).describe("The bundle's name: workflows/<name>/ in the room");
+const params = z.record(z.string().min(1), z.string()).optional().describe(
+  "Task and checker parameters as text, read like the CLI's --param K=V",
+);
+
+/** What one run asks for. */
+export interface RunAsk {
+  room: string;
+  name: string;
+  candidate: string;
+  params?: Record<string, string>;
+  id?: string;
+  schedule?: { id: string; slot: string };
+}
+
+/** A run and its review (null: nothing changed, or the bundle has no `:review`). */
+export interface RunOutcome {
+  run: RunRecord;
+  review: ReviewRecord | null;
+}
+
+/**
+ * Runs a room's bundle once on the room's tree, keeps the fork and reviews it under the
+ * bundle's `:review` (a bundle without one keeps the fork for a person).
+ */
+export async function runAndReview(ctx: OpContext, ask: RunAsk): Promise<RunOutcome> {
+  const bundle = await readRoomBundle(ctx.home.rooms, ask.room, ask.name);
+  const review = parseBundle(bundle).definition.review;
+  const run = await productionRun({
+    services: ctx.services,
+    home: ctx.home,
+    runner: ctx.runner,
+    env: ctx.env,
+    clock: ctx.clock,
+    room: ask.room,
+    bundle,
+    candidate: ask.candidate,
+    params: ask.params,
+    id: ask.id,
+    schedule: ask.schedule,
+    signal: ctx.signal,
+  });
+  if (!review || !run.fork) return { run, review: null };
+  const reviewed = await reviewRun(ctx, run, review);
+  return { run: { ...run, ...(reviewed ? { review: reviewed.id } : {}) }, review: reviewed };
+}
+
+/** Refuses a candidate that runs a command line written in the request (over MCP). */
+export function refuseInline(ctx: OpContext, candidate: string): void {
+  if (!ctx.services.candidates.isInlineCommand(ctx.services.candidates.parse(candidate))) return;
+  throw new DvergrError(
+    "CANDIDATE_INVALID",
+    `Cannot use candidate "${candidate}": inline commands are not accepted here`,
+    {
+      hint: 'Configure the command in the home\'s candidates.edn ({"NAME" {:command "…"}}) ' +
+        "and name it as cmd:NAME",
+    },
+  );
+}
+
+export const catalogRun = defineOp({
+  name: "catalog_run",
+  title: "Run a bundle on a room's own files",
+  description: "Runs workflows/<name>/ of a room once, for real: one candidate gets the " +
+    "bundle's task in a world made from the room's current files (not the bundle's " +
+    "fixtures), in the same sandbox and limits as a benchmark attempt. The world's changes " +
+    "are kept as the branch runs/<run id> of the room, then reviewed under the bundle's " +
+    ":review (checks, reviewer model, spot check) and merged, proposed, escalated or " +
+    "discarded. Returns a job at once under MCP; poll job_status.",
+  kind: "write",
+  openWorld: true,
+  toolset: "bench",
+  roomScoped: true,
+  input: z.strictObject({
+    room,
+    name,
+    candidate: z.string().min(1).describe(
+      "builtin:reference, cmd:NAME (configured in candidates.edn), NAME=agent:claude-code:MODEL or a model id",
+    ),
+    params,
+  }),
+  async handler(ctx, input) {
+    refuseInline(ctx, input.candidate);
+    const ask = {
+      room: input.room,
+      name: input.name,
+      candidate: input.candidate,
+      params: input.params,
+    };
+    // A bad request (no bundle, unknown candidate) fails now, not in the job.
+    await readRoomBundle(ctx.home.rooms, input.room, input.name);
+    deployRecordsOf(ctx.home);
+    if (!ctx.jobs) return outcomeView(await runAndReview(ctx, ask));
+    const { job } = await ctx.jobs.start(
+      "run",
+      input.room,
+      async (signal) => outcomeView(await runAndReview({ ...ctx, signal }, ask)),
+      { op: "catalog_run", input },
+    );
+    return { job, poll_after_ms: 2000, status: "running", room: input.room, name: input.name };
+  },
+});
+
+/** A run and its review as ops return them. */
+export function outcomeView(o: RunOutcome) {
+  return {
+    run: o.run.id,
+    room: o.run.room,
+    name: o.run.name,
+    status: o.run.status,
+    outcome: o.run.attempt?.status ?? null,
+    reward: o.run.attempt?.verdict?.reward ?? null,
+    branch: o.run.fork?.branch ?? null,
+    changed: o.run.changed ?? [],
+    decision: o.review?.decision ?? (o.run.fork ? "kept" : "unchanged"),
+    why: o.review?.why ??
+      (o.run.fork
+        ? "no :review in the bundle: the fork is kept for a person"
+        : "the run changed nothing"),
+  };
+}
+
+export const runList = defineOp({
+  name: "run_list",
+  title: "List production runs",
+  description: "The home's production runs (catalog_run, schedules), oldest first: candidate, " +
+    "status, outcome, the fork's branch and the review's decision.",
+  kind: "read",
+  toolset: "bench",
+  input: z.strictObject({ room: room.optional() }),
+  async handler(ctx, input) {
+    const runs = await deployRecordsOf(ctx.home).listRuns(input.room);
+    return { runs: runs.map(runRow) };
+  },
+});
+
+/** A run as lists show it. */
+export function runRow(r: RunRecord) {
+  return {
+    id: r.id,
+    room: r.room,
+    name: r.name,
+    candidate: r.candidate,
+    status: r.status,
+    outcome: r.attempt?.status ?? null,
+    started_at: r.startedAt,
+    branch: r.fork?.branch ?? null,
+    changed: r.changed?.length ?? 0,
+    review: r.review ?? null,
+    ...(r.schedule ? { schedule: r.schedule.id } : {}),
+  };
+}
+
+const decisions = ["merged", "proposed", "escalated", "discarded"] as const;
+
+/** A review as lists show it. */
+export function reviewRow(v: ReviewView) {
+  return {
+    id: v.id,
+    room: v.room,
+    name: v.name,
+    decision: v.final,
+    reviewed: v.decision,
+    why: v.person?.why ?? v.why,
+    at: v.at,
+  };
+}
+
+export const reviewList = defineOp({
+  name: "review_list",
+  title: "List reviews",
+  description: "The reviews of production runs, oldest first, with the decision that stands " +
+    "(a person's, when one was made). decision filters, e.g. escalated: what waits for a person.",
+  kind: "read",
+  toolset: "bench",
+  input: z.strictObject({
+    decision: z.enum(decisions).optional().describe("Only reviews whose decision is this"),
+  }),
+  async handler(ctx, input) {
+    const deploy = deployRecordsOf(ctx.home);
+    const views: ReviewView[] = [];
+    for (const r of await deploy.listReviews()) {
+      const person = await deploy.getDecision(r.id);
+      views.push({ ...r, person, final: person?.decision ?? r.decision });
+    }
+    return {
+      reviews: views.filter((v) => !input.decision || v.final === input.decision).map(reviewRow),
+    };
+  },
+});
+
+export const reviewShow = defineOp({
+  name: "review_show",
+  title: "Show a review",
+  description: "One review in full: the world (the fork's commit), the state reviewed, the " +
+    "checks with their evidence, the reviewer's verdict, reasons and concerns, the spot check, " +
+    "the decision and a person's decision on it.",
+  kind: "read",
+  toolset: "bench",
+  input: z.strictObject({ id: z.string().min(1).describe("The review id (its run's id)") }),
+  handler: (ctx, input) => reviewView(ctx, input.id),
+});
+
+export const reviewDecide = defineOp({
+  name: "review_decide",
+  title: "Decide a review",
+  description: "A person's decision on a proposed or escalated review: approve merges the " +
+    "run's fork into the room, only while the room is still at the state that was reviewed " +
+    "(else it stays escalated); discard drops it. Recorded once.",
+  kind: "destructive",
+  toolset: "admin",
+  input: z.strictObject({
+    id: z.string().min(1).describe("The review id"),
+    decision: z.enum(["approve", "discard"]).describe("approve (merge) or discard"),
+  }),
+  handler: (ctx, input) => decideReview(ctx, input.id, input.decision),
+});
+
+/** The ops of runs and reviews, in the order tools are listed. */
+export const DEPLOY_RUN_OPS: Op[] = [catalogRun, runList, reviewList, reviewShow, reviewDecide];
