@@ -17,7 +17,7 @@
 import { readInputFile } from "../files/input_file.ts";
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
-import { DvergrError } from "../../core/errors.ts";
+import { DvergrError, isDvergrError } from "../../core/errors.ts";
 import type { Candidate } from "../../core/bench/candidate.ts";
 import type { Bundle } from "../../core/bundle/types.ts";
 import { BUILTIN_NAMES, builtinCandidate, type BuiltinName } from "./builtin/builtin.ts";
@@ -34,6 +34,8 @@ import {
   createAgentCandidate,
 } from "./agent_cli/agent_cli.ts";
 import { commandGateway } from "../gateway/command_gateway.ts";
+import { declaredModelIds } from "../gateway/routes.ts";
+import { loadRegistry } from "../providers/load_registry.ts";
 import type { ResourceLimits } from "./command/limits.ts";
 import type {
   CandidateKinds,
@@ -148,6 +150,7 @@ const namedCommandSchema = z.strictObject({
   "pass-env": z.array(z.string().min(1)).optional(),
   network: z.boolean().optional(),
   "max-requests": z.number().int().min(1).max(10_000).optional(),
+  models: z.array(z.string().min(1)).min(1).optional(),
   doc: z.string().optional(),
 });
 const namedAgentSchema = z.strictObject({
@@ -169,7 +172,7 @@ export type NamedCandidate = CommandSpec | AgentSpec;
 /**
  * Named candidates of a `candidates.edn` file: commands
  * `{"naive" {:command "sh agents/naive.sh" :mounts ["agents"] :env {"K" "v"}
- *   :pass-env ["ANTHROPIC_API_KEY"] :network false}}` and agent CLIs
+ *   :pass-env ["ANTHROPIC_API_KEY"] :network false :models ["local"]}}` and agent CLIs
  * `{"claude" {:agent "claude-code" :model "claude-sonnet-4-5" :install-dir "/opt/agent-clis"
  *   :max-turns 30 :args ["--effort" "low"]}}`. Relative mounts and install directories are
  * resolved against the file's directory. An absent file has no candidates.
@@ -195,7 +198,7 @@ export async function readNamedCommands(file: string): Promise<Map<string, Named
       `Cannot read ${file}: ${issue.path.map(String).join(" ")}: ${issue.message}`,
       {
         hint:
-          'Write {"name" {:command "…" :mounts ["dir"] :env {"K" "v"} :pass-env ["VAR"] :network false}} ' +
+          'Write {"name" {:command "…" :mounts ["dir"] :env {"K" "v"} :pass-env ["VAR"] :network false :models ["claude-haiku-4-5"]}} ' +
           'or {"name" {:agent "claude-code" :model "…" :install-dir "dir" :max-turns 30 :args […]}}',
       },
     );
@@ -223,9 +226,48 @@ export async function readNamedCommands(file: string): Promise<Map<string, Named
       passEnv: c["pass-env"],
       network: c.network,
       ...(c["max-requests"] !== undefined ? { maxRequests: c["max-requests"] } : {}),
+      ...(c.models !== undefined ? { models: c.models } : {}),
     });
   }
   return out;
+}
+
+/** A command of candidates.edn: its own request cap and models, checked before any cell. */
+function namedCommand(
+  named: CommandSpec,
+  cmdOpts: Parameters<typeof commandCandidate>[1],
+  opts: ResolveOptions,
+): Candidate {
+  if (named.maxRequests === undefined && named.models === undefined) {
+    return commandCandidate(named, cmdOpts);
+  }
+  const c = commandCandidate(named, {
+    ...cmdOpts,
+    gateway: commandGateway({
+      env: opts.env,
+      homeDir: opts.homeDir,
+      maxRequests: named.maxRequests,
+      models: named.models,
+    }),
+  });
+  if (named.models === undefined) return c;
+  return {
+    ...c,
+    async preflight() {
+      await c.preflight?.();
+      const registry = await loadRegistry({ homeDir: opts.homeDir });
+      try {
+        declaredModelIds(registry, named.models!);
+      } catch (e) {
+        if (!isDvergrError(e)) throw e;
+        throw specError(
+          named.name,
+          `its :models names a model the registry does not know: ${e.message}`,
+          e.hint ?? "Name models of the registry in :models",
+        );
+      }
+    },
+  };
 }
 
 export interface ResolveOptions {
@@ -298,14 +340,9 @@ export async function resolveCandidates(
       c = await createAgentCandidate(spec, agentOpts);
     } else if (spec.kind === "named" && opts.named.has(spec.name)) {
       const named = opts.named.get(spec.name)!;
-      c = "cli" in named ? await createAgentCandidate(named, agentOpts) : commandCandidate(named, {
-        ...cmdOpts,
-        gateway: named.maxRequests === undefined ? cmdOpts.gateway : commandGateway({
-          env: opts.env,
-          homeDir: opts.homeDir,
-          maxRequests: named.maxRequests,
-        }),
-      });
+      c = "cli" in named
+        ? await createAgentCandidate(named, agentOpts)
+        : namedCommand(named, cmdOpts, opts);
     } else if (spec.kind === "named" && spec.explicit) {
       const known = [...opts.named.keys()];
       throw specError(

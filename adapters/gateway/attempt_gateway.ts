@@ -233,7 +233,7 @@ export async function startAttemptGateway(
  * A command's outcome with what its gateway saw: tokens and cost from the model gateway,
  * the MCP and model logs as evidence, and the gateway's verdict on how it ended: a world
  * that never offered its tools or a provider that kept failing is a fault (no verdict), a
- * spent budget is "budget", the request cap ends the attempt as completed (scored as it
+ * request for a model that is not the attempt's fails the attempt, a spent budget is "budget", the request cap ends the attempt as completed (scored as it
  * stands, as the model loop's turn limit does).
  */
 export function gatewayOutcome(
@@ -256,6 +256,7 @@ export function gatewayOutcome(
         unmetered: f.unmetered,
         upstreamProblem: f.upstreamProblem,
         fault: f.fault,
+        notTheAttempts: f.notTheAttempts,
         mcpToolLists: ev.mcpToolLists,
         mcpCalls: ev.mcpCalls,
         modelLog: ev.modelRequests,
@@ -263,6 +264,10 @@ export function gatewayOutcome(
     },
   };
   if (f.fault !== null) return { ...out, status: "fault", message: `World gateway: ${f.fault}` };
+  // The candidate's own doing, whatever came of it: a failure, never a fault to retry.
+  if (f.notTheAttempts !== null) {
+    return { ...out, status: "crashed", message: `Refused a model request: ${f.notTheAttempts}` };
+  }
   if (outcome.status === "timeout") return out;
   if (f.upstreamProblem !== null) {
     return {

@@ -1,7 +1,7 @@
 /**
  * The world gateway every command candidate gets: the attempt's world tools over MCP and
- * the model gateway routing by the model a request names (any model of the registry whose
- * key dvergr holds), within the attempt's budget and a request cap.
+ * the model gateway routing by the model a request names, among the attempt's models
+ * (routes.ts), within the attempt's budget and a request cap.
  */
 import type { AttemptContext } from "../../core/bench/candidate.ts";
 import type { ModelRegistry } from "../../core/models/registry.ts";
@@ -41,6 +41,11 @@ export interface CommandGatewayOptions {
   /** A registry already loaded (tests). */
   registry?: ModelRegistry;
   maxRequests?: number;
+  /**
+   * The models the candidate declares (names of the registry); without them the default
+   * scope (routes.ts). Requests for other models are refused and fail the attempt.
+   */
+  models?: string[];
   /** Routes requests to one model whatever they name (agent CLIs). */
   pinned?: (registry: ModelRegistry) => ModelRoute | { problem: string };
   /** Tool-name prefix the first model request must offer (agent CLIs: "mcp__world"). */
@@ -58,14 +63,14 @@ export function commandGateway(opts: CommandGatewayOptions): GatewayFactory {
   return async (ctx, transport) => {
     registry ??= loadRegistry({ homeDir: opts.homeDir });
     const reg = await registry;
-    const byModel = registryRouter(reg, opts.env);
     const pinned = opts.pinned ? opts.pinned(reg) : null;
+    const byModel = pinned ? null : registryRouter(reg, opts.env, opts.models);
     return await startAttemptGateway(ctx, {
       transport,
       toolset: worldToolset(ctx),
       wrapMcp: opts.wrapMcp,
       model: {
-        route: (model: string | undefined, _api: ProviderApi) => pinned ?? byModel(model),
+        route: (model: string | undefined, _api: ProviderApi) => pinned ?? byModel!(model),
         budgetMicros: ctx.budgetMicros,
         maxRequests: opts.maxRequests ?? DEFAULT_COMMAND_MAX_REQUESTS,
         requireToolPrefix: opts.requireToolPrefix,

@@ -50,8 +50,14 @@ export interface ModelRoute {
 }
 
 export interface ModelGatewayOptions {
-  /** The route for the model a request names (`undefined`: none named), or why there is none. */
-  route(model: string | undefined, api: ProviderApi): ModelRoute | { problem: string };
+  /**
+   * The route for the model a request names (`undefined`: none named), or why there is none;
+   * `notTheAttempts` when the model is not one of the attempt's (the attempt then fails).
+   */
+  route(
+    model: string | undefined,
+    api: ProviderApi,
+  ): ModelRoute | { problem: string; notTheAttempts?: boolean };
   /** Spend allowed at list price, microdollars: spent and held never pass it. */
   budgetMicros: number;
   /** Model requests forwarded at most. */
@@ -95,6 +101,11 @@ export interface GatewayFigures {
   stopped: "budget" | "request-cap" | null;
   /** Why the attempt cannot be judged (world tools not offered), else null. */
   fault: string | null;
+  /**
+   * A request named a model that is not one of the attempt's (refused, never forwarded):
+   * the first such, said; the attempt fails for it. Else null.
+   */
+  notTheAttempts: string | null;
   /** The last forwarded request failed upstream (network, 429, 5xx): why. */
   upstreamProblem: string | null;
   /** Responses that carried no usage. */
@@ -182,6 +193,7 @@ interface GatewayState {
   /** Model requests read (refused ones too). */
   modelRequests: number;
   fault: string | null;
+  notTheAttempts: string | null;
   upstreamProblem: string | null;
   unpriced: boolean;
 }
@@ -214,6 +226,7 @@ export function createModelGateway(opts: ModelGatewayOptions): ModelGateway {
     ledger: new BudgetLedger(opts.budgetMicros, opts.maxRequests),
     modelRequests: 0,
     fault: null,
+    notTheAttempts: null,
     upstreamProblem: null,
     unpriced: false,
   };
@@ -340,7 +353,11 @@ function routeOf(
   entry: GatewayLogEntry,
 ): ModelRoute | Response {
   const route = s.opts.route(entry.model, api);
-  if ("problem" in route) return refuse(api, entry, 400, "model", `dvergr: ${route.problem}`);
+  if ("problem" in route) {
+    if (route.notTheAttempts) s.notTheAttempts ??= route.problem;
+    const why = route.notTheAttempts ? "not-the-attempts-model" : "model";
+    return refuse(api, entry, 400, why, `dvergr: ${route.problem}`);
+  }
   if (!providerFits(api, route.entry.provider)) {
     return refuse(
       api,
@@ -460,6 +477,7 @@ async function settle(s: GatewayState, ms = 5000): Promise<GatewayFigures> {
     byModel: models,
     stopped: s.ledger.stopped,
     fault: s.fault,
+    notTheAttempts: s.notTheAttempts,
     upstreamProblem: s.upstreamProblem,
     unmetered: s.ledger.unmetered,
     unpriced: s.unpriced,

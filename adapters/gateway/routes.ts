@@ -3,6 +3,13 @@
  * registry (core/models/registry.ts), by the model a request names, or pinned to one model
  * (an agent CLI candidate). Keys are read from dvergr's own environment, never the
  * candidate's.
+ *
+ * Only the attempt's own models are reachable. A command candidate reaches the models its
+ * spec declares (`:models` in candidates.edn), or, declaring none, the registry's priced
+ * Anthropic and OpenAI models: never an OpenAI-compatible endpoint it was not given (`local`
+ * is a server on the host's loopback), nor a model without prices (the budget could not
+ * hold it). A request for any other model is refused before anything is sent, and marked
+ * `notTheAttempts`: the attempt fails for it (it is the candidate's doing, never a fault).
  */
 import { isDvergrError } from "../../core/errors.ts";
 import {
@@ -34,19 +41,47 @@ export function routeFor(
   return { entry, baseUrl, apiKey: key, bill: entry.prices, list: listPrices(registry, entry) };
 }
 
-/** Routes every request by the model it names (id or alias of the registry). */
+/** A route, or why there is none; `notTheAttempts`: the model is not one of the attempt's. */
+export type RouteOrProblem = ModelRoute | { problem: string; notTheAttempts?: boolean };
+
+/** Whether a model may be reached by a command candidate that declares no models. */
+export function inDefaultScope(registry: ModelRegistry, entry: ModelEntry): boolean {
+  return registry.entries.get(entry.id) === entry && entry.priced &&
+    entry.provider !== "openai-compatible";
+}
+
+/** The registry ids of declared model names; a name the registry cannot resolve: an error. */
+export function declaredModelIds(registry: ModelRegistry, declared: string[]): string[] {
+  return [...new Set(declared.map((m) => resolveModel(registry, m).id))];
+}
+
+/**
+ * Routes every request by the model it names (id or alias of the registry), within the
+ * attempt's models: `declared` (names of the registry), or without it the default scope.
+ */
 export function registryRouter(
   registry: ModelRegistry,
   env: (name: string) => string | undefined,
-): (model: string | undefined) => ModelRoute | { problem: string } {
+  declared?: string[],
+): (model: string | undefined) => RouteOrProblem {
+  const ids = declared === undefined ? null : new Set(declaredModelIds(registry, declared));
+  const scope = ids === null
+    ? "the registry's priced Anthropic and OpenAI models; others must be declared with :models in candidates.edn"
+    : [...ids].join(", ");
+  const outside = (what: string) => ({
+    problem: `${what} is not one of this attempt's models (${scope})`,
+    notTheAttempts: true,
+  });
   return (model) => {
-    if (model === undefined) return { problem: "the request names no model" };
+    if (model === undefined) return outside("a request that names no model");
     let entry: ModelEntry;
     try {
       entry = resolveModel(registry, model);
-    } catch (e) {
-      return { problem: isDvergrError(e) ? `${e.message} (${e.hint ?? ""})` : String(e) };
+    } catch {
+      return outside(`model ${JSON.stringify(model.slice(0, 100))}`);
     }
+    const allowed = ids === null ? inDefaultScope(registry, entry) : ids.has(entry.id);
+    if (!allowed) return outside(`model ${JSON.stringify(model.slice(0, 100))}`);
     return routeFor(registry, entry, env);
   };
 }

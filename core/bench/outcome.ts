@@ -121,11 +121,13 @@ export function causeOf(r: AttemptRecord): [string, string] | null {
       return [`failed|${text}`, text];
     }
     case "crashed": {
-      // Going over a resource limit or the capture's entries, or a shell that could not run
-      // what the command named, is the cause itself, whatever the exit status was.
+      // Going over a resource limit or the capture's entries, a shell that could not run
+      // what the command named, or a request for a model not the attempt's, is the cause
+      // itself, whatever the exit status was.
       const limit = firstLine(r.ending?.message);
       if (
-        / went over its | the shell could not run it | wrote more than [\d,]+ entries /.test(limit)
+        / went over its | the shell could not run it | wrote more than [\d,]+ entries |^Refused a model request: /
+          .test(limit)
       ) {
         const text = limit.replace(/^"[^"]*" /, "");
         return [`crashed|${normalise(text)}`, text];

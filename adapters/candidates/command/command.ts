@@ -75,6 +75,11 @@ export interface CommandSpec {
   network?: boolean;
   /** Model requests through the world gateway per attempt (default 100). */
   maxRequests?: number;
+  /**
+   * The models (registry names) its model requests may name; absent: the registry's priced
+   * Anthropic and OpenAI models (adapters/gateway/routes.ts).
+   */
+  models?: string[];
   /** More bubblewrap arguments (agent CLIs: a throwaway HOME). Not from candidates.edn. */
   bwrapExtra?: string[];
 }
@@ -571,6 +576,7 @@ export function commandIdentity(spec: CommandSpec): Record<string, unknown> {
     passEnv: [...(spec.passEnv ?? [])].sort(),
     network: spec.network ?? false,
     ...(spec.maxRequests !== undefined ? { maxRequests: spec.maxRequests } : {}),
+    ...(spec.models !== undefined ? { models: [...spec.models].sort() } : {}),
   };
 }
 

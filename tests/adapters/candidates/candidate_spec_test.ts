@@ -61,6 +61,13 @@ Deno.test("readNamedCommands() reads candidates.edn and resolves relative mounts
     passEnv: ["KEY"],
     network: false,
   });
+  await Deno.writeTextFile(
+    `${dir}/candidates.edn`,
+    '{"local" {:command "sh agent.sh" :models ["local" "haiku"]}}',
+  );
+  const local = (await readNamedCommands(`${dir}/candidates.edn`)).get("local");
+  assert(local && "command" in local);
+  assert.deepEqual(local.models, ["local", "haiku"]);
   await Deno.writeTextFile(`${dir}/candidates.edn`, '{"naive" {:cmd "x"}}');
   await assert.rejects(
     () => readNamedCommands(`${dir}/candidates.edn`),
@@ -97,6 +104,27 @@ Deno.test("resolveCandidates() routes each spec and refuses duplicate names and 
       /has no such command/.test(e.message) && e.hint === "Known commands: naive",
   );
   await assert.rejects(() => resolveCandidates([], opts), /without candidates/);
+});
+
+Deno.test("resolveCandidates() gives a command's declared models to its identity, and its preflight refuses one the registry does not know", async () => {
+  const bundle = wordBundle(1);
+  const named = new Map([
+    ["mine", { name: "mine", command: "true", models: ["local", "haiku"] }],
+    ["typo", { name: "typo", command: "true", models: ["claude-haiku-9"] }],
+  ]);
+  const home = await Deno.makeTempDir();
+  const opts = { bundle, env, isolation: "none" as const, named, homeDir: home };
+  const [mine, typo] = await resolveCandidates(
+    [parseCandidateSpec("mine"), parseCandidateSpec("typo")],
+    opts,
+  );
+  assert.deepEqual(mine.identity.models, ["haiku", "local"]);
+  await mine.preflight?.();
+  await assert.rejects(
+    () => typo.preflight!(),
+    /Cannot use candidate "typo": its :models names a model the registry does not know/,
+  );
+  await Deno.remove(home, { recursive: true });
 });
 
 Deno.test("resolveCandidates() gives model ids to the model registry", async () => {

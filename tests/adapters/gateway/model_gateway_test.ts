@@ -7,6 +7,7 @@ import {
 } from "../../../adapters/gateway/model_gateway.ts";
 import type { ModelEntry } from "../../../core/models/registry.ts";
 import { costMicros } from "../../../core/models/cost.ts";
+import { gatewayOutcome } from "../../../adapters/gateway/attempt_gateway.ts";
 
 const PRICES = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
 
@@ -270,4 +271,49 @@ Deno.test("createModelGateway() answers 502 when the provider cannot be reached 
   const flaky = gateway(() => new Response("busy", { status: 529 }));
   await (await flaky.gw.handle(post("/v1/messages", { model: "claude" }))).text();
   assert.match((await flaky.gw.settle()).upstreamProblem ?? "", /answered 529/);
+});
+
+Deno.test("createModelGateway() refuses a model that is not the attempt's, sends nothing, and the attempt fails for it", async () => {
+  const { gw, seen } = gateway(
+    () => anthropicJson({ input_tokens: 1, output_tokens: 1 }),
+    {},
+    (m) =>
+      m === "claude"
+        ? {
+          entry: entry("claude", "anthropic"),
+          baseUrl: "https://anthropic.test",
+          apiKey: "REAL-A",
+          bill: PRICES,
+          list: PRICES,
+        }
+        : {
+          problem: `model "${m}" is not one of this attempt's models (claude)`,
+          notTheAttempts: true,
+        },
+  );
+  await (await gw.handle(post("/v1/messages", { model: "claude", max_tokens: 5 }))).text();
+  const res = await gw.handle(post("/v1/chat/completions", { model: "local", max_tokens: 5 }));
+  assert.equal(res.status, 400);
+  assert.match((await res.json()).error.message, /"local" is not one of this attempt's models/);
+  assert.equal(seen.length, 1);
+  const f = await gw.settle();
+  assert.match(f.notTheAttempts ?? "", /^model "local"/);
+  assert.equal(gw.log.at(-1)?.refused, "not-the-attempts-model");
+  const ev = { mcpCalls: [], mcpToolLists: 0, modelRequests: gw.log, figures: f };
+  const base = {
+    status: "completed" as const,
+    usage: f.usage,
+    billedMicros: 0,
+    listMicros: null,
+    isolated: true,
+    evidence: {},
+  };
+  const out = gatewayOutcome(base, ev);
+  assert.equal(out.status, "crashed");
+  assert.match(out.message ?? "", /^Refused a model request: model "local"/);
+  // Even one whose provider then failed fails for it: never a fault.
+  assert.equal(
+    gatewayOutcome(base, { ...ev, figures: { ...f, upstreamProblem: "x answered 503" } }).status,
+    "crashed",
+  );
 });
