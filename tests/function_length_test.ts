@@ -22,7 +22,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "sandbox/worker_pool.ts:createWorkerPool": 309,
   "core/engine/run_experiment.ts:runExperiment": 307,
   "core/engine/attempt.ts:runAttempt": 255,
-  "adapters/jobs/job_runner.ts:createJobRunner": 243,
   "adapters/candidates/command/command.ts:runProcess": 200,
   "mcp/stateless.ts:createStatelessHandler": 197,
   "adapters/candidates/model/agent_loop.ts:runAgentLoop": 185,
