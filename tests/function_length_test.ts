@@ -30,7 +30,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "adapters/gateway/world_mcp.ts:createWorldMcp": 136,
   "mcp/surface.ts:createSurface": 130,
   "adapters/candidates/agent_cli/agent_cli.ts:createAgentCandidate": 124,
-  "core/casepack/spec.ts:completeSpec": 124,
 };
 
 export interface FunctionLength {

@@ -302,6 +302,29 @@ function expectedFromEdn(v: EdnValue | undefined, file: string): FieldSpec[] {
  */
 export function completeSpec(draft: SpecDraft): CasePackSpec {
   const origin = draft.origin ?? {};
+  const { name, id, inputs, expected } = requiredParts(draft);
+  const attachments = (draft.attachments ?? []).map((c) => c.trim());
+  refuseTwice(inputs, origin.inputs ?? "the inputs");
+  refuseTwice(attachments, origin.attachments ?? "the attachments");
+  refuseTwice(expected.map((f) => f.field), origin.expected ?? "the outcomes");
+  checkOutcomes(expected, id, new Set([...inputs, ...attachments]));
+  const shared = sharedFiles(draft.shared ?? new Map<string, string>());
+  return {
+    name,
+    ...(draft.title !== undefined ? { title: draft.title } : {}),
+    ...(draft.doc !== undefined ? { doc: draft.doc } : {}),
+    id,
+    inputs,
+    attachments,
+    expected,
+    ...(draft.task !== undefined && draft.task.trim() !== "" ? { task: draft.task } : {}),
+    shared,
+    origin,
+  };
+}
+
+/** The parts a spec cannot do without (name, id column, inputs, outcomes), trimmed. */
+function requiredParts(draft: SpecDraft) {
   if (!draft.name || draft.name.trim() === "") {
     throw specError("Cannot build the case pack: it has no name", "Pass --name NAME or --out DIR");
   }
@@ -326,25 +349,33 @@ export function completeSpec(draft: SpecDraft): CasePackSpec {
       "Pass --outcome column:rule (once per column), e.g. --outcome account:exact",
     );
   }
-  const attachments = (draft.attachments ?? []).map((c) => c.trim());
-  const twice = (list: string[], where: string) => {
-    const seen = new Set<string>();
-    for (const c of list) {
-      if (seen.has(c)) {
-        throw specError(
-          `Cannot build the case pack: column "${c}" is named twice in ${where}`,
-          "Name each column once",
-        );
-      }
-      seen.add(c);
+  return { name: draft.name.trim(), id: draft.id.trim(), inputs, expected };
+}
+
+/** Refuses a column named twice in one list (`where`: the list, as the user gave it). */
+function refuseTwice(list: string[], where: string): void {
+  const seen = new Set<string>();
+  for (const c of list) {
+    if (seen.has(c)) {
+      throw specError(
+        `Cannot build the case pack: column "${c}" is named twice in ${where}`,
+        "Name each column once",
+      );
     }
-  };
-  twice(inputs, origin.inputs ?? "the inputs");
-  twice(attachments, origin.attachments ?? "the attachments");
-  twice(expected.map((f) => f.field), origin.expected ?? "the outcomes");
-  const inputSet = new Set([...inputs, ...attachments]);
+    seen.add(c);
+  }
+}
+
+/**
+ * Refuses an outcome the agent would see (the id column, an input), a tolerance outside
+ * the number rule, and check names that are reserved or shared.
+ */
+function checkOutcomes(
+  expected: CasePackSpec["expected"],
+  idColumn: string,
+  inputSet: Set<string>,
+): void {
   const keys = new Map<string, string>();
-  const idColumn = draft.id.trim();
   for (const f of expected) {
     if (f.field === idColumn) {
       throw specError(
@@ -385,8 +416,12 @@ export function completeSpec(draft: SpecDraft): CasePackSpec {
     }
     keys.set(key, f.field);
   }
+}
+
+/** The shared files at world paths (a leading "/" added), none where case.edn goes. */
+function sharedFiles(draft: Map<string, string>): Map<string, string> {
   const shared = new Map<string, string>();
-  for (const [p, text] of draft.shared ?? new Map<string, string>()) {
+  for (const [p, text] of draft) {
     const world = p.startsWith("/") ? p : "/" + p;
     const why = relativePathProblem("fixtures" + world);
     if (why) {
@@ -411,18 +446,7 @@ export function completeSpec(draft: SpecDraft): CasePackSpec {
       "A world path is either a file or a directory; rename one of them",
     );
   }
-  return {
-    name: draft.name.trim(),
-    ...(draft.title !== undefined ? { title: draft.title } : {}),
-    ...(draft.doc !== undefined ? { doc: draft.doc } : {}),
-    id: draft.id.trim(),
-    inputs,
-    attachments,
-    expected,
-    ...(draft.task !== undefined && draft.task.trim() !== "" ? { task: draft.task } : {}),
-    shared,
-    origin,
-  };
+  return shared;
 }
 
 function normColumn(s: string): string {
