@@ -19,7 +19,6 @@ export const MAX_LINES = 120;
  */
 const NOT_YET_SPLIT: Record<string, number> = {
   "adapters/candidates/command/command.ts:commandCandidate": 345,
-  "sandbox/worker_pool.ts:createWorkerPool": 309,
   "core/engine/run_experiment.ts:runExperiment": 307,
   "core/engine/attempt.ts:runAttempt": 255,
   "adapters/candidates/command/command.ts:runProcess": 200,
