@@ -74,6 +74,7 @@ export function commandGateway(opts: CommandGatewayOptions): GatewayFactory {
         budgetMicros: ctx.budgetMicros,
         maxRequests: opts.maxRequests ?? DEFAULT_COMMAND_MAX_REQUESTS,
         requireToolPrefix: opts.requireToolPrefix,
+        unrestrictedWeb: ctx.web?.unrestricted === true,
         fetchImpl: opts.fetchImpl,
       },
     });

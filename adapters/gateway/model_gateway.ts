@@ -18,6 +18,9 @@
  *   agent CLIs treat as final.
  * - Optionally the first model request must offer the world's MCP tools (an agent CLI that
  *   lost the MCP start-up race): otherwise 400 and the attempt is a fault.
+ * - Requests are forwarded from an allow-list (forward_policy.ts): provider-side tools that
+ *   reach the network only with an unrestricted web, no state kept at the provider, listed
+ *   betas, no query string; only listed response headers come back.
  * - Every request is logged (bounded) as evidence.
  *
  * Permissions: --allow-net to the model endpoints.
@@ -36,6 +39,7 @@ import {
   worstInputTokens,
 } from "./request_limits.ts";
 import { readParts } from "./request_parts.ts";
+import { requestProblem } from "./forward_policy.ts";
 import { callProvider, downstreamHeaders, meterBody, upstreamHeaders } from "./upstream.ts";
 import type { ProviderApi } from "./usage_meter.ts";
 
@@ -62,6 +66,11 @@ export interface ModelGatewayOptions {
   budgetMicros: number;
   /** Model requests forwarded at most. */
   maxRequests: number;
+  /**
+   * The attempt's web is live and its policy refuses no host: provider-side tools that
+   * reach the network may be forwarded (forward_policy.ts). Default false.
+   */
+  unrestrictedWeb?: boolean;
   /** The tool-name prefix the first request must offer (e.g. "mcp__world__"); none: no check. */
   requireToolPrefix?: string;
   fetchImpl?: typeof fetch;
@@ -315,6 +324,8 @@ async function admit(
   if (parts.refused !== null) {
     return refuse(api, entry, 400, "content", `dvergr: the request holds ${parts.refused}`);
   }
+  const problem = requestProblem(api, body, parts, s.opts.unrestrictedWeb === true);
+  if (problem !== null) return refuse(api, entry, 400, "not-forwarded", `dvergr: ${problem}`);
   const hold = reserve(s, api, route, body, bytes.length, parts.images, entry);
   if (hold instanceof Response) return hold;
   body.model = route.entry.apiModel;

@@ -1,7 +1,7 @@
 /**
  * A model request on its way to the provider and its response on its way back: the
- * headers that go up (the real key in place of the dummy one), the call, the headers that
- * come down, and the response's usage metered from its JSON or SSE body as it passes to
+ * headers that go up (the real key in place of the dummy one, listed betas only), the
+ * call (no query string), the headers that come down (listed ones only), and the response's usage metered from its JSON or SSE body as it passes to
  * the candidate.
  *
  * Permissions: --allow-net to the model endpoints.
@@ -9,19 +9,14 @@
 import { NO_USAGE } from "../../core/bench/candidate.ts";
 import { endpoint } from "../providers/http.ts";
 import type { Ending } from "./budget_ledger.ts";
+import { allowedBetas, passesDown } from "./forward_policy.ts";
 import { type MeteredUsage, type ProviderApi, SseUsageMeter, usageOfJson } from "./usage_meter.ts";
 
 /** Bytes of a JSON (not streamed) response kept for metering. */
 const MAX_METERED_JSON = 32 * 1024 * 1024;
 
-/** Request headers passed on (others, keys above all, are dropped). */
-const PASS_HEADERS = [
-  "content-type",
-  "accept",
-  "anthropic-version",
-  "anthropic-beta",
-  "openai-beta",
-];
+/** Request headers passed on (others, keys above all, are dropped); betas are filtered. */
+const PASS_HEADERS = ["accept", "anthropic-version"];
 
 export const PATH_OF: Record<ProviderApi, string> = {
   "anthropic-messages": "/v1/messages",
@@ -36,6 +31,11 @@ export function upstreamHeaders(req: Request, api: ProviderApi, apiKey: string |
     const v = req.headers.get(h);
     if (v !== null) headers.set(h, v);
   }
+  for (const h of ["anthropic-beta", "openai-beta"] as const) {
+    const v = req.headers.get(h);
+    const kept = v === null ? null : allowedBetas(h, v);
+    if (kept !== null) headers.set(h, kept);
+  }
   headers.set("content-type", "application/json");
   if (apiKey !== null) {
     if (api === "anthropic-messages") headers.set("x-api-key", apiKey);
@@ -47,15 +47,11 @@ export function upstreamHeaders(req: Request, api: ProviderApi, apiKey: string |
   return headers;
 }
 
-/** The headers a response comes down with. */
+/** The headers a response comes down with: the allow-list's (forward_policy.ts). */
 export function downstreamHeaders(upstream: Response): Headers {
   const out = new Headers();
-  for (const [k, v] of upstream.headers) {
-    // fetch decoded the body: its encoding and length no longer apply.
-    if (!["content-encoding", "content-length", "transfer-encoding", "connection"].includes(k)) {
-      out.set(k, v);
-    }
-  }
+  // fetch decoded the body: its encoding and length no longer apply (and are not listed).
+  for (const [k, v] of upstream.headers) if (passesDown(k)) out.set(k, v);
   return out;
 }
 

@@ -120,6 +120,7 @@ export function createAttemptWeb(
   const slots = gate(LIVE_FETCHES_AT_ONCE);
   const web: WorldWeb = {
     mode: "live",
+    unrestricted: policy.allow === null && policy.deny.length === 0,
     async search(query, count, signal) {
       recorder.search(query);
       const r = await braveSearch(

@@ -39,6 +39,12 @@ export type WebFetchOutcome =
 export interface WorldWeb {
   /** "live" reaches the internet from the host; "frozen" answers from web.edn only. */
   readonly mode: "live" | "frozen";
+  /**
+   * Live, and the bundle's policy refuses no host: a web nothing is held back from, so a
+   * provider's own web tools (which dvergr can neither hold to a policy nor record) may be
+   * used through the model gateway. Absent: false.
+   */
+  readonly unrestricted?: boolean;
   search(query: string, count: number, signal?: AbortSignal): Promise<WebSearchOutcome>;
   fetch(url: string, signal?: AbortSignal): Promise<WebFetchOutcome>;
 }

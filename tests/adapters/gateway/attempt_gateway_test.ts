@@ -266,7 +266,7 @@ async function memoryOf(pid: number): Promise<{ rss: number; hwm: number }> {
   return { rss: kb("VmRSS") * 1024, hwm: kb("VmHWM") * 1024 };
 }
 
-Deno.test("startAttemptGateway() refuses a body over its limit on either socket with 413 while it streams: the host's memory stays flat", async () => {
+Deno.test("startAttemptGateway() refuses a 4 GiB body on either socket with 413 while it streams: the host's memory stays flat", async () => {
   const host = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -292,7 +292,8 @@ Deno.test("startAttemptGateway() refuses a body over its limit on either socket 
     const MiB = 1024 * 1024;
     for (const [socket, path] of [["model.sock", "/v1/messages"], ["mcp.sock", "/mcp"]]) {
       const before = await memoryOf(host.pid);
-      const r = await streamBody(`${dir}/${socket}`, path, 300 * MiB);
+      // A body of 4 GiB offered (generated as it is sent, never held): refused after its first MiBs.
+      const r = await streamBody(`${dir}/${socket}`, path, 4096 * MiB);
       const after = await memoryOf(host.pid);
       // deno-lint-ignore no-console -- the measured figures, for the record
       console.error(

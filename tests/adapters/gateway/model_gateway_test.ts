@@ -104,24 +104,46 @@ Deno.test("createModelGateway() answers HEAD / itself and refuses paths off the 
   assert.equal(seen.length, 0);
 });
 
-Deno.test("createModelGateway() swaps the dummy key for the real one and forwards only known headers", async () => {
-  const { gw, seen } = gateway(() => anthropicJson({ input_tokens: 1, output_tokens: 1 }));
+Deno.test("createModelGateway() swaps the dummy key for the real one and forwards only known headers, betas and response headers", async () => {
+  const { gw, seen } = gateway(() =>
+    new Response(JSON.stringify({ content: [], usage: { input_tokens: 1, output_tokens: 1 } }), {
+      headers: {
+        "content-type": "application/json",
+        "content-encoding": "gzip",
+        "request-id": "req_1",
+        "anthropic-ratelimit-requests-remaining": "49",
+        "retry-after": "3",
+        "set-cookie": "session=host-secret",
+        "openai-organization": "the-key-holders-org",
+        "x-envoy-upstream-service-time": "12",
+      },
+    })
+  );
   const res = await gw.handle(
     post("/v1/messages?beta=true", { model: "claude", messages: [], max_tokens: 10 }, {
-      "anthropic-beta": "x",
+      "anthropic-beta":
+        "mcp-client-2025-04-04, claude-code-20250219,context-1m-2025-08-07,files-api-2025-04-14",
+      "openai-beta": "assistants=v2",
       "x-leak": "host-detail",
       authorization: "Bearer dummy",
     }),
   );
   assert.equal(res.status, 200);
-  assert.equal(res.headers.get("content-encoding"), null);
+  assert.deepEqual([...res.headers.keys()].sort(), [
+    "anthropic-ratelimit-requests-remaining",
+    "content-type",
+    "request-id",
+    "retry-after",
+  ]);
   await res.text();
   const up = seen[0];
   // The query string is not forwarded.
   assert.equal(up.url, "https://anthropic.test/v1/messages");
   assert.equal(up.headers.get("x-api-key"), "REAL-A");
   assert.equal(up.headers.get("authorization"), null);
-  assert.equal(up.headers.get("anthropic-beta"), "x");
+  // Betas that reach the network, the key holder's files or other prices are dropped.
+  assert.equal(up.headers.get("anthropic-beta"), "claude-code-20250219");
+  assert.equal(up.headers.get("openai-beta"), null);
   assert.equal(up.headers.get("x-leak"), null);
   assert.equal(up.body.model, "claude-api");
 
@@ -130,6 +152,108 @@ Deno.test("createModelGateway() swaps the dummy key for the real one and forward
   assert.equal(o.seen[0].url, "https://openai.test/v1/responses");
   assert.equal(o.seen[0].headers.get("authorization"), "Bearer REAL-O");
   assert.equal(o.seen[0].headers.get("x-api-key"), null);
+});
+
+Deno.test("createModelGateway() refuses provider-side tools that reach the network unless the web is unrestricted, and state kept at the provider always", async () => {
+  const ok = () => anthropicJson({ input_tokens: 1, output_tokens: 1 });
+  const refused: [string, Record<string, unknown>][] = [
+    ["/v1/messages", {
+      model: "claude",
+      tools: [{ type: "web_search_20250305", name: "web_search" }],
+    }],
+    ["/v1/messages", {
+      model: "claude",
+      tools: [{ type: "web_fetch_20250910", name: "web_fetch" }],
+    }],
+    ["/v1/messages", { model: "claude", tools: [{ type: "code_execution_20250825", name: "c" }] }],
+    ["/v1/messages", {
+      model: "claude",
+      mcp_servers: [{ type: "url", url: "https://x.test/mcp" }],
+    }],
+    ["/v1/messages", {
+      model: "claude",
+      messages: [{
+        role: "user",
+        content: [{ type: "image", source: { type: "url", url: "https://x.test/a.png" } }],
+      }],
+    }],
+    ["/v1/responses", { model: "gpt", tools: [{ type: "web_search_preview" }] }],
+    ["/v1/responses", {
+      model: "gpt",
+      tools: [{ type: "file_search", vector_store_ids: ["vs_1"] }],
+    }],
+    ["/v1/responses", { model: "gpt", tools: [{ type: "code_interpreter" }] }],
+    ["/v1/responses", { model: "gpt", tools: [{ type: "mcp", server_url: "https://x.test" }] }],
+    ["/v1/responses", { model: "gpt", tools: [{ type: "image_generation" }] }],
+    ["/v1/responses", { model: "gpt", tools: [{ type: "computer_use_preview" }] }],
+    ["/v1/chat/completions", { model: "gpt", web_search_options: {} }],
+  ];
+  const always: [string, Record<string, unknown>][] = [
+    ["/v1/responses", { model: "gpt", previous_response_id: "resp_of_someone_else" }],
+    ["/v1/responses", { model: "gpt", conversation: "conv_1" }],
+    ["/v1/responses", { model: "gpt", background: true }],
+    ["/v1/responses", { model: "gpt", tools: [{ type: "some_future_tool" }] }],
+    ["/v1/messages", {
+      model: "claude",
+      messages: [{
+        role: "user",
+        content: [{ type: "document", source: { type: "file", file_id: "f" } }],
+      }],
+    }],
+    ["/v1/responses", {
+      model: "gpt",
+      input: [{ role: "user", content: [{ type: "input_file", file_id: "file-1" }] }],
+    }],
+  ];
+  const closed = gateway(ok);
+  for (const [path, body] of [...refused, ...always]) {
+    const res = await closed.gw.handle(post(path, { max_tokens: 5, ...body }));
+    assert.equal(res.status, 400, JSON.stringify(body));
+    const err = await res.json();
+    assert.equal((err.error as { type: string }).type, "invalid_request_error");
+  }
+  assert.equal(closed.seen.length, 0);
+  assert(closed.gw.log.every((e) => e.refused === "not-forwarded" || e.refused === "content"));
+
+  // With a live web that refuses no host, the provider's web tools go up; state never does.
+  const open = gateway(ok, { unrestrictedWeb: true, maxRequests: 100 });
+  for (const [path, body] of refused) {
+    const res = await open.gw.handle(post(path, { max_tokens: 5, ...body }));
+    assert.equal(res.status, 200, JSON.stringify(body));
+    await res.text();
+  }
+  for (const [path, body] of always) {
+    const res = await open.gw.handle(post(path, { max_tokens: 5, ...body }));
+    assert.equal(res.status, 400, JSON.stringify(body));
+    await res.text();
+  }
+  assert.equal(open.seen.length, refused.length);
+  // Client tools always go up: functions, Codex's MCP namespace, Anthropic's custom tools.
+  const plain = gateway(ok);
+  for (
+    const [path, body] of [
+      ["/v1/messages", {
+        model: "claude",
+        tools: [{ name: "mcp__world__read_file", input_schema: {} }],
+      }],
+      ["/v1/responses", {
+        model: "gpt",
+        tools: [{ type: "function", name: "f" }, {
+          type: "namespace",
+          name: "mcp__world",
+          tools: [],
+        }],
+      }],
+      ["/v1/chat/completions", {
+        model: "gpt",
+        tools: [{ type: "function", function: { name: "f" } }],
+      }],
+    ] as const
+  ) {
+    const res = await plain.gw.handle(post(path, { max_tokens: 5, ...body }));
+    assert.equal(res.status, 200, JSON.stringify(body));
+    await res.text();
+  }
 });
 
 Deno.test("createModelGateway() meters JSON and SSE bodies into tokens, bill and list price", async () => {

@@ -100,3 +100,26 @@ Deno.test("createAttemptWeb() live: at most 4 GETs of one attempt in flight, pag
   assert.equal(ev.fetched["http://127.0.0.1:9/new"], "T http://127.0.0.1:9/new");
   assert.equal(ev.pages, 12);
 });
+
+Deno.test("createAttemptWeb() calls a web unrestricted only when it is live and its policy refuses no host", async () => {
+  const live = (workflow: string) =>
+    createAttemptWeb(
+      parseBundle({
+        name: "w",
+        files: new Map([
+          ["workflow.edn", workflow],
+          ["checker.js", "export function check() { return { checks: {}, reward: 1 }; }"],
+          ["fixtures/a.md", "a"],
+        ]),
+      }),
+      { mode: "live", live: { brave: { apiKey: "k", baseUrl: "http://127.0.0.1:9" } } },
+    )!.web;
+  assert.equal(live('{:title "L" :task "t"}').unrestricted, true);
+  assert.equal(live('{:title "L" :task "t" :allowed-sources ["a.example"]}').unrestricted, false);
+  assert.equal(live('{:title "L" :task "t" :blocked-sources ["b.example"]}').unrestricted, false);
+  const frozen = createAttemptWeb(parseBundle(await readBundleDir(EXAMPLE)), {
+    mode: "frozen",
+    live: null,
+  })!;
+  assert.notEqual(frozen.web.unrestricted, true);
+});
