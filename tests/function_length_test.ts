@@ -26,7 +26,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "adapters/candidates/model/agent_loop.ts:runAgentLoop": 185,
   "mcp/http.ts:serveHttp": 166,
   "mcp/server.ts:createMcpServer": 163,
-  "adapters/gateway/world_mcp.ts:createWorldMcp": 136,
   "mcp/surface.ts:createSurface": 130,
   "adapters/candidates/agent_cli/agent_cli.ts:createAgentCandidate": 124,
 };

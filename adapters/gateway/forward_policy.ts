@@ -10,6 +10,8 @@
  *   `web_search_options`; a content part the provider would fetch from a URL): they go up
  *   only when the attempt's web is live and its policy refuses no host, since dvergr can
  *   neither hold them to a policy nor record them. A tool of a type not listed is refused.
+ * - A priority service tier or an hour-long prompt cache is refused: billed above the
+ *   registry's prices, it would pass the budget's reservation.
  * - State kept at the provider under the key (`previous_response_id`, `conversation`,
  *   `prompt`, `background` runs) is refused: it is the key holder's, not the attempt's,
  *   and its tokens would escape the budget's reservation.
@@ -20,7 +22,7 @@
  *
  * Permissions: none.
  */
-import type { PartsReading } from "./request_parts.ts";
+import { contentParts, type PartsReading } from "./request_parts.ts";
 import type { ProviderApi } from "./usage_meter.ts";
 
 type Obj = Record<string, unknown>;
@@ -55,6 +57,30 @@ const STATE_FIELDS: Record<ProviderApi, string[]> = {
   "openai-responses": ["previous_response_id", "conversation", "prompt"],
 };
 
+/** Service tiers billed at the registry's prices or below. */
+const TIERS = new Set(["auto", "default", "flex", "standard_only"]);
+
+/**
+ * Why a request would be billed above the registry's prices (a priority tier, an hour-long
+ * prompt cache), or null: the budget's reservation would not bound it.
+ */
+function pricedAbove(api: ProviderApi, body: Obj): string | null {
+  const tier = body.service_tier;
+  if (tier !== undefined && tier !== null && !TIERS.has(String(tier))) {
+    return `the service tier "${String(tier).slice(0, 40)}", billed above the registry's prices`;
+  }
+  const cached = [...contentParts(api, body), ...(Array.isArray(body.tools) ? body.tools : [])];
+  for (const p of cached) {
+    const ttl = (p?.cache_control as Obj | undefined)?.ttl;
+    if (ttl !== undefined && ttl !== "5m") {
+      return `a prompt cache kept for ${
+        String(ttl).slice(0, 20)
+      }, billed above the registry's prices`;
+    }
+  }
+  return null;
+}
+
 /** Why a request cannot be forwarded, or null. */
 export function requestProblem(
   api: ProviderApi,
@@ -73,6 +99,8 @@ export function requestProblem(
   if (api === "openai-responses" && body.background === true) {
     return "a background response runs past its request: it cannot be metered";
   }
+  const dearer = pricedAbove(api, body);
+  if (dearer !== null) return `the request asks for ${dearer}`;
   for (const f of PROVIDER_FIELDS[api]) {
     if (body[f] !== undefined && body[f] !== null) {
       const p = needsWeb(`the request's ${f}`);

@@ -192,6 +192,11 @@ Deno.test("createModelGateway() refuses provider-side tools that reach the netwo
     ["/v1/responses", { model: "gpt", previous_response_id: "resp_of_someone_else" }],
     ["/v1/responses", { model: "gpt", conversation: "conv_1" }],
     ["/v1/responses", { model: "gpt", background: true }],
+    ["/v1/chat/completions", { model: "gpt", service_tier: "priority" }],
+    ["/v1/messages", {
+      model: "claude",
+      system: [{ type: "text", text: "s", cache_control: { type: "ephemeral", ttl: "1h" } }],
+    }],
     ["/v1/responses", { model: "gpt", tools: [{ type: "some_future_tool" }] }],
     ["/v1/messages", {
       model: "claude",
