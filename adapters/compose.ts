@@ -4,7 +4,7 @@
  * Tests replace single members (a fake timer, a process table) with `composeServices({…})`.
  */
 import type { Services } from "../core/ports/services.ts";
-import { candidateKinds } from "./candidates/candidate_spec.ts";
+import { candidateKinds } from "./candidates/registry.ts";
 import { fileBundleDirs } from "./files/bundle_dirs.ts";
 import { createJobRunner } from "./jobs/job_runner.ts";
 import { registryJudges } from "./providers/judge_model.ts";
