@@ -1,10 +1,12 @@
 /**
  * The one place the adapters are wired into the use cases: the services the engine and the
- * ops run on (core/ports/services.ts), used by the CLI and, through it, the MCP server.
+ * ops run on (core/ports/services.ts), used by the CLI and, through it, the MCP server, and
+ * the home a command opens (the embedded KV home, or a PostgreSQL store shared by workers).
  * Tests replace single members (a fake timer, a process table) with `composeServices({…})`.
  */
 import type { Services } from "../core/ports/services.ts";
-import { candidateKinds } from "./candidates/registry.ts";
+import type { Home } from "../core/ports/home.ts";
+import { candidateKinds } from "./candidates/candidate_spec.ts";
 import { fileBundleDirs } from "./files/bundle_dirs.ts";
 import { createJobRunner } from "./jobs/job_runner.ts";
 import { registryJudges } from "./providers/judge_model.ts";
@@ -12,6 +14,7 @@ import { hostProcesses } from "./system/process_alive.ts";
 import { systemTimer } from "./system/timer.ts";
 import { hostWebClient } from "./web/attempt_web.ts";
 import { worldFactory } from "./world/world.ts";
+import { openHome } from "./store/kv/home.ts";
 
 /** The services of this host: real worlds, web, models, clock and processes. */
 export function composeServices(overrides: Partial<Services> = {}): Services {
@@ -26,4 +29,15 @@ export function composeServices(overrides: Partial<Services> = {}): Services {
     jobs: (state, opts) => createJobRunner(state, { clock: opts.clock }),
     ...overrides,
   };
+}
+
+/**
+ * The home a command works on: the embedded home at `dir` (records in its Deno KV file), or,
+ * given a store URL (`--store`, `DVERGR_STORE`), the PostgreSQL store's records, blobs and
+ * queue with this machine's rooms and worlds in `dir`. The driver is loaded only then.
+ */
+export async function openHomeAt(dir: string, store: string | null): Promise<Home> {
+  if (store === null) return await openHome(dir);
+  const { openPostgresHome } = await import("./store/postgres/home.ts");
+  return await openPostgresHome(dir, store);
 }

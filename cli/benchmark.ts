@@ -23,19 +23,32 @@ import {
   benchmarkOptions,
   type BenchmarkRequestFields,
   benchmarkRequestOf,
-  candidateFormsHelp,
   readBenchmarkFlags,
 } from "../core/ops/benchmark_request.ts";
 import { composeServices } from "../adapters/compose.ts";
-import { candidateKinds } from "../adapters/candidates/registry.ts";
 import { benchmarkBundle, type BenchmarkOutcome } from "../core/engine/benchmark.ts";
 import { createProgress } from "./progress.ts";
 import { formatFixed } from "../core/bench/report.ts";
 import type { WebStats } from "../core/bench/web_stats.ts";
 import type { Scorecard } from "../core/bench/scorecard.ts";
 import { stopText } from "../core/bench/sequential.ts";
-import { openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
+import { resolveHomeDir } from "../adapters/store/kv/home.ts";
+import { openHomeAt } from "../adapters/compose.ts";
+import { storeUrl } from "../adapters/store/postgres/url.ts";
+import { enqueueOnly } from "./benchmark_enqueue.ts";
+import { usageError } from "../core/errors.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
+
+/** The candidate forms under --candidate in --help. */
+const CANDIDATE_FORMS = [
+  "  builtin:reference   writes the calibration reference",
+  "  builtin:noop        writes nothing",
+  "  NAME=cmd:COMMAND    a shell command line run in the world",
+  "  NAME=agent:CLI:MODEL  Claude Code (CLI claude-code) or Codex",
+  "                      (codex) with MODEL, in the world's MCP tools",
+  "  cmd:NAME, NAME      a command or agent of <home>/candidates.edn",
+  "  MODEL               a model id or alias",
+];
 
 export const HELP = `dvergr benchmark <bundle> [options]
 
@@ -47,11 +60,7 @@ run in a fresh world and graded by the bundle's checker. Running the same comman
 resumes: cells with a verdict are kept, cells that faulted run again.
 
 Candidates (at least one):
-${
-  benchmarkFlagsHelp("candidates", {
-    candidates: candidateFormsHelp(candidateKinds.describe()),
-  })
-}
+${benchmarkFlagsHelp("candidates", { candidates: CANDIDATE_FORMS })}
 
 Options:
 ${benchmarkFlagsHelp("options")}
@@ -72,7 +81,11 @@ Example: stop as soon as each candidate is known better, worse or the same as th
     --candidate builtin:reference --candidate builtin:noop \\
     --baseline builtin:noop --stop-when-decided
 
-Exit status: 0 every cell has a verdict (or is not needed: its comparison stopped); 1 some
+Example: hand the experiment to workers on other machines
+  dvergr benchmark examples/workflows/invoice-fields --candidate builtin:reference \\
+    --store postgres://dvergr@db.internal:5432/dvergr --enqueue
+
+Exit status: 0 every cell has a verdict (with --enqueue: enqueued) (or is not needed: its comparison stopped); 1 some
 cells did not finish (run the same command again to resume); 2 bad input; 130 stopped by
 Ctrl-C (SIGINT; 143 by SIGTERM): the cells in flight are stopped, those finished are kept
 and the report written, and the same command resumes.
@@ -223,12 +236,12 @@ function homeDirOf(ctx: CliContext, fileBundle: BundleArg, home: string | undefi
 /** The benchmark run with progress on stderr and Ctrl-C stopping it. */
 async function runWithProgress(
   ctx: CliContext,
-  opts: { input: BenchmarkInput; fileBundle: BundleArg; homeDir: string },
+  opts: { input: BenchmarkInput; fileBundle: BundleArg; homeDir: string; store: string | null },
   services: Services,
   request: BenchmarkRequestFields,
 ) {
   const { input, fileBundle } = opts;
-  const home = await openHome(opts.homeDir);
+  const home = await openHomeAt(opts.homeDir, opts.store);
   const pool = createCheckerPool({ workers: 2 });
   // A checker worker starts now, while the bundle is installed and the experiment planned,
   // instead of under the first cells. checker.js wins when a bundle has both.
@@ -308,6 +321,13 @@ async function finish(
   return ran.stopped ?? 1;
 }
 
+function enqueueWithoutStore() {
+  return usageError(
+    "Cannot --enqueue without a store shared by workers",
+    "Give --store postgres://USER@HOST:PORT/DATABASE (or set DVERGR_STORE)",
+  );
+}
+
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const { input, positionals } = opts;
   const fileBundle = await readBundleArg("benchmark", positionals[0], { home: input.home, ctx });
@@ -325,9 +345,18 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     await checkOutputFile(resolve(ctx.cwd, input.report), "--report");
   }
   if (input.junit !== undefined) await checkOutputFile(resolve(ctx.cwd, input.junit), "--junit");
+  const store = storeUrl(input.store, ctx.env);
+  if (input.enqueue) {
+    if (store === null) throw enqueueWithoutStore();
+    const home = await openHomeAt(homeDir, store);
+    const { source } = fileBundle;
+    const room = source.kind === "room" ? source.room : undefined;
+    const req = { ...request, services, bundle: fileBundle, home, room, env: ctx.env };
+    return await enqueueOnly(ctx, req, input.json === true);
+  }
   return await finish(
     ctx,
     input,
-    await runWithProgress(ctx, { input, fileBundle, homeDir }, services, request),
+    await runWithProgress(ctx, { input, fileBundle, homeDir, store }, services, request),
   );
 }

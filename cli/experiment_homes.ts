@@ -1,11 +1,15 @@
 /**
- * Where the commands that read experiments (`show`, `report`, `experiments`) look for them:
- * the home given (`--home`, `$DVERGR_HOME`), else `.dvergr` and every `workflow-runs/<bundle>`
- * of the working directory, the homes `benchmark` and `demo` make by default.
+ * Where the commands that read experiments (`show`, `report`, `experiments`, `plan`) look
+ * for them: a PostgreSQL store shared by workers when one is given (`--store`,
+ * `$DVERGR_STORE`), else the home given (`--home`, `$DVERGR_HOME`), else `.dvergr` and every
+ * `workflow-runs/<bundle>` of the working directory, the homes `benchmark` and `demo` make
+ * by default.
  */
 import { join, resolve } from "node:path";
 import { isDir, pathExists } from "../adapters/files/fs.ts";
-import { givenHomeDir, openHome } from "../adapters/store/kv/home.ts";
+import { givenHomeDir } from "../adapters/store/kv/home.ts";
+import { openHomeAt } from "../adapters/compose.ts";
+import { redactUrl, storeUrl } from "../adapters/store/postgres/url.ts";
 import { type Home } from "../core/ports/home.ts";
 import type { ExperimentMeta } from "../core/ports/state_store.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
@@ -14,14 +18,40 @@ import type { CliContext } from "./context.ts";
 /** The help line of the commands that read experiments. */
 export const EXPERIMENT_HOME_HELP =
   `  --home DIR  the home (default: $DVERGR_HOME, else .dvergr and workflow-runs/* in the
-              working directory, whichever holds the experiment)`;
+              working directory, whichever holds the experiment)
+  --store URL a PostgreSQL store shared by workers, postgres://USER@HOST:PORT/DATABASE
+              (default: $DVERGR_STORE): the experiment is read there`;
 
-/** The homes to look in that hold a state store. */
+/** \`--home\` and \`--store\` as given. */
+export interface HomeFlags {
+  home?: string;
+  store?: string;
+}
+
+/** A home to look in: a directory, or a store (with this machine's directory for rooms). */
+export interface ExperimentHome {
+  dir: string;
+  store: string | null;
+  /** The directory, or the store's URL without its password. */
+  label: string;
+}
+
+/** Opens a home experimentHomes() found. */
+export function openExperimentHome(h: ExperimentHome): Promise<Home> {
+  return openHomeAt(h.dir, h.store);
+}
+
+/** The homes to look in that hold a state store: the store alone when one is given. */
 export async function experimentHomes(
-  flag: string | undefined,
+  flags: HomeFlags,
   ctx: Pick<CliContext, "env" | "cwd">,
-): Promise<string[]> {
+): Promise<ExperimentHome[]> {
+  const flag = flags.home;
   const given = givenHomeDir({ flag, env: ctx.env, cwd: ctx.cwd });
+  const store = storeUrl(flags.store, ctx.env);
+  if (store !== null) {
+    return [{ dir: given ?? resolve(ctx.cwd, ".dvergr"), store, label: redactUrl(store) }];
+  }
   const dirs = given ? [given] : [resolve(ctx.cwd, ".dvergr")];
   const runs = resolve(ctx.cwd, "workflow-runs");
   if (!given && await isDir(runs)) {
@@ -29,8 +59,10 @@ export async function experimentHomes(
     for await (const e of Deno.readDir(runs)) if (e.isDirectory) names.push(e.name);
     dirs.push(...names.sort().map((n) => join(runs, n)));
   }
-  const out: string[] = [];
-  for (const dir of dirs) if (await pathExists(join(dir, "state.kv"))) out.push(dir);
+  const out: ExperimentHome[] = [];
+  for (const dir of dirs) {
+    if (await pathExists(join(dir, "state.kv"))) out.push({ dir, store: null, label: dir });
+  }
   return out;
 }
 
@@ -41,7 +73,7 @@ export async function experimentHomes(
  */
 export async function withExperiment<T>(
   ctx: Pick<CliContext, "env" | "cwd">,
-  flag: string | undefined,
+  flags: HomeFlags,
   prefix: string,
   command: string,
   f: (home: Home, meta: ExperimentMeta) => Promise<T>,
@@ -52,10 +84,10 @@ export async function withExperiment<T>(
       "The benchmark prints it as `Experiment <id>: N cells`; `dvergr experiments` lists them",
     );
   }
-  const homes = await experimentHomes(flag, ctx);
+  const homes = await experimentHomes(flags, ctx);
   const seen: string[] = [];
-  for (const dir of homes) {
-    const home = await openHome(dir);
+  for (const h of homes) {
+    const home = await openExperimentHome(h);
     try {
       const all = await home.state.listExperiments();
       seen.push(...all.map((m) => m.id));
@@ -72,8 +104,9 @@ export async function withExperiment<T>(
     }
   }
   const where = homes.length > 0
-    ? homes.join(", ")
-    : (givenHomeDir({ flag, env: ctx.env, cwd: ctx.cwd }) ?? `${ctx.cwd} (no home there)`);
+    ? homes.map((h) => h.label).join(", ")
+    : (givenHomeDir({ flag: flags.home, env: ctx.env, cwd: ctx.cwd }) ??
+      `${ctx.cwd} (no home there)`);
   throw new DvergrError("NOT_FOUND", `No experiment "${prefix}" in ${where}`, {
     hint: seen.length > 0
       ? `Experiments there include: ${

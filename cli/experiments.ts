@@ -2,10 +2,14 @@ import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
-import { openHome } from "../adapters/store/kv/home.ts";
 import type { ExperimentDefinition } from "../core/bench/experiment.ts";
 import { experimentStanding } from "../core/ops/scorecards.ts";
-import { EXPERIMENT_HOME_HELP, experimentHomes } from "./experiment_homes.ts";
+import {
+  EXPERIMENT_HOME_HELP,
+  type ExperimentHome,
+  experimentHomes,
+  openExperimentHome,
+} from "./experiment_homes.ts";
 import { shellWord } from "./shell_word.ts";
 
 export const HELP = `dvergr experiments [--home DIR] [--json]
@@ -28,6 +32,7 @@ Exit status: 0 (also when there are none); 2 bad input.
 
 export const OPTIONS = {
   home: { type: "string" },
+  store: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -56,17 +61,17 @@ interface Listed {
   complete: boolean;
 }
 
-async function listAll(dirs: string[]): Promise<Listed[]> {
+async function listAll(homes: ExperimentHome[]): Promise<Listed[]> {
   const out: Listed[] = [];
-  for (const dir of dirs) {
-    const home = await openHome(dir);
+  for (const h of homes) {
+    const home = await openExperimentHome(h);
     try {
       for (const meta of await home.state.listExperiments()) {
         const def = meta.definition as unknown as ExperimentDefinition;
         const standing = await experimentStanding(home, meta);
         out.push({
           experiment: meta.id,
-          home: home.dir,
+          home: h.label,
           room: meta.room,
           bundle: { name: meta.bundleName, id: meta.bundleId },
           createdAt: meta.createdAt,
@@ -88,8 +93,9 @@ async function listAll(dirs: string[]): Promise<Listed[]> {
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
-  const homes = await experimentHomes(opts.values.home, ctx);
-  const listed = await listAll(homes);
+  const found = await experimentHomes(opts.values, ctx);
+  const homes = found.map((h) => h.label);
+  const listed = await listAll(found);
   if (opts.values.json) {
     printJson(ctx, { homes, experiments: listed });
     return 0;

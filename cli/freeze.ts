@@ -6,13 +6,16 @@ import { isDir, pathExists } from "../adapters/files/fs.ts";
 import { printJson } from "./render.ts";
 import { DvergrError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
-import { openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
+import { resolveHomeDir } from "../adapters/store/kv/home.ts";
+import { openHomeAt } from "../adapters/compose.ts";
+import { storeUrl } from "../adapters/store/postgres/url.ts";
 import { roomSlug } from "../core/room_slug.ts";
 import { readBundleDir, writeBundleDir } from "../adapters/files/bundle_dir.ts";
 import { freezeBundle } from "../core/ops/catalog_freeze.ts";
 
 export const HELP =
-  `dvergr freeze <bundle|ROOM/NAME> [--experiment ID] [--as NAME] [--home DIR] [--json]
+  `dvergr freeze <bundle|ROOM/NAME> [--experiment ID] [--as NAME] [--home DIR] [--store URL]
+              [--json]
 
 Makes a stable benchmark of a live one: the pages the bundle's attempts fetched (as recorded
 in the home, never fetched again) become a new bundle NAME-frozen whose workflow.edn says
@@ -30,6 +33,10 @@ Options:
   --experiment ID  only the pages of this experiment's attempts (default: every experiment of the bundle)
   --as NAME        name of the frozen bundle (default: NAME-frozen)
   --home DIR       the home the bundle was benchmarked in (default: as \`dvergr benchmark\`)
+  --store URL      read the attempts from a PostgreSQL store shared by workers (default:
+                   $DVERGR_STORE); the frozen bundle still goes into the bundle's room, so
+                   --home must be the home that ran \`dvergr benchmark … --store\` (it holds
+                   the room: rooms are git repositories on that machine, not in the store)
   --json           print the result as JSON
   -h, --help       show this help
 
@@ -41,6 +48,7 @@ export const OPTIONS = {
   experiment: { type: "string" },
   as: { type: "string" },
   home: { type: "string" },
+  store: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -94,7 +102,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   // A home that does not exist holds nothing to freeze; a path that is not a directory
   // is refused by openHome() as for every command.
   if (!(await pathExists(homeDir))) throw nothingToFreeze(homeDir);
-  const home = await openHome(homeDir);
+  const home = await openHomeAt(homeDir, storeUrl(values.store, ctx.env));
   let result;
   try {
     if (!(await home.rooms.hasRoom(room))) throw nothingToFreeze(homeDir);

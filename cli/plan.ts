@@ -41,6 +41,7 @@ export const OPTIONS = {
   delta: { type: "string" },
   baseline: { type: "string" },
   home: { type: "string" },
+  store: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -67,6 +68,7 @@ export function parse(args: string[]) {
     delta: rangeFlag("plan", "delta", values.delta, "delta") ?? DEFAULT_DELTA,
     baseline: values.baseline,
     home: values.home,
+    store: values.store,
     json: values.json === true,
   };
 }
@@ -124,7 +126,7 @@ function comparisonLines(p: PilotPlan, candidate: string, plan: ComparisonPlan |
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const plan = await withExperiment(
     ctx,
-    opts.home,
+    { home: opts.home, store: opts.store },
     opts.experiment,
     "plan from",
     (home, meta) =>

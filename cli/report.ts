@@ -43,6 +43,7 @@ export const OPTIONS = {
   output: { type: "string", short: "o" },
   baseline: { type: "string" },
   home: { type: "string" },
+  store: { type: "string" },
 } as const;
 
 const FORMATS = ["md", "html", "junit", "csv"] as const;
@@ -107,7 +108,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   if (output !== undefined) await checkOutputFile(output, "--output");
   const text = await withExperiment(
     ctx,
-    values.home,
+    values,
     opts.experiment,
     "report",
     (home, meta) => render(home, meta, format, values.baseline),

@@ -5,27 +5,22 @@ import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
 import { usageError } from "../core/errors.ts";
-import { openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
+import { resolveHomeDir } from "../adapters/store/kv/home.ts";
+import { storeUrl } from "../adapters/store/postgres/url.ts";
 import { allOps, callOp, findOp } from "../core/ops/registry.ts";
 import { createJobRunner } from "../adapters/jobs/job_runner.ts";
-import { composeServices } from "../adapters/compose.ts";
+import { composeServices, openHomeAt } from "../adapters/compose.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import { VERSION } from "../core/version.ts";
 import { selectTools } from "../mcp/selection.ts";
 import { DEFAULT_HTTP_PORT } from "../mcp/port.ts";
 import type { JsEvalRunner } from "../mcp/code_profile.ts";
 import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
-import type { OpContext } from "../core/ops/op.ts";
-import { serveSchedules, type TickResult } from "../core/ops/deploy_schedules.ts";
 
-export const HELP = `dvergr serve [--mcp [--http [--port N | --socket PATH]]] [--home DIR]
+export const HELP = `dvergr serve --mcp [--http [--port N | --socket PATH]] [--home DIR]
              [--profile P | --toolsets a,b | --tools a,b [--room R]]
 
-Starts the due runs of the home's schedules (dvergr deploy) as they come, until stopped:
-alone without --mcp, beside the MCP server with it. Two serve processes on one home start
-each due run once; a schedule missed while none ran runs once.
-
-With --mcp, serves dvergr's operations as MCP tools to a coding client (Claude Code, Codex, Cursor):
+Serves dvergr's operations as MCP tools to a coding client (Claude Code, Codex, Cursor):
 over stdio by default (stdout is the protocol; logs go to stderr), or over Streamable
 HTTP at http://127.0.0.1:PORT/mcp with --http. HTTP requests need
 "Authorization: Bearer <token>", the token being in <home>/mcp/http-token (mode 0600,
@@ -41,16 +36,19 @@ Selection (the tools a connection sees):
                      room parameter; a call naming another room is refused)
 
 Options:
-  --mcp              serve MCP (without it: only start the schedules' due runs)
+  --mcp              serve MCP (required)
   --http             serve Streamable HTTP on 127.0.0.1 instead of stdio
   --port N           the HTTP port (default ${DEFAULT_HTTP_PORT}; 0 picks a free one)
   --socket PATH      serve HTTP on this Unix socket (mode 0600) instead of a port
   --home DIR         the home (default: $DVERGR_HOME, else .dvergr in the working directory)
+  --store URL        keep experiments, jobs and blobs in a PostgreSQL store shared by
+                     workers (postgres://USER@HOST:PORT/DATABASE; default: $DVERGR_STORE);
+                     rooms stay in the home, which the room tools need
   --job ID           (internal) run the work of job ID in this process; the server starts
                      one such process per job, so jobs outlive it and its client
   -h, --help         show this help
 
-Environment: DVERGR_HOME, DVERGR_MCP_PROFILE, DVERGR_MCP_TOOLSETS, DVERGR_MCP_PORT.
+Environment: DVERGR_HOME, DVERGR_STORE, DVERGR_MCP_PROFILE, DVERGR_MCP_TOOLSETS, DVERGR_MCP_PORT.
 
 Long work is a job: catalog_benchmark returns one at once; job_status {job, wait_ms}
 answers when it ends or after at most 25 s. Each job runs in a process of its own and
@@ -59,7 +57,6 @@ process died reads as failed with reason "orphaned". Job logs: <home>/mcp/jobs.l
 
 Examples:
   dvergr serve --mcp
-  dvergr serve --home /srv/dvergr
   dvergr serve --mcp --http --port 17889 --profile readonly
 
 Exit status: 0 stopped (the client closed stdin, or SIGINT/SIGTERM); 2 bad input (a bad
@@ -72,6 +69,7 @@ export const OPTIONS = {
   port: { type: "string" },
   socket: { type: "string" },
   home: { type: "string" },
+  store: { type: "string" },
   profile: { type: "string" },
   toolsets: { type: "string", multiple: true },
   tools: { type: "string", multiple: true },
@@ -108,12 +106,14 @@ export function workerCommand(homeDir: string, id: string): { cmd: string; args:
 }
 
 /** Starts a detached worker process for a job and returns its pid. */
-function spawnWorker(homeDir: string, cwd: string) {
+function spawnWorker(homeDir: string, cwd: string, store: string | null) {
   return (job: { id: string }): Promise<number> => {
     const { cmd, args } = workerCommand(homeDir, job.id);
     const child = new Deno.Command(cmd, {
       args,
       cwd,
+      // The store's URL (its password too) goes by the environment, not the command line.
+      ...(store ? { env: { DVERGR_STORE: store } } : {}),
       stdin: "null",
       stdout: "null",
       stderr: "null",
@@ -126,8 +126,13 @@ function spawnWorker(homeDir: string, cwd: string) {
 }
 
 /** `--job ID`: runs one job's op call here, recording its progress and end; logs to a file. */
-async function runJobWorker(id: string, homeDir: string, ctx: CliContext): Promise<number> {
-  const home = await openHome(homeDir);
+async function runJobWorker(
+  id: string,
+  homeDir: string,
+  store: string | null,
+  ctx: CliContext,
+): Promise<number> {
+  const home = await openHomeAt(homeDir, store);
   const logFile = join(home.dir, "mcp", "jobs.log");
   await Deno.mkdir(dirname(logFile), { recursive: true });
   const log = (line: string) =>
@@ -163,62 +168,6 @@ async function runJobWorker(id: string, homeDir: string, ctx: CliContext): Promi
   }
 }
 
-/** Starts the schedules' due runs beside other work; stop() ends them (a run in flight too). */
-function startSchedules(
-  context: OpContext,
-  stopped: Promise<unknown>,
-  log: (line: string) => void,
-): { done: Promise<void>; stop(): Promise<void> } {
-  const ctl = new AbortController();
-  stopped.then(() => ctl.abort());
-  const loop = serveSchedules(context, ctl.signal, (r) => log(tickLine(r))).catch((e) =>
-    log(`schedules stopped: ${e instanceof Error ? e.message : String(e)}`)
-  );
-  return {
-    done: loop,
-    async stop() {
-      ctl.abort();
-      await loop;
-    },
-  };
-}
-
-/** A tick's result as a log line. */
-function tickLine(r: TickResult): string {
-  return `schedule ${r.schedule} slot ${r.slot}: ` +
-    (!r.started
-      ? "started by another process"
-      : r.error
-      ? `could not run: ${r.error}`
-      : `run ${r.run} ${r.decision}`);
-}
-
-/** `dvergr serve` without --mcp: only the schedules' due runs, until SIGINT/SIGTERM. */
-async function serveSchedulesOnly(ctx: CliContext, homeDir: string): Promise<number> {
-  const home = await openHome(homeDir);
-  const pool = createCheckerPool({ workers: 2 });
-  const stop = onStopSignal();
-  const log = (line: string) => ctx.stderr(`dvergr serve: ${line}\n`);
-  try {
-    log(`starting the due runs of the schedules in ${home.dir} (stop with Ctrl-C)`);
-    const context: OpContext = {
-      home,
-      services: composeServices(),
-      runner: pool,
-      env: ctx.env,
-      cwd: ctx.cwd,
-      clock: () => new Date(),
-    };
-    await startSchedules(context, stop.done, log).done;
-    log("stopping");
-    return 0;
-  } finally {
-    stop.dispose();
-    pool.close();
-    await home.close();
-  }
-}
-
 /** Reads the command line: flags and arguments checked, nothing touched. */
 export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("serve", args, OPTIONS);
@@ -234,14 +183,13 @@ export function parse(args: string[]) {
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const { values } = opts;
   const homeDir = resolveHomeDir({ flag: values.home, env: ctx.env, cwd: ctx.cwd });
-  if (values.job !== undefined) return await runJobWorker(values.job, homeDir, ctx);
+  const store = storeUrl(values.store, ctx.env);
+  if (values.job !== undefined) return await runJobWorker(values.job, homeDir, store, ctx);
   if (!values.mcp) {
-    const mcpOnly = ["http", "port", "socket", "profile", "toolsets", "tools", "room"] as const;
-    const given = mcpOnly.find((k) => values[k] !== undefined);
-    if (given) {
-      throw usageError(`--${given} applies to --mcp only`, "Add --mcp, or leave it out");
-    }
-    return await serveSchedulesOnly(ctx, homeDir);
+    throw usageError(
+      '"dvergr serve" needs --mcp',
+      "Run `dvergr serve --mcp` (stdio) or add --http",
+    );
   }
   if (values.port !== undefined && !values.http) {
     throw usageError("--port applies to --http only", "Add --http, or leave out --port");
@@ -273,9 +221,11 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     : 0;
   const log = (line: string) => ctx.stderr(`dvergr-mcp: ${line}\n`);
 
-  const home = await openHome(homeDir);
+  const home = await openHomeAt(homeDir, store);
   const pool = createCheckerPool({ workers: 2 });
-  const jobs = createJobRunner(home.state, { spawnWorker: spawnWorker(home.dir, ctx.cwd) });
+  const jobs = createJobRunner(home.state, {
+    spawnWorker: spawnWorker(home.dir, ctx.cwd, store),
+  });
   const stop = onStopSignal();
   try {
     const orphans = await jobs.recover();
@@ -288,7 +238,6 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       clock: () => new Date(),
       jobs,
     };
-    const schedules = startSchedules(context, stop.done, log);
     // The SDK costs ~250 ms to load: only serve pays for it.
     const { createMcpServer } = await import("../mcp/server.ts");
     const { createStatelessHandler } = await import("../mcp/stateless.ts");
@@ -321,7 +270,6 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     stateless.close();
     watcher.close();
     log("stopping");
-    await schedules.stop();
     return 0;
   } finally {
     stop.dispose();

@@ -5,6 +5,7 @@ import { usageError } from "../core/errors.ts";
 import type { Home } from "../core/ports/home.ts";
 import { EXPERIMENT_HOME_HELP, withExperiment } from "./experiment_homes.ts";
 import type { ExperimentMeta } from "../core/ports/state_store.ts";
+import type { WorkerProgress } from "../core/ports/experiment_queue.ts";
 import { type CellRef, experimentCells, loadAttempt } from "../core/ops/attempts.ts";
 import { attemptText } from "../core/bench/attempt_view.ts";
 import { OUTCOME_TEXT } from "../core/bench/outcome.ts";
@@ -13,7 +14,9 @@ import { formatFixed } from "../core/bench/format_fixed.ts";
 export const HELP =
   `dvergr show <experiment>[/<candidate>/<case>/<repetition>] [--home DIR] [--json]
 
-Shows an experiment's cells (candidate, case, repetition, outcome, reward, cause), or one
+Shows an experiment's cells (candidate, case, repetition, outcome, reward, cause), and on a
+store shared by workers (--store) its progress by worker (cells recorded, running now, when
+each worker was last seen); or one
 attempt in full: its outcome and verdict with every check, the files it left, a command's
 exit status and the tail of its stdout and stderr, its MCP calls and model requests through
 the world gateway (and an agent CLI's own result), a model's transcript and tool calls,
@@ -31,12 +34,14 @@ ${EXPERIMENT_HOME_HELP}
 Examples:
   dvergr show 0578d195
   dvergr show 0578d195/naive/inv-001/0 --json
+  dvergr show 0578d195 --store postgres://dvergr@db.internal:5432/dvergr
 
 Exit status: 0 shown; 2 bad input (no such experiment, candidate, case or repetition).
 `;
 
 export const OPTIONS = {
   home: { type: "string" },
+  store: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -96,11 +101,25 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const target = positionals[0];
   return await withExperiment(
     ctx,
-    values.home,
+    values,
     target.split("/")[0],
     "show",
     (home, meta) => show(ctx, home, meta, target, values.json === true),
   );
+}
+
+/** Progress by worker: one line each, after a line of the whole. */
+export function workerLines(workers: WorkerProgress[], recorded: number): string[] {
+  const flying = workers.reduce((n, w) => n + w.inFlight, 0);
+  const lines = [`${recorded} cells recorded, ${flying} running now, by ${workers.length} runs:`];
+  for (const w of workers) {
+    const who = w.host === null
+      ? `${w.owner.slice(0, 8)} (a benchmark's own run)`
+      : `worker ${w.owner.slice(0, 8)} on ${w.host} pid ${w.pid}`;
+    const seen = w.seenSecondsAgo === null ? "" : `; ${w.state}, seen ${w.seenSecondsAgo} s ago`;
+    lines.push(`  ${who}: ${w.records} recorded, ${w.inFlight} running${seen}`);
+  }
+  return lines;
 }
 
 async function show(
@@ -119,20 +138,24 @@ async function show(
     return 0;
   }
   const cells = await experimentCells(home, meta);
+  // On a store shared by workers: who ran what, and who holds cells now.
+  const workers = home.queue ? await home.queue.progress(meta.id) : null;
   if (json) {
     printJson(ctx, {
-      home: home.dir,
+      home: home.where ?? home.dir,
       room: meta.room,
       experiment: meta.id,
       bundle: meta.bundleName,
       createdAt: meta.createdAt,
       cells,
+      ...(workers ? { workers } : {}),
     });
     return 0;
   }
   out(
     `Experiment ${meta.id}: bundle ${meta.bundleName} in room ${meta.room}, ${cells.length} cells`,
   );
+  if (workers) workerLines(workers, cells.filter((c) => c.outcome !== null).length).forEach(out);
   const w = Math.max(9, ...cells.map((c) => c.candidate.length));
   const cw = Math.max(4, ...cells.map((c) => (c.case ?? "-").length));
   out(

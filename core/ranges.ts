@@ -45,6 +45,8 @@ export const RANGES = {
   minMargin: { min: 0, max: 1, integer: false, unit: "" },
   /** Asks per judge request when measuring the judge's consistency (`--k`). */
   judgeAsks: { min: 2, max: 20, integer: true, unit: "" },
+  /** Seconds a worker waits without a cell before it ends (`dvergr worker --idle-exit`). */
+  idleExitSeconds: { min: 0, max: 7 * 86_400, integer: true, unit: "s" },
   /** The MCP HTTP port (0: any free port). */
   port: { min: 0, max: 65535, integer: true, unit: "" },
   /** The error level of sequential stopping and of the planner's intervals. */

@@ -17,6 +17,7 @@ import type { Candidate } from "../bench/candidate.ts";
 import { type ExperimentPlan, planExperiment, type PlanOptions } from "../bench/experiment.ts";
 import { type ProgressEvent, runExperiment, type RunResult } from "./run_experiment.ts";
 import { scoreExperiment } from "./score_experiment.ts";
+import { enqueueBenchmark } from "./enqueue.ts";
 import type { Scorecard } from "../bench/scorecard.ts";
 import type { Diagnosis } from "../bench/diagnosis.ts";
 import type { Home } from "../ports/home.ts";
@@ -42,6 +43,11 @@ export interface BenchmarkRequest extends PlanOptions {
    * `ROOM/NAME`); default: the room named after the bundle.
    */
   room?: string;
+  /**
+   * The bundle is not installed in a room of this home: a worker, whose bundle came from a
+   * shared store (`room` names the experiment's room there).
+   */
+  roomless?: boolean;
   env: (name: string) => string | undefined;
   baseline?: string;
   /** Read-only mounts for inline command candidates (`--mount`). */
@@ -80,6 +86,8 @@ export interface PreparedBenchmark {
   effects: AttemptEffects;
   /** The stopping rule of `--stop-when-decided`, when given. */
   stopping?: StoppingRule;
+  /** The bundle's file manifest in a shared store, once enqueued (core/engine/enqueue.ts). */
+  bundleFiles?: string;
 }
 
 export interface BenchmarkOutcome extends PreparedBenchmark {
@@ -99,8 +107,11 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
   const bundle = parseBundle(req.bundle);
   const { home } = req;
   const room = req.room ?? roomSlug(bundle.name);
-  await home.rooms.createRoom(room);
-  const commit = await syncBundle(home.rooms, room, req.room ? bundle.name : room, bundle.files);
+  let commit: string | null = null;
+  if (!req.roomless) {
+    await home.rooms.createRoom(room);
+    commit = await syncBundle(home.rooms, room, req.room ? bundle.name : room, bundle.files);
+  }
 
   const { candidates, isolation } = await req.services.candidates.resolve(req.specs, {
     bundle,
@@ -213,6 +224,7 @@ export async function runBenchmark(
     clock: opts.clock,
     cellStates: opts.fresh ? prepared.cellStates : undefined,
     stopping: prepared.stopping,
+    bundleFiles: prepared.bundleFiles,
   });
   const { scorecard, diagnosis } = await scoreExperiment(home.state, plan, {
     trust,
@@ -220,6 +232,8 @@ export async function runBenchmark(
     bundleCases: bundle.cases.length,
     stopping: prepared.stopping,
   });
+  // Workers need not look at it any more.
+  if (scorecard.complete && prepared.bundleFiles) await home.queue?.close(plan.id);
   return { ...prepared, result, scorecard, diagnosis };
 }
 
@@ -232,6 +246,8 @@ export async function benchmarkBundle(
 ): Promise<BenchmarkOutcome> {
   const prepared = await prepareBenchmark(req);
   req.onPlan?.(prepared);
+  // On a store shared by workers, they may run its cells too.
+  if (req.home.queue) prepared.bundleFiles = await enqueueBenchmark(req.home, prepared, req);
   // Run at once: where prepare found the cells is where to resume from.
   return await runBenchmark(req.home, prepared, { ...req, fresh: true });
 }

@@ -72,7 +72,7 @@ export async function planFromPilot(
       bundleId: meta.bundleId,
       experimentId: meta.id,
     }).baseline!;
-  const bundle = await experimentBundle(home.rooms, meta).catch(() => null);
+  const bundle = await experimentBundle(home, meta).catch(() => null);
   const casesAvailable = bundle === null ? null : Math.max(1, bundle.cases.length);
   return {
     experiment: meta.id,

@@ -38,6 +38,7 @@ import {
   noteRecord,
   type PendingCell,
   readCellStates,
+  type ResumeState,
   resumeState,
 } from "../bench/resume.ts";
 import { PendingQueue } from "../bench/pending_queue.ts";
@@ -45,10 +46,16 @@ import type { Timer } from "../ports/timer.ts";
 import type { StateStore } from "../ports/state_store.ts";
 import type { World } from "../ports/world_factory.ts";
 import { type AttemptRun, runAttempt } from "./attempt.ts";
-import { type CellLeases, cellLeases, LEASE_MS, newLeaseHolder } from "./leases.ts";
-import { groupCommitter } from "./group_commit.ts";
+import {
+  type CellLeases,
+  cellLeases,
+  LEASE_MS,
+  type LeaseHolder,
+  newLeaseHolder,
+} from "./leases.ts";
+import { type GroupCommitter, groupCommitter } from "./group_commit.ts";
 import { stagedBlobs } from "./staged_blobs.ts";
-import { leaseAheadWindow } from "./lease_ahead.ts";
+import { type LeaseAheadWindow, leaseAheadWindow } from "./lease_ahead.ts";
 import {
   type ComparisonStop,
   SequentialComparisons,
@@ -136,6 +143,15 @@ export interface RunOptions extends AttemptRun {
   effects?: AttemptEffects;
   /** Stop each comparison with the baseline once decided or equivalent (`--stop-when-decided`). */
   stopping?: StoppingRule;
+  /** Who takes the leases (a worker's own id); default a new holder of this process. */
+  holder?: LeaseHolder;
+  /**
+   * Leave the cells other live holders lease to them and return (a worker, which goes on to
+   * other experiments and comes back), instead of waiting for their records.
+   */
+  leaveOthers?: boolean;
+  /** The blob id of the bundle's file manifest, recorded with the experiment (a shared store). */
+  bundleFiles?: string;
 }
 
 export interface RunResult {
@@ -167,84 +183,145 @@ function environmentEffects(opts: RunOptions): Promise<AttemptEffects> {
   return prepareEffects(opts.bundle, { env: (k) => Deno.env.get(k) }, opts.services);
 }
 
-/** The run's leases on its experiment's cells, held by a new holder of this process. */
-function runLeases(opts: RunOptions, leaseMs: number, timer: Timer): CellLeases {
-  const { processes } = opts.services;
-  const holder = newLeaseHolder(processes);
-  return cellLeases(opts.state, opts.plan.id, { holder, processes, leaseMs, timer });
-}
-
 /** Runs (or resumes) an experiment and returns where every cell stands. */
 export async function runExperiment(opts: RunOptions): Promise<RunResult> {
-  const clock = opts.clock ?? (() => new Date());
-  const timer = opts.timer ?? opts.services.timer;
-  const parallel = Math.max(1, opts.parallel ?? 4);
-  const { plan, bundle, state } = opts;
-  const total = plan.cells.length;
   const started = performance.now();
-  const byName = new Map(opts.candidates.map((c) => [c.name, c]));
-  const isCancelled = () => opts.signal?.aborted === true;
-
+  const clock = opts.clock ?? (() => new Date());
+  const { plan, bundle, state } = opts;
   await state.putExperiment({
     id: plan.id,
     room: opts.room,
     bundleName: bundle.name,
     bundleId: bundle.id,
     createdAt: clock().toISOString(),
-    cells: total,
+    cells: plan.cells.length,
     definition: plan.definition as unknown as Record<string, unknown>,
+    ...(opts.bundleFiles ? { bundleFiles: opts.bundleFiles } : {}),
   });
   // Kept current as cells settle (the caller's copy is left as it was).
   const given = opts.cellStates;
   const states = given
     ? { tryNo: given.tryNo.slice(), state: given.state.slice() }
     : await readCellStates(plan, state.streamCellRecords(plan.id));
-  const resume = resumeState(plan, states);
-  const { kept } = resume;
   const seq = opts.stopping ? await sequentialOf(plan, state, opts.stopping) : null;
-  /** The cell is not needed any more: its comparison has stopped (sequential stopping). */
-  const notNeededCell = (i: number) => seq !== null && seq.notNeededCell(i);
-  const startNotNeeded = seq ? countNotNeeded(states, seq) : 0;
-  opts.onEvent?.({
-    type: "start",
-    experimentId: plan.id,
-    total,
-    kept,
-    toRun: resume.toRun - startNotNeeded,
-    ...(seq ? { notNeeded: startNotNeeded } : {}),
-  });
-
+  const run = new ExperimentRun(opts, clock, states, seq);
+  run.tellStart();
   const effects = opts.effects ?? await environmentEffects(opts);
-  const leaseMs = Math.max(50, opts.leaseMs ?? LEASE_MS);
-  const maxPollMs = Math.max(10, opts.maxPollMs ?? 2000);
-  const leases = runLeases(opts, leaseMs, timer);
-  const committer = groupCommitter(state, leases.holder.owner);
-  const tally = { done: kept, faults: resume.faults };
-  let attempts = 0;
-  // A cursor over the plan's cells, not an array of every pending one.
-  const queue = new PendingQueue(
-    plan,
-    states,
-    opts.faultRetries ?? 1,
-    seq ? notNeededCell : undefined,
-  );
-  /** Cells leased by this run, their records re-read, not started yet. */
-  const ready: PendingCell[] = [];
-  /** Cells whose lease another process holds, to look at again once the queue is empty. */
-  const deferred: PendingCell[] = [];
-  let running = 0;
-  const window = leaseAheadWindow(parallel);
+  await run.run(effects);
+  return await finish(opts, states, run.kept, run.attempts, started, seq);
+}
 
-  // Worlds are removed off the workers' path; the run waits for them before it returns.
-  const removals = new Set<Promise<void>>();
-  const remove = (world: World) => {
-    const p = world.remove().catch(() => {}).finally(() => removals.delete(p));
-    removals.add(p);
+/** One run of an experiment's cells: its queue, leases, workers and commits. */
+class ExperimentRun {
+  readonly timer: Timer;
+  readonly parallel: number;
+  readonly total: number;
+  readonly kept: number;
+  attempts = 0;
+  readonly resume: ResumeState;
+  readonly tally: { done: number; faults: number };
+  readonly byName: Map<string, Candidate>;
+  readonly leaseMs: number;
+  readonly maxPollMs: number;
+  readonly leases: CellLeases;
+  readonly committer: GroupCommitter;
+  /** A cursor over the plan's cells, not an array of every pending one. */
+  readonly queue: PendingQueue;
+  /** Cells leased by this run, their records re-read, not started yet. */
+  readonly ready: PendingCell[] = [];
+  /** Cells whose lease another process holds, to look at again once the queue is empty. */
+  readonly deferred: PendingCell[] = [];
+  running = 0;
+  readonly window: LeaseAheadWindow;
+  /** Worlds are removed off the workers' path; the run waits for them before it returns. */
+  readonly removals = new Set<Promise<void>>();
+  /** The lease look in flight: one at a time, shared by the workers that wait for it. */
+  leasing: Promise<void> | null = null;
+  /** Commits on their way (each settles its cell when it lands). */
+  readonly landing = new Set<Promise<void>>();
+  commitFailure: { error: unknown } | null = null;
+  /** The first error of a worker: the others stop before their next cell. */
+  workerFailure: { error: unknown } | null = null;
+  effects: AttemptEffects | null = null;
+
+  constructor(
+    readonly opts: RunOptions,
+    readonly clock: () => Date,
+    readonly states: CellStates,
+    readonly seq: SequentialComparisons | null,
+  ) {
+    this.timer = opts.timer ?? opts.services.timer;
+    this.parallel = Math.max(1, opts.parallel ?? 4);
+    this.total = opts.plan.cells.length;
+    this.resume = resumeState(opts.plan, states);
+    this.kept = this.resume.kept;
+    this.tally = { done: this.kept, faults: this.resume.faults };
+    this.byName = new Map(opts.candidates.map((c) => [c.name, c]));
+    this.leaseMs = Math.max(50, opts.leaseMs ?? LEASE_MS);
+    this.maxPollMs = Math.max(10, opts.maxPollMs ?? 2000);
+    const { processes } = opts.services;
+    this.leases = cellLeases(opts.state, opts.plan.id, {
+      holder: opts.holder ?? newLeaseHolder(processes),
+      processes,
+      leaseMs: this.leaseMs,
+      timer: this.timer,
+    });
+    this.committer = groupCommitter(opts.state, this.leases.holder.owner);
+    this.queue = new PendingQueue(
+      opts.plan,
+      states,
+      opts.faultRetries ?? 1,
+      seq ? (i) => this.notNeededCell(i) : undefined,
+    );
+    this.window = leaseAheadWindow(this.parallel);
+  }
+
+  isCancelled(): boolean {
+    return this.opts.signal?.aborted === true;
+  }
+
+  /** The cell is not needed any more: its comparison has stopped (sequential stopping). */
+  notNeededCell(i: number): boolean {
+    return this.seq !== null && this.seq.notNeededCell(i);
+  }
+
+  tellStart(): void {
+    const startNotNeeded = this.seq ? countNotNeeded(this.states, this.seq) : 0;
+    this.opts.onEvent?.({
+      type: "start",
+      experimentId: this.opts.plan.id,
+      total: this.total,
+      kept: this.kept,
+      toRun: this.resume.toRun - startNotNeeded,
+      ...(this.seq ? { notNeeded: startNotNeeded } : {}),
+    });
+  }
+
+  remove = (world: World) => {
+    const p = world.remove().catch(() => {}).finally(() => this.removals.delete(p));
+    this.removals.add(p);
   };
 
+  /** Runs the cells, then waits for (or, leaving them, leaves) those others hold. */
+  async run(effects: AttemptEffects): Promise<void> {
+    this.effects = effects;
+    try {
+      await this.drain();
+      await this.waitForOthers();
+    } finally {
+      await this.landed().catch(() => {});
+      // Cells leased but not started (a cancelled run) are given back.
+      await this.leasing?.catch(() => {});
+      await this.leases.release(this.ready.splice(0).map((i) => i.cell.key));
+      this.leases.close();
+      await Promise.all([...this.removals]);
+    }
+  }
+
   /** Counts a cell's new latest record and tells it; true when the cell runs again. */
-  const settle = (item: PendingCell, record: AttemptRecord, mayRetry: boolean): boolean => {
-    const { faulted } = resume;
+  settle(item: PendingCell, record: AttemptRecord, mayRetry: boolean): boolean {
+    const { faulted } = this.resume;
+    const { tally, seq } = this;
     if (record.verdict) {
       tally.done++;
       if (faulted[item.index] === 1) {
@@ -255,51 +332,48 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       faulted[item.index] = 1;
       tally.faults++;
     }
-    noteRecord(states, item.index, record, item.cell.inputHash);
+    noteRecord(this.states, item.index, record, item.cell.inputHash);
     const stopped = seq && record.verdict ? seq.noteCell(item.index, rewardOf(record)) : [];
     const willRetry = mayRetry && record.verdict === null && item.retriesLeft > 0 &&
-      !isCancelled() && record.fault?.permanent !== true && !notNeededCell(item.index);
-    opts.onEvent?.({ type: "attempt", record, ...tally, total, willRetry });
+      !this.isCancelled() && record.fault?.permanent !== true && !this.notNeededCell(item.index);
+    const total = this.total;
+    this.opts.onEvent?.({ type: "attempt", record, ...tally, total, willRetry });
     for (const comparison of stopped) {
-      opts.onEvent?.({
-        type: "stopped",
-        comparison,
-        notNeeded: countNotNeeded(states, seq!),
-        ...tally,
-        total,
-      });
+      const notNeeded = countNotNeeded(this.states, seq!);
+      this.opts.onEvent?.({ type: "stopped", comparison, notNeeded, ...tally, total });
     }
     return willRetry;
-  };
+  }
 
   /**
    * Leases the next queued cells, for the idle workers and as many more as would start within
    * the lease-ahead window; cells another process holds are deferred, cells another process
    * recorded since this run read them are counted and released.
    */
-  const lease = async (): Promise<void> => {
+  async lease(): Promise<void> {
+    const { queue, ready } = this;
     // With stopping, a retry (put back at the front) is leased alone and runs next: its
     // comparison waits for that pair.
-    const urgent = seq !== null && queue.putBackFirst();
+    const urgent = this.seq !== null && queue.putBackFirst();
     const want = urgent
       ? 1
-      : Math.min(queue.length, parallel - running + window.ahead() - ready.length);
+      : Math.min(queue.length, this.parallel - this.running + this.window.ahead() - ready.length);
     if (want <= 0) return;
     const items = queue.take(want);
     let taken: boolean[];
     let now: (AttemptRecord | null)[];
     try {
-      taken = await leases.take(items.map((i) => i.cell.key));
+      taken = await this.leases.take(items.map((i) => i.cell.key));
       // Another process may have recorded a cell since this run read it.
-      now = await state.cellRecordsOf(
-        plan.id,
+      now = await this.opts.state.cellRecordsOf(
+        this.opts.plan.id,
         items.flatMap((i, n) => taken[n] ? [i.cell.key] : []),
       );
     } catch (e) {
       queue.unshift(items); // tried again by the next look (a lease of ours is taken again)
       throw e;
     }
-    const mine = items.filter((item, i) => taken[i] || void deferred.push(item));
+    const mine = items.filter((item, i) => taken[i] || void this.deferred.push(item));
     if (mine.length < items.length && queue.length > 1) {
       // Another process runs this experiment, leasing ahead in the same order: following it,
       // this run would find only its leases. Go on from a random place in the queue instead,
@@ -311,7 +385,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       const r = now[i];
       if (r && r.tryNo >= item.tryNo) {
         if (keeps(item.cell, r)) {
-          settle(item, r, false);
+          this.settle(item, r, false);
           done.push(item.cell.key);
           continue;
         }
@@ -320,167 +394,193 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       if (urgent) ready.unshift(item);
       else ready.push(item);
     }
-    await leases.release(done);
-  };
-  /** The lease look in flight: one at a time, shared by the workers that wait for it. */
-  const look: { leasing: Promise<void> | null } = { leasing: null };
-  const leaseOnce = () =>
-    look.leasing ??= lease().finally(() => {
-      look.leasing = null;
+    await this.leases.release(done);
+  }
+
+  leaseOnce(): Promise<void> {
+    return this.leasing ??= this.lease().finally(() => {
+      this.leasing = null;
     });
+  }
+
+  /** Gives back cells leased before their comparison stopped; true when there were any. */
+  async dropNotNeeded(): Promise<boolean> {
+    const { ready } = this;
+    if (!this.seq || !ready.some((i) => this.notNeededCell(i.index))) return false;
+    const dropped = ready.filter((i) => this.notNeededCell(i.index)).map((i) => i.cell.key);
+    const needed = ready.filter((i) => !this.notNeededCell(i.index));
+    ready.splice(0, ready.length, ...needed);
+    await this.leases.release(dropped);
+    return true;
+  }
 
   /** The next cell to run (leased), or undefined when none is left for this run. */
-  const next = async (): Promise<PendingCell | undefined> => {
+  async next(): Promise<PendingCell | undefined> {
     for (;;) {
-      if (isCancelled()) return undefined;
-      if (seq && ready.some((i) => notNeededCell(i.index))) {
-        // Leased before their comparison stopped: given back, not run.
-        const dropped = ready.filter((i) => notNeededCell(i.index)).map((i) => i.cell.key);
-        const needed = ready.filter((i) => !notNeededCell(i.index));
-        ready.splice(0, ready.length, ...needed);
-        await leases.release(dropped);
+      if (this.isCancelled()) return undefined;
+      if (await this.dropNotNeeded()) continue;
+      if (this.seq && this.queue.putBackFirst()) {
+        await this.leaseOnce();
         continue;
       }
-      if (seq && queue.putBackFirst()) {
-        await leaseOnce();
-        continue;
-      }
-      const item = ready.shift();
+      const item = this.ready.shift();
       if (item) {
-        running++;
+        this.running++;
         // Lease the next group while this one runs, so workers seldom wait for a commit.
-        if (queue.length > 0 && ready.length * 2 <= window.ahead()) {
-          void leaseOnce().catch(() => {});
+        if (this.queue.length > 0 && this.ready.length * 2 <= this.window.ahead()) {
+          void this.leaseOnce().catch(() => {});
         }
         return item;
       }
-      if (queue.length === 0 && look.leasing === null) return undefined;
-      await leaseOnce();
+      if (this.queue.length === 0 && this.leasing === null) return undefined;
+      await this.leaseOnce();
     }
-  };
+  }
 
-  /** Commits on their way (each settles its cell when it lands); a failed one's error. */
-  const landing = new Set<Promise<void>>();
-  let commitFailure: { error: unknown } | null = null;
   /** Waits for every commit on its way; throws the first that failed. */
-  const landed = async () => {
-    while (landing.size > 0) await Promise.all([...landing]);
-    if (commitFailure) throw commitFailure.error;
-  };
+  async landed(): Promise<void> {
+    while (this.landing.size > 0) await Promise.all([...this.landing]);
+    if (this.commitFailure) throw this.commitFailure.error;
+  }
 
   /**
    * Runs one leased cell and hands its record to the committer (whose commit releases the
    * lease). The worker moves on at once: the cell counts, and may be tried again, only once
    * its commit has landed; until then it is in flight.
    */
-  const runCell = async (item: PendingCell): Promise<void> => {
+  async runCell(item: PendingCell): Promise<void> {
     const key = item.cell.key;
-    if (leases.lost(key)) return void deferred.push(item); // its lease ran out before it began
-    const candidate = byName.get(item.cell.candidate);
+    const { leases, timer } = this;
+    if (leases.lost(key)) return void this.deferred.push(item); // its lease ran out before it began
+    const candidate = this.byName.get(item.cell.candidate);
     if (!candidate) throw new Error(`No candidate "${item.cell.candidate}" for a planned cell`);
     const t0 = timer.now();
     let record: AttemptRecord | null = null;
     // Its evidence is committed with its record, not written as a file of its own.
-    const blobs = stagedBlobs(opts.blobs);
+    const blobs = stagedBlobs(this.opts.blobs);
     try {
-      record = await runAttempt({ ...opts, blobs }, effects, candidate, item, clock, remove);
+      record = await runAttempt(
+        { ...this.opts, blobs },
+        this.effects!,
+        candidate,
+        item,
+        this.clock,
+        this.remove,
+      );
     } finally {
       if (record === null) await leases.release([key]); // cancelled (or failed): nothing recorded
     }
     if (record === null) return;
-    attempts++;
-    window.finished(timer.now() - t0);
+    this.attempts++;
+    this.window.finished(timer.now() - t0);
     leases.handOver(key);
-    const done = record;
-    const commit = committer.commit(done, blobs.take()).then((written) => {
+    const commit = this.commitCell(item, record, blobs.take());
+    // Bounded: a committer that falls behind holds the workers back.
+    if (this.landing.size >= MAX_LANDING * this.parallel) await commit;
+    if (this.commitFailure) throw this.commitFailure.error;
+  }
+
+  /** Commits a finished cell's record; once landed, the cell counts (and may be retried). */
+  commitCell(
+    item: PendingCell,
+    done: AttemptRecord,
+    blobs: ReadonlyMap<string, Uint8Array>,
+  ): Promise<void> {
+    const commit: Promise<void> = this.committer.commit(done, blobs).then((written) => {
       if (!written) return; // another process recorded it first
-      if (settle(item, done, true)) {
+      if (this.settle(item, done, true)) {
         const retry = { ...item, tryNo: done.tryNo + 1, retriesLeft: item.retriesLeft - 1 };
         // A comparison waits for this pair: with stopping, its retry comes first.
-        if (seq) queue.unshift([retry]);
-        else queue.push(retry);
+        if (this.seq) this.queue.unshift([retry]);
+        else this.queue.push(retry);
       }
     }).catch(async (error) => {
-      commitFailure ??= { error };
-      await leases.release([key]);
-    }).finally(() => landing.delete(commit));
-    landing.add(commit);
-    // Bounded: a committer that falls behind holds the workers back.
-    if (landing.size >= MAX_LANDING * parallel) await commit;
-    if (commitFailure) throw commitFailure.error;
-  };
-  /** The first error of a worker: the others stop before their next cell. */
-  let workerFailure: { error: unknown } | null = null;
-  const worker = async () => {
+      this.commitFailure ??= { error };
+      await this.leases.release([item.cell.key]);
+    }).finally(() => this.landing.delete(commit));
+    this.landing.add(commit);
+    return commit;
+  }
+
+  async worker(): Promise<void> {
     try {
-      for (let item; workerFailure === null && (item = await next());) {
+      for (let item; this.workerFailure === null && (item = await this.next());) {
         try {
-          await runCell(item);
+          await this.runCell(item);
         } finally {
-          running--;
+          this.running--;
         }
       }
     } catch (error) {
-      workerFailure ??= { error };
+      this.workerFailure ??= { error };
     }
-  };
+  }
+
   /**
    * Runs the queue to the end, retries included (queued as their first tries land). A failure
    * is thrown once every worker has stopped and every commit on its way has landed, so
    * nothing of the run goes on after it has returned.
    */
-  const drain = async () => {
+  async drain(): Promise<void> {
     do {
-      await Promise.all(Array.from({ length: parallel }, worker));
-      await landed();
-      if (workerFailure) throw workerFailure.error;
-    } while (queue.length > 0 && !isCancelled());
-  };
+      await Promise.all(Array.from({ length: this.parallel }, () => this.worker()));
+      await this.landed();
+      if (this.workerFailure) throw this.workerFailure.error;
+    } while (this.queue.length > 0 && !this.isCancelled());
+  }
 
-  try {
-    await drain();
-    // What is left is held by other processes: wait for their records, take over expired leases.
-    // The first look comes soon (the other's cells may be fast ones it leased ahead), later
-    // ones back off.
+  /**
+   * What is left is held by other processes: wait for their records, take over expired
+   * leases. The first look comes soon (the other's cells may be fast ones it leased ahead),
+   * later ones back off. A run that leaves others' cells to them (a worker) looks once.
+   */
+  async waitForOthers(): Promise<void> {
+    const { deferred, opts } = this;
     let wait = FIRST_LOOK_MS;
     let told = -1;
-    while (deferred.length > 0 && !isCancelled()) {
-      if (seq) {
+    while (deferred.length > 0 && !this.isCancelled()) {
+      if (this.seq) {
         deferred.splice(
           0,
           deferred.length,
-          ...deferred.filter((i) => !notNeededCell(i.index)),
+          ...deferred.filter((i) => !this.notNeededCell(i.index)),
         );
       }
       if (deferred.length === 0) break;
-      if (deferred.length !== told) {
+      if (deferred.length !== told && !opts.leaveOthers) {
         told = deferred.length;
+        const { leaseMs, tally, total } = this;
         opts.onEvent?.({ type: "waiting", cells: told, leaseMs, ...tally, total });
       }
-      await timer.sleep(wait, opts.signal);
-      wait = Math.min(wait * 2, maxPollMs);
-      const items = deferred.splice(0);
-      const records = await state.cellRecordsOf(plan.id, items.map((i) => i.cell.key));
-      for (const [n, item] of items.entries()) {
-        const r = records[n];
-        if (r && keeps(item.cell, r)) settle(item, r, false);
-        else (await leases.heldByOther(item.cell.key) ? deferred : queue).push(item);
-      }
-      if (queue.length > 0) {
+      if (!opts.leaveOthers) await this.timer.sleep(wait, opts.signal);
+      wait = Math.min(wait * 2, this.maxPollMs);
+      if (await this.lookAgain() > 0) {
         wait = FIRST_LOOK_MS;
         told = -1;
-        await drain();
+        await this.drain();
+      } else if (opts.leaveOthers) return;
+    }
+  }
+
+  /** Reads the deferred cells again: kept ones settle, free ones are queued; how many were. */
+  async lookAgain(): Promise<number> {
+    const items = this.deferred.splice(0);
+    const records = await this.opts.state.cellRecordsOf(
+      this.opts.plan.id,
+      items.map((i) => i.cell.key),
+    );
+    let queued = 0;
+    for (const [n, item] of items.entries()) {
+      const r = records[n];
+      if (r && keeps(item.cell, r)) this.settle(item, r, false);
+      else if (await this.leases.heldByOther(item.cell.key)) this.deferred.push(item);
+      else {
+        this.queue.push(item);
+        queued++;
       }
     }
-  } finally {
-    await landed().catch(() => {});
-    // Cells leased but not started (a cancelled run) are given back.
-    await look.leasing?.catch(() => {});
-    await leases.release(ready.splice(0).map((i) => i.cell.key));
-    leases.close();
-    await Promise.all([...removals]);
+    return queued;
   }
-  return await finish(opts, states, kept, attempts, started, seq);
 }
 
 /** The comparisons of a run with a stopping rule, fed the verdicts the home holds already. */

@@ -6,9 +6,6 @@
  */
 import { z } from "zod";
 import { DvergrError } from "../errors.ts";
-import type { Bundle } from "../bundle/types.ts";
-import { parseBundle } from "../bundle/parse.ts";
-import { filesUnder } from "../bundle/file_map.ts";
 import { type Scorecard, scorecardOfFold, scorecardRecordCheck } from "../bench/scorecard.ts";
 import { renderReport, type ReportOptions } from "../bench/report.ts";
 import { reportOptionsOf } from "../bench/report_options.ts";
@@ -21,6 +18,7 @@ import type { TrustTier } from "../bench/records.ts";
 import { type ExperimentMeta, trustOf } from "../ports/state_store.ts";
 import type { Home } from "../ports/home.ts";
 import { pageParams, pageText } from "./paging.ts";
+import { experimentBundle } from "../engine/experiment_bundle.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
 import { jobsOf, jobView } from "./jobs.ts";
 
@@ -185,19 +183,6 @@ async function foldedRecords(
   return fold;
 }
 
-/** The room's bundle an experiment ran, when the room still holds that version of it. */
-async function bundleOf(home: Home, meta: ExperimentMeta): Promise<Bundle | null> {
-  const prefix = `workflows/${meta.bundleName}`;
-  const files = filesUnder(await home.rooms.readFiles(meta.room, prefix), prefix);
-  if (files.size === 0) return null;
-  try {
-    const bundle = parseBundle({ name: meta.bundleName, files });
-    return bundle.id === meta.bundleId ? bundle : null;
-  } catch {
-    return null;
-  }
-}
-
 /** What an experiment's report is made of, as the home keeps it. */
 export interface ExperimentReportParts {
   scorecard: Scorecard;
@@ -214,7 +199,7 @@ export async function experimentReportParts(
   baseline?: string,
 ): Promise<ExperimentReportParts> {
   const scorecard = await scorecardOf(home, meta, baseline);
-  const bundle = await bundleOf(home, meta);
+  const bundle = await experimentBundle(home, meta);
   const definition = meta.definition as unknown as ExperimentDefinition;
   const diagnosis = diagnosisOfFold(await foldedRecords(home, meta, "history"), {
     candidates: definition.candidates.map((c) => c.name),

@@ -31,6 +31,11 @@ export interface ExperimentMeta {
   cells: number;
   /** The experiment's definition (plain JSON), whose content id is `id`. */
   definition: Record<string, unknown>;
+  /**
+   * The blob id of the bundle's file manifest (JSON: path → blob id), kept where machines
+   * without the room read the experiment (a shared store); absent on the embedded home.
+   */
+  bundleFiles?: string;
 }
 
 /** A bundle content id promoted on this host (trust tier `room`). */

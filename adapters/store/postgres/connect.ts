@@ -11,38 +11,8 @@ import { DvergrError } from "../../../core/errors.ts";
 /** A pool of connections to one store. */
 export type Sql = postgres.Sql;
 
-/** Whether `value` names a PostgreSQL store (rather than a home directory). */
-export function isPostgresUrl(value: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(value);
-}
-
-/** The URL as it may be printed: the password, if any, replaced by `***`. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return url.replace(/:\/\/([^:@/]*):[^@/]*@/, "://$1:***@");
-  }
-}
-
-/** Where `--store` (else DVERGR_STORE) points, or null when neither names a store. */
-export function storeUrl(
-  flag: string | undefined,
-  env: (name: string) => string | undefined,
-): string | null {
-  const value = flag ?? env("DVERGR_STORE");
-  if (value === undefined || value === "") return null;
-  if (!isPostgresUrl(value)) {
-    throw new DvergrError(
-      "USAGE",
-      `Cannot use the store "${redactUrl(value)}": it is not a postgres:// URL`,
-      { hint: "Give --store postgres://USER@HOST:PORT/DATABASE (or set DVERGR_STORE)" },
-    );
-  }
-  return value;
-}
+export { isPostgresUrl, redactUrl, storeUrl } from "./url.ts";
+import { redactUrl } from "./url.ts";
 
 export interface ConnectOptions {
   /** Connections in the pool (default 10). */
@@ -92,4 +62,35 @@ function unreachable(url: string, e: unknown): DvergrError {
       "Check that the PostgreSQL server is running and the URL (host, port, database, user) is right",
     cause: e,
   });
+}
+
+/** The driver's codes for a connection that could not be made or was lost. */
+const CONNECTION_CODES = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+]);
+
+/**
+ * Whether an error means the server is out of reach for now: a connection refused or lost,
+ * or the server shutting down or starting (SQLSTATE classes 08 and 57P), also when wrapped
+ * as the cause of another error.
+ */
+export function storeUnavailable(e: unknown): boolean {
+  for (let x: unknown = e, depth = 0; x && depth < 5; depth++) {
+    const code = String((x as { code?: unknown }).code ?? "");
+    if (CONNECTION_CODES.has(code) || /^08/.test(code) || /^57P0[1-3]$/.test(code)) return true;
+    if (x instanceof Deno.errors.ConnectionRefused || x instanceof Deno.errors.ConnectionReset) {
+      return true;
+    }
+    x = (x as { cause?: unknown }).cause;
+  }
+  return false;
 }

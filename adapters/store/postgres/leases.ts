@@ -1,7 +1,8 @@
 /**
- * Cell leases in the PostgreSQL store: taken by one upsert whose `where` lets only the same
- * owner or an expired lease be replaced (so of two workers asking at once, one gets it and
- * the other learns the holder), renewed and released only by their owner. Many cells go in
+ * Cell leases in the PostgreSQL store: taken by one statement that claims the cells whose
+ * lease is the same owner's or has run out `FOR UPDATE SKIP LOCKED` and inserts the first
+ * lease of the others (so of two workers asking at once, one gets it and the other learns
+ * the holder, without waiting on its locks), renewed and released only by their owner. Many cells go in
  * one statement. Times are ms since the epoch on the caller's clock, as in every store.
  */
 import type { CellLease, LeaseTake } from "../../../core/ports/cell_lease.ts";
@@ -29,15 +30,31 @@ export async function takeLeases(
 ): Promise<LeaseTake[]> {
   if (cells.length === 0) return [];
   const until = now + ms;
+  // A cell is claimed FOR UPDATE SKIP LOCKED: a lease row another worker is claiming or
+  // renewing at this moment is passed over (refused this time), never waited for; a free
+  // cell's first lease is an insert, of which one of two at once wins.
   const taken = await sql`
-    insert into dvergr_leases (experiment, cell, owner, pid, host, until_ms)
-    select ${experiment}, c, ${holder.owner}, ${holder.pid}, ${holder.host}, ${until}
-      from unnest(${cells}::text[]) as c
-    on conflict (experiment, cell) do update
-      set owner = excluded.owner, pid = excluded.pid, host = excluded.host,
-          until_ms = excluded.until_ms
-      where dvergr_leases.owner = excluded.owner or dvergr_leases.until_ms <= ${now}
-    returning cell`;
+    with mine as (
+      select l.cell from dvergr_leases l
+       where l.experiment = ${experiment} and l.cell = any(${cells}::text[])
+         and (l.owner = ${holder.owner} or l.until_ms <= ${now})
+       for update skip locked),
+    renewed as (
+      update dvergr_leases l
+         set owner = ${holder.owner}, pid = ${holder.pid}, host = ${holder.host},
+             until_ms = ${until}
+        from mine m
+       where l.experiment = ${experiment} and l.cell = m.cell
+      returning l.cell),
+    fresh as (
+      insert into dvergr_leases (experiment, cell, owner, pid, host, until_ms)
+      select ${experiment}, c, ${holder.owner}, ${holder.pid}, ${holder.host}, ${until}
+        from unnest(${cells}::text[]) as c
+       where not exists (
+         select 1 from dvergr_leases l where l.experiment = ${experiment} and l.cell = c)
+      on conflict (experiment, cell) do nothing
+      returning cell)
+    select cell from renewed union all select cell from fresh`;
   const got = new Set(taken.map((r) => String(r.cell)));
   const refused = cells.filter((c) => !got.has(c));
   const holders = new Map<string, CellLease>();

@@ -6,21 +6,21 @@
  * registers itself and says it is alive, and closes an experiment once every cell has its
  * record. Permissions: --allow-net to the server.
  */
-import type { Sql } from "./connect.ts";
+import { type Sql, storeUnavailable } from "./connect.ts";
 
-/** What a worker needs to run an enqueued experiment (plain JSON). */
-export interface QueuedExperiment {
-  experiment: string;
-  /** The benchmark as asked: bundle files by blob id, candidate specs, plan options. */
-  request: Record<string, unknown>;
-  enqueuedAt: string;
-}
+import type {
+  ExperimentQueue,
+  QueuedExperiment,
+  QueuedRequest,
+  WorkerInfo,
+  WorkerProgress,
+} from "../../../core/ports/experiment_queue.ts";
 
 /** Opens `experiment` to workers (again, if it was closed), with what they need to run it. */
 export async function enqueueExperiment(
   sql: Sql,
   experiment: string,
-  request: Record<string, unknown>,
+  request: QueuedRequest,
 ): Promise<void> {
   await sql`insert into dvergr_queue (experiment, request, state)
     values (${experiment}, ${JSON.stringify(request)}, 'open')
@@ -52,28 +52,10 @@ export async function closeExperiment(sql: Sql, experiment: string): Promise<voi
   await sql`update dvergr_queue set state = 'closed' where experiment = ${experiment}`;
 }
 
-export interface WorkerInfo {
-  id: string;
-  host: string;
-  pid: number;
-}
-
 /** Registers a worker (or says it is alive again); `state` running or stopped. */
 export async function markWorker(sql: Sql, w: WorkerInfo, state = "running"): Promise<void> {
   await sql`insert into dvergr_workers (id, host, pid, state) values (${w.id}, ${w.host}, ${w.pid}, ${state})
     on conflict (id) do update set seen_at = now(), state = excluded.state`;
-}
-
-/** One worker's part of an experiment: its records and the cells it holds now. */
-export interface WorkerProgress {
-  owner: string;
-  host: string | null;
-  pid: number | null;
-  state: string | null;
-  /** Seconds since it last said it was alive (null: not a registered worker). */
-  seenSecondsAgo: number | null;
-  records: number;
-  inFlight: number;
 }
 
 /** Progress of `experiment` by the run that committed each record (and leases held now). */
@@ -103,4 +85,17 @@ export async function progressByWorker(sql: Sql, experiment: string): Promise<Wo
     records: Number(r.records),
     inFlight: Number(r.in_flight),
   }));
+}
+
+/** The queue port on the store's tables. */
+export function postgresQueue(sql: Sql): ExperimentQueue {
+  return {
+    enqueue: (experiment, request) => enqueueExperiment(sql, experiment, request),
+    open: (experiment) => openExperiments(sql, experiment),
+    state: (experiment) => queueState(sql, experiment),
+    close: (experiment) => closeExperiment(sql, experiment),
+    markWorker: (worker, state) => markWorker(sql, worker, state),
+    progress: (experiment) => progressByWorker(sql, experiment),
+    unavailable: storeUnavailable,
+  };
 }

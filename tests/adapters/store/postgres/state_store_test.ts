@@ -214,11 +214,15 @@ Deno.test({
       const sql = await connectPostgres(url, { max: 1 });
       try {
         assert.deepEqual(await openExperiments(sql), []);
-        await enqueueExperiment(sql, "e1", { specs: ["builtin:noop"] });
+        const request = {
+          bundle: { name: "b", files: "f".repeat(64) },
+          room: "b",
+          specs: [{ kind: "builtin", name: "builtin:noop" }],
+          plan: { repetitions: 2 },
+        };
+        await enqueueExperiment(sql, "e1", request);
         const open = await openExperiments(sql);
-        assert.deepEqual(open.map((q) => [q.experiment, q.request]), [["e1", {
-          specs: ["builtin:noop"],
-        }]]);
+        assert.deepEqual(open.map((q) => [q.experiment, q.request]), [["e1", request]]);
         assert.equal(await queueState(sql, "e1"), "open");
         await markWorker(sql, { id: "w1", host: "m1", pid: 7 });
         await s.takeLeases(
