@@ -11,6 +11,7 @@ import { resolve } from "node:path";
 import { rangeFlag } from "./args.ts";
 import { autoLines } from "./auto_text.ts";
 import { usageError } from "../core/errors.ts";
+import { calibrateReviews, type ReviewCalibration } from "../core/engine/review_calibration.ts";
 import { DEFAULT_MIN_MARGIN } from "../core/calibrate/auto.ts";
 import type { BundleArg } from "./bundle_arg.ts";
 import type { Bundle } from "../core/bundle/types.ts";
@@ -113,6 +114,21 @@ export function parse(args: string[]) {
   return { ...parsed, minMargin, k };
 }
 
+/** The home whose models.edn the judge and the reviewer are read with. */
+function calibrationHome(
+  ctx: CliContext,
+  bundle: Bundle,
+  arg: BundleArg,
+  home: string | undefined,
+): string {
+  return arg.source.kind === "room" ? arg.source.home : resolveHomeDir({
+    flag: home,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    bundleName: bundle.name,
+  });
+}
+
 /** The bundle's judge, asked through the model registry and gateway path attempts use. */
 async function judgeAsk(
   ctx: CliContext,
@@ -126,12 +142,7 @@ async function judgeAsk(
       "Use --judge-consistency on a bundle with :judge {:model M}",
     );
   }
-  const homeDir = arg.source.kind === "room" ? arg.source.home : resolveHomeDir({
-    flag: home,
-    env: ctx.env,
-    cwd: ctx.cwd,
-    bundleName: bundle.name,
-  });
+  const homeDir = calibrationHome(ctx, bundle, arg, home);
   const effects = await prepareEffects(bundle, { env: ctx.env, homeDir }, composeServices());
   effects.preflight({ web: false });
   return async (prompt) => {
@@ -149,9 +160,15 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const pool = createCheckerPool({ workers: 2 });
   let result: CalibrationResult;
   let judge: JudgeConsistency | undefined;
+  let reviews: ReviewCalibration | null = null;
   try {
     result = await calibrate(bundle, pool, {
       auto: values.auto ? { minMargin: opts.minMargin ?? DEFAULT_MIN_MARGIN } : undefined,
+    });
+    reviews = await calibrateReviews(bundle, pool, {
+      services: composeServices(),
+      env: ctx.env,
+      homeDir: calibrationHome(ctx, bundle, arg, values.home),
     });
     if (ask) {
       judge = await measureCalibrationJudge(bundle, pool, ask, {
@@ -162,8 +179,8 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   } finally {
     pool.close();
   }
-  const ok = result.ok && (judge?.ok ?? true);
-  const problems = [...result.problems, ...(judge?.problems ?? [])];
+  const ok = result.ok && (judge?.ok ?? true) && (reviews?.ok ?? true);
+  const problems = [...result.problems, ...(judge?.problems ?? []), ...(reviews?.problems ?? [])];
   if (values.junit !== undefined) {
     await writeAtomic(
       resolve(ctx.cwd, values.junit),
@@ -177,13 +194,24 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       ok,
       problems,
       ...(judge ? { judgeConsistency: judge } : {}),
+      ...(reviews ? { reviews } : {}),
     });
     return ok ? 0 : 1;
   }
   printText(ctx, bundle, result, judge, values.verbose === true);
+  for (const c of reviews?.cases ?? []) {
+    ctx.stdout(
+      `  ${c.ok ? "ok  " : "BAD "}review ${c.name.padEnd(17)}${c.got} (expected ${c.expect})` +
+        (c.reviewer ? `  reviewer: ${c.reviewer.verdict ?? c.reviewer.problem}` : "") + "\n",
+    );
+  }
   const out = (s: string) => ctx.stdout(s + "\n");
   if (ok) {
-    out(calibratedLine(result, judge));
+    const n = reviews?.cases.length ?? 0;
+    out(
+      calibratedLine(result, judge) +
+        (n > 0 ? `; the review decides ${n} update${n === 1 ? "" : "s"} as expected` : ""),
+    );
     return 0;
   }
   out(`NOT CALIBRATED: ${problems.length} problem${problems.length === 1 ? "" : "s"}`);

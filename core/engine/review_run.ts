@@ -61,9 +61,17 @@ async function conflictsWith(rooms: RoomStore, run: RunRecord, state: string, di
   return [...diff.changes.keys()].filter((p) => now.get(p) !== diff.before.get(p));
 }
 
+/** What asking the reviewer needs: the judge port, the environment (its key) and the home. */
+export interface ReviewerDeps {
+  services: Pick<Services, "judges">;
+  env: (name: string) => string | undefined;
+  homeDir?: string;
+  signal?: AbortSignal;
+}
+
 /** Asks the reviewer model; any failure is a result that escalates, never an exception. */
-async function askReviewer(
-  req: ReviewRequest,
+export async function askReviewer(
+  req: ReviewerDeps,
   r: ReviewerSpec,
   prompt: string,
 ): Promise<ReviewerResult> {
@@ -78,7 +86,7 @@ async function askReviewer(
   });
   let judge;
   try {
-    judge = await req.services.judges.create(r.model, { env: req.env, homeDir: req.home.dir });
+    judge = await req.services.judges.create(r.model, { env: req.env, homeDir: req.homeDir });
   } catch (e) {
     if (!isDvergrError(e)) throw e;
     return failed(`the reviewer could not be reached: ${e.message}`);
@@ -161,7 +169,7 @@ export async function reviewRun(
   });
   const reviewer = spec.reviewer && checks.every((c) => c.ok)
     ? await askReviewer(
-      req,
+      { ...req, homeDir: req.home.dir },
       spec.reviewer,
       reviewerPrompt(spec.reviewer.instructions, checks, diff.changes, diff.before),
     )

@@ -146,10 +146,32 @@ export const runList = defineOp({
   toolset: "bench",
   input: z.strictObject({ room: room.optional() }),
   async handler(ctx, input) {
-    const runs = await deployRecordsOf(ctx.home).listRuns(input.room);
+    const runs = await settleRuns(ctx, await deployRecordsOf(ctx.home).listRuns(input.room));
     return { runs: runs.map(runRow) };
   },
 });
+
+/**
+ * Runs still marked running whose process of this host has died are interrupted (recorded
+ * so): a run is never resumed; its schedule's next slot runs again.
+ */
+export async function settleRuns(ctx: OpContext, runs: RunRecord[]): Promise<RunRecord[]> {
+  const { processes } = ctx.services;
+  const self = processes.self();
+  const out: RunRecord[] = [];
+  for (const r of runs) {
+    const dead = r.status === "running" && r.owner.host === self.host &&
+      r.owner.pid !== self.pid && !(await processes.alive(r.owner.pid));
+    if (!dead) {
+      out.push(r);
+      continue;
+    }
+    const settled = { ...r, status: "interrupted" as const, endedAt: ctx.clock().toISOString() };
+    await deployRecordsOf(ctx.home).putRun(settled);
+    out.push(settled);
+  }
+  return out;
+}
 
 /** A run as lists show it. */
 export function runRow(r: RunRecord) {

@@ -1,0 +1,94 @@
+/**
+ * The deploy tools over MCP's selection: runs, schedules and reviews are bench tools,
+ * review_decide (a person's merge or discard) only in the admin toolset; over a real op
+ * context, catalog_deploy refuses an inline command and schedule_list shows what it stored.
+ */
+import assert from "node:assert/strict";
+import { allOps, callOp } from "../../core/ops/registry.ts";
+import { selectTools } from "../../mcp/selection.ts";
+import { catalogDeploy, scheduleList } from "../../core/ops/deploy_schedules.ts";
+import { openHome } from "../../adapters/store/kv/home.ts";
+import { NO_RUNNER, testOpContext } from "../helpers/op_context.ts";
+import { wikiHome } from "../helpers/wiki_room.ts";
+import { runList } from "../../core/ops/deploy_runs.ts";
+import { runRecord } from "../ports/deploy_records_contract.ts";
+
+const names = (profile: string) => selectTools(allOps(), { profile }).ops.map((o) => o.name);
+
+Deno.test("selectTools(): deploy tools are bench tools; review_decide is admin only", () => {
+  const bench = names("bench");
+  for (
+    const t of [
+      "catalog_run",
+      "catalog_deploy",
+      "schedule_list",
+      "schedule_cancel",
+      "review_list",
+      "review_show",
+    ]
+  ) {
+    assert.ok(bench.includes(t), t);
+  }
+  assert.ok(!bench.includes("review_decide"));
+  assert.ok(names("admin").includes("review_decide"));
+  assert.ok(names("readonly").includes("review_show"));
+  assert.ok(!names("readonly").includes("catalog_run"));
+});
+
+Deno.test("catalog_deploy stores a schedule schedule_list shows; an inline command is refused", async () => {
+  const dir = await wikiHome();
+  const home = await openHome(dir);
+  try {
+    const ctx = testOpContext(home, NO_RUNNER);
+    await assert.rejects(
+      () =>
+        callOp(catalogDeploy, ctx, {
+          room: "wiki",
+          name: "wiki-keeper",
+          candidate: "x=cmd:rm -rf /",
+          every: "1d",
+        }),
+      /inline commands are not accepted here/,
+    );
+    const s = await callOp(catalogDeploy, ctx, {
+      room: "wiki",
+      name: "wiki-keeper",
+      candidate: "builtin:reference",
+      every: "7d",
+      at: "06:30",
+    });
+    assert.equal(s.every, "7d");
+    const listed = await callOp(scheduleList, ctx, {});
+    assert.deepEqual(listed.schedules.map((x) => x.id), [s.id]);
+    assert.match(listed.schedules[0].next_run!, /T06:30:00\.000Z$/);
+  } finally {
+    await home.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("run_list records a run whose process died as interrupted", async () => {
+  const dir = await wikiHome();
+  const home = await openHome(dir);
+  try {
+    const ctx = testOpContext(home, NO_RUNNER);
+    const gone = new Deno.Command("true").spawn();
+    await gone.status;
+    const { host } = ctx.services.processes.self();
+    await home.state.deploy!.putRun(
+      runRecord({ id: "20260101-000000-aaaaaa", owner: { pid: gone.pid, host } }),
+    );
+    await home.state.deploy!.putRun(
+      runRecord({ id: "20260101-000000-bbbbbb", owner: { pid: gone.pid, host: "elsewhere" } }),
+    );
+    const listed = await callOp(runList, ctx, {});
+    assert.deepEqual(listed.runs.map((r) => r.status), ["interrupted", "running"]);
+    assert.equal(
+      (await home.state.deploy!.getRun("20260101-000000-aaaaaa"))?.status,
+      "interrupted",
+    );
+  } finally {
+    await home.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
