@@ -1,11 +1,14 @@
 /**
- * The world gateway of one attempt: the world's MCP server and the model gateway, served
- * by dvergr outside the sandbox on two Unix sockets in a fresh 0700 directory. The
- * directory is bound read-only into bubblewrap at /run/dvergr, where a forwarder of ours
- * (forwarder.js, run by deno with only the permissions it needs) exposes the sockets on
- * 127.0.0.1 ports inside the sandbox's own network namespace before the candidate starts.
- * Nothing else of the network is reachable from inside. Without bubblewrap (attempts marked
- * not isolated) the two servers listen on ephemeral 127.0.0.1 ports of the host instead.
+ * The world gateway of one attempt: the world's MCP server (at /mcp) and the model gateway
+ * (every other path), served by dvergr outside the sandbox on one Unix socket in a fresh 0700
+ * directory. The directory is bound read-only into bubblewrap at /run/dvergr, where a
+ * forwarder of ours exposes the socket on a 127.0.0.1 port inside the sandbox's own network
+ * namespace, listening before the candidate starts: socat (Debian's package; one small
+ * process, a few ms) where the system has it, else forwarder.js run by deno with only the
+ * permissions it needs (~35 MiB, 50–150 ms to start). The MCP server itself is made on its
+ * first request: most scripts never ask it. Nothing else of the network is reachable from
+ * inside. Without bubblewrap (attempts marked not isolated) the server listens on an
+ * ephemeral 127.0.0.1 port of the host instead.
  *
  * The candidate gets DVERGR_MCP_URL, DVERGR_MODEL_URL, ANTHROPIC_BASE_URL, OPENAI_BASE_URL
  * and dummy keys; the real keys stay in this process.
@@ -22,13 +25,14 @@ import {
   type GatewayFigures,
   type ModelGatewayOptions,
 } from "./model_gateway.ts";
-import type { McpCallLogEntry, WorldToolset } from "./world_mcp.ts";
+import type { McpCallLogEntry, WorldMcp, WorldToolset } from "./world_mcp.ts";
 import type { GatewayLogEntry } from "./model_gateway.ts";
 
-/** Inside the sandbox: where the socket directory is bound and the ports it is exposed on. */
+/** Inside the sandbox: where the socket directory is bound and the port it is exposed on. */
 export const SANDBOX_GATEWAY_DIR = "/run/dvergr";
-export const SANDBOX_MODEL_PORT = 17801;
-export const SANDBOX_MCP_PORT = 17802;
+export const SANDBOX_GATEWAY_PORT = 17801;
+/** The gateway's socket in its directory. */
+const SOCKET = "gateway.sock";
 /**
  * Part of every gated candidate's identity: bump `version` when the gateway changes what a
  * candidate can reach or how it is metered; the tools' version follows the registry.
@@ -45,6 +49,8 @@ export interface AttemptGatewayOptions {
   model: Omit<ModelGatewayOptions, "now">;
   /** Parent of the per-attempt directory (default the system temp dir; keep it short). */
   tmpDir?: string;
+  /** "deno": forward with deno even where socat is installed (`DVERGR_FORWARDER=deno`). */
+  forwarder?: "deno";
   /** Wraps the MCP server's handler (tests: a slow or failing MCP start). */
   wrapMcp?: (handle: (req: Request) => Promise<Response>) => (req: Request) => Promise<Response>;
 }
@@ -64,22 +70,34 @@ export interface AttemptGateway {
   env: Record<string, string>;
   /** bubblewrap arguments that bind the socket directory (unix transport). */
   bwrapArgs(): string[];
-  /** The argv that runs `argv` behind the forwarder inside the sandbox (unix transport). */
-  wrap(argv: string[]): string[];
-  /** Stops both servers, removes the directory, gives the evidence. */
+  /**
+   * Shell lines the sandbox's supervisor runs at its start (they start the forwarders) and
+   * before the candidate's command (they wait until both ports listen; exit 125 when they do
+   * not). Null for tcp.
+   */
+  forwarders: { start: string; ready: string } | null;
+  /** Stops the server, removes the directory, gives the evidence. */
   finish(): Promise<GatewayEvidence>;
 }
 
-/** bubblewrap arguments giving the sandbox the gateway's directory and deno, read-only. */
-export function gatewayBwrapArgs(dir: string, deno: string): string[] {
-  return ["--ro-bind", dir, SANDBOX_GATEWAY_DIR, "--ro-bind", dirname(deno), dirname(deno)];
+/**
+ * bubblewrap arguments giving the sandbox the gateway's directory, read-only, and deno's
+ * directory when deno runs the forwarder.
+ */
+export function gatewayBwrapArgs(dir: string, deno: string | null): string[] {
+  return [
+    "--ro-bind",
+    dir,
+    SANDBOX_GATEWAY_DIR,
+    ...(deno === null ? [] : ["--ro-bind", dirname(deno), dirname(deno)]),
+  ];
 }
 
 /** The environment a candidate reaches the gateway with. */
-export function gatewayEnv(modelPort: number, mcpPort: number): Record<string, string> {
-  const model = `http://127.0.0.1:${modelPort}`;
+export function gatewayEnv(port: number): Record<string, string> {
+  const model = `http://127.0.0.1:${port}`;
   return {
-    DVERGR_MCP_URL: `http://127.0.0.1:${mcpPort}/mcp`,
+    DVERGR_MCP_URL: `${model}/mcp`,
     DVERGR_MODEL_URL: model,
     ANTHROPIC_BASE_URL: model,
     OPENAI_BASE_URL: `${model}/v1`,
@@ -88,30 +106,75 @@ export function gatewayEnv(modelPort: number, mcpPort: number): Record<string, s
   };
 }
 
-/** The forwarder's command line inside the sandbox, ahead of the candidate's `argv`. */
-export function forwarderArgv(denoPath: string, argv: string[]): string[] {
-  const d = SANDBOX_GATEWAY_DIR;
-  const model = `${d}/model.sock`;
-  const mcp = `${d}/mcp.sock`;
-  return [
-    denoPath,
-    "run",
-    "--no-config",
-    "--no-lock",
-    "--quiet",
-    `--allow-net=127.0.0.1:${SANDBOX_MODEL_PORT},127.0.0.1:${SANDBOX_MCP_PORT},unix:${model},unix:${mcp}`,
-    // Deno asks for read and write of a Unix socket it connects to.
-    `--allow-read=${d}`,
-    `--allow-write=${d}`,
-    `--allow-run=${argv[0]}`,
-    `${d}/forward.js`,
-    String(SANDBOX_MODEL_PORT),
-    model,
-    String(SANDBOX_MCP_PORT),
-    mcp,
-    "--",
-    ...argv,
-  ];
+/** A string as one word of a shell command line. */
+function shellQuote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/** Where socat is in the sandbox's system directories (null: not installed). */
+let socatPath: string | null | undefined;
+export function socatBinary(): string | null {
+  if (socatPath !== undefined) return socatPath;
+  for (const p of ["/usr/bin/socat", "/usr/local/bin/socat", "/bin/socat"]) {
+    try {
+      if (Deno.statSync(p).isFile) return socatPath = p;
+    } catch {
+      // not here
+    }
+  }
+  return socatPath = null;
+}
+
+/** The port's entry in /proc/net/tcp while it listens on 127.0.0.1 ("0100007F:4589 0A"). */
+function listening(port: number): string {
+  return `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")} 0A`;
+}
+
+/**
+ * The forwarder's shell lines inside the sandbox: socat (forking per connection) when `socat`
+ * is given, else deno running forward.js. It starts in the background without the marks
+ * descriptor or the candidate's stdin, while the sandbox seeds the world; `ready` returns once
+ * the port listens (read from /proc/net/tcp with shell builtins, a short sleep between looks
+ * after the first few), and exits 125 when the forwarder died or the port did not listen
+ * within ~30 s.
+ */
+export function forwarderScripts(
+  forwarder: { socat: string } | { deno: string },
+): { start: string; ready: string } {
+  const socket = `${SANDBOX_GATEWAY_DIR}/${SOCKET}`;
+  const port = SANDBOX_GATEWAY_PORT;
+  const detached = "</dev/null >/dev/null 2>&1 4<&- 8>&- &";
+  const start = "socat" in forwarder
+    ? `${shellQuote(forwarder.socat)} -lf /dev/null TCP4-LISTEN:${port},bind=127.0.0.1,` +
+      `reuseaddr,fork UNIX-CONNECT:${socket} ${detached}\nforwarder=$!`
+    : [
+      shellQuote(forwarder.deno),
+      "run",
+      "--no-config",
+      "--no-lock",
+      "--quiet",
+      `--allow-net=127.0.0.1:${port},unix:${socket}`,
+      // Deno asks for read and write of a Unix socket it connects to.
+      `--allow-read=${SANDBOX_GATEWAY_DIR}`,
+      `--allow-write=${SANDBOX_GATEWAY_DIR}`,
+      `${SANDBOX_GATEWAY_DIR}/forward.js`,
+      String(port),
+      socket,
+      detached,
+    ].join(" ") + "\nforwarder=$!";
+  const ready = `w=0
+while :; do
+  l=0
+  while read -r _ a _ s _; do
+    if [ "$a $s" = "${listening(port)}" ]; then l=1; break; fi
+  done < /proc/net/tcp
+  [ "$l" = 1 ] && break
+  kill -0 "$forwarder" 2>/dev/null || exit 125
+  w=$((w + 1))
+  [ "$w" -gt 3000 ] && exit 125
+  [ "$w" -gt 3 ] && sleep 0.01
+done`;
+  return { start, ready };
 }
 
 let denoPath: string | null | undefined;
@@ -134,6 +197,17 @@ export function denoBinary(): string | null {
   return denoPath = null;
 }
 
+/**
+ * What forwards the sockets inside the sandbox: socat where the system has it, else (or when
+ * `prefer` says so) deno; null when there is neither.
+ */
+export function gatewayForwarder(prefer?: "deno"): { socat: string } | { deno: string } | null {
+  const socat = prefer === "deno" ? null : socatBinary();
+  if (socat !== null) return { socat };
+  const deno = denoBinary();
+  return deno === null ? null : { deno };
+}
+
 /** Starts the gateway of one attempt. */
 export async function startAttemptGateway(
   ctx: Pick<AttemptContext, "signal">,
@@ -142,9 +216,19 @@ export async function startAttemptGateway(
   // Loaded on the first gateway only: the MCP SDK (and zod) cost a run of built-in or model
   // candidates ~20 MiB of resident memory for nothing.
   const { createWorldMcp } = await import("./world_mcp.ts");
-  const mcp = createWorldMcp(opts.toolset);
-  const mcpHandle = opts.wrapMcp ? opts.wrapMcp(mcp.handle) : mcp.handle;
+  let mcp: WorldMcp | null = null;
+  let closing = false;
+  const mcpHandle = (req: Request) => {
+    if (closing) return Promise.resolve(new Response("gateway closed", { status: 503 }));
+    mcp ??= createWorldMcp(opts.toolset);
+    return mcp.handle(req);
+  };
+  const mcpOrNot = opts.wrapMcp ? opts.wrapMcp(mcpHandle) : mcpHandle;
   const model = createModelGateway(opts.model);
+  const handler = (req: Request) => {
+    const path = new URL(req.url).pathname;
+    return path === "/mcp" || path.startsWith("/mcp/") ? mcpOrNot(req) : model.handle(req);
+  };
   const aborter = new AbortController();
   const onAbort = () => aborter.abort();
   ctx.signal.addEventListener("abort", onAbort, { once: true });
@@ -153,40 +237,36 @@ export async function startAttemptGateway(
     onError: () => new Response("gateway error", { status: 500 }),
   };
   const servers: Deno.HttpServer[] = [];
+  const forwarder = gatewayForwarder(opts.forwarder);
   let dir: string | null = null;
   let env: Record<string, string>;
   try {
     if (opts.transport === "unix") {
-      if (denoBinary() === null) {
+      if (forwarder === null) {
         throw new Error(
-          "its forwarder runs on deno, and no deno was found (this binary is not deno, and " +
-            "there is none on PATH): install Deno (npm install -g deno) and retry",
+          "its forwarder is socat or deno, and neither was found (socat is not installed, " +
+            "this binary is not deno, and there is none on PATH): install socat " +
+            "(apt-get install socat) or Deno (npm install -g deno) and retry",
         );
       }
       // Socket paths must stay under 108 bytes: a short directory in the temp dir.
       dir = await Deno.makeTempDir({ dir: opts.tmpDir, prefix: "dvg-" });
       await Deno.chmod(dir, 0o700);
-      await Deno.writeTextFile(`${dir}/forward.js`, FORWARDER_JS);
-      for (const [name, handler] of [["model", model.handle], ["mcp", mcpHandle]] as const) {
-        servers.push(Deno.serve({
-          ...quiet,
-          path: `${dir}/${name}.sock`,
-          transport: "unix",
-          signal: aborter.signal,
-        }, handler));
-      }
-      env = gatewayEnv(SANDBOX_MODEL_PORT, SANDBOX_MCP_PORT);
+      if ("deno" in forwarder) await Deno.writeTextFile(`${dir}/forward.js`, FORWARDER_JS);
+      servers.push(Deno.serve({
+        ...quiet,
+        path: `${dir}/${SOCKET}`,
+        transport: "unix",
+        signal: aborter.signal,
+      }, handler));
+      env = gatewayEnv(SANDBOX_GATEWAY_PORT);
     } else {
-      const ports: number[] = [];
-      for (const handler of [model.handle, mcpHandle]) {
-        const s = Deno.serve(
-          { ...quiet, hostname: "127.0.0.1", port: 0, signal: aborter.signal },
-          handler,
-        );
-        servers.push(s);
-        ports.push((s.addr as Deno.NetAddr).port);
-      }
-      env = gatewayEnv(ports[0], ports[1]);
+      const s = Deno.serve(
+        { ...quiet, hostname: "127.0.0.1", port: 0, signal: aborter.signal },
+        handler,
+      );
+      servers.push(s);
+      env = gatewayEnv((s.addr as Deno.NetAddr).port);
     }
   } catch (e) {
     aborter.abort();
@@ -199,14 +279,19 @@ export async function startAttemptGateway(
   return {
     dir,
     env,
-    bwrapArgs: () => (dir === null ? [] : gatewayBwrapArgs(dir, denoBinary()!)),
-    wrap: (argv) => (dir === null ? argv : forwarderArgv(denoBinary()!, argv)),
+    bwrapArgs: () =>
+      dir === null || forwarder === null
+        ? []
+        : gatewayBwrapArgs(dir, "deno" in forwarder ? forwarder.deno : null),
+    forwarders: dir === null || forwarder === null ? null : forwarderScripts(forwarder),
     finish() {
       finished ??= (async () => {
         const figures = await model.settle(3000);
         model.abort();
         // MCP sessions first: an open SSE stream of a session would hold the shutdown.
-        await mcp.close();
+        closing = true;
+        const served = mcp as WorldMcp | null;
+        await served?.close();
         aborter.abort();
         ctx.signal.removeEventListener("abort", onAbort);
         // Graceful shutdown waits for open connections; a stuck one does not hold the attempt.
@@ -218,8 +303,8 @@ export async function startAttemptGateway(
         clearTimeout(timer);
         if (dir) await Deno.remove(dir, { recursive: true }).catch(() => {});
         return {
-          mcpCalls: mcp.calls,
-          mcpToolLists: mcp.listed(),
+          mcpCalls: served?.calls ?? [],
+          mcpToolLists: served?.listed() ?? 0,
           modelRequests: model.log,
           figures,
         };

@@ -67,6 +67,7 @@ export function commandGateway(opts: CommandGatewayOptions): GatewayFactory {
     const byModel = pinned ? null : registryRouter(reg, opts.env, opts.models);
     return await startAttemptGateway(ctx, {
       transport,
+      forwarder: opts.env("DVERGR_FORWARDER") === "deno" ? "deno" : undefined,
       toolset: worldToolset(ctx),
       wrapMcp: opts.wrapMcp,
       model: {

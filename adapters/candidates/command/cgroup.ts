@@ -17,12 +17,22 @@ import { join } from "node:path";
 /** A cgroup an attempt's processes join (one directory per hierarchy). */
 export interface AttemptCgroup {
   version: 1 | 2;
-  /** cgroup.procs files the first process writes its pid into before it execs. */
-  procsFiles: string[];
-  /** The limits the cgroup hit during the attempt. */
-  exceeded(): Promise<("memory" | "processes")[]>;
-  /** Kills every process still in the cgroup, then removes it. */
+  /**
+   * Shell lines that make the cgroup with its limits and move the shell running them into it
+   * (exit 125 when they cannot): the first process of the attempt runs them before it execs
+   * the rest, so the kernel counts and bounds every descendant. No process of dvergr's own
+   * is started for it.
+   */
+  joinScript: string;
+  /** The limits the cgroup hit; then kills every process still in it and removes it. */
+  end(): Promise<("memory" | "processes")[]>;
+  /** Kills every process still in the cgroup, then removes it (after end(): nothing to do). */
   close(): Promise<void>;
+}
+
+/** A string as one word of a shell command line. */
+export function shellQuote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
 const ROOT = "/sys/fs/cgroup";
@@ -46,8 +56,16 @@ async function sh(script: string, ...args: string[]): Promise<string | null> {
   }
 }
 
-/** Lines of /proc/self/cgroup (the shell's, which is ours): controllers and path. */
-async function ownCgroups(): Promise<{ controllers: string[]; path: string }[]> {
+type OwnCgroup = { controllers: string[]; path: string };
+let own: Promise<OwnCgroup[]> | null = null;
+
+/** Lines of /proc/self/cgroup (the shell's, which is ours): controllers and path. Read once. */
+function ownCgroups(): Promise<OwnCgroup[]> {
+  own ??= readOwnCgroups();
+  return own;
+}
+
+async function readOwnCgroups(): Promise<OwnCgroup[]> {
   const text = (await sh("cat /proc/self/cgroup")) ?? "";
   return text.split("\n").filter((l) => l.includes(":")).map((l) => {
     const [, controllers, ...rest] = l.split(":");
@@ -64,23 +82,44 @@ function counter(text: string | null, key: string): number {
 const leftOver = new Set<string>();
 
 /**
- * Kills what is left in the cgroup directories (killing first when v2 can), then removes
- * them. A killed process leaves its cgroup only once reaped (by the container's init, which
- * may be slow): what cannot be removed within a second is kept and tried again later.
+ * Lines that kill what is left in the cgroup directories "$@" and remove them (exit 1: not
+ * all within a second), with shell builtins but for rmdir.
  */
-async function removeAll(dirs: string[], v2Kill = false): Promise<void> {
-  const done = await sh(
-    `${v2Kill ? 'echo 1 > "$1/cgroup.kill" 2>/dev/null\n' : ""}` +
-      "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do\n" +
-      '  pids=""; for d in "$@"; do pids="$pids $(cat "$d/cgroup.procs" 2>/dev/null)"; done\n' +
-      '  [ -n "$(echo $pids)" ] && kill -9 $pids 2>/dev/null\n' +
-      '  ok=1; for d in "$@"; do [ -d "$d" ] && { rmdir "$d" 2>/dev/null || ok=0; }; done\n' +
-      '  [ "$ok" = 1 ] && exit 0\n' +
-      "  sleep 0.05\n" +
-      "done\nexit 1",
+function removeScript(v2Kill: boolean): string {
+  return `${v2Kill ? 'echo 1 > "$1/cgroup.kill" 2>/dev/null\n' : ""}` +
+    "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do\n" +
+    '  pids=""\n' +
+    '  for d in "$@"; do\n' +
+    '    [ -f "$d/cgroup.procs" ] || continue\n' +
+    '    while read -r p; do pids="$pids $p"; done < "$d/cgroup.procs"\n' +
+    "  done\n" +
+    '  [ -n "$pids" ] && kill -9 $pids 2>/dev/null\n' +
+    '  rmdir "$@" 2>/dev/null\n' +
+    '  ok=1; for d in "$@"; do [ -d "$d" ] && ok=0; done\n' +
+    '  [ "$ok" = 1 ] && exit 0\n' +
+    "  sleep 0.05\n" +
+    "done\nexit 1";
+}
+
+/** Lines that print the file "$1" (shell builtins only). */
+const PRINT = 'while IFS= read -r l; do echo "$l"; done <';
+
+/**
+ * Prints what `events` prints, then kills what is left in the cgroup directories (killing
+ * first when v2 can) and removes them. A killed process leaves its cgroup only once reaped (by
+ * the container's init, which may be slow): what cannot be removed within a second is kept
+ * and tried again later. Returns what `events` printed ("" when it printed nothing).
+ */
+async function endAll(dirs: string[], events: string, v2Kill = false): Promise<string> {
+  const out = await sh(
+    `${events}\necho "---removed"\n${removeScript(v2Kill)}`,
     ...dirs,
   );
-  if (done === null) { for (const d of dirs) leftOver.add(d); }
+  const removed = out !== null;
+  const text = out ?? "";
+  if (!removed) { for (const d of dirs) leftOver.add(d); }
+  const at = text.lastIndexOf("---removed");
+  return at >= 0 ? text.slice(0, at) : text;
 }
 
 /**
@@ -107,99 +146,142 @@ async function sweep(parents: string[]): Promise<void> {
   );
 }
 
-async function openV2(name: string, memory: number, processes: number) {
-  const own = (await ownCgroups()).find((c) => c.controllers.length === 0);
-  if (!own) return null;
+/** The shell lines that write `value` into `file`, failing the script (exit 125) when they cannot. */
+function put(file: string, value: string | number): string {
+  return `echo ${value} > ${shellQuote(file)} || exit 125`;
+}
+
+/** The same, where the file may be absent (swap accounting off): its failure is ignored. */
+function mayPut(file: string, value: string | number): string {
+  return `{ echo ${value} > ${shellQuote(file)}; } 2>/dev/null`;
+}
+
+/** Where this process's cgroup v2 can get children with the memory and pids controllers. */
+async function v2Parent(): Promise<string | null> {
+  const mine = (await ownCgroups()).find((c) => c.controllers.length === 0);
+  if (!mine) return null;
   for (const mount of [ROOT, join(ROOT, "unified")]) {
-    const parent = join(mount, own.path);
-    const dir = join(parent, name);
-    // The parent must hand memory and pids down; then a child with both limits.
-    const made = await sh(
-      'grep -qw memory "$1/cgroup.subtree_control" && grep -qw pids "$1/cgroup.subtree_control" &&\n' +
-        'mkdir "$2" && echo "$3" > "$2/memory.max" && echo "$4" > "$2/pids.max" &&\n' +
-        '{ echo 0 > "$2/memory.swap.max" 2>/dev/null; true; }',
+    const parent = join(mount, mine.path);
+    const ok = await sh(
+      'grep -qw memory "$1/cgroup.subtree_control" && grep -qw pids "$1/cgroup.subtree_control"',
       parent,
-      dir,
-      String(memory),
-      String(processes),
     );
-    if (made === null) {
-      await sh('rmdir "$1" 2>/dev/null', dir);
-      continue;
-    }
-    const cgroup: AttemptCgroup = {
-      version: 2,
-      procsFiles: [join(dir, "cgroup.procs")],
-      async exceeded() {
-        const text = await sh('cat "$1/memory.events"; echo ---; cat "$1/pids.events"', dir);
-        const [mem, pids] = (text ?? "---").split("---");
-        const out: ("memory" | "processes")[] = [];
-        if (counter(mem, "oom_kill") > 0) out.push("memory");
-        if (counter(pids, "max") > 0) out.push("processes");
-        return out;
-      },
-      close: () => removeAll([dir], true),
-    };
-    return cgroup;
+    if (ok !== null) return parent;
   }
   return null;
 }
 
-async function openV1(name: string, memory: number, processes: number) {
-  const own = await ownCgroups();
+function v2Cgroup(parent: string, name: string, memory: number, processes: number) {
+  const dir = join(parent, name);
+  const cgroup: AttemptCgroup = {
+    version: 2,
+    joinScript: [
+      `mkdir ${shellQuote(dir)} || exit 125`,
+      put(join(dir, "memory.max"), memory),
+      put(join(dir, "pids.max"), processes),
+      mayPut(join(dir, "memory.swap.max"), 0),
+      put(join(dir, "cgroup.procs"), "$$"),
+    ].join("\n"),
+    async end() {
+      const text = await endAll(
+        [dir],
+        `${PRINT} "$1/memory.events"; echo ---; ${PRINT} "$1/pids.events"`,
+        true,
+      );
+      const [mem, pids] = (text || "---").split("---");
+      const out: ("memory" | "processes")[] = [];
+      if (counter(mem, "oom_kill") > 0) out.push("memory");
+      if (counter(pids, "max") > 0) out.push("processes");
+      return out;
+    },
+    close: async () => void await endAll([dir], "", true),
+  };
+  return cgroup;
+}
+
+/** Where this process's cgroup v1 memory and pids hierarchies are (null: not both). */
+async function v1Parents(): Promise<{ mem: string; pids: string } | null> {
+  const mine = await ownCgroups();
   const at = (controller: string) => {
-    const c = own.find((x) => x.controllers.includes(controller));
+    const c = mine.find((x) => x.controllers.includes(controller));
     return c ? join(ROOT, controller, c.path) : null;
   };
-  const memParent = at("memory");
-  const pidsParent = at("pids");
-  if (memParent === null || pidsParent === null) return null;
-  const mem = join(memParent, name);
-  const pids = join(pidsParent, name);
-  const made = await sh(
-    'mkdir "$1" && mkdir "$2" && echo "$3" > "$1/memory.limit_in_bytes" &&\n' +
-      'echo "$4" > "$2/pids.max" &&\n' +
-      // Without swap accounting this file is absent; memory.limit_in_bytes still binds RAM.
-      '{ echo "$3" > "$1/memory.memsw.limit_in_bytes" 2>/dev/null; true; }',
-    mem,
-    pids,
-    String(memory),
-    String(processes),
-  );
-  if (made === null) {
-    await sh('rmdir "$1" "$2" 2>/dev/null', mem, pids);
-    return null;
-  }
+  const mem = at("memory");
+  const pids = at("pids");
+  return mem === null || pids === null ? null : { mem, pids };
+}
+
+function v1Cgroup(
+  parents: { mem: string; pids: string },
+  name: string,
+  memory: number,
+  processes: number,
+) {
+  const mem = join(parents.mem, name);
+  const pids = join(parents.pids, name);
   const cgroup: AttemptCgroup = {
     version: 1,
-    procsFiles: [join(mem, "cgroup.procs"), join(pids, "cgroup.procs")],
-    async exceeded() {
-      const text = await sh(
-        'cat "$1/memory.oom_control"; echo "failcnt $(cat "$1/memory.failcnt")"; echo ---; ' +
-          'cat "$2/pids.events"',
-        mem,
-        pids,
+    joinScript: [
+      `mkdir ${shellQuote(mem)} ${shellQuote(pids)} || exit 125`,
+      put(join(mem, "memory.limit_in_bytes"), memory),
+      put(join(pids, "pids.max"), processes),
+      // Without swap accounting this file is absent; memory.limit_in_bytes still binds RAM.
+      mayPut(join(mem, "memory.memsw.limit_in_bytes"), memory),
+      put(join(mem, "cgroup.procs"), "$$"),
+      put(join(pids, "cgroup.procs"), "$$"),
+    ].join("\n"),
+    async end() {
+      const text = await endAll(
+        [pids, mem],
+        `${PRINT} "$2/memory.oom_control"; read -r f < "$2/memory.failcnt"; ` +
+          `echo "failcnt $f"; echo ---; ${PRINT} "$1/pids.events"`,
       );
-      const [memText, pidsText] = (text ?? "---").split("---");
+      const [memText, pidsText] = (text || "---").split("---");
       const out: ("memory" | "processes")[] = [];
       const kills = /oom_kill /.test(memText) ? counter(memText, "oom_kill") : null;
       if ((kills ?? counter(memText, "failcnt")) > 0) out.push("memory");
       if (counter(pidsText, "max") > 0) out.push("processes");
       return out;
     },
-    close: () => removeAll([pids, mem]),
+    close: async () => void await endAll([pids, mem], ""),
   };
   return cgroup;
 }
 
-let usable: Promise<1 | 2 | null> | null = null;
+/** Makes attempt cgroups of one kind. */
+type CgroupMaker = (name: string, memory: number, processes: number) => AttemptCgroup;
+
+/** A shell joins a cgroup of `make` and exits: whether that works here (one probe). */
+async function works(make: CgroupMaker): Promise<boolean> {
+  const probe = make(`dvergr-${Deno.pid}-probe-${crypto.randomUUID().slice(0, 8)}`, 64 << 20, 64);
+  const ok = (await sh(`${probe.joinScript}\nexit 0`)) !== null;
+  await probe.close();
+  return ok;
+}
+
+/** The kind of cgroup this host gives dvergr: v2, else v1, else none. */
+async function findMaker(): Promise<{ version: 1 | 2; make: CgroupMaker } | null> {
+  const v2 = await v2Parent();
+  if (v2 !== null) {
+    const make: CgroupMaker = (n, m, p) => v2Cgroup(v2, n, m, p);
+    if (await works(make)) return { version: 2, make };
+  }
+  const v1 = await v1Parents();
+  if (v1 !== null) {
+    const make: CgroupMaker = (n, m, p) => v1Cgroup(v1, n, m, p);
+    if (await works(make)) return { version: 1, make };
+  }
+  return null;
+}
+
+let usable: ReturnType<typeof findMaker> | null = null;
 /** Leftovers of dead dvergr processes are swept once per process. */
 let sweeping: Promise<void> | null = null;
 
 /**
- * A fresh cgroup for one attempt with `memoryBytes` and `processes` as its limits, or null
- * when this host gives dvergr none (checked once per process; `DVERGR_CGROUP=none` turns
- * cgroups off).
+ * A cgroup for one attempt with `memoryBytes` and `processes` as its limits, made by the
+ * attempt's first process as it joins (joinScript), or null when this host gives dvergr none
+ * (checked once per process; `DVERGR_CGROUP=none` turns cgroups off).
  */
 export async function openAttemptCgroup(
   memoryBytes: number,
@@ -207,39 +289,33 @@ export async function openAttemptCgroup(
   env: (name: string) => string | undefined,
 ): Promise<AttemptCgroup | null> {
   if (env("DVERGR_CGROUP") === "none") return null;
-  const name = () => `dvergr-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
-  usable ??= (async () => {
-    const probe = (await openV2(name(), memoryBytes, processes)) ??
-      (await openV1(name(), memoryBytes, processes));
-    if (probe === null) return null;
-    await probe.close();
-    return probe.version;
-  })();
-  const version = await usable;
-  if (version === null) return null;
+  usable ??= findMaker();
+  const kind = await usable;
+  if (kind === null) return null;
   sweeping ??= (async () => {
-    const own = await ownCgroups();
-    const parents = version === 2
+    const mine = await ownCgroups();
+    const parents = kind.version === 2
       ? [ROOT, join(ROOT, "unified")].map((m) =>
-        join(m, own.find((c) => c.controllers.length === 0)?.path ?? "/")
+        join(m, mine.find((c) => c.controllers.length === 0)?.path ?? "/")
       )
       : ["memory", "pids"].map((k) =>
-        join(ROOT, k, own.find((c) => c.controllers.includes(k))?.path ?? "/")
+        join(ROOT, k, mine.find((c) => c.controllers.includes(k))?.path ?? "/")
       );
     await sweep(parents);
   })();
   await sweeping;
   if (leftOver.size > 0) await sweep([]);
-  if (version === 2) return await openV2(name(), memoryBytes, processes);
-  return await openV1(name(), memoryBytes, processes);
+  return kind.make(
+    `dvergr-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`,
+    memoryBytes,
+    processes,
+  );
 }
 
 /**
- * The argv prefix that moves the process into `cgroup` before it execs the rest (the
- * kernel then counts and bounds every descendant).
+ * The argv prefix that makes `cgroup` and moves the process into it before it execs the rest
+ * (the kernel then counts and bounds every descendant).
  */
 export function joinCgroupArgv(cgroup: AttemptCgroup): string[] {
-  const script = cgroup.procsFiles.map((_, i) => `echo $$ > "$${i + 1}" || exit 125`).join("\n") +
-    `\nshift ${cgroup.procsFiles.length}\nexec "$@"`;
-  return ["/bin/sh", "-c", script, "dvergr-cgroup", ...cgroup.procsFiles];
+  return ["/bin/sh", "-c", `${cgroup.joinScript}\nexec "$@"`, "dvergr-cgroup"];
 }

@@ -38,14 +38,13 @@ import {
   rlimitArgv,
   sandboxWorldArgs,
   sealArgs,
-  startMarkArgv,
   superviseArgv,
   writableTopLevel,
 } from "./limits.ts";
-import { type AttemptCgroup, joinCgroupArgv, openAttemptCgroup } from "./cgroup.ts";
+import { type AttemptCgroup, openAttemptCgroup, shellQuote } from "./cgroup.ts";
 import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
 import { commandProgram, lookUpProgram, under } from "./command_program.ts";
-import { openSandboxMarks, type SandboxMarks, withMarksFd } from "./sandbox_marks.ts";
+import { MARKS_FD, openSandboxMarks, type SandboxMarks } from "./sandbox_marks.ts";
 import {
   type AttemptContext,
   type Candidate,
@@ -274,18 +273,22 @@ export function identityArgs(support: BwrapSupport, filterFd: string | null): st
 }
 
 /**
- * Runs `argv` with the file `filterFile` open on the seccomp descriptor (exit 125 when it
- * cannot be opened, which the attempt reports as a sandbox that did not start).
+ * The first process of an attempt, one shell that execs `argv` after it has made and joined
+ * the attempt's cgroup, opened the marks FIFO for writing on MARKS_FD and the seccomp filter on
+ * SECCOMP_FD (each where given). Exit 125 when any of them fails: no mark, so a sandbox that
+ * did not start.
  */
-export function withSeccompFd(filterFile: string, argv: string[]): string[] {
-  return [
-    "/bin/sh",
-    "-c",
-    `exec ${SECCOMP_FD}<"$1" || exit 125; shift; exec "$@"`,
-    "dvergr-seccomp",
-    filterFile,
-    ...argv,
-  ];
+export function launchArgv(
+  p: { cgroup: AttemptCgroup | null; marks: string | null; filter: string | null },
+  argv: string[],
+): string[] {
+  const lines: string[] = [];
+  if (p.cgroup) lines.push(p.cgroup.joinScript);
+  // `command` keeps a failed redirection from ending the shell before `exit 125`.
+  if (p.marks) lines.push(`command exec ${MARKS_FD}>${shellQuote(p.marks)} || exit 125`);
+  if (p.filter) lines.push(`command exec ${SECCOMP_FD}<${shellQuote(p.filter)} || exit 125`);
+  if (lines.length === 0) return argv;
+  return ["/bin/sh", "-c", `${lines.join("\n")}\nexec "$@"`, "dvergr-launch", ...argv];
 }
 
 /** Processes the supervisor and bwrap need beside the candidate's. */
@@ -687,22 +690,18 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     args.push(...sizedTmpfs(spec.bwrapExtra ?? [], limits.worldBytes));
     if (gateway) args.push(...gateway.bwrapArgs());
     args.push(...sealArgs(limits.worldBytes), "--chdir", "/");
-    // The go mark is the last of ours before the candidate's shell: behind the forwarder.
-    const marked = startMarkArgv(sh);
-    const bwrap = [
+    // The go mark comes after the gateway's forwarders listen, just before the candidate.
+    return [
       "bwrap",
       ...args,
-      ...superviseArgv(gateway ? gateway.wrap(marked) : marked, {
+      ...superviseArgv(sh, {
         timeoutMs: ctx.timeoutMs,
         graceMs: grace,
         writable,
         capture: ctx.writable,
+        helpers: gateway?.forwarders ?? undefined,
       }),
     ];
-    return withMarksFd(
-      files.marks.path,
-      files.filter ? withSeccompFd(files.filter, bwrap) : bwrap,
-    );
   }
 
   /** Runs the process of one attempt (behind `gateway` when there is one). */
@@ -727,16 +726,18 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
         opts.env,
       );
       const cgroupName = cgroup ? `cgroup v${cgroup.version}` : null;
-      const limited = [
-        ...(cgroup ? joinCgroupArgv(cgroup) : []),
-        ...((await hasPrlimit())
-          ? rlimitArgv(limits, {
-            cgroup: cgroup !== null,
-            supervisedDirs: isolated ? writableTopLevel(ctx.writable).length : null,
-          })
-          : []),
-        ...args,
-      ];
+      const limited = launchArgv(
+        { cgroup, marks: files?.marks.path ?? null, filter: files?.filter ?? null },
+        [
+          ...((await hasPrlimit())
+            ? rlimitArgv(limits, {
+              cgroup: cgroup !== null,
+              supervisedDirs: isolated ? writableTopLevel(ctx.writable).length : null,
+            })
+            : []),
+          ...args,
+        ],
+      );
       const grouped = await hasSetsid();
       const [cmd, ...rest] = grouped ? ["setsid", ...limited] : limited;
       let child: Deno.ChildProcess;
@@ -817,9 +818,8 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
         new Promise((r) => setTimeout(r, 2000)),
       ]);
       await marks?.close();
-      const exceeded: LimitName[] = cgroup ? await cgroup.exceeded() : [];
       // Every process of the attempt, however it detached, ends with it.
-      await cgroup?.close();
+      const exceeded: LimitName[] = cgroup ? await cgroup.end() : [];
       cgroup = null;
       const back = isolated
         ? await readBackWorld(ctx.worldDir, writableTopLevel(ctx.writable), captureFile)

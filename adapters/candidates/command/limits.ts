@@ -113,8 +113,6 @@ export function packRoots(capture: string[]): string[] {
 const SEED = "/.dvergr/seed";
 const RUN = "/.dvergr/run";
 const CAPTURE = "/.dvergr/capture.tar";
-/** The sandbox's FIFO on which the candidate's command says it starts (see startMarkArgv). */
-const GO = `${RUN}/go`;
 /** The supervisor's status file, as named in its pack (relative to /). */
 const STATUS = ".dvergr/run/status";
 
@@ -164,45 +162,59 @@ export function sealArgs(worldBytes: number): string[] {
 }
 
 /**
- * The supervisor, run by /bin/sh as the sandbox's command: $1 the time limit in seconds,
- * $2 the grace between SIGTERM and SIGKILL in seconds, $3 how many writable directories
+ * The supervisor, run by /bin/sh as the sandbox's command: $1 the grace between SIGTERM and
+ * SIGKILL in seconds, $2 the time limit in seconds, $3 and $4 shell lines of ours that start
+ * helpers (the world gateway's forwarders) at once and, before the candidate's command,
+ * wait until they are ready (exit 125 when they are not), $5 how many writable directories
  * follow, then their names, then how many capture directories (packRoots) follow, then
- * theirs, then the candidate's argv. It seeds the writable directories,
- * says `started` on the host's marks descriptor (sandbox_marks.ts), runs the candidate with
- * the task on stdin, says `go` there when the candidate's own command starts (its argv is
- * wrapped by startMarkArgv, behind the world gateway's forwarder when there is one) and only
- * then starts the time limit; no process of the candidate ever holds that descriptor. It
- * stops the candidate at the time limit, kills every
- * other process of the sandbox's PID namespace (kill -1 spares only itself and bwrap's
- * init), records how it ended, whether a writable directory is full and whether the capture
- * directories hold more than PACK_ENTRIES entries, and packs (at most that many of) them into
- * the capture file. Before it forks again it waits, with shell
- * builtins only, until /proc shows no process but bwrap's init and itself: a killed
- * process holds its slot of the attempt's process limit until init reaps it, so after a
- * fork bomb every fork of the pack would fail and the world would not be read back (a
- * bounded number of looks, for a process that cannot die). The candidate can disturb all of this only
- * to its own cost: the host reads the pack as untrusted input.
+ * theirs, then the candidate's argv. It starts the helpers, seeds the writable directories
+ * (those with something to seed), says `started` on the host's marks descriptor
+ * (sandbox_marks.ts), and starts the candidate with the task on stdin in a subshell of its
+ * own that waits for the helpers, says `go` on the marks descriptor, closes it, starts the time
+ * limit (a timer that signals the supervisor) and only then execs the candidate's command: no
+ * process of the candidate ever holds that descriptor, and the time limit counts from the
+ * candidate's own start. It stops the candidate at the time limit, kills every other process
+ * of the sandbox's PID namespace (kill -1 spares only itself and bwrap's init), records how it
+ * ended and whether a writable directory is full, and packs the capture directories into the
+ * capture file: at most PACK_ENTRIES + 1 entries, so the host knows when there were more.
+ * Before it forks again it waits, with shell builtins only, until /proc shows no process but
+ * bwrap's init and itself: a killed process holds its slot of the attempt's process limit
+ * until init reaps it, so after a fork bomb every fork of the pack would fail and the world
+ * would not be read back (a bounded number of looks, for a process that cannot die). The
+ * candidate can disturb all of this only to its own cost: the host reads the pack as
+ * untrusted input.
  */
 export const SUPERVISOR = `
-limit=$1; grace=$2; n=$3; shift 3
+grace=$1; limit=$2; start=$3; ready=$4; n=$5; shift 5
+eval "$start"
 dirs=""
 while [ "$n" -gt 0 ]; do dirs="$dirs $1"; shift; n=$((n - 1)); done
 n=$1; shift
 packed=""
 while [ "$n" -gt 0 ]; do packed="$packed $1"; shift; n=$((n - 1)); done
+seeded() {
+  for entry in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+    if [ -e "$entry" ] || [ -L "$entry" ]; then return 0; fi
+  done
+  return 1
+}
 for d in $dirs; do
-  if [ -d "${SEED}/$d" ]; then cp -a "${SEED}/$d/." "/$d/" || exit 125; fi
+  if seeded "${SEED}/$d"; then cp -a "${SEED}/$d/." "/$d/" || exit 125; fi
 done
-mkfifo ${GO} || exit 125
 echo started >&${MARKS_FD} || exit 125
 timed=0
 trap 'timed=1' USR1
 exec 4<&0
-(cd / && exec "$@" <&4 4<&- ${MARKS_FD}>&-) &
+(
+  cd / || exit 125
+  eval "$ready"
+  echo go >&${MARKS_FD} || exit 125
+  exec ${MARKS_FD}>&-
+  ( (sleep "$limit"; kill -USR1 $$) </dev/null >/dev/null 2>&1 4<&- & )
+  exec "$@" <&4 4<&-
+) &
 c=$!
-exec 4<&- </dev/null
-(read go < ${GO}; echo go >&${MARKS_FD}; exec ${MARKS_FD}>&-; sleep "$limit"; kill -USR1 $$) &
-exec ${MARKS_FD}>&-
+exec 4<&- </dev/null ${MARKS_FD}>&-
 wait $c
 st=$?
 if [ "$timed" = 1 ]; then kill -TERM -1 2>/dev/null; sleep "$grace"; fi
@@ -217,33 +229,37 @@ while [ "$i" -lt 100000 ]; do
   i=$((i + 1))
 done
 full=""
-for d in $dirs; do
-  a=$(df -Pk "/$d" 2>/dev/null | awk 'NR == 2 { print $4 }')
-  if [ -n "$a" ] && [ "$a" -lt 64 ]; then full="$full /$d"; fi
-done
+if [ -n "$dirs" ]; then
+  (cd / && exec df -Pk $dirs) > ${RUN}/df 2>/dev/null
+  { read -r _; while read -r _ _ _ a _ m; do
+    if [ "$a" -lt 64 ] 2>/dev/null; then full="$full $m"; fi
+  done; } < ${RUN}/df
+fi
 cd /
-list() { if [ -n "$packed" ]; then find $packed -print0 2>/dev/null; fi; }
-over=0
-k=$(list | head -z -n ${PACK_ENTRIES + 1} | tr -cd '\\0' | wc -c)
-[ "$k" -gt ${PACK_ENTRIES} ] && over=1
-printf 'exit=%s\\ntimedout=%s\\nfull=%s\\nover=%s\\n' "$st" "$timed" "$full" "$over" > ${RUN}/status
-{ printf '%s\\0' ${STATUS}; list | head -z -n ${PACK_ENTRIES}; } |
+printf 'exit=%s\\ntimedout=%s\\nfull=%s\\n' "$st" "$timed" "$full" > ${RUN}/status
+{ printf '%s\\0' ${STATUS}; if [ -n "$packed" ]; then find $packed -print0 2>/dev/null | head -z -n ${
+  PACK_ENTRIES + 1
+}; fi; } |
   LC_ALL=C.UTF-8 tar --format=posix --null --no-recursion -T - -cf ${CAPTURE} 2>/dev/null
 exit $st
 `;
 
-/**
- * The candidate's argv with its start marked: the supervisor's time limit starts when this
- * wrapper, the last of ours, is about to exec the candidate's own command.
- */
-export function startMarkArgv(candidate: string[]): string[] {
-  return ["/bin/sh", "-c", `echo go > ${GO}; exec "$@"`, "dvergr-go", ...candidate];
+/** Shell lines that start helpers in the sandbox, and that wait until they are ready. */
+export interface SandboxHelpers {
+  start: string;
+  ready: string;
 }
 
-/** The sandbox's command: the supervisor around the candidate's argv. */
+/** The sandbox's command: the supervisor around the candidate's argv, with its helpers. */
 export function superviseArgv(
   candidate: string[],
-  opts: { timeoutMs: number; graceMs: number; writable: string[]; capture: string[] },
+  opts: {
+    timeoutMs: number;
+    graceMs: number;
+    writable: string[];
+    capture: string[];
+    helpers?: SandboxHelpers;
+  },
 ): string[] {
   const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(3);
   const packed = packRoots(opts.capture);
@@ -252,8 +268,10 @@ export function superviseArgv(
     "-c",
     SUPERVISOR,
     "dvergr-supervisor",
-    seconds(opts.timeoutMs),
     seconds(opts.graceMs),
+    seconds(opts.timeoutMs),
+    opts.helpers?.start ?? "",
+    opts.helpers?.ready ?? "",
     String(opts.writable.length),
     ...opts.writable,
     String(packed.length),
@@ -268,7 +286,10 @@ export interface SupervisorStatus {
   timedOut: boolean;
   /** Writable world directories that were full (their tmpfs had no room left). */
   full: string[];
-  /** The capture directories held more than PACK_ENTRIES entries (the pack has only those). */
+  /**
+   * The capture directories held more than PACK_ENTRIES entries (the pack has one more than
+   * that, which the host counts; nothing of it is read back).
+   */
   overPack: boolean;
 }
 
@@ -310,7 +331,7 @@ export async function readBackWorld(
   worldDir: string,
   writable: string[],
   captureFile: string,
-  maxEntries = 50_000,
+  maxEntries = PACK_ENTRIES,
 ): Promise<ReadBack> {
   const result: ReadBack = {
     status: null,
@@ -365,18 +386,18 @@ export async function readBackWorld(
       }
       pax = new Map();
       longName = null;
-      if (++entries > maxEntries) {
-        result.truncated = true;
-        break;
-      }
-      if (name === STATUS && type === "0") {
+      if (name === STATUS && type === "0" && result.status === null && entries === 0) {
         const data = await readFull(file, padded);
         result.status = parseStatus(
           new TextDecoder().decode(data.subarray(0, Math.min(size, 4096))),
         );
-        // Over the capture's entries the attempt fails whatever the pack holds: not read.
-        if (result.status.overPack) break;
         continue;
+      }
+      if (++entries > maxEntries) {
+        // Over the capture's entries the attempt fails whatever the pack holds.
+        if (result.status) result.status.overPack = true;
+        else result.truncated = true;
+        break;
       }
       const next = await writeMember(
         { worldDir, rw, file, result, skip, written },
@@ -497,7 +518,7 @@ function parseStatus(text: string): SupervisorStatus {
     exit: get("exit") !== "" && Number.isSafeInteger(exit) ? exit : null,
     timedOut: get("timedout") === "1",
     full: get("full").split(/\s+/).filter((s) => s.startsWith("/")),
-    overPack: get("over") === "1",
+    overPack: false,
   };
 }
 

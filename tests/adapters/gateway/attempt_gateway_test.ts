@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { commandCandidate, detectBwrap } from "../../../adapters/candidates/command/command.ts";
 import { commandGateway } from "../../../adapters/gateway/command_gateway.ts";
-import { DUMMY_KEY } from "../../../adapters/gateway/attempt_gateway.ts";
+import { DUMMY_KEY, socatBinary } from "../../../adapters/gateway/attempt_gateway.ts";
 import { createWorld } from "../../../adapters/world/world.ts";
 import type { AttemptContext } from "../../../core/bench/candidate.ts";
 import {
@@ -108,68 +108,71 @@ r.files = files;
 await Deno.writeTextFile("/out/probe.json", JSON.stringify(r));
 `;
 
-Deno.test({
-  name:
-    "commandCandidate() with the world gateway reaches MCP and the model gateway only, and never sees the real key",
-  ignore: !hasBwrap,
-  fn: async () => {
-    const provider = startFakeAgentProvider(caseReader());
-    const home = `{:models {"fake-claude" {:provider :anthropic :base-url "${provider.url}"
+for (const forwarder of ["socat", "deno"] as const) {
+  Deno.test({
+    name:
+      `commandCandidate() with the world gateway (${forwarder} forwarding) reaches MCP and the model gateway only, and never sees the real key`,
+    ignore: !hasBwrap || (forwarder === "socat" && socatBinary() === null),
+    fn: async () => {
+      const provider = startFakeAgentProvider(caseReader());
+      const home = `{:models {"fake-claude" {:provider :anthropic :base-url "${provider.url}"
       :prices {:input 3 :output 15}}}}`;
-    const registry = buildRegistry([
-      parseModelsEdn(SHIPPED_MODELS_EDN, SHIPPED_MODELS_FILE),
-      parseModelsEdn(home, "models.edn (test)"),
-    ]);
-    const world = await createWorld({ "/docs/case.txt": "quiet harbour" }, { mkdirs: ["/out"] });
-    const env = (k: string) => (k === "ANTHROPIC_API_KEY" ? SECRET : hostEnv(k));
-    try {
-      const deno = Deno.execPath();
-      const cand = commandCandidate(
-        {
-          name: "probe",
-          command: `"${deno}" eval --quiet "$PROBE_JS"`,
-          env: { PROVIDER_URL: provider.url, PROBE_JS: PROBE },
-        },
-        {
-          isolation: "bwrap",
-          env,
-          gateway: commandGateway({ env, registry }),
-        },
-      );
-      const outcome = await cand.run(attemptIn(world));
-      assert.equal(
-        outcome.status,
-        "completed",
-        `${outcome.message} ${outcome.evidence.stderrTail}`,
-      );
-      const probe = (await world.capture(["/out"])).files["/out/probe.json"];
-      assert(probe, `no probe: ${JSON.stringify(outcome.evidence).slice(0, 3000)}`);
-      const r = JSON.parse(probe);
-      assert.equal(r.head, 200);
-      assert.equal(r.model, 200);
-      assert(r.modelBody > 0);
-      assert.equal(r.mcp, 200);
-      assert.deepEqual(r.tools, ["list_files", "read_file", "write_file"]);
-      assert.equal(r.providerDirect, "failed", "the host's loopback is reachable");
-      assert.equal(r.outside, "failed", "an outside address is reachable");
-      assert.equal(r.hostName, "failed");
-      assert.equal(r.dns, "failed", "DNS resolves");
-      assert(!r.env.includes(SECRET) && r.env.includes(DUMMY_KEY));
-      assert(!r.procs.includes(SECRET));
-      assert(r.files.includes("quiet harbour") && r.files.includes("dvergr's forwarder"));
-      assert(!r.files.includes(SECRET));
-      // The provider got the real key, and the request was metered.
-      assert.equal(provider.requests[0].headers["x-api-key"], SECRET);
-      const u = provider.sent[0];
-      assert.deepEqual(outcome.usage, u);
-      assert(outcome.billedMicros > 0);
-      assert(!JSON.stringify(outcome).includes(SECRET));
-    } finally {
-      await provider.close();
-      await world.remove();
-    }
-  },
-});
+      const registry = buildRegistry([
+        parseModelsEdn(SHIPPED_MODELS_EDN, SHIPPED_MODELS_FILE),
+        parseModelsEdn(home, "models.edn (test)"),
+      ]);
+      const world = await createWorld({ "/docs/case.txt": "quiet harbour" }, { mkdirs: ["/out"] });
+      const env = (k: string) =>
+        k === "ANTHROPIC_API_KEY" ? SECRET : k === "DVERGR_FORWARDER" ? forwarder : hostEnv(k);
+      try {
+        const deno = Deno.execPath();
+        const cand = commandCandidate(
+          {
+            name: "probe",
+            command: `"${deno}" eval --quiet "$PROBE_JS"`,
+            env: { PROVIDER_URL: provider.url, PROBE_JS: PROBE },
+          },
+          {
+            isolation: "bwrap",
+            env,
+            gateway: commandGateway({ env, registry }),
+          },
+        );
+        const outcome = await cand.run(attemptIn(world));
+        assert.equal(
+          outcome.status,
+          "completed",
+          `${outcome.message} ${outcome.evidence.stderrTail}`,
+        );
+        const probe = (await world.capture(["/out"])).files["/out/probe.json"];
+        assert(probe, `no probe: ${JSON.stringify(outcome.evidence).slice(0, 3000)}`);
+        const r = JSON.parse(probe);
+        assert.equal(r.head, 200);
+        assert.equal(r.model, 200);
+        assert(r.modelBody > 0);
+        assert.equal(r.mcp, 200);
+        assert.deepEqual(r.tools, ["list_files", "read_file", "write_file"]);
+        assert.equal(r.providerDirect, "failed", "the host's loopback is reachable");
+        assert.equal(r.outside, "failed", "an outside address is reachable");
+        assert.equal(r.hostName, "failed");
+        assert.equal(r.dns, "failed", "DNS resolves");
+        assert(!r.env.includes(SECRET) && r.env.includes(DUMMY_KEY));
+        assert(!r.procs.includes(SECRET));
+        assert(r.files.includes("quiet harbour"));
+        assert(!r.files.includes(SECRET));
+        // The provider got the real key, and the request was metered.
+        assert.equal(provider.requests[0].headers["x-api-key"], SECRET);
+        const u = provider.sent[0];
+        assert.deepEqual(outcome.usage, u);
+        assert(outcome.billedMicros > 0);
+        assert(!JSON.stringify(outcome).includes(SECRET));
+      } finally {
+        await provider.close();
+        await world.remove();
+      }
+    },
+  });
+}
 
 Deno.test("commandCandidate() without bubblewrap reaches the world gateway on host loopback ports", async () => {
   const world = await createWorld({ "/docs/case.txt": "quiet harbour" }, { mkdirs: ["/out"] });
@@ -290,7 +293,7 @@ Deno.test("startAttemptGateway() refuses a 4 GiB body on either socket with 413 
     }
     const { dir } = JSON.parse(first);
     const MiB = 1024 * 1024;
-    for (const [socket, path] of [["model.sock", "/v1/messages"], ["mcp.sock", "/mcp"]]) {
+    for (const [socket, path] of [["gateway.sock", "/v1/messages"], ["gateway.sock", "/mcp"]]) {
       const before = await memoryOf(host.pid);
       // A body of 4 GiB offered (generated as it is sent, never held): refused after its first MiBs.
       const r = await streamBody(`${dir}/${socket}`, path, 4096 * MiB);

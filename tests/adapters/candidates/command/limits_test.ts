@@ -361,14 +361,12 @@ if (hasBwrap) {
   });
 
   Deno.test("commandCandidate() [bwrap] charges the candidate's own time only: a slow gateway start is not", async () => {
-    // The real world gateway, whose in-sandbox forwarder here takes 3 s before the command.
+    // The real world gateway, whose in-sandbox forwarders here take 3 s to listen.
     const real = commandGateway({ env });
     const slow: GatewayFactory = async (ctx, transport) => {
       const g = await real(ctx, transport);
-      return {
-        ...g,
-        wrap: (argv) => g.wrap(["/bin/sh", "-c", 'sleep 3; exec "$@"', "slow", ...argv]),
-      };
+      const f = g.forwarders!;
+      return { ...g, forwarders: { start: f.start, ready: `sleep 3\n${f.ready}` } };
     };
     const { outcome, captured, world } = await attempt(
       "echo done > /out/done.txt",
