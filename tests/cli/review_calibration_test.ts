@@ -77,7 +77,7 @@ Deno.test("dvergr calibrate fails a reviewer that approves everything, passes on
     assert.equal(strict.code, 0, strict.out + strict.err);
     assert.match(
       strict.out,
-      /ok {2}review wrong-summary {4}escalate \(expected escalate\)  reviewer: escalate/,
+      /ok {2}review wrong-summary {4}escalate \(expected escalate\) {2}reviewer: escalate/,
     );
   } finally {
     await server.close();
