@@ -118,8 +118,9 @@ function failStart<O>(p: Pool<O>, slot: Slot<O>, why: string): void {
 }
 
 /**
- * Takes a worker out. Its first call in flight gets `headFault`; the calls behind it never
- * started and go back to the front of the queue.
+ * Takes a worker out. With `headFault`, its first call in flight (the one running) gets
+ * it; every other call never started and goes back to the front of the queue. Without one
+ * (the running call has its result), all of them go back.
  */
 function retire<O>(
   p: Pool<O>,
@@ -127,11 +128,10 @@ function retire<O>(
   headFault: Faulted | undefined,
   replaced: boolean,
 ): void {
-  const [head, ...waiting] = slot.inflight;
-  slot.inflight = [];
+  const calls = slot.inflight.splice(0);
   remove(p, slot, replaced);
-  if (head && headFault) finish(head, headFault);
-  p.queue.unshift(...waiting);
+  if (headFault && calls.length > 0) finish(calls.shift()!, headFault);
+  p.queue.unshift(...calls);
 }
 
 function onCrash<O>(p: Pool<O>, slot: Slot<O>, why: string): void {

@@ -19,7 +19,6 @@ export const MAX_LINES = 120;
  */
 const NOT_YET_SPLIT: Record<string, number> = {
   "adapters/candidates/command/command.ts:commandCandidate": 345,
-  "core/engine/attempt.ts:runAttempt": 255,
   "adapters/candidates/command/command.ts:runProcess": 200,
   "mcp/stateless.ts:createStatelessHandler": 197,
   "adapters/candidates/model/agent_loop.ts:runAgentLoop": 185,

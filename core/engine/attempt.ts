@@ -15,13 +15,14 @@ import {
   recordWeb,
   withJudgeCost,
 } from "./attempt_effects.ts";
-import type { CheckerRunner, Verdict } from "../checker.ts";
+import type { CheckerInput, CheckerRunner, Verdict } from "../checker.ts";
 import type { Candidate, CandidateOutcome } from "../bench/candidate.ts";
 import { NO_USAGE } from "../bench/candidate.ts";
 import {
   type AttemptEnding,
   type AttemptFault,
   type AttemptRecord,
+  type JudgeSummary,
   stderrTail,
   type TrustTier,
 } from "../bench/records.ts";
@@ -29,6 +30,9 @@ import type { ExperimentPlan } from "../bench/experiment.ts";
 import type { PendingCell } from "../bench/resume.ts";
 import { type BlobStore, putJson } from "../ports/blob_store.ts";
 import type { Capture, CaptureLimits, World } from "../ports/world_factory.ts";
+import type { AttemptWeb } from "../ports/web_client.ts";
+import type { WebSummary } from "../web/record.ts";
+import { controlInput, gradeAnswer } from "./grade_answer.ts";
 import type { Services } from "../ports/services.ts";
 import { isDvergrError } from "../errors.ts";
 import { isStorageError } from "../storage_error.ts";
@@ -158,6 +162,329 @@ async function newWorld(opts: AttemptRun, candidate: Candidate, caseId: string |
     : await opts.services.worlds.create(fixtures, { parent: opts.worldsDir, mkdirs });
 }
 
+/** What every record of a cell's try says of itself. */
+type RecordBase = Pick<
+  AttemptRecord,
+  | "experimentId"
+  | "candidate"
+  | "caseId"
+  | "repetition"
+  | "inputHash"
+  | "tryNo"
+  | "startedAt"
+  | "trust"
+>;
+
+/** One attempt as it runs: its run, its record's identity, where its time started. */
+interface Attempt {
+  opts: AttemptRun;
+  effects: AttemptEffects;
+  base: RecordBase;
+  t0: number;
+}
+
+/** What the candidate's work cost, the judge's calls included. */
+function spendOf(outcome: CandidateOutcome, judge: JudgeSummary | null) {
+  const spent = withJudgeCost(outcome, judge);
+  return {
+    usage: outcome.usage,
+    billedMicros: spent.billedMicros,
+    listMicros: spent.listMicros,
+    ...(outcome.unpriced ? { unpriced: true } : {}),
+    isolated: outcome.isolated,
+  };
+}
+
+/** A try without a verdict: the fault says whose it is; a rerun tries the cell again. */
+async function faultRecord(
+  a: Attempt,
+  fault: AttemptFault,
+  outcome: CandidateOutcome | null,
+  evidence: Record<string, unknown>,
+  elapsedMs = Math.round(performance.now() - a.t0),
+): Promise<AttemptRecord> {
+  return {
+    ...a.base,
+    elapsedMs,
+    status: "fault",
+    verdict: null,
+    fault: { ...fault, message: bound(fault.message) },
+    passed: false,
+    usage: outcome?.usage ?? { ...NO_USAGE },
+    billedMicros: outcome?.billedMicros ?? 0,
+    listMicros: outcome?.listMicros ?? null,
+    ...(outcome?.unpriced ? { unpriced: true } : {}),
+    isolated: outcome?.isolated ?? false,
+    evidenceRef: await putJson(a.opts.blobs, evidence).catch(evidenceLost),
+    ...(outcome ? { ending: endingOf(outcome) } : {}),
+  };
+}
+
+/** Why a graded try failed before any verdict of the checker: its kind, cause and check. */
+interface Failure {
+  kind: string;
+  message: string;
+  /** The check that is false in the verdict, e.g. `capture-readable?`. */
+  check: string;
+}
+
+/**
+ * A try the candidate failed without a verdict of the checker (what it left could not be
+ * read back, or the checker could not grade it): graded with reward 0 and its cause named,
+ * never a fault it could use to drop out of the pass rate.
+ */
+async function failedRecord(
+  a: Attempt,
+  done: Done,
+  failure: Failure,
+  judge: JudgeSummary | null = null,
+): Promise<AttemptRecord> {
+  const { outcome, evidence } = done;
+  return {
+    ...a.base,
+    elapsedMs: done.elapsedMs,
+    status: outcome.status,
+    verdict: {
+      checks: { [failure.check]: false, "completed?": outcome.status === "completed" },
+      reward: 0,
+    },
+    fault: null,
+    failure: { kind: failure.kind, message: bound(failure.message) },
+    ...done.webPart,
+    ...(judge ? { judge } : {}),
+    passed: false,
+    ...spendOf(outcome, judge),
+    evidenceRef: await putJson(a.opts.blobs, evidence).catch(evidenceLost),
+    ending: endingOf(outcome),
+  };
+}
+
+/**
+ * Runs the candidate in its world under its time limit (or its own, when it times itself)
+ * and the engine's backstop; what it throws is its fault (could not run), never ours.
+ */
+async function runCandidate(
+  a: Attempt,
+  candidate: Candidate,
+  world: World,
+  web: AttemptWeb | null,
+): Promise<CandidateOutcome> {
+  const { bundle, plan } = a.opts;
+  const def = plan.definition;
+  const ctl = new AbortController();
+  const cancel = () => ctl.abort();
+  a.opts.signal?.addEventListener("abort", cancel, { once: true });
+  // A candidate that times itself counts from its own start: a timer here would charge it
+  // dvergr's setup (and, under load, turn instant crashes into time-outs).
+  const limit = candidate.timesItself ? undefined : setTimeout(() => ctl.abort(), def.timeoutMs);
+  let hardStop: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const grace = a.opts.stopGraceMs ?? 5000;
+    return await Promise.race([
+      candidate.run({
+        task: def.task,
+        caseId: a.base.caseId,
+        repetition: a.base.repetition,
+        world: world.files,
+        worldDir: world.dir,
+        reference: bundle.calibration?.reference ?? null,
+        timeoutMs: def.timeoutMs,
+        budgetMicros: def.budgetMicros,
+        profile: bundle.definition.profile,
+        writable: bundle.definition.capture,
+        web: web?.web ?? null,
+        signal: ctl.signal,
+      }),
+      new Promise<CandidateOutcome>((resolve) => {
+        hardStop = stopBackstop(candidate, def.timeoutMs, grace, ctl, resolve);
+      }),
+    ]);
+  } catch (e) {
+    if (isStorageError(e)) throw e;
+    return {
+      status: "fault",
+      message: `The candidate failed: ${message(e)}`,
+      usage: { ...NO_USAGE },
+      billedMicros: 0,
+      listMicros: null,
+      isolated: false,
+      evidence: { error: bound(message(e)) },
+    };
+  } finally {
+    if (limit !== undefined) clearTimeout(limit);
+    if (hardStop !== undefined) clearTimeout(hardStop);
+    a.opts.signal?.removeEventListener("abort", cancel);
+  }
+}
+
+/** The candidate's work, ended: its outcome, the evidence so far and what it did on the web. */
+interface Done {
+  outcome: CandidateOutcome;
+  elapsedMs: number;
+  evidence: Record<string, unknown>;
+  web: { summary: WebSummary; evidence: Record<string, unknown> } | null;
+  webPart: { web?: WebSummary };
+  /** The pages it fetched (given to the checker when the bundle says `:fetched true`). */
+  fetched: Record<string, string>;
+}
+
+/** The evidence of the candidate's work, its web part stored. */
+async function doneWith(
+  a: Attempt,
+  outcome: CandidateOutcome,
+  attemptWeb: AttemptWeb | null,
+): Promise<Done> {
+  const evidence: Record<string, unknown> = {
+    format: "dvergr-evidence/1",
+    cell: a.base,
+    outcome: { status: outcome.status, message: outcome.message ?? null },
+    candidate: outcome.evidence,
+  };
+  const webEvidence = attemptWeb?.recorder.evidence() ?? null;
+  const web = webEvidence ? await recordWeb(a.opts.blobs, webEvidence) : null;
+  if (web) evidence.web = web.evidence;
+  return {
+    outcome,
+    elapsedMs: Math.round(performance.now() - a.t0),
+    evidence,
+    web,
+    webPart: web ? { web: web.summary } : {},
+    fetched: webEvidence?.fetched ?? {},
+  };
+}
+
+/** A candidate's own fault (it could not run, its provider failed), with its web spend. */
+async function candidateFault(a: Attempt, done: Done): Promise<AttemptRecord> {
+  const { outcome } = done;
+  const f = outcome.fault ?? { source: "candidate", kind: "could-not-run" };
+  const fault: AttemptFault = {
+    source: f.source,
+    kind: f.kind,
+    message: outcome.message ?? "fault",
+    ...(f.permanent ? { permanent: true } : {}),
+  };
+  // What a faulted try did on the web still counts (searches are spent).
+  return {
+    ...await faultRecord(a, fault, outcome, done.evidence, done.elapsedMs),
+    ...done.webPart,
+  };
+}
+
+/**
+ * What the candidate left under the bundle's capture, or the reason it cannot be read back
+ * (the candidate's doing: never graded on what happened to fit).
+ */
+async function captureAnswer(a: Attempt, world: World): Promise<Capture | Failure> {
+  const capture = a.opts.bundle.definition.capture;
+  try {
+    const captured = await world.capture(capture, a.opts.captureLimits);
+    if (captured.overEntries === undefined) return captured;
+    throw new Error(
+      `it wrote more than ${captured.overEntries.toLocaleString("en-US")} entries under ` +
+        capture.join(", "),
+    );
+  } catch (e) {
+    if (isStorageError(e)) throw e;
+    const reason = `Cannot read back what the candidate left: ${message(e)}`;
+    return { kind: "capture", message: reason, check: "capture-readable?" };
+  }
+}
+
+/** The check false in the verdict of an answer the checker could not grade. */
+const CHECKER_GRADED = "checker-graded?";
+
+/**
+ * Judges and grades what the candidate left: the judge (when the bundle has one) on the
+ * checker's requests, then the checker, each through gradeAnswer() so that a fault the
+ * answer causes is the candidate's failure and a broken checker stays a fault.
+ */
+async function gradeRecord(a: Attempt, done: Done, captured: Capture): Promise<AttemptRecord> {
+  const { bundle, plan, runner } = a.opts;
+  const def = plan.definition;
+  const { outcome, evidence } = done;
+  evidence.captured = captured;
+  const input = checkerInputFor(bundle, {
+    files: captured.files,
+    caseId: a.base.caseId,
+    params: def.params,
+    fetched: bundle.definition.fetched ? done.fetched : {},
+  });
+  const control = controlInput(bundle, def.params, a.base.caseId);
+  let judged: JudgeOutcome | null = null;
+  if (a.effects.judge) {
+    const { judgements: _, ...asked } = input;
+    const { judgements: __, ...controlAsked } = control.input;
+    judged = await judgeAttempt(bundle, a.effects.judge, runner, asked, {
+      control: { answer: control.answer, input: controlAsked },
+      signal: a.opts.signal,
+    });
+    evidence.judge = judged.evidence;
+    if (judged.ok === "ungradable") {
+      const failure = { kind: "checker", message: judged.message, check: CHECKER_GRADED };
+      return await failedRecord(a, done, failure, judged.summary);
+    }
+    if (!judged.ok) {
+      return {
+        ...await faultRecord(
+          a,
+          judged.fault,
+          withJudgeCost(outcome, judged.summary),
+          evidence,
+          done.elapsedMs,
+        ),
+        ...done.webPart,
+        ...(judged.summary ? { judge: judged.summary } : {}),
+      };
+    }
+    input.judgements = judged.judgements;
+  }
+  const judge = judged?.summary ?? null;
+  const grading = await gradeAnswer(
+    (i: CheckerInput) => runner.check(bundle.checker, i),
+    input,
+    control,
+  );
+  if (grading.kind === "ungradable") {
+    evidence.checker = grading.evidence;
+    const failure = { kind: "checker", message: grading.message, check: CHECKER_GRADED };
+    return await failedRecord(a, done, failure, judge);
+  }
+  const { run } = grading;
+  evidence.checker = run.ok ? { ms: run.ms, verdict: run.verdict } : run;
+  if (grading.evidence) evidence.checkerTries = grading.evidence;
+  if (!run.ok) {
+    return {
+      ...await faultRecord(
+        a,
+        { source: "checker", kind: run.fault, message: run.message },
+        withJudgeCost(outcome, judge),
+        evidence,
+        done.elapsedMs,
+      ),
+      ...done.webPart,
+      ...(judge ? { judge } : {}),
+    };
+  }
+  const final = finalVerdict(run.verdict, outcome.status);
+  const verdict = {
+    ...final,
+    checks: { ...final.checks, ...hostChecks(bundle, done.web?.summary ?? null) },
+  };
+  return {
+    ...a.base,
+    elapsedMs: done.elapsedMs,
+    status: outcome.status,
+    verdict,
+    fault: null,
+    ...done.webPart,
+    ...(judge ? { judge } : {}),
+    passed: Object.values(verdict.checks).every((v) => v === true),
+    ...spendOf(outcome, judge),
+    evidenceRef: await putJson(a.opts.blobs, evidence),
+    ending: endingOf(outcome),
+  };
+}
+
 /**
  * One attempt of a cell; null when the run was cancelled while it ran. A file system that
  * cannot take the world or the evidence (full, read-only…: isStorageError()) is thrown, not
@@ -171,41 +498,22 @@ export async function runAttempt(
   clock: () => Date,
   remove: (world: World) => void,
 ): Promise<AttemptRecord | null> {
-  const { bundle, plan, cell } = { ...opts, cell: item.cell };
-  const def = plan.definition;
-  const startedAt = clock().toISOString();
-  const t0 = performance.now();
-  const base = {
-    experimentId: plan.id,
-    candidate: cell.candidate,
-    caseId: cell.caseId,
-    repetition: cell.repetition,
-    inputHash: cell.inputHash,
-    tryNo: item.tryNo,
-    startedAt,
-    trust: opts.trust,
+  const { cell } = item;
+  const a: Attempt = {
+    opts,
+    effects,
+    t0: performance.now(),
+    base: {
+      experimentId: opts.plan.id,
+      candidate: cell.candidate,
+      caseId: cell.caseId,
+      repetition: cell.repetition,
+      inputHash: cell.inputHash,
+      tryNo: item.tryNo,
+      startedAt: clock().toISOString(),
+      trust: opts.trust,
+    },
   };
-  const faultRecord = async (
-    fault: AttemptFault,
-    outcome: CandidateOutcome | null,
-    elapsedMs: number,
-    evidence: Record<string, unknown>,
-  ): Promise<AttemptRecord> => ({
-    ...base,
-    elapsedMs,
-    status: "fault",
-    verdict: null,
-    fault: { ...fault, message: bound(fault.message) },
-    passed: false,
-    usage: outcome?.usage ?? { ...NO_USAGE },
-    billedMicros: outcome?.billedMicros ?? 0,
-    listMicros: outcome?.listMicros ?? null,
-    ...(outcome?.unpriced ? { unpriced: true } : {}),
-    isolated: outcome?.isolated ?? false,
-    evidenceRef: await putJson(opts.blobs, evidence).catch(evidenceLost),
-    ...(outcome ? { ending: endingOf(outcome) } : {}),
-  });
-
   let world: World;
   try {
     // A world is written only as far as its candidate can see it: a built-in candidate
@@ -213,201 +521,37 @@ export async function runAttempt(
     world = await newWorld(opts, candidate, cell.caseId);
   } catch (e) {
     if (isStorageError(e)) throw e;
-    return await faultRecord(
-      { source: "host", kind: "world", message: `Cannot create the world: ${message(e)}` },
-      null,
-      Math.round(performance.now() - t0),
-      { format: "dvergr-evidence/1", cell: base },
-    );
+    const fault = {
+      source: "host",
+      kind: "world",
+      message: `Cannot create the world: ${message(e)}`,
+    };
+    return await faultRecord(a, fault as AttemptFault, null, {
+      format: "dvergr-evidence/1",
+      cell: a.base,
+    });
   }
-
   try {
     // Built-in candidates never use tools: they get no web (and need no search key).
     const attemptWeb = candidate.identity.kind === "builtin" ? null : effects.openWeb();
-    const ctl = new AbortController();
-    const cancel = () => ctl.abort();
-    opts.signal?.addEventListener("abort", cancel, { once: true });
-    // A candidate that times itself counts from its own start: a timer here would charge it
-    // dvergr's setup (and, under load, turn instant crashes into time-outs).
-    const limit = candidate.timesItself ? undefined : setTimeout(() => ctl.abort(), def.timeoutMs);
-    let outcome: CandidateOutcome;
-    let hardStop: ReturnType<typeof setTimeout> | undefined;
-    try {
-      const grace = opts.stopGraceMs ?? 5000;
-      outcome = await Promise.race([
-        candidate.run({
-          task: def.task,
-          caseId: cell.caseId,
-          repetition: cell.repetition,
-          world: world.files,
-          worldDir: world.dir,
-          reference: bundle.calibration?.reference ?? null,
-          timeoutMs: def.timeoutMs,
-          budgetMicros: def.budgetMicros,
-          profile: bundle.definition.profile,
-          writable: bundle.definition.capture,
-          web: attemptWeb?.web ?? null,
-          signal: ctl.signal,
-        }),
-        new Promise<CandidateOutcome>((resolve) => {
-          hardStop = stopBackstop(candidate, def.timeoutMs, grace, ctl, resolve);
-        }),
-      ]);
-    } catch (e) {
-      if (isStorageError(e)) throw e;
-      outcome = {
-        status: "fault",
-        message: `The candidate failed: ${message(e)}`,
-        usage: { ...NO_USAGE },
-        billedMicros: 0,
-        listMicros: null,
-        isolated: false,
-        evidence: { error: bound(message(e)) },
-      };
-    } finally {
-      if (limit !== undefined) clearTimeout(limit);
-      if (hardStop !== undefined) clearTimeout(hardStop);
-      opts.signal?.removeEventListener("abort", cancel);
-    }
-    const elapsedMs = Math.round(performance.now() - t0);
+    const outcome = await runCandidate(a, candidate, world, attemptWeb);
     if (opts.signal?.aborted) return null;
-
-    const evidence: Record<string, unknown> = {
-      format: "dvergr-evidence/1",
-      cell: base,
-      outcome: { status: outcome.status, message: outcome.message ?? null },
-      candidate: outcome.evidence,
-    };
-    const webEvidence = attemptWeb?.recorder.evidence() ?? null;
-    const web = webEvidence ? await recordWeb(opts.blobs, webEvidence) : null;
-    if (web) evidence.web = web.evidence;
-    const webPart = web ? { web: web.summary } : {};
-    if (outcome.status === "fault") {
-      const f = outcome.fault ?? { source: "candidate", kind: "could-not-run" };
-      return {
-        ...await faultRecord(
-          {
-            source: f.source,
-            kind: f.kind,
-            message: outcome.message ?? "fault",
-            ...(f.permanent ? { permanent: true } : {}),
-          },
-          outcome,
-          elapsedMs,
-          evidence,
-        ),
-        // What a faulted try did on the web still counts (searches are spent).
-        ...webPart,
-      };
+    const done = await doneWith(a, outcome, attemptWeb);
+    if (outcome.status === "fault") return await candidateFault(a, done);
+    const captured = await captureAnswer(a, world);
+    if ("check" in captured) {
+      done.evidence.captureError = bound(captured.message);
+      return await failedRecord(a, done, captured);
     }
-
-    let captured: Capture;
-    try {
-      captured = await world.capture(bundle.definition.capture, opts.captureLimits);
-      if (captured.overEntries !== undefined) {
-        // Never graded on what happened to fit: the candidate's doing, named.
-        throw new Error(
-          `it wrote more than ${captured.overEntries.toLocaleString("en-US")} entries under ` +
-            bundle.definition.capture.join(", "),
-        );
-      }
-    } catch (e) {
-      // What the candidate left could not be read back: that is the candidate's failure,
-      // graded (reward 0), never a host fault it could use to drop out of the pass rate.
-      const reason = `Cannot read back what the candidate left: ${message(e)}`;
-      evidence.captureError = bound(reason);
-      return {
-        ...base,
-        elapsedMs,
-        status: outcome.status,
-        verdict: {
-          checks: { "capture-readable?": false, "completed?": outcome.status === "completed" },
-          reward: 0,
-        },
-        fault: null,
-        failure: { kind: "capture", message: bound(reason) },
-        ...webPart,
-        passed: false,
-        usage: outcome.usage,
-        billedMicros: outcome.billedMicros,
-        listMicros: outcome.listMicros,
-        ...(outcome.unpriced ? { unpriced: true } : {}),
-        isolated: outcome.isolated,
-        evidenceRef: await putJson(opts.blobs, evidence).catch(evidenceLost),
-        ending: endingOf(outcome),
-      };
-    }
-    evidence.captured = captured;
-    const input = checkerInputFor(bundle, {
-      files: captured.files,
-      caseId: cell.caseId,
-      params: def.params,
-      fetched: bundle.definition.fetched ? webEvidence?.fetched ?? {} : {},
-    });
-    let judged: JudgeOutcome | null = null;
-    if (effects.judge) {
-      const { judgements: _, ...asked } = input;
-      judged = await judgeAttempt(bundle, effects.judge, opts.runner, asked, opts.signal);
-      evidence.judge = judged.evidence;
-      if (!judged.ok) {
-        return {
-          ...await faultRecord(
-            judged.fault,
-            withJudgeCost(outcome, judged.summary),
-            elapsedMs,
-            evidence,
-          ),
-          ...webPart,
-          ...(judged.summary ? { judge: judged.summary } : {}),
-        };
-      }
-      input.judgements = judged.judgements;
-    }
-    const run = await opts.runner.check(bundle.checker, input);
-    evidence.checker = run.ok ? { ms: run.ms, verdict: run.verdict } : run;
-    if (!run.ok) {
-      return {
-        ...await faultRecord(
-          { source: "checker", kind: run.fault, message: run.message },
-          withJudgeCost(outcome, judged?.summary ?? null),
-          elapsedMs,
-          evidence,
-        ),
-        ...webPart,
-        ...(judged?.summary ? { judge: judged.summary } : {}),
-      };
-    }
-    const final = finalVerdict(run.verdict, outcome.status);
-    const verdict = {
-      ...final,
-      checks: { ...final.checks, ...hostChecks(bundle, web?.summary ?? null) },
-    };
-    const spent = withJudgeCost(outcome, judged?.summary ?? null);
-    return {
-      ...base,
-      elapsedMs,
-      status: outcome.status,
-      verdict,
-      fault: null,
-      ...webPart,
-      ...(judged?.summary ? { judge: judged.summary } : {}),
-      passed: Object.values(verdict.checks).every((v) => v === true),
-      usage: outcome.usage,
-      billedMicros: spent.billedMicros,
-      listMicros: spent.listMicros,
-      ...(outcome.unpriced ? { unpriced: true } : {}),
-      isolated: outcome.isolated,
-      evidenceRef: await putJson(opts.blobs, evidence),
-      ending: endingOf(outcome),
-    };
+    return await gradeRecord(a, done, captured);
   } catch (e) {
     if (opts.signal?.aborted) return null;
     if (isStorageError(e)) throw e;
     return await faultRecord(
+      a,
       { source: "host", kind: "host", message: `The host failed: ${message(e)}` },
       null,
-      Math.round(performance.now() - t0),
-      { format: "dvergr-evidence/1", cell: base, error: bound(message(e)) },
+      { format: "dvergr-evidence/1", cell: a.base, error: bound(message(e)) },
     );
   } finally {
     remove(world);

@@ -18,6 +18,7 @@ import type { WebMode } from "../web/policy.ts";
 import { type BlobStore, putJson } from "../ports/blob_store.ts";
 import type { AttemptWeb, LiveWebOptions, WebClient } from "../ports/web_client.ts";
 import type { Judge, JudgeFactory, JudgeOptions } from "../ports/judge.ts";
+import { gradeAnswer } from "./grade_answer.ts";
 
 /** The check the host adds when the bundle has :blocked-sources. */
 export const NO_BLOCKED_FETCH = "no-blocked-fetch?";
@@ -124,30 +125,60 @@ export type JudgeOutcome =
     fault: AttemptFault;
     summary: JudgeSummary | null;
     evidence: Record<string, unknown>;
+  }
+  | {
+    /** The checker's `judgeRequests` could not take this answer: the candidate's failure. */
+    ok: "ungradable";
+    message: string;
+    summary: null;
+    evidence: Record<string, unknown>;
   };
+
+/** How judgeAttempt() tells a fault the answer caused from a broken checker, and stops. */
+export interface JudgeAttemptOptions {
+  /** The control answer of gradeAnswer() (grade_answer.ts). */
+  control: { answer: "reference" | "no answer"; input: Omit<CheckerInput, "judgements"> };
+  signal?: AbortSignal;
+}
 
 /**
  * Asks the judge once per request of the checker's `judgeRequests` (the first
- * `:max-requests`), after the attempt. A checker fault in `judgeRequests` is a checker
- * fault; a judge that cannot answer is a fault `The judge failed: …` (a rerun retries).
+ * `:max-requests`), after the attempt. A fault of `judgeRequests` that the answer causes
+ * (gradeAnswer()) is the candidate's failure, any other a checker fault; a judge that
+ * cannot answer is a fault `The judge failed: …` (a rerun retries).
  */
 export async function judgeAttempt(
   bundle: Bundle,
   judge: Judge,
   runner: CheckerRunner,
   input: Omit<CheckerInput, "judgements">,
-  signal?: AbortSignal,
+  opts: JudgeAttemptOptions,
 ): Promise<JudgeOutcome> {
+  const { signal } = opts;
   const max = bundle.definition.judge?.maxRequests ?? 20;
-  const asked = await runner.judgeRequests(bundle.checker, input);
-  if (!asked.ok) {
+  const grading = await gradeAnswer(
+    (i: Omit<CheckerInput, "judgements">) => runner.judgeRequests(bundle.checker, i),
+    input,
+    opts.control,
+  );
+  if (grading.kind === "ungradable") {
+    return {
+      ok: "ungradable",
+      message: grading.message,
+      summary: null,
+      evidence: { model: judge.identity.model, judgeRequests: grading.evidence },
+    };
+  }
+  if (grading.kind === "fault") {
+    const asked = grading.run;
     return {
       ok: false,
       fault: { source: "checker", kind: asked.fault, message: asked.message },
       summary: null,
-      evidence: { model: judge.identity.model, judgeRequests: asked },
+      evidence: { model: judge.identity.model, judgeRequests: grading.evidence ?? asked },
     };
   }
+  const asked = grading.run;
   const requests: JudgeRequest[] = asked.requests.slice(0, max);
   const judgements: Record<string, string> = {};
   let usage: Usage = { ...NO_USAGE };

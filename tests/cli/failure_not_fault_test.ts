@@ -52,7 +52,7 @@ Deno.test("dvergr benchmark ranks a candidate that exits 127 when wrong with its
       assert.deepEqual(
         [c.attempts, c.passes, c.faults, c.cost.retriedTries],
         [12, 6, 0, 0],
-        `${name} after run ${run}`,
+        `${name} after run ${run}: ${JSON.stringify(j.failureCauses[name])}`,
       );
       assert.equal(c.rankedPassRate, 0.5);
     }

@@ -329,6 +329,27 @@ Deno.test("check() caps memory at the pool's memoryBytes", async () => {
   }
 });
 
+Deno.test("check() gives a verdict to a call that waited behind one that poisoned its worker", async () => {
+  const pool = createCheckerPool({ workers: 1, memoryBytes: 48 * 1024 * 1024 });
+  const checker = `export function check({ params }) {
+    if (params.grow) { const a = []; for (;;) a.push(new Array(100000).fill(a.length)); }
+    return { checks: { ok: true }, reward: 1 };
+  }`;
+  try {
+    // Sent together, the second waits in the worker's input behind the first (pipelining);
+    // running out of memory poisons the worker, which is replaced. It used to hang forever.
+    const [grown, waited] = await Promise.all([
+      pool.check(checker, { ...INPUT, params: { grow: true } }),
+      pool.check(checker, INPUT),
+    ]);
+    assert.equal(!grown.ok && grown.fault, "memory");
+    assert.equal(verdictOf(waited)?.reward, 1);
+    assert.equal(pool.stats().workersReplaced, 1);
+  } finally {
+    pool.close();
+  }
+});
+
 Deno.test("close() resolves queued and later calls to faults instead of throwing", async () => {
   const pool = createCheckerPool({ workers: 1 });
   const pending = [

@@ -102,7 +102,9 @@ Deno.test("runExperiment() ranks saboteurs of several kinds by what they solved,
   const home = await memoryHome();
   const pool = createCheckerPool({ workers: 1 });
   try {
-    const plan = planExperiment(bundle, candidates, {});
+    // Writing 60,000 files takes seconds, more than 20 at load 20: the time limit must not
+    // decide this outcome.
+    const plan = planExperiment(bundle, candidates, { timeoutMs: 300_000 });
     await runExperiment({
       services: composeServices(),
       state: home.state,
@@ -132,7 +134,11 @@ Deno.test("runExperiment() ranks saboteurs of several kinds by what they solved,
     const over = (await planRecords(home.state, plan)).find((r) =>
       r.candidate === "many-entries" && r.caseId === "c1"
     )!;
-    assert.match(over.failure?.message ?? "", /wrote more than 50,000 entries under \/out/);
+    assert.match(
+      over.failure?.message ?? "",
+      /wrote more than 50,000 entries under \/out/,
+      JSON.stringify(over),
+    );
   } finally {
     pool.close();
     await home.close();

@@ -84,8 +84,9 @@ Deno.test("tool-rivals with a Clojure checker calibrates and grades like its che
     const graded = async (b: Bundle) => {
       const input = checkerInputFor(b, { files: c.reference!, fetched: c.fetched });
       const { judgements: _, ...forJudge } = input;
-      const judged = await judgeAttempt(b, judge, pool, forJudge);
-      assert.ok(judged.ok, JSON.stringify(judged));
+      const control = { answer: "reference" as const, input: forJudge };
+      const judged = await judgeAttempt(b, judge, pool, forJudge, { control });
+      assert.ok(judged.ok === true, JSON.stringify(judged));
       input.judgements = judged.judgements;
       const run = await pool.check(b.checker, input);
       assert.ok(run.ok, JSON.stringify(run));
