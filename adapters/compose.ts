@@ -6,7 +6,7 @@
  */
 import type { Services } from "../core/ports/services.ts";
 import type { Home } from "../core/ports/home.ts";
-import { candidateKinds } from "./candidates/candidate_spec.ts";
+import { candidateKinds } from "./candidates/registry.ts";
 import { fileBundleDirs } from "./files/bundle_dirs.ts";
 import { createJobRunner } from "./jobs/job_runner.ts";
 import { registryJudges } from "./providers/judge_model.ts";

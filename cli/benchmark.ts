@@ -23,9 +23,11 @@ import {
   benchmarkOptions,
   type BenchmarkRequestFields,
   benchmarkRequestOf,
+  candidateFormsHelp,
   readBenchmarkFlags,
 } from "../core/ops/benchmark_request.ts";
 import { composeServices } from "../adapters/compose.ts";
+import { candidateKinds } from "../adapters/candidates/registry.ts";
 import { benchmarkBundle, type BenchmarkOutcome } from "../core/engine/benchmark.ts";
 import { createProgress } from "./progress.ts";
 import { formatFixed } from "../core/bench/report.ts";
@@ -39,17 +41,6 @@ import { enqueueOnly } from "./benchmark_enqueue.ts";
 import { usageError } from "../core/errors.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 
-/** The candidate forms under --candidate in --help. */
-const CANDIDATE_FORMS = [
-  "  builtin:reference   writes the calibration reference",
-  "  builtin:noop        writes nothing",
-  "  NAME=cmd:COMMAND    a shell command line run in the world",
-  "  NAME=agent:CLI:MODEL  Claude Code (CLI claude-code) or Codex",
-  "                      (codex) with MODEL, in the world's MCP tools",
-  "  cmd:NAME, NAME      a command or agent of <home>/candidates.edn",
-  "  MODEL               a model id or alias",
-];
-
 export const HELP = `dvergr benchmark <bundle> [options]
 
 The bundle is a directory, or ROOM/NAME: workflows/NAME/ of room ROOM in the home
@@ -60,7 +51,11 @@ run in a fresh world and graded by the bundle's checker. Running the same comman
 resumes: cells with a verdict are kept, cells that faulted run again.
 
 Candidates (at least one):
-${benchmarkFlagsHelp("candidates", { candidates: CANDIDATE_FORMS })}
+${
+  benchmarkFlagsHelp("candidates", {
+    candidates: candidateFormsHelp(candidateKinds.describe()),
+  })
+}
 
 Options:
 ${benchmarkFlagsHelp("options")}

@@ -81,6 +81,18 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "list and show reviews of runs; approve or discard what waits for a person",
     load: () => import("./review.ts"),
   },
+  deploy: {
+    summary: "schedule a room's bundle to run every so often (dvergr serve or tick starts it)",
+    load: () => import("./deploy.ts"),
+  },
+  schedules: {
+    summary: "list the home's schedules with their next run, or cancel one",
+    load: () => import("./schedules.ts"),
+  },
+  tick: {
+    summary: "start the scheduled runs due now (for cron or systemd timers) and exit",
+    load: () => import("./tick.ts"),
+  },
   store: {
     summary: "migrate the PostgreSQL store that workers on many machines share",
     load: () => import("./store.ts"),

@@ -16,11 +16,17 @@ import { selectTools } from "../mcp/selection.ts";
 import { DEFAULT_HTTP_PORT } from "../mcp/port.ts";
 import type { JsEvalRunner } from "../mcp/code_profile.ts";
 import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
+import type { OpContext } from "../core/ops/op.ts";
+import { serveSchedules, type TickResult } from "../core/ops/deploy_schedules.ts";
 
-export const HELP = `dvergr serve --mcp [--http [--port N | --socket PATH]] [--home DIR]
+export const HELP = `dvergr serve [--mcp [--http [--port N | --socket PATH]]] [--home DIR]
              [--profile P | --toolsets a,b | --tools a,b [--room R]]
 
-Serves dvergr's operations as MCP tools to a coding client (Claude Code, Codex, Cursor):
+Starts the due runs of the home's schedules (dvergr deploy) as they come, until stopped:
+alone without --mcp, beside the MCP server with it. Two serve processes on one home start
+each due run once; a schedule missed while none ran runs once.
+
+With --mcp, serves dvergr's operations as MCP tools to a coding client (Claude Code, Codex, Cursor):
 over stdio by default (stdout is the protocol; logs go to stderr), or over Streamable
 HTTP at http://127.0.0.1:PORT/mcp with --http. HTTP requests need
 "Authorization: Bearer <token>", the token being in <home>/mcp/http-token (mode 0600,
@@ -36,7 +42,7 @@ Selection (the tools a connection sees):
                      room parameter; a call naming another room is refused)
 
 Options:
-  --mcp              serve MCP (required)
+  --mcp              serve MCP (without it: only start the schedules' due runs)
   --http             serve Streamable HTTP on 127.0.0.1 instead of stdio
   --port N           the HTTP port (default ${DEFAULT_HTTP_PORT}; 0 picks a free one)
   --socket PATH      serve HTTP on this Unix socket (mode 0600) instead of a port
@@ -57,6 +63,7 @@ process died reads as failed with reason "orphaned". Job logs: <home>/mcp/jobs.l
 
 Examples:
   dvergr serve --mcp
+  dvergr serve --home /srv/dvergr
   dvergr serve --mcp --http --port 17889 --profile readonly
 
 Exit status: 0 stopped (the client closed stdin, or SIGINT/SIGTERM); 2 bad input (a bad
@@ -168,6 +175,63 @@ async function runJobWorker(
   }
 }
 
+/** Starts the schedules' due runs beside other work; stop() ends them (a run in flight too). */
+function startSchedules(
+  context: OpContext,
+  stopped: Promise<unknown>,
+  log: (line: string) => void,
+): { done: Promise<void>; stop(): Promise<void> } {
+  const ctl = new AbortController();
+  stopped.then(() => ctl.abort());
+  const loop = serveSchedules(context, ctl.signal, (r) => log(tickLine(r))).catch((e) =>
+    log(`schedules stopped: ${e instanceof Error ? e.message : String(e)}`)
+  );
+  return {
+    done: loop,
+    async stop() {
+      ctl.abort();
+      await loop;
+    },
+  };
+}
+
+/** A tick's result as a log line. */
+function tickLine(r: TickResult): string {
+  return `schedule ${r.schedule} slot ${r.slot}: ` +
+    (!r.started
+      ? "started by another process"
+      : r.error
+      ? `could not run: ${r.error}`
+      : `run ${r.run} ${r.decision}`);
+}
+
+/** `dvergr serve` without --mcp: only the schedules' due runs, until SIGINT/SIGTERM. */
+async function serveSchedulesOnly(ctx: CliContext, homeDir: string): Promise<number> {
+  // Schedules are kept in the embedded home (the PostgreSQL store keeps none yet).
+  const home = await openHomeAt(homeDir, null);
+  const pool = createCheckerPool({ workers: 2 });
+  const stop = onStopSignal();
+  const log = (line: string) => ctx.stderr(`dvergr serve: ${line}\n`);
+  try {
+    log(`starting the due runs of the schedules in ${home.dir} (stop with Ctrl-C)`);
+    const context: OpContext = {
+      home,
+      services: composeServices(),
+      runner: pool,
+      env: ctx.env,
+      cwd: ctx.cwd,
+      clock: () => new Date(),
+    };
+    await startSchedules(context, stop.done, log).done;
+    log("stopping");
+    return 0;
+  } finally {
+    stop.dispose();
+    pool.close();
+    await home.close();
+  }
+}
+
 /** Reads the command line: flags and arguments checked, nothing touched. */
 export function parse(args: string[]) {
   const { values, positionals } = parseCommandArgs("serve", args, OPTIONS);
@@ -186,10 +250,12 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const store = storeUrl(values.store, ctx.env);
   if (values.job !== undefined) return await runJobWorker(values.job, homeDir, store, ctx);
   if (!values.mcp) {
-    throw usageError(
-      '"dvergr serve" needs --mcp',
-      "Run `dvergr serve --mcp` (stdio) or add --http",
-    );
+    const mcpOnly = ["http", "port", "socket", "profile", "toolsets", "tools", "room"] as const;
+    const given = mcpOnly.find((k) => values[k] !== undefined);
+    if (given) {
+      throw usageError(`--${given} applies to --mcp only`, "Add --mcp, or leave it out");
+    }
+    return await serveSchedulesOnly(ctx, homeDir);
   }
   if (values.port !== undefined && !values.http) {
     throw usageError("--port applies to --http only", "Add --http, or leave out --port");
@@ -238,6 +304,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       clock: () => new Date(),
       jobs,
     };
+    const schedules = startSchedules(context, stop.done, log);
     // The SDK costs ~250 ms to load: only serve pays for it.
     const { createMcpServer } = await import("../mcp/server.ts");
     const { createStatelessHandler } = await import("../mcp/stateless.ts");
@@ -270,6 +337,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     stateless.close();
     watcher.close();
     log("stopping");
+    await schedules.stop();
     return 0;
   } finally {
     stop.dispose();

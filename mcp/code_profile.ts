@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { DvergrError } from "../core/errors.ts";
-import { defineOp, type Op } from "../core/ops/op.ts";
+import { defineOp, explainedOp, type Op } from "../core/ops/op.ts";
 import { callOp } from "../core/ops/registry.ts";
 import { toolInputSchema } from "./tool_schema.ts";
 
@@ -105,8 +105,8 @@ export function codeOps(inner: Op[], runJsEval: JsEvalRunner): Op[] {
     input: z.strictObject({
       query: z.string().optional().describe("Words to look for, e.g. `room file`"),
     }),
-    handler(_ctx, input) {
-      const ops = describeOps(inner, input.query);
+    handler(ctx, input) {
+      const ops = describeOps(inner.map((o) => explainedOp(o, ctx.services)), input.query);
       return Promise.resolve({ count: ops.length, ops });
     },
   });

@@ -6,7 +6,7 @@
  */
 import { DvergrError, isDvergrError } from "../core/errors.ts";
 import { callOp } from "../core/ops/registry.ts";
-import type { Op, OpContext, OpProgress } from "../core/ops/op.ts";
+import { explainedOp, type Op, type OpContext, type OpProgress } from "../core/ops/op.ts";
 import { errorResult, type ToolResult, toolResult } from "./result.ts";
 import {
   fillUri,
@@ -16,6 +16,7 @@ import {
   templateOf,
 } from "./resources.ts";
 import type { Selection } from "./selection.ts";
+import type { Services } from "../core/ports/services.ts";
 import { type ToolDefinition, toolDefinition } from "./tool_schema.ts";
 
 /** A JSON-RPC error to answer with (unknown tool -32602, unknown resource -32002, …). */
@@ -89,12 +90,18 @@ const PER_ROOM = [
 /** Rooms listed in resources/list at most (the templates reach every room). */
 const MAX_LISTED_ROOMS = 100;
 
+/** The selection's tools as clients see them with these adapters (explained ops). */
+function toolDefinitions(selection: Selection, services: Services): ToolDefinition[] {
+  const pinnedRoom = selection.room !== null;
+  return selection.ops.map((op) => toolDefinition(explainedOp(op, services), { pinnedRoom }));
+}
+
 /** The surface of one selection. */
 export function createSurface(opts: SurfaceOptions): Surface {
   const { selection, context, log } = opts;
   const pinned = selection.room;
   const byName = new Map<string, Op>(selection.ops.map((o) => [o.name, o]));
-  const tools = selection.ops.map((op) => toolDefinition(op, { pinnedRoom: pinned !== null }));
+  const tools = toolDefinitions(selection, context.services);
   const resourceTemplates: ResourceTemplate[] = selection.ops
     .filter((o) => o.kind === "read")
     .map((o) => templateOf(o));

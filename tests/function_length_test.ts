@@ -25,7 +25,6 @@ const NOT_YET_SPLIT: Record<string, number> = {
   "mcp/http.ts:serveHttp": 166,
   "mcp/server.ts:createMcpServer": 163,
   "mcp/surface.ts:createSurface": 130,
-  "adapters/candidates/agent_cli/agent_cli.ts:createAgentCandidate": 124,
 };
 
 export interface FunctionLength {

@@ -11,7 +11,7 @@ import { DvergrError, usageError } from "../errors.ts";
 import { type RangeName, RANGES, readRangeText } from "../ranges.ts";
 import { limitsFrom, type ResourceLimits } from "../bench/resource_limits.ts";
 import { PARAM_TEXTS_DOC, paramRuleHelp, readParamFlag, readParamTexts } from "../bundle/params.ts";
-import type { CandidateKinds, CandidateSpec } from "../ports/candidate_kind.ts";
+import type { CandidateKindForms, CandidateKinds, CandidateSpec } from "../ports/candidate_kind.ts";
 
 /** How a field is written: as text on the command line, as JSON over MCP. */
 export type FieldValue =
@@ -535,4 +535,59 @@ function stoppingOf(
     return {};
   }
   return { stopWhenDecided: { alpha: input.alpha, delta: input.delta } };
+}
+
+// ---- the candidate kinds' forms, as each surface shows them ----
+
+/** Words of `text` in lines of at most `width` characters. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/)) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  if (line !== "") lines.push(line);
+  return lines;
+}
+
+/**
+ * The candidate forms under `--candidate` in `--help`, one `FORM  what` per form, what
+ * wrapped under itself (the lines start at --help's doc column).
+ */
+export function candidateFormsHelp(kinds: readonly CandidateKindForms[]): string[] {
+  const formWidth = 18;
+  return kinds.flatMap((k) => k.forms).flatMap((f) => {
+    const head = `  ${f.form.padEnd(formWidth)}  `;
+    const [first, ...rest] = wrap(f.what, 64 - head.length);
+    return [head + first, ...rest.map((l) => " ".repeat(head.length) + l)];
+  });
+}
+
+/**
+ * The candidate forms catalog_benchmark accepts (an inline command line is refused over
+ * MCP), for its description and its `candidates` argument.
+ */
+export function candidateFormsDoc(kinds: readonly CandidateKindForms[]): string {
+  const accepted = kinds.filter((k) => !k.inlineCommand).flatMap((k) => k.forms);
+  const refused = kinds.filter((k) => k.inlineCommand).flatMap((k) => k.forms);
+  return "Candidate specs: " +
+    accepted.map((f) => `${f.form} (${f.what}, e.g. ${f.example})`).join("; ") +
+    (refused.length > 0
+      ? `. Not accepted here: ${refused.map((f) => f.form).join(", ")} (configure the command ` +
+        "in the home's candidates.edn and name it cmd:NAME)"
+      : "");
+}
+
+/** The README's candidate table: one row per form, as `describe()` gives them. */
+export function candidateFormsTable(kinds: readonly CandidateKindForms[]): string[] {
+  return [
+    "| Spec | Candidate | Example |",
+    "| --- | --- | --- |",
+    ...kinds.flatMap((k) => k.forms).map((f) =>
+      `| ${f.form.split(", ").map((x) => `\`${x}\``).join(", ")} | ${f.what} | \`${f.example}\` |`
+    ),
+  ];
 }

@@ -20,7 +20,12 @@ import { completeSpec, specFromEdn } from "../casepack/spec.ts";
 import { casePackOf } from "../casepack/attachments.ts";
 import { parseTable, tableFormatOf } from "../casepack/table.ts";
 import { readRoomBundle, roomPathProblem } from "./room_bundles.ts";
-import { benchmarkArgsShape, benchmarkRequestOf, readBenchmarkArgs } from "./benchmark_request.ts";
+import {
+  benchmarkArgsShape,
+  benchmarkRequestOf,
+  candidateFormsDoc,
+  readBenchmarkArgs,
+} from "./benchmark_request.ts";
 import { prepareBenchmark, runBenchmark } from "../engine/benchmark.ts";
 import type { ProgressEvent } from "../engine/run_experiment.ts";
 import type { Diagnosis } from "../bench/diagnosis.ts";
@@ -302,17 +307,17 @@ function opProgressOf(e: ProgressEvent): OpProgress {
   return { progress: e.done, total: e.total, faults: e.faults, phase };
 }
 
+const BENCHMARK_DESCRIPTION = "Benchmarks candidates on workflows/<name>/ of a room: every " +
+  "candidate × case × repetition is one cell, run in a fresh world and graded by the " +
+  "bundle's checker. Returns a job at once, with the experiment id; poll job_status {job, " +
+  "wait_ms: 25000} until it ends, then read scorecard_detail / experiment_report. Running " +
+  "the same benchmark again resumes it.";
+
 export const catalogBenchmark = defineOp({
   name: "catalog_benchmark",
   title: "Benchmark candidates on a bundle",
-  description: "Benchmarks candidates on workflows/<name>/ of a room: every candidate × case " +
-    "× repetition is one cell, run in a fresh world and graded by the bundle's checker. " +
-    "Returns a job at once, with the experiment id; poll job_status {job, wait_ms: 25000} " +
-    "until it ends, then read scorecard_detail / experiment_report. Running the same " +
-    "benchmark again resumes it. Candidates: builtin:reference, builtin:noop, cmd:NAME " +
-    "(configured in the home's candidates.edn), NAME=agent:claude-code:MODEL or " +
-    "NAME=agent:codex:MODEL (an agent CLI working through the world's MCP tools); models: " +
-    "model ids or aliases.",
+  description: BENCHMARK_DESCRIPTION + " Candidates: the specs the candidates argument " +
+    "lists; models: model ids or aliases.",
   kind: "write",
   openWorld: true,
   toolset: "bench",
@@ -322,6 +327,13 @@ export const catalogBenchmark = defineOp({
     name,
     ...benchmarkArgsShape(),
   }),
+  explain(services) {
+    const forms = candidateFormsDoc(services.candidates.describe());
+    return {
+      description: `${BENCHMARK_DESCRIPTION} ${forms}; models: model ids or aliases.`,
+      args: { candidates: forms },
+    };
+  },
   async handler(ctx, input) {
     const { parallel, ...request } = benchmarkRequestOf(
       readBenchmarkArgs(input),

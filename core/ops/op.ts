@@ -50,7 +50,36 @@ export interface Op<I extends AnyZodObject = AnyZodObject, O = unknown> {
   openWorld?: boolean;
   /** Its input has a `room` parameter that a pinned connection supplies. */
   roomScoped?: boolean;
+  /**
+   * Text that depends on the adapters wired (e.g. the candidate kinds): the op's
+   * description and its arguments' descriptions as clients are shown them.
+   */
+  explain?(services: Services): OpExplanation;
   handler(ctx: OpContext, input: z.infer<I>): Promise<O>;
+}
+
+/** What an op's explain() gives: its description, and descriptions of some arguments. */
+export interface OpExplanation {
+  description?: string;
+  args?: Record<string, string>;
+}
+
+/**
+ * The op as clients see it with these adapters: explain()'s description and argument
+ * descriptions in place of the static ones (the same op when it has no explain()).
+ */
+export function explainedOp<I extends AnyZodObject, O>(op: Op<I, O>, services: Services): Op<I, O> {
+  if (!op.explain) return op;
+  const { description, args = {} } = op.explain(services);
+  const shape: Record<string, z.ZodType> = op.input.shape;
+  const described = Object.fromEntries(
+    Object.entries(args).filter(([k]) => shape[k]).map(([k, text]) => [k, shape[k].describe(text)]),
+  );
+  return {
+    ...op,
+    description: description ?? op.description,
+    input: op.input.extend(described) as unknown as I,
+  };
 }
 
 /** Defines an op with its input type inferred from its schema. */

@@ -14,6 +14,7 @@ import { SCORECARD_OPS } from "./scorecards.ts";
 import { ATTEMPT_OPS } from "./attempts.ts";
 import { GRADING_OPS } from "./grading.ts";
 import { DEPLOY_RUN_OPS } from "./deploy_runs.ts";
+import { DEPLOY_SCHEDULE_OPS } from "./deploy_schedules.ts";
 
 // Each area's ops, in the order tools are listed. An area module exports a list of ops
 // and is imported here; its handlers import heavy modules lazily.
@@ -28,6 +29,7 @@ const AREAS: Op[][] = [
   ATTEMPT_OPS,
   GRADING_OPS,
   DEPLOY_RUN_OPS,
+  DEPLOY_SCHEDULE_OPS,
 ];
 
 /** Every registered op. */

@@ -5,11 +5,11 @@
  *
  * - `CandidateKind` is one kind of candidate: it reads the specs of its form, describes
  *   them (for `--help`, the MCP schema and the README's candidate table) and resolves a
- *   spec into a candidate. A new kind is one implementation of it under
- *   adapters/candidates/<kind>/.
+ *   spec into a candidate. A new kind is one implementation of it in a folder of its own,
+ *   adapters/candidates/<kind>/, listed once in adapters/candidates/registry.ts.
  * - `CandidateKinds` is what the engine and the ops use: every kind together, reading any
  *   spec and resolving an experiment's candidates at once (unique names, the isolation
- *   command candidates run under). Implemented by adapters/candidates/.
+ *   command candidates run under). Implemented by adapters/candidates/registry.ts.
  */
 import type { Candidate } from "../bench/candidate.ts";
 import type { Bundle } from "../bundle/types.ts";
@@ -42,6 +42,8 @@ export interface NamedCommand {
   network?: boolean;
   /** Model requests through the world gateway per attempt (default 100). */
   maxRequests?: number;
+  /** The models (registry names) its model requests may name (default: the priced ones). */
+  models?: string[];
 }
 
 /** What resolving an experiment's candidates needs besides their specs. */
@@ -74,12 +76,12 @@ export interface ResolvedCandidates {
 export interface CandidateKinds {
   /** Reads one `--candidate` value (never split on commas: commands may hold them). */
   parse(text: string): CandidateSpec;
-  /** Reads `--models a,b`: every comma-separated item is a model id or alias. */
-  parseModels(list: string): CandidateSpec[];
   /** A model id or alias of the registry as a spec. */
   model(id: string): CandidateSpec;
   /** Whether a spec runs a command line written in the request itself (MCP refuses it). */
   isInlineCommand(spec: CandidateSpec): boolean;
+  /** Every kind's forms, in the order specs are read (help, schemas, the README). */
+  describe(): CandidateKindForms[];
   /**
    * The candidates of an experiment, in the order given; names must be unique, and a
    * request with none is refused.
@@ -97,15 +99,29 @@ export interface CandidateForm {
   example: string;
 }
 
+/** A kind's forms, as `CandidateKinds.describe()` lists them. */
+export interface CandidateKindForms {
+  kind: string;
+  forms: CandidateForm[];
+  /** Its specs run a command line given in the request (refused over MCP). */
+  inlineCommand: boolean;
+}
+
 /** What resolving one spec of a kind needs. */
 export interface CandidateContext extends Omit<CandidateRequest, "isolation"> {
   isolation: Isolation;
   /** The spec's position in the experiment (a model candidate's name suffix). */
   index: number;
+  /**
+   * Resolves a spec of any kind at the same position: for a kind whose specs stand for
+   * another kind's (a named candidate of candidates.edn is a command or an agent CLI; a
+   * bare NAME it does not have is a model).
+   */
+  resolveAs(spec: CandidateSpec): Promise<Candidate>;
 }
 
 /** One kind of candidate (builtin, command, agent CLI, model…). */
-export interface CandidateKind<S extends CandidateSpec = CandidateSpec> {
+export interface CandidateKind<S extends { kind: string } = CandidateSpec> {
   /** The kind's name: the `kind` of the specs it reads. */
   kind: string;
   /**
@@ -115,6 +131,16 @@ export interface CandidateKind<S extends CandidateSpec = CandidateSpec> {
   parse(text: string): S | null;
   /** The forms it reads, for help, schemas and the README. */
   describe(): CandidateForm[];
+  /**
+   * Its specs carry a command line to run on this host (`NAME=cmd:…`): MCP refuses them,
+   * since a caller could otherwise run any command here.
+   */
+  inlineCommand?: boolean;
+  /**
+   * Its candidates run a command on this host, so without bubblewrap they run only when
+   * DVERGR_ISOLATION=none asks for it (refused before any cell otherwise).
+   */
+  runsCommands?: boolean;
   /** The candidate a spec stands for. */
   resolve(spec: S, ctx: CandidateContext): Promise<Candidate>;
 }

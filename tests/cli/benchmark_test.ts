@@ -167,6 +167,17 @@ Deno.test("dvergr benchmark refuses bad input with exit 2", async () => {
       /--budget-dollars/,
     ],
     [["benchmark", dir, "--candidate", "./agent.sh --fast"], /NAME=cmd:COMMAND/],
+    // A kind's word without its colon is named, with the form it needs.
+    [
+      ["benchmark", dir, "--candidate", "mine=cmd"],
+      /error\[CANDIDATE_INVALID\]: Cannot use candidate "mine=cmd": "cmd" needs a colon: NAME=cmd:COMMAND\nhint: Write NAME=cmd:COMMAND, e\.g\. `mine=cmd:python3 my_agent\.py`/,
+    ],
+    [
+      ["benchmark", dir, "--candidate", "mine=cmd python3 my_agent.py"],
+      /"cmd" needs a colon/,
+    ],
+    [["benchmark", dir, "--candidate", "cc=agent"], /"agent" needs a colon: NAME=agent:CLI:MODEL/],
+    [["benchmark", dir, "--candidate", "x=frob"], /no kind of candidate reads it/],
   ];
   const home = await Deno.makeTempDir();
   for (const [args, re] of cases) {

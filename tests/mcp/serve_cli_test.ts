@@ -30,10 +30,11 @@ Deno.test("dvergr serve refuses an unknown toolset or tool, and --room without -
   assert.match(r.err, /--tools/);
 });
 
-Deno.test("dvergr serve needs --mcp, and --port only with --http", async () => {
-  const a = await serve([]);
+Deno.test("dvergr serve takes --http only with --mcp, and --port only with --http", async () => {
+  // Without --mcp, serve starts the schedules' due runs (tests/cli/schedules_test.ts).
+  const a = await serve(["--http"]);
   assert.equal(a.code, 2);
-  assert.match(a.err, /needs --mcp/);
+  assert.match(a.err, /--http applies to --mcp only/);
   const b = await serve(["--mcp", "--port", "1234"]);
   assert.equal(b.code, 2);
   assert.match(b.err, /--port applies to --http only/);

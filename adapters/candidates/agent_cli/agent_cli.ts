@@ -315,6 +315,53 @@ function modelFits(cli: AgentCli, entry: ModelEntry): boolean {
   return cli === "claude-code" ? entry.provider === "anthropic" : entry.provider !== "anthropic";
 }
 
+/** The CLI's environment in the sandbox: a throwaway home, no telemetry or updates. */
+function agentEnv(cli: AgentCli): Record<string, string> {
+  return cli === "claude-code"
+    ? {
+      HOME,
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      MCP_CONNECTION_NONBLOCKING: "0",
+      CLAUDE_CODE_MAX_RETRIES: "2",
+      DISABLE_AUTOUPDATER: "1",
+      DISABLE_TELEMETRY: "1",
+      DISABLE_ERROR_REPORTING: "1",
+      CLAUDE_CODE_ENABLE_TELEMETRY: "0",
+    }
+    : { HOME, CODEX_HOME: `${HOME}/.codex`, DVERGR_MODEL_KEY: "dvergr-gateway-holds-the-key" };
+}
+
+/**
+ * Before an agent's first cell: it runs only sandboxed, and the gateway must hold its
+ * model's key; then the command's own preflight.
+ */
+async function agentPreflight(
+  name: string,
+  opts: AgentOptions,
+  inner: Candidate,
+  route: () => ReturnType<typeof routeFor>,
+): Promise<void> {
+  if (opts.isolation !== "bwrap") {
+    throw agentError(
+      name,
+      "agent CLIs run only sandboxed, and bubblewrap is not available here",
+      "Install bubblewrap (Debian: apt-get install bubblewrap); without it the CLI would see the host's files, network and credentials",
+    );
+  }
+  const r = route();
+  if ("problem" in r) {
+    throw new DvergrError(
+      "API_KEY_MISSING",
+      `Cannot run candidate "${name}": ${r.problem}`,
+      {
+        hint:
+          "Export the model's API key for dvergr; the agent never sees it (the gateway adds it)",
+      },
+    );
+  }
+  await inner.preflight?.();
+}
+
 /**
  * An agent CLI candidate. A missing CLI, an unknown model or a model the CLI cannot speak
  * to is a DvergrError here, before any cell starts.
@@ -367,18 +414,7 @@ export async function createAgentCandidate(
     ? claudeCommand(executable, entry.apiModel, maxTurns, extra)
     : codexCommand(executable, entry.apiModel, extra);
   const mounts = [...new Set([installMount(real), installMount(executable)])];
-  const env: Record<string, string> = spec.cli === "claude-code"
-    ? {
-      HOME,
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      MCP_CONNECTION_NONBLOCKING: "0",
-      CLAUDE_CODE_MAX_RETRIES: "2",
-      DISABLE_AUTOUPDATER: "1",
-      DISABLE_TELEMETRY: "1",
-      DISABLE_ERROR_REPORTING: "1",
-      CLAUDE_CODE_ENABLE_TELEMETRY: "0",
-    }
-    : { HOME, CODEX_HOME: `${HOME}/.codex`, DVERGR_MODEL_KEY: "dvergr-gateway-holds-the-key" };
+  const env = agentEnv(spec.cli);
   const identity = {
     kind: "agent",
     cli: spec.cli,
@@ -420,26 +456,7 @@ export async function createAgentCandidate(
   );
   return {
     ...inner,
-    async preflight() {
-      if (opts.isolation !== "bwrap") {
-        throw agentError(
-          spec.name,
-          "agent CLIs run only sandboxed, and bubblewrap is not available here",
-          "Install bubblewrap (Debian: apt-get install bubblewrap); without it the CLI would see the host's files, network and credentials",
-        );
-      }
-      const route = routeFor(registry, entry, opts.env);
-      if ("problem" in route) {
-        throw new DvergrError(
-          "API_KEY_MISSING",
-          `Cannot run candidate "${spec.name}": ${route.problem}`,
-          {
-            hint:
-              "Export the model's API key for dvergr; the agent never sees it (the gateway adds it)",
-          },
-        );
-      }
-      await inner.preflight?.();
-    },
+    preflight: () =>
+      agentPreflight(spec.name, opts, inner, () => routeFor(registry, entry, opts.env)),
   };
 }

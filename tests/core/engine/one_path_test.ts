@@ -17,7 +17,7 @@ import { wordDataset } from "../../helpers/dataset_bundle.ts";
 import { testOpContext } from "../../helpers/op_context.ts";
 import { scorecardEssentials } from "../../helpers/scorecard.ts";
 import { parse } from "../../../cli/benchmark.ts";
-import { candidateKinds } from "../../../adapters/candidates/candidate_spec.ts";
+import { candidateKinds } from "../../../adapters/candidates/registry.ts";
 import {
   BENCHMARK_FIELDS,
   benchmarkRequestOf,

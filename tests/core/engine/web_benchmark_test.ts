@@ -7,7 +7,7 @@
 import { planRecords } from "../../helpers/plan_records.ts";
 import assert from "node:assert/strict";
 import { parseBundle } from "../../../core/bundle/parse.ts";
-import { parseModelsFlag } from "../../../adapters/candidates/candidate_spec.ts";
+import { candidateKinds } from "../../../adapters/candidates/registry.ts";
 import { benchmarkBundle } from "../../../core/engine/benchmark.ts";
 import { getJson } from "../../../core/ports/blob_store.ts";
 import { readBundleDir } from "../../../adapters/files/bundle_dir.ts";
@@ -122,7 +122,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     BRAVE_API_KEY: "brave-k",
     DVERGR_BRAVE_BASE_URL: site.url,
   };
-  const specs = parseModelsFlag("gpt-4.1-mini,gpt-4.1");
+  const specs = ["gpt-4.1-mini", "gpt-4.1"].map(candidateKinds.model);
   try {
     // Without a search key nothing starts.
     await assert.rejects(
@@ -394,7 +394,7 @@ Deno.test("benchmarkBundle() on the frozen example: a judge that is down is a fa
     benchmarkBundle({
       services: composeServices(),
       bundle,
-      specs: parseModelsFlag("gpt-4.1-mini"),
+      specs: ["gpt-4.1-mini"].map(candidateKinds.model),
       home,
       runner,
       env,

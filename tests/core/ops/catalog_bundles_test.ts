@@ -18,7 +18,7 @@ import type { FileMap } from "../../../core/bundle/file_map.ts";
 import { readBundleDir } from "../../../adapters/files/bundle_dir.ts";
 import { readRoomBundle } from "../../../core/ops/room_bundles.ts";
 import { benchmarkBundle } from "../../../core/engine/benchmark.ts";
-import { parseCandidateSpec } from "../../../adapters/candidates/candidate_spec.ts";
+import { candidateKinds } from "../../../adapters/candidates/registry.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { catalogCheck } from "../../../core/ops/catalog_run.ts";
 import { recallBundle } from "../../helpers/bundles.ts";
@@ -490,7 +490,7 @@ Deno.test("every attempt and the scorecard carry the tier: promoted → room, a 
         services: composeServices(),
         bundle: await readRoomBundle(home.rooms, "r", "recall"),
         room: "r",
-        specs: [parseCandidateSpec("builtin:reference"), parseCandidateSpec("builtin:noop")],
+        specs: ["builtin:reference", "builtin:noop"].map(candidateKinds.parse),
         home,
         runner: ctx.runner,
         env: () => undefined,
@@ -550,7 +550,7 @@ Deno.test("an earlier system's export with checker.clj imports, calibrates, prom
       services: composeServices(),
       bundle: await readRoomBundle(home.rooms, "old", "invoice-totals"),
       room: "old",
-      specs: [parseCandidateSpec("builtin:reference"), parseCandidateSpec("builtin:noop")],
+      specs: ["builtin:reference", "builtin:noop"].map(candidateKinds.parse),
       home,
       runner: ctx.runner,
       env: () => undefined,

@@ -371,6 +371,33 @@ Deno.test("catalog_benchmark refuses inline commands, no candidates, an unknown 
   }
 });
 
+Deno.test("catalog_benchmark takes bare agent:CLI:MODEL specs as agent CLIs and says NAME=cmd needs its colon", async () => {
+  const { ctx, close } = await setup();
+  const noClis = await Deno.makeTempDir();
+  try {
+    const env = (n: string) =>
+      ({ PATH: "/usr/bin:/bin", DVERGR_AGENT_CLIS: noClis } as Record<string, string>)[n];
+    const call = (candidates: string[]) =>
+      callOp(catalogBenchmark, { ...ctx, env }, { room: "books", name: "recall", candidates });
+    for (const spec of ["agent:claude-code:haiku", "agent:codex:gpt-4.1-mini"]) {
+      await assert.rejects(
+        () => call([spec]),
+        (e: DvergrError) =>
+          e.code === "AGENT_CLI_MISSING" && e.message.includes(`candidate "${spec}"`),
+      );
+    }
+    await assert.rejects(
+      () => call(["mine=cmd"]),
+      (e: DvergrError) =>
+        e.code === "CANDIDATE_INVALID" && /"cmd" needs a colon/.test(e.message) &&
+        /NAME=cmd:COMMAND/.test(e.hint ?? ""),
+    );
+  } finally {
+    await Deno.remove(noClis, { recursive: true });
+    await close();
+  }
+});
+
 Deno.test("catalog_benchmark with stop_when_decided reports where each comparison's sequence stands", async () => {
   const { ctx, close } = await setup();
   try {

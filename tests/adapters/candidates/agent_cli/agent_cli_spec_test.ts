@@ -1,10 +1,10 @@
 /** Agent CLI candidates as users name them; the errors before any cell starts. */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import {
-  parseCandidateSpec,
-  readNamedCommands,
-} from "../../../../adapters/candidates/candidate_spec.ts";
+import { candidateKinds } from "../../../../adapters/candidates/registry.ts";
+import { readNamedCommands } from "../../../../adapters/candidates/named/candidates_file.ts";
+
+const parseCandidateSpec = candidateKinds.parse;
 import {
   claudeCommand,
   codexCommand,
@@ -171,6 +171,43 @@ Deno.test("createAgentCandidate() preflight: the model's key must be set for dve
       (e) => isDvergrError(e) && /run only sandboxed/.test(e.message),
     );
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("candidateKinds.parse() reads bare agent:CLI:MODEL as an agent named by the spec", () => {
+  assert.deepEqual(parseCandidateSpec("agent:claude-code:claude-sonnet-4-5"), {
+    kind: "agent",
+    name: "agent:claude-code:claude-sonnet-4-5",
+    cli: "claude-code",
+    model: "claude-sonnet-4-5",
+  });
+  assert.deepEqual(parseCandidateSpec("agent:codex:qwen3:8b"), {
+    kind: "agent",
+    name: "agent:codex:qwen3:8b",
+    cli: "codex",
+    model: "qwen3:8b",
+  });
+  assert.throws(() => parseCandidateSpec("agent:gemini:x"), /there is no agent CLI "gemini"/);
+  assert.throws(() => parseCandidateSpec("agent:codex:"), /the model is missing/);
+});
+
+Deno.test("dvergr benchmark takes bare agent:claude-code:M and agent:codex:M as agent CLIs, not models", async () => {
+  const dir = await writeBundleTo(wordDataset(2));
+  const home = await Deno.makeTempDir();
+  try {
+    for (const spec of ["agent:claude-code:haiku", "agent:codex:gpt-4.1-mini"]) {
+      const ctx = memoryContext({
+        env: { PATH: "/usr/bin:/bin", DVERGR_AGENT_CLIS: `${home}/no-clis` },
+      });
+      const code = await runMain(["benchmark", dir, "--candidate", spec, "--home", home], ctx);
+      const err = ctx.err.join("");
+      assert.equal(code, 2, err);
+      assert.match(err, new RegExp(`error\\[AGENT_CLI_MISSING\\]: Cannot use candidate "${spec}"`));
+      assert.doesNotMatch(err, /MODEL_UNKNOWN/);
+    }
+  } finally {
+    await Deno.remove(home, { recursive: true });
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -6,10 +6,13 @@
 import { planRecords, withRecords } from "../../../helpers/plan_records.ts";
 import assert from "node:assert/strict";
 import { parseBundle } from "../../../../core/bundle/parse.ts";
-import {
-  parseModelsFlag,
-  resolveCandidates,
-} from "../../../../adapters/candidates/candidate_spec.ts";
+import { candidateKinds } from "../../../../adapters/candidates/registry.ts";
+import type { CandidateRequest, CandidateSpec } from "../../../../core/ports/candidate_kind.ts";
+
+/** The experiment's candidates as the registry resolves them. */
+async function resolveCandidates(specs: CandidateSpec[], req: CandidateRequest) {
+  return (await candidateKinds.resolve(specs, req)).candidates;
+}
 import { planExperiment } from "../../../../core/bench/experiment.ts";
 import { runExperiment } from "../../../../core/engine/run_experiment.ts";
 import { prepareBenchmark } from "../../../../core/engine/benchmark.ts";
@@ -96,12 +99,15 @@ Deno.test("runExperiment() benchmarks API models end to end, with costs to the m
         OPENAI_API_KEY: "ok",
         OPENAI_BASE_URL: openai.url,
       } as Record<string, string>)[k];
-    const candidates = await resolveCandidates(parseModelsFlag("haiku,gpt-4.1-mini"), {
-      bundle,
-      env,
-      isolation: "none",
-      named: new Map(),
-    });
+    const candidates = await resolveCandidates(
+      ["haiku", "gpt-4.1-mini"].map(candidateKinds.model),
+      {
+        bundle,
+        env,
+        isolation: "none",
+        named: new Map(),
+      },
+    );
     assert.deepEqual(candidates.map((c) => c.name), ["haiku-0", "gpt-4.1-mini-1"]);
     const plan = planExperiment(bundle, candidates, { budgetMicros: 500_000 });
     const run = async (cands = candidates) =>
@@ -187,7 +193,7 @@ Deno.test("prepareBenchmark() refuses a model benchmark without its key, before 
       prepareBenchmark({
         services: composeServices(),
         bundle: { name: bundle.name, files: bundle.files },
-        specs: parseModelsFlag("haiku"),
+        specs: ["haiku"].map(candidateKinds.model),
         home,
         env,
         isolation: "none",
@@ -195,7 +201,7 @@ Deno.test("prepareBenchmark() refuses a model benchmark without its key, before 
       /ANTHROPIC_API_KEY is not set/,
     );
     assert.equal(anthropic.requests.length, 0);
-    const candidates = await resolveCandidates(parseModelsFlag("haiku"), {
+    const candidates = await resolveCandidates(["haiku"].map(candidateKinds.model), {
       bundle,
       env,
       isolation: "none",
@@ -232,7 +238,7 @@ Deno.test("runExperiment() scores a budget-stopped model attempt as it stands", 
   try {
     const env = (k: string) =>
       ({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anthropic.url } as Record<string, string>)[k];
-    const candidates = await resolveCandidates(parseModelsFlag("tight"), {
+    const candidates = await resolveCandidates(["tight"].map(candidateKinds.model), {
       bundle,
       env,
       isolation: "none",

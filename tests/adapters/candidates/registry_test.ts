@@ -1,16 +1,19 @@
 import assert from "node:assert/strict";
-import {
-  parseCandidateSpec,
-  parseModelsFlag,
-  readNamedCommands,
-  resolveCandidates,
-} from "../../../adapters/candidates/candidate_spec.ts";
+import { candidateKinds } from "../../../adapters/candidates/registry.ts";
+import { readNamedCommands } from "../../../adapters/candidates/named/candidates_file.ts";
+import type { CandidateRequest, CandidateSpec } from "../../../core/ports/candidate_kind.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 import { checkBaseline } from "../../../core/engine/benchmark.ts";
 
 const env = (k: string) => Deno.env.get(k);
+const parseCandidateSpec = candidateKinds.parse;
 
-Deno.test("parseCandidateSpec() reads builtins, inline commands with spaces and commas, named commands and models", () => {
+/** The experiment's candidates as the registry resolves them. */
+async function resolveCandidates(specs: CandidateSpec[], req: CandidateRequest) {
+  return (await candidateKinds.resolve(specs, req)).candidates;
+}
+
+Deno.test("candidateKinds.parse() reads builtins, inline commands with spaces and commas, named commands and models", () => {
   assert.deepEqual(parseCandidateSpec("builtin:noop"), {
     kind: "builtin",
     builtin: "noop",
@@ -38,11 +41,7 @@ Deno.test("parseCandidateSpec() reads builtins, inline commands with spaces and 
     () => parseCandidateSpec("./agent.sh --fast"),
     /holds spaces but is not NAME=cmd:COMMAND/,
   );
-  assert.deepEqual(parseModelsFlag("a,b"), [{ kind: "model", model: "a" }, {
-    kind: "model",
-    model: "b",
-  }]);
-  assert.throws(() => parseModelsFlag("a,,b"), /empty item/);
+  assert.deepEqual(candidateKinds.model("a"), { kind: "model", model: "a" });
 });
 
 Deno.test("readNamedCommands() reads candidates.edn and resolves relative mounts against it", async () => {
@@ -76,7 +75,7 @@ Deno.test("readNamedCommands() reads candidates.edn and resolves relative mounts
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("resolveCandidates() routes each spec and refuses duplicate names and unknown commands", async () => {
+Deno.test("candidateKinds.resolve() routes each spec and refuses duplicate names and unknown commands", async () => {
   const bundle = wordBundle(1);
   const named = new Map([["naive", { name: "naive", command: "true" }]]);
   const opts = { bundle, env, isolation: "none" as const, named };
@@ -106,7 +105,7 @@ Deno.test("resolveCandidates() routes each spec and refuses duplicate names and 
   await assert.rejects(() => resolveCandidates([], opts), /without candidates/);
 });
 
-Deno.test("resolveCandidates() gives a command's declared models to its identity, and its preflight refuses one the registry does not know", async () => {
+Deno.test("candidateKinds.resolve() gives a command's declared models to its identity, and its preflight refuses one the registry does not know", async () => {
   const bundle = wordBundle(1);
   const named = new Map([
     ["mine", { name: "mine", command: "true", models: ["local", "haiku"] }],
@@ -127,15 +126,15 @@ Deno.test("resolveCandidates() gives a command's declared models to its identity
   await Deno.remove(home, { recursive: true });
 });
 
-Deno.test("resolveCandidates() gives model ids to the model registry", async () => {
+Deno.test("candidateKinds.resolve() gives model ids to the model registry", async () => {
   const bundle = wordBundle(1);
   const opts = { bundle, env: () => undefined, isolation: "none" as const, named: new Map() };
   await assert.rejects(
-    () => resolveCandidates(parseModelsFlag("no-such-model-xyz"), opts),
+    () => resolveCandidates([candidateKinds.model("no-such-model-xyz")], opts),
     (e: Error & { code?: string }) => e.code === "MODEL_UNKNOWN",
   );
   const [noop, model] = await resolveCandidates(
-    [parseCandidateSpec("builtin:noop"), ...parseModelsFlag("claude-haiku-4-5")],
+    [parseCandidateSpec("builtin:noop"), candidateKinds.model("claude-haiku-4-5")],
     opts,
   );
   assert.equal(noop.name, "builtin:noop");
@@ -161,4 +160,34 @@ Deno.test("checkBaseline() refuses a baseline that is not a candidate, naming th
     assert.equal(e.hint, 'Name one of: "a", "b"');
     return true;
   });
+});
+
+Deno.test("candidateKinds.parse() says which kind a NAME=WORD lacks the colon of, and refuses NAME=unknown", () => {
+  assert.throws(
+    () => candidateKinds.parse("mine=cmd"),
+    (e: Error & { hint?: string }) =>
+      /"cmd" needs a colon: NAME=cmd:COMMAND/.test(e.message) &&
+      /e\.g\. `mine=cmd:python3 my_agent\.py`/.test(e.hint ?? ""),
+  );
+  assert.throws(() => candidateKinds.parse("me=agent"), /"agent" needs a colon/);
+  assert.throws(
+    () => candidateKinds.parse("x=y"),
+    (e: Error & { hint?: string }) =>
+      /no kind of candidate reads it/.test(e.message) &&
+      e.hint === "After NAME= write cmd:COMMAND or agent:CLI:MODEL",
+  );
+  assert.throws(() => candidateKinds.parse("   "), /it is empty/);
+});
+
+Deno.test("candidateKinds.describe() lists every kind's forms with an example each kind reads", () => {
+  const kinds = candidateKinds.describe();
+  assert.deepEqual(kinds.map((k) => k.kind), ["builtin", "command", "agent", "named", "model"]);
+  assert.deepEqual(kinds.filter((k) => k.inlineCommand).map((k) => k.kind), ["command"]);
+  for (const k of kinds) {
+    for (const f of k.forms) {
+      // A bare word is the named kind's until resolved: a model unless candidates.edn has it.
+      const read = k.kind === "model" ? "named" : k.kind;
+      assert.equal(candidateKinds.parse(f.example).kind, read, f.example);
+    }
+  }
 });

@@ -1,0 +1,71 @@
+import { parseCommandArgs } from "./args.ts";
+import type { CliContext } from "./context.ts";
+import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { printJson } from "./render.ts";
+import { usageError } from "../core/errors.ts";
+import { callOp } from "../core/ops/registry.ts";
+import { scheduleCancel, scheduleList } from "../core/ops/deploy_schedules.ts";
+
+export const HELP = `dvergr schedules [--json] | schedules cancel ID [--home DIR]
+
+Lists the home's schedules (dvergr deploy) with their interval, next run and last run, or
+cancels one: no further runs start (one in progress finishes).
+
+Exit status: 0 done; 2 bad input (no such schedule).
+
+Options:
+${HOME_HELP}
+  --json          print as JSON
+  -h, --help      show this help
+
+Example:
+  dvergr schedules
+`;
+
+export const OPTIONS = {
+  home: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+export function parse(args: string[]) {
+  const { values, positionals } = parseCommandArgs("schedules", args, OPTIONS);
+  const [action, id, ...rest] = positionals;
+  const cancel = action === "cancel";
+  if ((action !== undefined && !cancel) || (cancel && (id === undefined || rest.length > 0))) {
+    throw usageError(
+      `"dvergr schedules" takes nothing, or cancel ID`,
+      "Run `dvergr schedules` to list them, `dvergr schedules cancel ID` to stop one",
+    );
+  }
+  return { cancel: cancel ? id : undefined, home: values.home, json: values.json === true };
+}
+
+export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
+  const home = roomHomeDir(opts.home, ctx);
+  return await withOpContext(ctx, home, {}, async (op) => {
+    if (opts.cancel !== undefined) {
+      const r = await callOp(scheduleCancel, op, { id: opts.cancel });
+      if (opts.json) printJson(ctx, r);
+      else ctx.stdout(`schedule ${r.id} ${r.cancelled ? "cancelled" : "was cancelled already"}\n`);
+      return 0;
+    }
+    const r = await callOp(scheduleList, op, {});
+    if (opts.json) printJson(ctx, r);
+    else if (r.schedules.length === 0) {
+      ctx.stdout(
+        "No schedules: store one with `dvergr deploy ROOM/NAME --candidate SPEC --every 1d`\n",
+      );
+    } else {
+      for (const s of r.schedules) {
+        ctx.stdout(
+          `${s.id}  ${s.room}/${s.name}  ${s.candidate}  every ${s.every}${
+            s.at ? ` at ${s.at}` : ""
+          }  ` +
+            (s.cancelled_at ? `cancelled ${s.cancelled_at}` : `next ${s.next_run}`) +
+            `${s.last_run ? `  last run ${s.last_run}` : ""}\n`,
+        );
+      }
+    }
+    return 0;
+  });
+}
