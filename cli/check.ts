@@ -14,7 +14,7 @@ import { checkerFacts } from "../core/bundle/clojure_lint.ts";
 import { readBundleDir } from "../adapters/files/bundle_dir.ts";
 import { isDir } from "../adapters/files/fs.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
-import { createCheckerPool } from "../sandbox/checker_pool.ts";
+import { loadCacheDir, loadCachingRunner } from "../sandbox/load_cache.ts";
 import type { CheckerRunner } from "../core/checker.ts";
 import type { FileBundle } from "../core/bundle/file_map.ts";
 
@@ -78,12 +78,32 @@ export function parse(args: string[]) {
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const { values, positionals } = opts;
   const fb = await readBundleArg("check", positionals[0], { home: values.home, ctx });
-  const pool = createCheckerPool({ workers: 1 });
+  const pool = lazyPool();
+  // Without an answer only the checker's load is asked: a load that succeeded before (same
+  // checker, same call, same sandbox) is not asked again.
+  const cache = values.answer === undefined ? loadCacheDir(ctx.env) : null;
   try {
-    return await checkWith(pool, fb, values, ctx);
+    return await checkWith(cache ? loadCachingRunner(pool, cache) : pool, fb, values, ctx);
   } finally {
     pool.close();
   }
+}
+
+/** The checker pool, its module loaded (and its worker started) on the first call only. */
+function lazyPool(): CheckerRunner {
+  let pool: Promise<CheckerRunner> | null = null;
+  const get = () =>
+    pool ??= import("../sandbox/checker_pool.ts").then((m) => m.createCheckerPool({ workers: 1 }));
+  let closed = false;
+  return {
+    check: async (source, input, opts) => (await get()).check(source, input, opts),
+    judgeRequests: async (source, input, opts) => (await get()).judgeRequests(source, input, opts),
+    close() {
+      if (closed) return;
+      closed = true;
+      pool?.then((p) => p.close());
+    },
+  };
 }
 
 async function checkWith(

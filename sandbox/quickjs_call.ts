@@ -355,7 +355,7 @@ class CheckerCall {
       if (state.type === "rejected") this.failWith(state.error, phase);
       if (Date.now() >= this.state.deadline) {
         this.state.interrupted = true;
-        throw this.timeout();
+        throw this.timeout(phase);
       }
       if (!rt.hasPendingJob()) {
         throw new Fault(
@@ -372,7 +372,15 @@ class CheckerCall {
     }
   }
 
-  private timeout(): Fault {
+  /** The fault of a call out of time; loading names that (a top level that never ends). */
+  private timeout(phase?: Phase): Fault {
+    if (phase === "module") {
+      return new Fault(
+        "timeout",
+        `checker.js did not finish loading within ${this.req.timeoutMs}ms: its top level ` +
+          "never ends",
+      );
+    }
     return new Fault("timeout", `The checker did not finish within ${this.req.timeoutMs}ms`);
   }
 
@@ -384,9 +392,9 @@ class CheckerCall {
 
   /** Turns a thrown value into the fault it means; never returns. */
   private failWith(error: QuickJSHandle, phase: Phase): never {
-    if (this.state.interrupted) throw this.timeout();
+    if (this.state.interrupted) throw this.timeout(phase);
     const d = this.describe(error);
-    if (this.state.interrupted) throw this.timeout();
+    if (this.state.interrupted) throw this.timeout(phase);
     const name = d.name ?? "";
     const message = d.message ?? "";
     const where = checkerLine(d.stack);

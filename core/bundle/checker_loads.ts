@@ -1,6 +1,6 @@
 /**
  * Problems with the checker (checker.js, or checker.clj) that only loading it shows: a
- * syntax error, an import, a throw while it loads. The shape check reads the checker as
+ * syntax error, an import, a throw while it loads, a top level that never ends. The shape check reads the checker as
  * text; this asks the sandbox (injected, so it stays testable) to load it once.
  */
 import type { CheckerRunner } from "../checker.ts";
@@ -19,8 +19,11 @@ export async function checkerLoadProblems(
   if (run.ok) return [];
   const file = bundle.checkerFile;
   const name = file.replace(".", "\\.");
+  // A syntax error, a refused import, a throw, or a top level that never ends.
   const loading = run.fault === "syntax" ||
-    new RegExp(`^${name} threw while loading`).test(run.message);
+    new RegExp(`^${name} threw while loading`).test(run.message) ||
+    (run.fault === "timeout" &&
+      new RegExp(`^${name} (did not finish|never finished) loading`).test(run.message));
   if (!loading) return []; // it loaded; what it does with an empty answer is not a shape problem
   const at = new RegExp(`\\(${name} line (\\d+)(?:, column (\\d+))?\\)`).exec(run.message);
   return [{
