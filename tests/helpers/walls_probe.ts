@@ -21,6 +21,25 @@ r() { n=$1; shift; if "$@" >/dev/null 2>&1; then echo "$n=allowed"; else echo "$
   r ptrace-supervisor perl -e 'exit(syscall(101, 16, $ARGV[0], 0, 0) == -1 ? 1 : 0)' "$PPID"
   r chroot chroot / true
   r unshare-user unshare -U true
+  r unshare-root unshare -r true
+  r unshare-mount unshare -m true
+  r setns nsenter --target 1 --mount true
+  r write-proc-root sh -c "echo x > /proc/self/root/etc/dvergr-wall-probe"
+  r write-proc-sys sh -c "echo 1 > /proc/sys/vm/drop_caches"
+  r mknod-device mknod /out/null-device c 1 3
+  r regain-caps setpriv --inh-caps +sys_admin --ambient-caps +sys_admin true
+  # System calls by number (x86_64): allowed when the call succeeded.
+  sc() { n=$1; shift; r "$n" perl -e "$@"; }
+  sc open_by_handle_at 'exit(syscall(304, -100, "\\0" x 136, 0) == -1 ? 1 : 0)'
+  sc keyctl 'exit(syscall(250, 0, -3, 1) == -1 ? 1 : 0)'
+  sc add_key 'exit(syscall(248, "user", "dvergr", "x", 1, -3) == -1 ? 1 : 0)'
+  sc io_uring 'my $p = "\\0" x 120; exit(syscall(425, 8, $p) == -1 ? 1 : 0)'
+  sc fsopen 'exit(syscall(430, "tmpfs", 0) == -1 ? 1 : 0)'
+  sc bpf 'exit(syscall(321, 0, "\\0" x 128, 128) == -1 ? 1 : 0)'
+  sc perf 'exit(syscall(298, "\\0" x 128, 0, -1, -1, 0) == -1 ? 1 : 0)'
+  for f in /usr/bin/mount /usr/bin/su /usr/bin/passwd; do
+    [ -u "$f" ] && echo "setuid:$f=$(sh -c "$f --version >/dev/null 2>&1; id -u")"
+  done
   r write-out sh -c 'echo ok > /out/written.txt'
 } > /out/probe.txt 2>&1
 `;

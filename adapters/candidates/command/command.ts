@@ -163,6 +163,9 @@ export function shellCouldNotRun(code: number, stderr: string): string {
   return `the shell could not run it (exit ${code})${line ? `: ${line}` : ""}`;
 }
 
+/** Parts of /proc the candidate's uid could write were they not read-only. */
+const PROC_COVERS = ["/proc/sys", "/proc/sysrq-trigger", "/proc/fs", "/proc/irq", "/proc/bus"];
+
 /** bwrap arguments that make the system visible read-only (merged-/usr links kept as links). */
 function systemArgs(tmpBytes = 1 << 20): string[] {
   const args: string[] = [];
@@ -183,6 +186,12 @@ function systemArgs(tmpBytes = 1 << 20): string[] {
   return args.concat(
     "--proc",
     "/proc",
+    // The candidate has no capability, but as root its uid is the host's root (the user
+    // namespace maps it there): the kernel lets that uid write every sysctl under /proc/sys
+    // (kernel.core_pattern, kernel.modprobe: the host's root would run a program it names).
+    // bwrap covers /proc/sys only when it finds the directory writable, which a 0555
+    // directory never is, so cover it (and /proc/fs, /proc/sysrq-trigger) here.
+    ...PROC_COVERS.flatMap((p) => ["--ro-bind-try", p, p]),
     "--dev",
     "/dev",
     "--size",

@@ -3,7 +3,8 @@
  * BPF program (the `struct sock_filter` array bubblewrap's `--seccomp FD` loads) that refuses
  * the system calls a candidate could use to reach past its walls even without capabilities:
  * `ptrace` and `process_vm_*` of the supervisor (same uid, so the kernel alone would let it),
- * every mount call, module and kexec loading, keyrings, bpf, perf, userfaultfd, and new user
+ * every mount call, module and kexec loading, keyrings, bpf, perf, userfaultfd, io_uring (as
+ * absent: ENOSYS), and new user
  * namespaces (`clone`/`unshare` with CLONE_NEWUSER; `clone3` says ENOSYS, which makes libc
  * fall back to `clone`, since its flags sit behind a pointer the filter cannot read).
  * Capabilities are already dropped (`--cap-drop ALL`, a non-zero uid, no_new_privs): this is
@@ -36,6 +37,8 @@ interface ArchTable {
   clone: number;
   clone3: number;
   unshare: number;
+  /** Refused as absent (ENOSYS), so programs fall back to what they use without them. */
+  absent: Record<string, number>;
   denied: Record<string, number>;
 }
 
@@ -45,6 +48,9 @@ const X86_64: ArchTable = {
   clone: 56,
   clone3: 435,
   unshare: 272,
+  // io_uring performs its operations without the system calls this filter sees, and its
+  // kernel code has been a steady source of privilege escalations.
+  absent: { io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427 },
   denied: {
     ptrace: 101,
     process_vm_readv: 310,
@@ -91,7 +97,14 @@ const TABLES: Record<string, ArchTable> = { x86_64: X86_64 };
 /** The system calls the filter refuses on `arch` (empty where it has no table). */
 export function deniedSyscalls(arch: string): string[] {
   const table = TABLES[arch];
-  return table ? [...Object.keys(table.denied), "clone3", "clone+unshare(CLONE_NEWUSER)"] : [];
+  return table
+    ? [
+      ...Object.keys(table.denied),
+      ...Object.keys(table.absent),
+      "clone3",
+      "clone+unshare(CLONE_NEWUSER)",
+    ]
+    : [];
 }
 
 type Insn = { code: number; k: number; jt?: string; jf?: string };
@@ -110,6 +123,7 @@ export function seccompFilter(arch: string): Uint8Array | null {
     { code: LD_W_ABS, k: NR },
     { code: JGE_K, k: X32_BIT, jt: "eperm" },
     { code: JEQ_K, k: t.clone3, jt: "enosys" },
+    ...Object.values(t.absent).map((nr): Insn => ({ code: JEQ_K, k: nr, jt: "enosys" })),
     { code: JEQ_K, k: t.clone, jt: "flags" },
     { code: JEQ_K, k: t.unshare, jt: "flags" },
     ...Object.values(t.denied).map((nr): Insn => ({ code: JEQ_K, k: nr, jt: "eperm" })),

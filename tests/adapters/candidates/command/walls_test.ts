@@ -121,8 +121,30 @@ function assertWalls(user: string, r: Awaited<ReturnType<typeof probe>>) {
     assert.equal(said(`remount:${d}`), "refused", `${user}: remounting ${d} read-write`);
     assert.equal(said(`write:${d}`), "refused", `${user}: writing ${d}`);
   }
-  for (const k of ["mount-tmpfs", "ptrace-supervisor", "chroot", "unshare-user"]) {
-    assert.equal(said(k), "refused", `${user}: ${k}`);
+  const refused = [
+    "mount-tmpfs",
+    "ptrace-supervisor",
+    "chroot",
+    "unshare-user",
+    "unshare-root",
+    "unshare-mount",
+    "setns",
+    "write-proc-root",
+    "write-proc-sys",
+    "mknod-device",
+    "regain-caps",
+    "open_by_handle_at",
+    "keyctl",
+    "add_key",
+    "io_uring",
+    "fsopen",
+    "bpf",
+    "perf",
+  ];
+  for (const k of refused) assert.equal(said(k), "refused", `${user}: ${k}`);
+  // A setuid-root program runs with the candidate's uid (no_new_privs, and root is not mapped).
+  for (const [k, v] of found) {
+    if (k.startsWith("setuid:")) assert.equal(v, said("uid"), `${user}: ${k}`);
   }
   assert.equal(said("write-out"), "allowed", `${user}: the capture directory is writable`);
   assert.equal(r.probe.files["/out/written.txt"], "ok\n");
