@@ -7,7 +7,8 @@
  *   (`/v1` may be left out by a client whose base URL lacks it). Anything else is a 404.
  * - The model named in a request is resolved through the model registry (or pinned, for an
  *   agent CLI candidate); the request goes to that model's real endpoint with the real key,
- *   which never enters the sandbox: the candidate holds a dummy key.
+ *   which never enters the sandbox: the candidate holds a dummy key. A model that is not one
+ *   of the attempt's (routes.ts) is refused before anything is sent, and the attempt fails.
  * - Usage is metered from the JSON or SSE body into the attempt's tokens and its cost, billed
  *   and at list price (core/models/cost.ts).
  * - The attempt's budget (list price) holds against requests in parallel: a request is

@@ -269,7 +269,7 @@ async function memoryOf(pid: number): Promise<{ rss: number; hwm: number }> {
   return { rss: kb("VmRSS") * 1024, hwm: kb("VmHWM") * 1024 };
 }
 
-Deno.test("startAttemptGateway() refuses a 4 GiB body on either socket with 413 while it streams: the host's memory stays flat", async () => {
+Deno.test("startAttemptGateway() refuses a 4 GiB body to the models or to MCP with 413 while it streams: the host's memory stays flat", async () => {
   const host = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
