@@ -649,171 +649,173 @@ function attemptEnvironment(
   return { ...env, ...spec.env };
 }
 
-/** A candidate that runs `spec.command` in each attempt's world. */
-export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candidate {
-  const tailBytes = opts.tailBytes ?? 16 * 1024;
-  const grace = opts.killGraceMs ?? 1000;
-  const limits = opts.limits ?? DEFAULT_LIMITS;
+/** What every attempt of one command candidate shares. */
+interface CommandSetup {
+  spec: CommandSpec;
+  opts: CommandOptions;
+  limits: ResourceLimits;
+  /** Between SIGTERM and SIGKILL, ms. */
+  grace: number;
+  tailBytes: number;
+}
+
+/** The command line run by the shell of an attempt. */
+function shellArgv(spec: CommandSpec): string[] {
+  return ["/bin/sh", "-c", spec.command];
+}
+
+/**
+ * bubblewrap's argv for one attempt (the supervisor around the candidate's shell), or why the
+ * sandbox cannot be built (a missing mount, a world name that would hide the sandbox's own).
+ */
+async function sandboxArgv(
+  s: CommandSetup,
+  ctx: AttemptContext,
+  gateway: AttemptGateway | null,
+  files: SandboxFiles,
+): Promise<string[] | string> {
+  const { spec, limits } = s;
+  const support = (await bwrapSupport(s.opts.env)) ?? { disableUserns: false };
+  const args = [
+    ...identityArgs(support, files.filter ? SECCOMP_FD : null),
+    "--die-with-parent",
+    "--new-session",
+  ];
+  if (spec.network) args.push("--share-net");
+  args.push(...systemArgs(limits.worldBytes));
   for (const m of spec.mounts ?? []) {
-    if (!isAbsolute(m)) throw new Error(`Mount "${m}" of candidate "${spec.name}" is not absolute`);
-  }
-
-  const hostPath = () => opts.env("PATH") ?? DEFAULT_PATH;
-
-  async function argv(
-    ctx: AttemptContext,
-    gateway: AttemptGateway | null,
-    files: SandboxFiles,
-  ): Promise<string[] | string> {
-    const sh = ["/bin/sh", "-c", spec.command];
-    if (opts.isolation === "none") return sh;
-    const support = (await bwrapSupport(opts.env)) ?? { disableUserns: false };
-    const args = [
-      ...identityArgs(support, files.filter ? SECCOMP_FD : null),
-      "--die-with-parent",
-      "--new-session",
-    ];
-    if (spec.network) args.push("--share-net");
-    args.push(...systemArgs(limits.worldBytes));
-    for (const m of spec.mounts ?? []) {
-      try {
-        await Deno.stat(m);
-      } catch {
-        return `its mount "${m}" does not exist`;
-      }
-      args.push("--ro-bind", m, m);
-    }
-    // Mount points of the gateway and of bwrapExtra must not land inside the world.
-    const taken = new Set(
-      mountTargets([...(spec.bwrapExtra ?? []), ...(gateway ? gateway.bwrapArgs() : [])])
-        .map((a) => a.split("/")[1]),
-    );
-    const entries = await worldTopLevel(ctx.worldDir);
-    const writable = writableTopLevel(ctx.writable);
-    for (const name of [...entries.map((e) => e.name), ...writable]) {
-      if (RESERVED.has(name) || (taken.has(name) && name !== "")) {
-        return `the world has "/${name}", which would hide the sandbox's own /${name}`;
-      }
-    }
-    args.push(...sandboxWorldArgs(ctx.worldDir, entries, writable, limits, files.capture));
-    args.push(...sizedTmpfs(spec.bwrapExtra ?? [], limits.worldBytes));
-    if (gateway) args.push(...gateway.bwrapArgs());
-    args.push(...sealArgs(limits.worldBytes), "--chdir", "/");
-    // The go mark comes after the gateway's forwarders listen, just before the candidate.
-    return [
-      "bwrap",
-      ...args,
-      ...superviseArgv(sh, {
-        timeoutMs: ctx.timeoutMs,
-        graceMs: grace,
-        writable,
-        capture: ctx.writable,
-        helpers: gateway?.forwarders ?? undefined,
-      }),
-    ];
-  }
-
-  /** Runs the process of one attempt (behind `gateway` when there is one). */
-  async function runProcess(
-    ctx: AttemptContext,
-    gateway: AttemptGateway | null,
-  ): Promise<CandidateOutcome & { stdout: string }> {
-    const isolated = opts.isolation === "bwrap";
-    const started = performance.now();
-    const files = isolated ? await sandboxFiles(dirname(ctx.worldDir)) : null;
-    const captureFile = files?.capture ?? "";
-    let cgroup: AttemptCgroup | null = null;
     try {
-      const args = await argv(ctx, gateway, files!);
-      if (typeof args === "string") {
-        return { ...faultOutcome(`Cannot start "${spec.name}": ${args}`, isolated), stdout: "" };
-      }
-      // A few processes more for our own supervisor (it packs the world after a fork bomb).
-      cgroup = await openAttemptCgroup(
-        limits.memoryBytes,
-        limits.processes + SUPERVISOR_PROCESSES,
-        opts.env,
+      await Deno.stat(m);
+    } catch {
+      return `its mount "${m}" does not exist`;
+    }
+    args.push("--ro-bind", m, m);
+  }
+  // Mount points of the gateway and of bwrapExtra must not land inside the world.
+  const taken = new Set(
+    mountTargets([...(spec.bwrapExtra ?? []), ...(gateway ? gateway.bwrapArgs() : [])])
+      .map((a) => a.split("/")[1]),
+  );
+  const entries = await worldTopLevel(ctx.worldDir);
+  const writable = writableTopLevel(ctx.writable);
+  for (const name of [...entries.map((e) => e.name), ...writable]) {
+    if (RESERVED.has(name) || (taken.has(name) && name !== "")) {
+      return `the world has "/${name}", which would hide the sandbox's own /${name}`;
+    }
+  }
+  args.push(...sandboxWorldArgs(ctx.worldDir, entries, writable, limits, files.capture));
+  args.push(...sizedTmpfs(spec.bwrapExtra ?? [], limits.worldBytes));
+  if (gateway) args.push(...gateway.bwrapArgs());
+  args.push(...sealArgs(limits.worldBytes), "--chdir", "/");
+  // The go mark comes after the gateway's forwarder listens, just before the candidate.
+  return [
+    "bwrap",
+    ...args,
+    ...superviseArgv(shellArgv(spec), {
+      timeoutMs: ctx.timeoutMs,
+      graceMs: s.grace,
+      writable,
+      capture: ctx.writable,
+      helpers: gateway?.forwarders ?? undefined,
+    }),
+  ];
+}
+
+/**
+ * The argv of an attempt's first process (the sandbox, or the shell without one) behind the
+ * launch shell (cgroup, marks, seccomp), the rlimits and setsid where it exists (then the
+ * process leads a group of its own: `grouped`); or why it cannot start.
+ */
+async function attemptArgv(
+  s: CommandSetup,
+  ctx: AttemptContext,
+  gateway: AttemptGateway | null,
+  files: SandboxFiles | null,
+  cgroup: AttemptCgroup | null,
+): Promise<{ argv: string[]; grouped: boolean } | string> {
+  const inner = files ? await sandboxArgv(s, ctx, gateway, files) : shellArgv(s.spec);
+  if (typeof inner === "string") return inner;
+  const limited = launchArgv(
+    { cgroup, marks: files?.marks.path ?? null, filter: files?.filter ?? null },
+    [
+      ...((await hasPrlimit())
+        ? rlimitArgv(s.limits, {
+          cgroup: cgroup !== null,
+          supervisedDirs: files ? writableTopLevel(ctx.writable).length : null,
+        })
+        : []),
+      ...inner,
+    ],
+  );
+  const grouped = await hasSetsid();
+  return { argv: grouped ? ["setsid", ...limited] : limited, grouped };
+}
+
+/** An attempt's process under the host's watch: its output kept, its limits timed. */
+interface WatchedProcess {
+  stopper: ReturnType<typeof hostStopper>;
+  out: Tail;
+  err: Tail;
+  /** Waits for the process, stops its group, drains its output (2 s at most). */
+  ended(): Promise<{ status: Deno.CommandStatus; endedAt: number }>;
+}
+
+/**
+ * Feeds the task to `child`, keeps its output's tails, and stops its group at the time
+ * limit or on abort. Without a sandbox the limit counts from the spawn: the process is the
+ * candidate's own. In one, the supervisor enforces it from the candidate's go (so the world
+ * can still be read back); the host stops the sandbox only when that did not happen in time,
+ * or when its setup never ends.
+ */
+function watchProcess(
+  s: CommandSetup,
+  ctx: AttemptContext,
+  child: Deno.ChildProcess,
+  grouped: boolean,
+  marks: SandboxMarks | null,
+): WatchedProcess {
+  const kill = (signal: Deno.Signal) => {
+    try {
+      Deno.kill(grouped ? -child.pid : child.pid, signal);
+    } catch {
+      // Already gone.
+    }
+  };
+  const stopper = hostStopper(kill, s.grace);
+  let limit: ReturnType<typeof setTimeout> | undefined;
+  let ended = false;
+  if (marks) {
+    limit = setTimeout(() => stopper.stop("setup"), SETUP_LIMIT_MS);
+    marks.onGo(() => {
+      clearTimeout(limit);
+      if (stopper.why !== null || ended) return;
+      limit = setTimeout(
+        () => stopper.stop("limit"),
+        ctx.timeoutMs + s.grace + SUPERVISOR_MARGIN_MS,
       );
-      const cgroupName = cgroup ? `cgroup v${cgroup.version}` : null;
-      const limited = launchArgv(
-        { cgroup, marks: files?.marks.path ?? null, filter: files?.filter ?? null },
-        [
-          ...((await hasPrlimit())
-            ? rlimitArgv(limits, {
-              cgroup: cgroup !== null,
-              supervisedDirs: isolated ? writableTopLevel(ctx.writable).length : null,
-            })
-            : []),
-          ...args,
-        ],
-      );
-      const grouped = await hasSetsid();
-      const [cmd, ...rest] = grouped ? ["setsid", ...limited] : limited;
-      let child: Deno.ChildProcess;
-      try {
-        child = new Deno.Command(cmd, {
-          args: rest,
-          cwd: ctx.worldDir,
-          clearEnv: true,
-          env: attemptEnvironment(spec, opts, ctx, gateway),
-          stdin: "piped",
-          stdout: "piped",
-          stderr: "piped",
-        }).spawn();
-      } catch (e) {
-        return {
-          ...faultOutcome(
-            `Cannot start "${spec.name}": ${e instanceof Error ? e.message : String(e)}`,
-            isolated,
-          ),
-          stdout: "",
-        };
-      }
-      const pid = child.pid;
-      const kill = (signal: Deno.Signal) => {
-        try {
-          Deno.kill(grouped ? -pid : pid, signal);
-        } catch {
-          // Already gone.
-        }
-      };
+    });
+  } else limit = setTimeout(() => stopper.stop("limit"), ctx.timeoutMs);
+  const onAbort = () => stopper.stop("abort");
+  if (ctx.signal.aborted) onAbort();
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
 
-      // Without a sandbox the time limit counts from the spawn: the process is the candidate's
-      // own. In one, the supervisor enforces it from the candidate's go (so the world can still
-      // be read back); the host stops the sandbox only when that did not happen in time, or
-      // when its setup never ends.
-      const stopper = hostStopper(kill, grace);
-      const marks = files?.marks ?? null;
-      let limit: ReturnType<typeof setTimeout> | undefined;
-      let ended = false;
-      if (marks) {
-        limit = setTimeout(() => stopper.stop("setup"), SETUP_LIMIT_MS);
-        marks.onGo(() => {
-          clearTimeout(limit);
-          if (stopper.why !== null || ended) return;
-          limit = setTimeout(
-            () => stopper.stop("limit"),
-            ctx.timeoutMs + grace + SUPERVISOR_MARGIN_MS,
-          );
-        });
-      } else limit = setTimeout(() => stopper.stop("limit"), ctx.timeoutMs);
-      const onAbort = () => stopper.stop("abort");
-      if (ctx.signal.aborted) onAbort();
-      ctx.signal.addEventListener("abort", onAbort, { once: true });
-
-      const out = new Tail(tailBytes);
-      const err = new Tail(tailBytes);
-      const drained = Promise.all([drain(child.stdout, out), drain(child.stderr, err)]);
-      const feed = (async () => {
-        const w = child.stdin.getWriter();
-        try {
-          await w.write(new TextEncoder().encode(ctx.task));
-          await w.close();
-        } catch {
-          // The process does not read its stdin, or exited first: not an error.
-        }
-      })();
-
+  const out = new Tail(s.tailBytes);
+  const err = new Tail(s.tailBytes);
+  const drained = Promise.all([drain(child.stdout, out), drain(child.stderr, err)]);
+  const feed = (async () => {
+    const w = child.stdin.getWriter();
+    try {
+      await w.write(new TextEncoder().encode(ctx.task));
+      await w.close();
+    } catch {
+      // The process does not read its stdin, or exited first: not an error.
+    }
+  })();
+  return {
+    stopper,
+    out,
+    err,
+    async ended() {
       const status = await child.status;
       const endedAt = performance.now();
       ended = true;
@@ -822,111 +824,227 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
       // Whatever the process left running in its group goes with it.
       kill("SIGKILL");
       stopper.clear();
+      let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
         Promise.all([drained, feed]),
-        new Promise((r) => setTimeout(r, 2000)),
+        new Promise((r) => timer = setTimeout(r, 2000)),
       ]);
-      await marks?.close();
-      // Every process of the attempt, however it detached, ends with it.
-      const exceeded: LimitName[] = cgroup ? await cgroup.end() : [];
-      cgroup = null;
-      const back = isolated
-        ? await readBackWorld(ctx.worldDir, writableTopLevel(ctx.writable), captureFile)
-        : null;
-      if (back?.status && back.status.full.length > 0) exceeded.push("world-bytes");
-      const stoppedByHost = stopper.why !== null;
-      const timedOut = back ? back.status?.timedOut === true || stoppedByHost : stoppedByHost;
-      const elapsedMs = Math.round(performance.now() - started);
+      clearTimeout(timer);
+      return { status, endedAt };
+    },
+  };
+}
 
-      const evidence = {
-        command: spec.command,
-        isolated,
-        exitCode: status.signal ? null : (back?.status?.exit ?? status.code),
-        signal: status.signal ?? null,
-        timedOut,
-        elapsedMs,
-        // From the candidate's own start to the sandbox's end (its stop and pack included;
-        // dvergr's setup before it not counted).
-        ...(marks?.goAt != null ? { ranMs: Math.round(endedAt - marks.goAt) } : {}),
-        stdoutBytes: out.total,
-        stderrBytes: err.total,
-        stdoutTail: out.text(),
-        stderrTail: err.text(),
-        ...(isolated ? { sandbox: sandboxEvidence() } : {}),
-        limits: {
-          ...limitsIdentity(limits),
-          enforcedBy: await enforcement(cgroupName, isolated),
-          exceeded,
-          ...(back?.status?.full.length ? { full: back.status.full } : {}),
+/** What an attempt's process left: how it ended, what came back, what it went over. */
+interface ProcessResult {
+  status: Deno.CommandStatus;
+  endedAt: number;
+  marks: SandboxMarks | null;
+  back: ReadBack | null;
+  exceeded: LimitName[];
+  cgroupName: string | null;
+}
+
+/** The evidence of an attempt's process and how it ended, as its outcome. */
+async function processOutcome(
+  s: CommandSetup,
+  ctx: AttemptContext,
+  w: WatchedProcess,
+  r: ProcessResult,
+  started: number,
+): Promise<CandidateOutcome & { stdout: string }> {
+  const { back, marks, status, exceeded } = r;
+  const isolated = back !== null;
+  const stoppedByHost = w.stopper.why !== null;
+  const timedOut = back ? back.status?.timedOut === true || stoppedByHost : stoppedByHost;
+  const evidence = {
+    command: s.spec.command,
+    isolated,
+    exitCode: status.signal ? null : (back?.status?.exit ?? status.code),
+    signal: status.signal ?? null,
+    timedOut,
+    elapsedMs: Math.round(performance.now() - started),
+    // From the candidate's own start to the sandbox's end (its stop and pack included;
+    // dvergr's setup before it not counted).
+    ...(marks?.goAt != null ? { ranMs: Math.round(r.endedAt - marks.goAt) } : {}),
+    stdoutBytes: w.out.total,
+    stderrBytes: w.err.total,
+    stdoutTail: w.out.text(),
+    stderrTail: w.err.text(),
+    ...(isolated ? { sandbox: sandboxEvidence() } : {}),
+    limits: {
+      ...limitsIdentity(s.limits),
+      enforcedBy: await enforcement(r.cgroupName, isolated),
+      exceeded,
+      ...(back?.status?.full.length ? { full: back.status.full } : {}),
+    },
+    ...(back
+      ? {
+        readBack: {
+          files: back.files,
+          bytes: back.bytes,
+          truncated: back.truncated,
+          skipped: back.skipped,
         },
-        ...(back
-          ? {
-            readBack: {
-              files: back.files,
-              bytes: back.bytes,
-              truncated: back.truncated,
-              skipped: back.skipped,
-            },
-          }
-          : {}),
-      };
-      const ending = processEnding(spec.name, {
-        marks,
-        stopped: stopper.why,
-        exceeded,
-        timedOut,
-        back,
-        status,
-        stderr: err.text(),
-        timeoutMs: ctx.timeoutMs,
-        limits,
-        capture: ctx.writable,
-      });
-      return {
-        usage: { ...NO_USAGE },
-        billedMicros: 0,
-        listMicros: null,
-        isolated,
-        evidence,
-        stdout: out.text(),
-        ...ending,
-      };
-    } finally {
-      await cgroup?.close();
-      await files?.marks.close();
-      if (captureFile) await Deno.remove(captureFile).catch(() => {});
-      if (files?.filter) await Deno.remove(files.filter).catch(() => {});
-    }
-  }
-
-  /** One attempt: the world gateway (when there is one) around the process. */
-  async function runAttempt(ctx: AttemptContext): Promise<CandidateOutcome> {
-    const isolated = opts.isolation === "bwrap";
-    let gateway: AttemptGateway | null = null;
-    if (opts.gateway) {
-      try {
-        gateway = await opts.gateway(ctx, isolated ? "unix" : "tcp");
-      } catch (e) {
-        return faultOutcome(
-          `Cannot start the world gateway of "${spec.name}": ${
-            e instanceof Error ? e.message : String(e)
-          }`,
-          isolated,
-        );
       }
-    }
-    let ran: CandidateOutcome & { stdout: string };
-    let evidence: GatewayEvidence | null = null;
-    try {
-      ran = await runProcess(ctx, gateway);
-    } finally {
-      if (gateway) evidence = await gateway.finish();
-    }
-    const { stdout, ...outcome } = ran;
-    const result = evidence ? gatewayOutcome(outcome, evidence) : outcome;
-    return opts.finish ? opts.finish(result, { stdout, gateway: evidence }) : result;
-  }
+      : {}),
+  };
+  const ending = processEnding(s.spec.name, {
+    marks,
+    stopped: w.stopper.why,
+    exceeded,
+    timedOut,
+    back,
+    status,
+    stderr: w.err.text(),
+    timeoutMs: ctx.timeoutMs,
+    limits: s.limits,
+    capture: ctx.writable,
+  });
+  return {
+    usage: { ...NO_USAGE },
+    billedMicros: 0,
+    listMicros: null,
+    isolated,
+    evidence,
+    stdout: w.out.text(),
+    ...ending,
+  };
+}
 
+/** Runs the process of one attempt (behind `gateway` when there is one). */
+async function runProcess(
+  s: CommandSetup,
+  ctx: AttemptContext,
+  gateway: AttemptGateway | null,
+): Promise<CandidateOutcome & { stdout: string }> {
+  const isolated = s.opts.isolation === "bwrap";
+  const started = performance.now();
+  const files = isolated ? await sandboxFiles(dirname(ctx.worldDir)) : null;
+  let cgroup: AttemptCgroup | null = null;
+  const cannot = (why: string) => ({
+    ...faultOutcome(`Cannot start "${s.spec.name}": ${why}`, isolated),
+    stdout: "",
+  });
+  try {
+    // A few processes more for our own supervisor (it packs the world after a fork bomb).
+    cgroup = await openAttemptCgroup(
+      s.limits.memoryBytes,
+      s.limits.processes + SUPERVISOR_PROCESSES,
+      s.opts.env,
+    );
+    const launch = await attemptArgv(s, ctx, gateway, files, cgroup);
+    if (typeof launch === "string") return cannot(launch);
+    let child: Deno.ChildProcess;
+    try {
+      child = new Deno.Command(launch.argv[0], {
+        args: launch.argv.slice(1),
+        cwd: ctx.worldDir,
+        clearEnv: true,
+        env: attemptEnvironment(s.spec, s.opts, ctx, gateway),
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+    } catch (e) {
+      return cannot(e instanceof Error ? e.message : String(e));
+    }
+    const marks = files?.marks ?? null;
+    const watched = watchProcess(s, ctx, child, launch.grouped, marks);
+    const { status, endedAt } = await watched.ended();
+    await marks?.close();
+    // Every process of the attempt, however it detached, ends with it.
+    const cgroupName = cgroup ? `cgroup v${cgroup.version}` : null;
+    const exceeded: LimitName[] = cgroup ? await cgroup.end() : [];
+    cgroup = null;
+    const back = files
+      ? await readBackWorld(ctx.worldDir, writableTopLevel(ctx.writable), files.capture)
+      : null;
+    if (back?.status && back.status.full.length > 0) exceeded.push("world-bytes");
+    return await processOutcome(s, ctx, watched, {
+      status,
+      endedAt,
+      marks,
+      back,
+      exceeded,
+      cgroupName,
+    }, started);
+  } finally {
+    await cgroup?.close();
+    await files?.marks.close();
+    if (files) await Deno.remove(files.capture).catch(() => {});
+    if (files?.filter) await Deno.remove(files.filter).catch(() => {});
+  }
+}
+
+/** One attempt: the world gateway (when there is one) around the process. */
+async function runAttempt(s: CommandSetup, ctx: AttemptContext): Promise<CandidateOutcome> {
+  const { spec, opts } = s;
+  const isolated = opts.isolation === "bwrap";
+  let gateway: AttemptGateway | null = null;
+  if (opts.gateway) {
+    try {
+      gateway = await opts.gateway(ctx, isolated ? "unix" : "tcp");
+    } catch (e) {
+      return faultOutcome(
+        `Cannot start the world gateway of "${spec.name}": ${
+          e instanceof Error ? e.message : String(e)
+        }`,
+        isolated,
+      );
+    }
+  }
+  let ran: CandidateOutcome & { stdout: string };
+  let evidence: GatewayEvidence | null = null;
+  try {
+    ran = await runProcess(s, ctx, gateway);
+  } finally {
+    if (gateway) evidence = await gateway.finish();
+  }
+  const { stdout, ...outcome } = ran;
+  const result = evidence ? gatewayOutcome(outcome, evidence) : outcome;
+  return opts.finish ? opts.finish(result, { stdout, gateway: evidence }) : result;
+}
+
+/** A missing mount or program is the user's mistake: said before any cell starts. */
+async function preflightCommand(spec: CommandSpec, opts: CommandOptions): Promise<void> {
+  for (const m of spec.mounts ?? []) {
+    try {
+      await Deno.stat(m);
+    } catch {
+      throw new DvergrError(
+        "CANDIDATE_INVALID",
+        `Cannot use candidate "${spec.name}": its mount "${m}" does not exist`,
+        {
+          hint:
+            "Give --mount (or :mounts) an existing directory; it is mounted read-only at the same path",
+        },
+      );
+    }
+  }
+  // A misspelt program is the user's mistake: said once, not a failed attempt per cell.
+  const problem = await programProblem(spec, opts.isolation, opts.env("PATH") ?? DEFAULT_PATH);
+  if (problem) {
+    throw new DvergrError(
+      "CANDIDATE_INVALID",
+      `Cannot use candidate "${spec.name}": ${problem.message}`,
+      { hint: problem.hint },
+    );
+  }
+}
+
+/** A candidate that runs `spec.command` in each attempt's world. */
+export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candidate {
+  for (const m of spec.mounts ?? []) {
+    if (!isAbsolute(m)) throw new Error(`Mount "${m}" of candidate "${spec.name}" is not absolute`);
+  }
+  const setup: CommandSetup = {
+    spec,
+    opts,
+    limits: opts.limits ?? DEFAULT_LIMITS,
+    grace: opts.killGraceMs ?? 1000,
+    tailBytes: opts.tailBytes ?? 16 * 1024,
+  };
   return {
     name: spec.name,
     // The supervisor (or, without a sandbox, the host's timer from the spawn) enforces the
@@ -934,38 +1052,11 @@ export function commandCandidate(spec: CommandSpec, opts: CommandOptions): Candi
     timesItself: true,
     identity: {
       ...(opts.identity ?? commandIdentity(spec)),
-      limits: limitsIdentity(limits),
+      limits: limitsIdentity(setup.limits),
       // What the world gateway offers decides what the candidate can do.
       ...(opts.gateway ? { worldGateway: WORLD_GATEWAY_IDENTITY } : {}),
     },
-    /** A missing mount or program is the user's mistake: say so before any cell starts. */
-    async preflight() {
-      for (const m of spec.mounts ?? []) {
-        try {
-          await Deno.stat(m);
-        } catch {
-          throw new DvergrError(
-            "CANDIDATE_INVALID",
-            `Cannot use candidate "${spec.name}": its mount "${m}" does not exist`,
-            {
-              hint:
-                "Give --mount (or :mounts) an existing directory; it is mounted read-only at the same path",
-            },
-          );
-        }
-      }
-      // A misspelt program is the user's mistake: said once, not a failed attempt per cell.
-      const problem = await programProblem(spec, opts.isolation, hostPath());
-      if (problem) {
-        throw new DvergrError(
-          "CANDIDATE_INVALID",
-          `Cannot use candidate "${spec.name}": ${problem.message}`,
-          { hint: problem.hint },
-        );
-      }
-    },
-    async run(ctx) {
-      return await runAttempt(ctx);
-    },
+    preflight: () => preflightCommand(spec, opts),
+    run: (ctx) => runAttempt(setup, ctx),
   };
 }
