@@ -30,7 +30,10 @@ async function namedCandidates(ctx: CandidateContext): Promise<Map<string, Named
 
 /** The spec a named candidate stands for: an agent CLI (it has `cli`) or a command. */
 function specOf(named: NamedCandidate): CandidateSpec {
-  return "cli" in named ? { kind: "agent", ...named } : { kind: "command", ...named };
+  // A named command has its own mounts only, never the inline commands' --mount.
+  return "cli" in named
+    ? { kind: "agent", ...named }
+    : { kind: "command", ...named, mounts: named.mounts ?? [] };
 }
 
 export const namedKind: CandidateKind<NamedSpec> = {

@@ -191,3 +191,14 @@ Deno.test("candidateKinds.describe() lists every kind's forms with an example ea
     }
   }
 });
+
+Deno.test("candidateKinds.resolve() gives --mount to inline commands only, never to named ones", async () => {
+  const bundle = wordBundle(1);
+  const named = new Map([["naive", { name: "naive", command: "true" }]]);
+  const [inline, naive] = await resolveCandidates(
+    [parseCandidateSpec("x=cmd:true"), parseCandidateSpec("cmd:naive")],
+    { bundle, env, isolation: "none", named, mounts: ["/opt/tools"] },
+  );
+  assert.deepEqual(inline.identity.mounts, ["/opt/tools"]);
+  assert.deepEqual(naive.identity.mounts, []);
+});
