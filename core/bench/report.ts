@@ -116,12 +116,17 @@ function unpriced(r: CandidateSummary): boolean {
   return (r.cost.unpricedAttempts ?? 0) > 0;
 }
 
+/** What a money cell says of a candidate whose cost is unknown (never $0). */
+const COST_UNKNOWN = "cost unknown";
+
 function unpricedText(rows: readonly CandidateSummary[]): string {
   const names = rows.filter(unpriced).map((r) => markdownSafe(r.candidate));
   if (names.length === 0) return "";
-  return ` The cost of ${names.join(", ")} is unknown (${DASH}): ${
+  return ` The cost of ${names.join(", ")} is unknown: ${
     names.length === 1 ? "its model is" : "their models are"
-  } not in the model registry, so the tokens are counted but not priced. To price them, ` +
+  } not in the model registry, so the tokens are counted but not priced, and ${
+    names.length === 1 ? "it ranks" : "they rank"
+  } after every priced candidate of equal reward. To price them, ` +
     "add the model's prices (dollars per million tokens) to `<home>/models.edn`, e.g. " +
     '`{:models {"openai/gpt-5.2" {:provider :openai :prices {:input 1.25 :output 10}}}}`.';
 }
@@ -147,8 +152,8 @@ function frontierTable(rows: CandidateSummary[]): ReportTable {
       `${r.passes} (${pct(r.passRate)})`,
       orDash(r.passInterval, ([lo, hi]) => `${pct(lo)}${DASH}${pct(hi)}`),
       orDash(r.meanReward, (x) => formatFixed(x, 3)),
-      unpriced(r) ? DASH : orDash(r.cost.listPerAttempt, money),
-      unpriced(r) ? DASH : orDash(r.cost.listPerPass, money),
+      unpriced(r) ? COST_UNKNOWN : orDash(r.cost.listPerAttempt, money),
+      unpriced(r) ? COST_UNKNOWN : orDash(r.cost.listPerPass, money),
       orDash(r.tokens.perAttempt, String),
       seconds(r.time.medianMs),
       r.outcomes ? outcomeCountsText(r.outcomes) : DASH,
@@ -179,7 +184,7 @@ function resourcesTable(rows: CandidateSummary[]): ReportTable {
       seconds(r.time.p90Ms),
       minutes(r.time.summedMs),
       minutes(r.time.wallClockMs),
-      unpriced(r) ? DASH : money(r.cost.listMicros),
+      unpriced(r) ? COST_UNKNOWN : money(r.cost.listMicros),
     ]),
   );
 }
@@ -218,6 +223,7 @@ function comparisonBlocks(sc: Scorecard): ReportBlock[] {
   const comparisons = [...sc.comparisons].sort((a: Comparison, b: Comparison) =>
     a.candidate < b.candidate ? -1 : a.candidate > b.candidate ? 1 : 0
   );
+  const unknownCost = new Set(sc.candidates.filter(unpriced).map((r) => r.candidate));
   return [
     heading,
     {
@@ -255,7 +261,9 @@ function comparisonBlocks(sc: Scorecard): ReportBlock[] {
           pValue(c.mcnemar.p),
           pct(c.pPassRateHigher),
           pct(c.pPassRateNoWorse),
-          orDash(c.costPerPassRatio, (x) => formatFixed(x, 2) + "×"),
+          unknownCost.has(c.candidate) || unknownCost.has(c.baseline)
+            ? COST_UNKNOWN
+            : orDash(c.costPerPassRatio, (x) => formatFixed(x, 2) + "×"),
         ]),
       ),
     },
@@ -407,7 +415,7 @@ export function reportBlocks(scorecard: Scorecard, opts: ReportOptions = {}): Re
       text: "Costs are at the models' list prices (what the same tokens cost through the API), " +
         "whether or not a subscription paid for them. Billed: " +
         rows.map((r) =>
-          `${markdownSafe(r.candidate)} ${unpriced(r) ? DASH : money(r.cost.billedMicros)}`
+          `${markdownSafe(r.candidate)} ${unpriced(r) ? COST_UNKNOWN : money(r.cost.billedMicros)}`
         )
           .join(", ") +
         "." + retriesText(rows) + unpricedText(rows),

@@ -57,11 +57,19 @@ export interface ScorecardOptions {
 
 /** Money in microdollars (1e-6 $). Per-attempt figures divide by every recorded attempt. */
 export interface CostSummary {
+  /**
+   * False when an attempt ran a model whose prices are unknown: the per-attempt and per-pass
+   * figures are then null (the cost is unknown, never $0) and the candidate ranks after every
+   * priced one of equal reward.
+   */
+  known: boolean;
   billedMicros: number;
   /** List price (falls back to the bill for each record without one). */
   listMicros: number;
+  /** Null when the cost is unknown (`known` false) or nothing was tried. */
   billedPerAttempt: number | null;
   listPerAttempt: number | null;
+  /** Null when the cost is unknown or nothing passed. */
   billedPerPass: number | null;
   listPerPass: number | null;
   /** Everything the candidate's tries cost, earlier tries of retried cells included. */
@@ -253,6 +261,9 @@ function summarise(
   const tok = { ...c.tokens };
   const perTry = (x: number) => (tried > 0 ? Math.floor(x / tried) : null);
   const needed = planned - (notNeeded ?? 0);
+  // A model without prices has no known cost: its figures are unknown, not $0.
+  const known = c.unpriced === 0;
+  const per = (total: number, n: number) => (known ? perOrNull(total, n) : null);
 
   return {
     candidate,
@@ -272,12 +283,13 @@ function summarise(
     rankedPassRate: needed > 0 ? passes / needed : 0,
     outcomes: { ...c.outcomes },
     cost: {
+      known,
       billedMicros: billed,
       listMicros: list,
-      billedPerAttempt: perOrNull(billed, tried),
-      listPerAttempt: perOrNull(list, tried),
-      billedPerPass: perOrNull(billed, passes),
-      listPerPass: perOrNull(list, passes),
+      billedPerAttempt: per(billed, tried),
+      listPerAttempt: per(list, tried),
+      billedPerPass: per(billed, passes),
+      listPerPass: per(list, passes),
       spentBilledMicros: c.spentBilled,
       spentListMicros: c.spentList,
       retriedTries: c.tries - tried,
@@ -306,19 +318,22 @@ function summarise(
 
 /**
  * Reward over every planned cell desc (a cell without a verdict counts 0, so failing loudly
- * never beats failing quietly), then list price per pass asc (no passes last), then declared
- * order.
+ * never beats failing quietly), then known cost before unknown (a model without prices is not
+ * free), then list price per pass asc (no passes last), then declared order.
  */
 function leaderboardOrder(summaries: readonly CandidateSummary[]): string[] {
   const key = (s: CandidateSummary) => ({
     reward: s.rankedReward,
+    // Scorecards stored before `known` existed say it by their unpriced attempts.
+    unknown: (s.cost.unpricedAttempts ?? 0) > 0 ? 1 : 0,
     perPass: s.cost.listPerPass ?? Infinity,
   });
   return summaries
     .map((s, i) => ({ s, i, k: key(s) }))
     .sort((x, y) =>
       // Infinity − Infinity is NaN, which is falsy: ties fall through to the next key.
-      y.k.reward - x.k.reward || x.k.perPass - y.k.perPass || x.i - y.i
+      y.k.reward - x.k.reward || x.k.unknown - y.k.unknown || x.k.perPass - y.k.perPass ||
+      x.i - y.i
     )
     .map((x) => x.s.candidate);
 }

@@ -74,14 +74,16 @@ Deno.test("dvergr benchmark runs provider-prefixed model ids the registry does n
     for (const c of json.scorecard.candidates) {
       assert.equal(c.passes, 2, c.candidate);
       assert.equal(c.cost.unpricedAttempts, 2);
+      assert.equal(c.cost.known, false);
+      assert.equal(c.cost.listPerPass, null);
       assert.equal(c.tokens.input, 8000); // tokens are counted
       assert.equal(c.tokens.output, 800);
     }
     const report = await Deno.readTextFile(json.report);
     const row = report.split("\n").find((l) => l.startsWith("| openai-gpt-5.2-0 | 2 |"))!;
     assert.ok(!row.includes("$0.0000"), row);
-    assert.match(row, /\| 1\.000 \| – \| – \| 4400 \|/);
-    assert.match(report, /The cost of .*openai-gpt-5\.2-0.* is unknown \(–\)/);
+    assert.match(row, /\| 1\.000 \| cost unknown \| cost unknown \| 4400 \|/);
+    assert.match(report, /The cost of .*openai-gpt-5\.2-0.* is unknown:/);
     assert.match(report, /<home>\/models\.edn/);
 
     // dvergr show gives the model's transcript and tool calls.

@@ -2,7 +2,8 @@
  * The golden scorecards, diagnoses and reports of tests/fixtures/streamed/: what
  * buildScorecard(), diagnose(), renderReport() and renderReportHtml() of commit 67e48a8
  * (every record held in memory) made of randomHistory(seed) in plan order, and the inputs
- * they were made with.
+ * they were made with. Regenerated once since, when a candidate whose cost is unknown (a model
+ * without prices) stopped showing per-attempt and per-pass costs and ranking as if free.
  */
 import { randomHistory } from "./random_records.ts";
 

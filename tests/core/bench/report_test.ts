@@ -317,3 +317,16 @@ Deno.test("renderReport() never prints a p90 time below the median (two attempts
   // Median 5 s; element ⌊0.9·1⌋ would have said 1 s.
   assert.match(lines(md).find((l) => l.startsWith("| luna | 0 | 0 |"))!, /\| 5 s \| 8 s \|/);
 });
+
+Deno.test("renderReport() says cost unknown for a model without prices, never $0", () => {
+  const records = fixture().map((r) =>
+    r.candidate === "luna" ? { ...r, billedMicros: 0, listMicros: 0, unpriced: true } : r
+  );
+  const md = report(records);
+  const row = lines(md).find((l) => l.startsWith("| luna |"))!;
+  assert.match(row, /\| cost unknown \| cost unknown \|/);
+  assert.doesNotMatch(row, /\$0\.0/);
+  assert.match(md, /Billed: haiku \$0\.0240, luna cost unknown\./);
+  assert.match(md, /after every priced candidate of equal reward/);
+  assert.match(md, /\| haiku \|[^\n]*\| cost unknown \|\n/);
+});

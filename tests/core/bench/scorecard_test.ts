@@ -172,6 +172,42 @@ Deno.test("buildScorecard() orders the leaderboard by reward, then cost per pass
   assert.deepEqual(sc.comparisons.map((c) => c.candidate), ["dear", "zero-b", "zero-a"]);
 });
 
+Deno.test("buildScorecard() ranks a model without prices after priced ones of equal reward", () => {
+  // The unpriced model's tokens cost nothing in the figures (0 microdollars): it must not
+  // rank as if it were free, nor show a cost.
+  const unpriced = ["a", "b"].map((caseId) =>
+    record({ candidate: "unpriced", caseId, billedMicros: 0, listMicros: 0, unpriced: true })
+  );
+  const dear = ["a", "b"].map((caseId) => record({ candidate: "dear", caseId, billedMicros: 900 }));
+  const worse = ["a", "b"].map((caseId) =>
+    record({
+      candidate: "worse",
+      caseId,
+      passed: false,
+      verdict: { checks: { ok: false }, reward: 0.5 },
+      billedMicros: 1,
+    })
+  );
+  const sc = buildScorecard([...unpriced, ...worse, ...dear], {
+    ...OPTS,
+    candidates: ["unpriced", "worse", "dear"],
+    expectedCells: 6,
+  });
+  assert.deepEqual(sc.leaderboard, ["dear", "unpriced", "worse"]);
+  const u = sc.candidates[0].cost;
+  assert.equal(u.known, false);
+  assert.equal(u.unpricedAttempts, 2);
+  assert.deepEqual(
+    [u.listPerPass, u.listPerAttempt, u.billedPerPass, u.billedPerAttempt],
+    [null, null, null, null],
+  );
+  assert.equal(sc.candidates[2].cost.known, true);
+  assert.equal(sc.candidates[2].cost.listPerPass, 900);
+  const vsDear = sc.comparisons.find((c) => c.candidate === "unpriced")!;
+  assert.equal(vsDear.costPerPassRatio, null);
+  assert.equal(vsDear.microsPerPassSaved, null);
+});
+
 Deno.test("buildScorecard() compares each candidate with the baseline on the same cells", () => {
   const sc = buildScorecard(fixture(), OPTS);
   assert.equal(sc.baseline, "luna");
