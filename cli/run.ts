@@ -18,9 +18,9 @@ branch runs/<run id> of the room's git repository, on the commit the run started
 The bundle's :review then decides: the checks (no conflict with the room's head, the declared
 paths, the number of files, the checker's reward), the reviewer model, the spot check; the
 fork is merged, proposed or escalated for a person (dvergr review), or discarded. A bundle
-without :review keeps the fork for a person.
+without :review proposes it to a person (after the check that it does not conflict).
 
-Exit status: 0 merged, proposed, kept or unchanged; 1 escalated or discarded, or the
+Exit status: 0 merged, proposed or unchanged; 1 escalated or discarded, or the
 attempt did not complete; 2 bad input.
 
 Options:

@@ -30,7 +30,7 @@ export interface RunAsk {
   schedule?: { id: string; slot: string };
 }
 
-/** A run and its review (null: nothing changed, or the bundle has no `:review`). */
+/** A run and its review (null: nothing changed). */
 export interface RunOutcome {
   run: RunRecord;
   review: ReviewRecord | null;
@@ -38,7 +38,7 @@ export interface RunOutcome {
 
 /**
  * Runs a room's bundle once on the room's tree, keeps the fork and reviews it under the
- * bundle's `:review` (a bundle without one keeps the fork for a person).
+ * bundle's `:review` (without one, it is proposed to a person).
  */
 export async function runAndReview(ctx: OpContext, ask: RunAsk): Promise<RunOutcome> {
   const bundle = await readRoomBundle(ctx.home.rooms, ask.room, ask.name);
@@ -57,8 +57,10 @@ export async function runAndReview(ctx: OpContext, ask: RunAsk): Promise<RunOutc
     schedule: ask.schedule,
     signal: ctx.signal,
   });
-  if (!review || !run.fork) return { run, review: null };
-  const reviewed = await reviewRun(ctx, run, review);
+  if (!run.fork) return { run, review: null };
+  // Without :review the fork is proposed to a person (`dvergr review approve`), after the
+  // one check every merge needs: no conflict with the room's head.
+  const reviewed = await reviewRun(ctx, run, review ?? {});
   return { run: { ...run, ...(reviewed ? { review: reviewed.id } : {}) }, review: reviewed };
 }
 
@@ -129,11 +131,8 @@ export function outcomeView(o: RunOutcome) {
     reward: o.run.attempt?.verdict?.reward ?? null,
     branch: o.run.fork?.branch ?? null,
     changed: o.run.changed ?? [],
-    decision: o.review?.decision ?? (o.run.fork ? "kept" : "unchanged"),
-    why: o.review?.why ??
-      (o.run.fork
-        ? "no :review in the bundle: the fork is kept for a person"
-        : "the run changed nothing"),
+    decision: o.review?.decision ?? "unchanged",
+    why: o.review?.why ?? "the run changed nothing",
   };
 }
 

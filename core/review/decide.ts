@@ -210,6 +210,9 @@ export function decide(
   if (sampled) {
     return { decision: "proposed", why: "approved, and sampled by the spot check for a person" };
   }
+  if (!reviewer && spec.checks.length === 0 && spec.onPass === "propose") {
+    return { decision: "proposed", why: "no :review checks or reviewer: proposed to a person" };
+  }
   return spec.onPass === "merge"
     ? {
       decision: "merged",

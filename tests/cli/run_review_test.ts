@@ -213,3 +213,41 @@ Deno.test("dvergr review approve merges a proposed fork, and escalates one whose
   assertFsck(home);
   await Deno.remove(home, { recursive: true });
 });
+
+Deno.test("dvergr run proposes the fork of a bundle without :review to a person", async () => {
+  const home = await wikiHome("nil");
+  const h = await openHome(home);
+  const path = "workflows/wiki-keeper/workflow.edn";
+  const wf = (await h.rooms.readFiles("wiki", "workflows/wiki-keeper")).get(path)!;
+  await h.rooms.writeFiles(
+    "wiki",
+    new Map([[path, wf.replace(/\n :review nil\}/, "}")]]),
+    "no review",
+  );
+  await h.close();
+  const r = await dvergrWithPath([
+    "run",
+    "wiki/wiki-keeper",
+    "--candidate",
+    "builtin:reference",
+    "--home",
+    home,
+  ]);
+  assert.equal(r.code, 0, r.out + r.err);
+  assert.match(r.out, /^proposed: no :review checks or reviewer: proposed to a person$/m);
+  const id = /^run (\S+):/m.exec(r.out)![1];
+  const ok = await dvergrWithPath(["review", "approve", id, "--home", home]);
+  assert.equal(ok.code, 0, ok.out + ok.err);
+  assert.match(show(home, "main:wiki/index.md"), /- \[Backups\]\(backups.md\)/);
+  const none = await dvergrWithPath([
+    "run",
+    "wiki/wiki-keeper",
+    "--candidate",
+    "builtin:noop",
+    "--home",
+    home,
+  ]);
+  assert.equal(none.code, 0, none.out + none.err);
+  assert.match(none.out, /^unchanged: the run changed nothing$/m);
+  await Deno.remove(home, { recursive: true });
+});
