@@ -22,6 +22,7 @@ import { readInitialize } from "../adapters/gateway/mcp_initialize.ts";
 import { tokensEqual } from "./token.ts";
 import type { StatelessHandler } from "./stateless.ts";
 import { isStatelessBody, statelessResponse } from "./http_stateless.ts";
+import { duplicateIdError, InFlightIds, requestId } from "./request_ids.ts";
 
 export { DEFAULT_HTTP_PORT } from "./port.ts";
 /** Largest request body (a room_write of a big table fits). */
@@ -111,7 +112,43 @@ async function readBody(req: Request): Promise<string | null> {
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
+  /** The session's requests without an answer yet (request_ids.ts). */
+  ids: InFlightIds;
   lastUsed: number;
+}
+
+/** The ids of `transport`'s requests in flight, freed as the server sends their answers. */
+function trackAnswers(transport: WebStandardStreamableHTTPServerTransport): InFlightIds {
+  const ids = new InFlightIds();
+  const send = transport.send.bind(transport);
+  transport.send = (m, o) => {
+    ids.sent(m);
+    return send(m, o);
+  };
+  return ids;
+}
+
+/**
+ * A request of an open session. A request whose id is in flight in the session (or twice in
+ * one batch) is refused with 400 and never reaches the SDK's transport, which would give it
+ * the first request's stream and leave that request waiting for ever.
+ */
+async function sessionRequest(s: Session, req: Request, body: unknown): Promise<Response> {
+  if (body === undefined) return await s.transport.handleRequest(req);
+  const messages = Array.isArray(body) ? body : [body];
+  const seen = new InFlightIds();
+  for (const m of messages) {
+    const id = requestId(m);
+    if (id !== null && (s.ids.has(id) || seen.has(id))) {
+      return new Response(JSON.stringify(duplicateIdError(id)), {
+        status: 400,
+        headers: { "content-type": "application/json" },
+      });
+    }
+    seen.received(m);
+  }
+  for (const m of messages) s.ids.received(m);
+  return await s.transport.handleRequest(req, { parsedBody: body });
 }
 
 /** Serves MCP over Streamable HTTP on 127.0.0.1 until close(). */
@@ -151,7 +188,7 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
         // The SDK's own default (4 MiB) would refuse a big room_write in a session.
         maxRequestBodySize: MAX_BODY_BYTES,
         onsessioninitialized: (id) => {
-          sessions.set(id, { transport, server, lastUsed: Date.now() });
+          sessions.set(id, { transport, server, ids, lastUsed: Date.now() });
           opts.log(`http session ${id} opened`);
         },
         onsessionclosed: (id) => {
@@ -159,6 +196,7 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
           opts.log(`http session ${id} closed`);
         },
       });
+    const ids = trackAnswers(transport);
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
@@ -218,10 +256,7 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
       const s = sessions.get(sid);
       if (!s) return jsonError(404, -32001, "Session not found: initialize again");
       s.lastUsed = Date.now();
-      return await s.transport.handleRequest(
-        req,
-        body === undefined ? undefined : { parsedBody: body },
-      );
+      return await sessionRequest(s, req, body);
     }
     if (req.method !== "POST") {
       return jsonError(400, -32000, "Bad Request: no Mcp-Session-Id; send initialize first");

@@ -8,6 +8,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/server/stdio"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { splitEras } from "./era_transport.ts";
+import { uniqueRequestIds } from "./request_ids.ts";
 import type { StatelessHandler } from "./stateless.ts";
 
 /**
@@ -19,7 +20,8 @@ export async function serveStdio(
   stop?: AbortSignal,
   stateless?: StatelessHandler,
 ): Promise<void> {
-  const stdio = new StdioServerTransport();
+  // One request per id in flight, whichever era it belongs to.
+  const stdio = uniqueRequestIds(new StdioServerTransport());
   const transport = stateless ? splitEras(stdio, stateless) : stdio;
   const ended = new Promise<void>((resolve) => {
     const before = server.onclose; // The server's own clean-up (subscriptions).

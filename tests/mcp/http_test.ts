@@ -245,3 +245,59 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name: "dvergr serve --mcp --http refuses a second request with an id in flight in the session",
+  ...opts,
+  async fn() {
+    const home = await Deno.makeTempDir();
+    const server = await startHttp(home, ["--profile", "code"]);
+    try {
+      const auth = { authorization: `Bearer ${server.token}` };
+      const init = await post(server.url, initialize("2025-06-18"), auth);
+      const h = {
+        ...auth,
+        "mcp-session-id": init.headers.get("mcp-session-id")!,
+        "mcp-protocol-version": "2025-06-18",
+      };
+      await post(server.url, { jsonrpc: "2.0", method: "notifications/initialized" }, h);
+      const evalCall = (code: string) => ({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "tools/call",
+        params: { name: "js_eval", arguments: { code } },
+      });
+      // The first runs 5 s in the sandbox (its reply stream is open at once); the second,
+      // sent as soon as the first is in flight, names the same id.
+      const first = await fetch(server.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...h,
+        },
+        body: JSON.stringify(
+          evalCall("const t = Date.now(); while (Date.now() - t < 5000) {} return 'first';"),
+        ),
+      });
+      assert.equal(first.status, 200);
+      const second = await post(server.url, evalCall("return 'second';"), h);
+      assert.equal(second.status, 400);
+      assert.equal(second.messages[0].id, 7);
+      assert.equal(second.messages[0].error.code, -32600);
+      assert.match(second.messages[0].error.message, /id 7 is already in flight/);
+      // The first still gets its own answer (it used to wait for ever: the second took its
+      // stream), and then the id is free again.
+      const text = await first.text();
+      const answer = JSON.parse(text.split("\n").find((l) => l.startsWith("data: "))!.slice(6));
+      assert.equal(answer.id, 7);
+      assert.match(JSON.stringify(answer.result), /first/);
+      const third = await post(server.url, evalCall("return 'third';"), h);
+      assert.equal(third.status, 200);
+      assert.match(JSON.stringify(third.messages[0].result), /third/);
+    } finally {
+      await server.stop();
+      await Deno.remove(home, { recursive: true });
+    }
+  },
+});

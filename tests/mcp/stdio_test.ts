@@ -99,7 +99,10 @@ async function rawSession(home: string, messages: Json[], responses: number, ext
     }
     if (buf.trim()) lines.push(buf);
   })();
-  for (const m of messages) await writer.write(enc.encode(JSON.stringify(m) + "\n"));
+  // A string is written as it is: several messages in one write reach the server together.
+  for (const m of messages) {
+    await writer.write(enc.encode((typeof m === "string" ? m : JSON.stringify(m)) + "\n"));
+  }
   const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
   await reading;
   await writer.close(); // End of stdin: the server stops by itself.
@@ -264,6 +267,34 @@ Deno.test({
     }
     const log = await Deno.readTextFile(`${home}/mcp/jobs.log`);
     assert.match(log, new RegExp(`job ${quick} pid \\d+: ended succeeded`));
+    await Deno.remove(home, { recursive: true });
+  },
+});
+
+Deno.test({
+  name: "dvergr serve --mcp over stdio answers a second request with an id in flight with an error",
+  ...opts,
+  async fn() {
+    const home = await Deno.makeTempDir();
+    const list = (id: number) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "room_list", arguments: {} },
+    });
+    const { lines, err } = await rawSession(home, [
+      initialize("2025-06-18"),
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      // In one write: the server reads both before the first can be answered.
+      `${JSON.stringify(list(7))}\n${JSON.stringify(list(7))}`,
+      { jsonrpc: "2.0", id: 8, method: "ping" },
+    ], 4);
+    const msgs = lines.map((l) => JSON.parse(l));
+    const sevens = msgs.filter((m) => m.id === 7);
+    assert.equal(sevens.length, 2, err);
+    assert.equal(sevens.filter((m) => m.error?.code === -32600).length, 1, lines.join("\n"));
+    assert.deepEqual(sevens.find((m) => m.result)?.result.structuredContent, { rooms: [] });
+    assert.ok(msgs.some((m) => m.id === 8 && m.result), "the connection goes on");
     await Deno.remove(home, { recursive: true });
   },
 });
