@@ -137,9 +137,11 @@ Deno.test("describe lists the ops programs can call, filtered by a query", async
     const q = (await client.callTool({ name: "describe", arguments: { query: "fork" } }))
       .structuredContent as Json;
     assert.deepEqual(q.ops.map((o: Json) => o.name).sort(), [
+      "review_show",
       "room_diff",
       "room_fork",
       "room_merge",
+      "run_list",
     ]);
   });
 });
