@@ -2,7 +2,8 @@
  * Runs one sandboxed command candidate whose command probes the sandbox's walls, and prints
  * what it found as JSON on stdout. tests/adapters/candidates/command/walls_test.ts runs it in its own
  * process as root and as an unprivileged user (a probe of the walls must not depend on who
- * runs dvergr). Argument: a host directory to mount read-only into the sandbox.
+ * runs dvergr). Arguments: a host directory to mount read-only into the sandbox, then host
+ * files it must not see.
  */
 import { commandCandidate } from "../../adapters/candidates/command/command.ts";
 import { createWorld } from "../../adapters/world/world.ts";
@@ -40,18 +41,21 @@ r() { n=$1; shift; if "$@" >/dev/null 2>&1; then echo "$n=allowed"; else echo "$
   for f in /usr/bin/mount /usr/bin/su /usr/bin/passwd; do
     [ -u "$f" ] && echo "setuid:$f=$(sh -c "$f --version >/dev/null 2>&1; id -u")"
   done
+  for p in $WALL_HIDDEN; do r "see:$p" test -e "$p"; done
   r write-out sh -c 'echo ok > /out/written.txt'
 } > /out/probe.txt 2>&1
 `;
 
 const mount = Deno.args[0];
+/** Host files the candidate must not see (a bundle's gold, the home), space-separated. */
+const hidden = Deno.args.slice(1).join(" ");
 const world = await createWorld({ "/docs/a.md": "hello" }, { mkdirs: ["/out"] });
 try {
   const candidate = commandCandidate({
     name: "walls",
     command: WALL_PROBE,
     mounts: [mount],
-    env: { WALL_MOUNT: mount },
+    env: { WALL_MOUNT: mount, WALL_HIDDEN: hidden },
   }, { isolation: "bwrap", env: (k) => Deno.env.get(k) });
   const outcome = await candidate.run({
     task: "probe",

@@ -55,7 +55,7 @@ interface Probe {
 
 async function probe(
   user: "self" | "nobody",
-): Promise<{ found: Map<string, string>; probe: Probe; mount: string }> {
+): Promise<{ found: Map<string, string>; probe: Probe; mount: string; hidden: string[] }> {
   const tmp = await Deno.makeTempDir({ prefix: "dvergr-walls-" });
   try {
     await Deno.chmod(tmp, 0o755);
@@ -63,6 +63,9 @@ async function probe(
     await Deno.mkdir(mount);
     await Deno.writeTextFile(join(mount, "kept.txt"), "host file");
     await Deno.chmod(mount, 0o777);
+    // What a benchmark keeps outside the sandbox: a bundle's gold and checker, the home.
+    const gold = join(tmp, "gold.edn");
+    await Deno.writeTextFile(gold, '{:word "w1"}');
     let dir = repo;
     const vars: Record<string, string> = {};
     if (user === "nobody") {
@@ -75,6 +78,7 @@ async function probe(
       }
       Object.assign(vars, { DENO_DIR: denoDir, HOME: home, TMPDIR: home });
     }
+    const hidden = [gold, join(dir, "deno.json"), join(dir, "tests/helpers/dataset_bundle.ts")];
     const deno = [
       Deno.execPath(),
       "run",
@@ -82,6 +86,7 @@ async function probe(
       ...PERMISSIONS,
       join(dir, "tests/helpers/walls_probe.ts"),
       mount,
+      ...hidden,
     ];
     const argv = user === "nobody" ? asNobody(deno) : deno;
     const out = await new Deno.Command(argv[0], {
@@ -101,7 +106,7 @@ async function probe(
     }
     // Nothing the sandbox tried reached the host's files.
     assert.deepEqual([...Deno.readDirSync(mount)].map((e) => e.name), ["kept.txt"]);
-    return { found, probe: result, mount };
+    return { found, probe: result, mount, hidden };
   } finally {
     await Deno.remove(tmp, { recursive: true });
   }
@@ -146,6 +151,7 @@ function assertWalls(user: string, r: Awaited<ReturnType<typeof probe>>) {
   for (const [k, v] of found) {
     if (k.startsWith("setuid:")) assert.equal(v, said("uid"), `${user}: ${k}`);
   }
+  for (const p of r.hidden) assert.equal(said(`see:${p}`), "refused", `${user}: sees ${p}`);
   assert.equal(said("write-out"), "allowed", `${user}: the capture directory is writable`);
   assert.equal(r.probe.files["/out/written.txt"], "ok\n");
   assert.equal(r.probe.sandbox?.capabilities, "none");
