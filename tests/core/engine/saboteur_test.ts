@@ -88,6 +88,8 @@ Deno.test("runExperiment() ranks saboteurs of several kinds by what they solved,
   const kinds: Record<string, string> = {
     nest: NEST,
     fifo: "mkfifo out/answer.txt",
+    socket:
+      `perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Local => "out/answer.txt", Listen => 1) or exit 3'`,
     link: "ln -s /etc/passwd out/answer.txt",
     sparse: "truncate -s 2G out/answer.txt",
     binary: "printf 'w1\\0\\377' > out/answer.txt",
