@@ -37,6 +37,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "list the home's experiments, newest first, with how far each is",
     load: () => import("./experiments.ts"),
   },
+  view: {
+    summary: "serve a local web viewer of the experiments, their cells and attempts",
+    load: () => import("./view.ts"),
+  },
   report: {
     summary: "write an experiment's report again: Markdown, HTML, JUnit XML or CSV",
     load: () => import("./report.ts"),

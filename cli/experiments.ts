@@ -2,8 +2,11 @@ import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
-import type { ExperimentDefinition } from "../core/bench/experiment.ts";
-import { experimentStanding } from "../core/ops/scorecards.ts";
+import {
+  type ListedExperiment,
+  listedExperiments,
+  newestFirst,
+} from "../core/ops/experiment_list.ts";
 import {
   EXPERIMENT_HOME_HELP,
   type ExperimentHome,
@@ -48,48 +51,17 @@ export function parse(args: string[]) {
   return { values };
 }
 
-/** One experiment as listed. */
-interface Listed {
-  experiment: string;
-  home: string;
-  room: string;
-  bundle: { name: string; id: string };
-  createdAt: string;
-  candidates: string[];
-  cells: number;
-  graded: number;
-  complete: boolean;
-}
-
-async function listAll(homes: ExperimentHome[]): Promise<Listed[]> {
-  const out: Listed[] = [];
+async function listAll(homes: ExperimentHome[]): Promise<ListedExperiment[]> {
+  const out: ListedExperiment[] = [];
   for (const h of homes) {
     const home = await openExperimentHome(h);
     try {
-      for (const meta of await home.state.listExperiments()) {
-        const def = meta.definition as unknown as ExperimentDefinition;
-        const standing = await experimentStanding(home, meta);
-        out.push({
-          experiment: meta.id,
-          home: h.label,
-          room: meta.room,
-          bundle: { name: meta.bundleName, id: meta.bundleId },
-          createdAt: meta.createdAt,
-          candidates: def.candidates.map((c) => c.name),
-          cells: meta.cells,
-          ...standing,
-        });
-      }
+      out.push(...await listedExperiments(home, h.label));
     } finally {
       await home.close();
     }
   }
-  // Newest first; ids break ties so the order is the same every time.
-  return out.sort((a, b) =>
-    a.createdAt !== b.createdAt
-      ? (a.createdAt < b.createdAt ? 1 : -1)
-      : (a.experiment < b.experiment ? -1 : 1)
-  );
+  return newestFirst(out);
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {

@@ -23,8 +23,10 @@ import { tokensEqual } from "./token.ts";
 import type { StatelessHandler } from "./stateless.ts";
 import { isStatelessBody, statelessResponse } from "./http_stateless.ts";
 import { duplicateIdError, InFlightIds, requestId } from "./request_ids.ts";
+import { foreignRequest } from "./loopback.ts";
 
 export { DEFAULT_HTTP_PORT } from "./port.ts";
+export { isLoopbackOrigin } from "./loopback.ts";
 /** Largest request body (a room_write of a big table fits). */
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 /** Sessions kept at once; beyond, the least recently used one is closed. */
@@ -51,26 +53,6 @@ export interface HttpServer {
   /** Closes every session and stops listening. */
   close(): Promise<void>;
   finished: Promise<void>;
-}
-
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]", "::1"]);
-
-/** Whether an Origin header names a loopback origin (http(s) on 127.0.0.1, localhost, ::1). */
-export function isLoopbackOrigin(origin: string): boolean {
-  try {
-    const u = new URL(origin);
-    return (u.protocol === "http:" || u.protocol === "https:") && LOOPBACK_HOSTS.has(u.hostname);
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Whether a Host header names this loopback server, exactly: a loopback name and an
- * optional port, nothing after it (`[::1]evil.com` is not loopback).
- */
-function isLoopbackHost(header: string): boolean {
-  return /^(127\.0\.0\.1|localhost|\[::1\])(:\d{1,5})?$/i.test(header.trim());
 }
 
 function jsonError(status: number, code: number, message: string, headers = {}): Response {
@@ -206,14 +188,8 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
 
   async function handle(req: Request): Promise<Response> {
     // Headers first: a malformed Host makes the request's URL unparsable (400/403, not 500).
-    const origin = req.headers.get("origin");
-    if (origin !== null && !isLoopbackOrigin(origin)) {
-      return jsonError(403, -32000, `Forbidden: requests from origin ${origin} are refused`);
-    }
-    const host = req.headers.get("host");
-    if (opts.socket === undefined && host !== null && !isLoopbackHost(host)) {
-      return jsonError(403, -32000, `Forbidden: host ${host} is not this loopback server`);
-    }
+    const foreign = foreignRequest(req, opts.socket === undefined);
+    if (foreign !== null) return jsonError(403, -32000, foreign);
     let url: URL;
     try {
       url = new URL(req.url);

@@ -75,6 +75,8 @@ export interface AttemptView {
   web: AttemptRecord["web"] | null;
   /** The judge's calls and cost (when the bundle has a judge). */
   judge: AttemptRecord["judge"] | null;
+  /** What the checker asked the judge and what it answered (null: not answered), bounded. */
+  judged: { id: string; question: string; answer: string | null }[];
   cost: {
     billedMicros: number;
     listMicros: number;
@@ -143,6 +145,25 @@ function gatewayOf(cand: Record<string, unknown>): AttemptView["gateway"] {
     upstreamProblem: str(g.upstreamProblem),
     agent: agent ? { cli: str(agent.cli) ?? "?", result: obj(agent.result) } : null,
   };
+}
+
+/** Judge questions shown in a view (a bundle's :max-requests is at most a few dozen). */
+export const VIEW_JUDGED = 50;
+
+/** The judge's questions and answers from the evidence (`{requests, answers}`). */
+function judgedOf(j: Record<string, unknown> | null): AttemptView["judged"] {
+  const answers = obj(j?.answers) ?? {};
+  return (Array.isArray(j?.requests) ? j!.requests as unknown[] : []).slice(0, VIEW_JUDGED)
+    .map((q) => obj(q) ?? {})
+    .map((q) => {
+      const id = str(q.id) ?? "?";
+      const answer = str(answers[id]);
+      return {
+        id,
+        question: clip(str(q.prompt) ?? "", 4000),
+        answer: answer === null ? null : clip(answer, 4000),
+      };
+    });
 }
 
 function clip(text: string, max = VIEW_TEXT_LIMIT): string {
@@ -250,6 +271,7 @@ export function attemptView(
     }),
     web: r.web ?? null,
     judge: r.judge ?? null,
+    judged: judgedOf(obj(ev.judge)),
     cost: {
       billedMicros: r.billedMicros,
       listMicros: r.listMicros ?? r.billedMicros,
@@ -354,6 +376,10 @@ export function attemptText(v: AttemptView): string {
         money(v.judge.listMicros ?? v.judge.billedMicros)
       }`,
     );
+  }
+  for (const q of v.judged) {
+    out.push(`  asked ${q.id}: ${q.question.split("\n")[0].slice(0, 200)}`);
+    out.push(`    answer: ${q.answer === null ? "none" : q.answer.split("\n")[0].slice(0, 200)}`);
   }
   if (v.evidenceMissing) out.push(`Evidence   blob ${v.evidenceRef} is missing from the home`);
   return out.join("\n") + "\n";

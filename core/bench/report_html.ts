@@ -241,7 +241,8 @@ export function placeLabels(
   return out;
 }
 
-const STYLE = `
+/** The report page's style sheet (the viewer's pages use it too). */
+export const REPORT_STYLE = `
 body { font: 15px/1.5 system-ui, sans-serif; color: #1d232b; margin: 0; background: #fafafa; }
 main { max-width: 1100px; margin: 0 auto; padding: 24px 32px 48px; background: #fff; }
 h1 { font-size: 1.7em; margin: 0.2em 0 0.6em; }
@@ -262,8 +263,11 @@ pre { background: #f2f4f7; padding: 8px 12px; overflow-x: auto; white-space: pre
 .plot .name { font-size: 13px; fill: #1d232b; }
 `;
 
-/** The report of a scorecard as a self-contained HTML page with the frontier plot. */
-export function renderReportHtml(scorecard: Scorecard, opts: ReportOptions = {}): string {
+/** The report's title and its blocks as HTML (the page's body, and the viewer's). */
+export function reportHtmlBody(
+  scorecard: Scorecard,
+  opts: ReportOptions = {},
+): { title: string; body: string } {
   const blocks = reportBlocks(scorecard, opts);
   const title = (blocks.find((b) => b.kind === "title") as { text: string }).text;
   const body = blocks.map((b: ReportBlock) => {
@@ -282,13 +286,19 @@ export function renderReportHtml(scorecard: Scorecard, opts: ReportOptions = {})
         return frontierSvg(scorecard.candidates);
     }
   }).filter((s) => s !== "").join("\n");
+  return { title, body };
+}
+
+/** The report of a scorecard as a self-contained HTML page with the frontier plot. */
+export function renderReportHtml(scorecard: Scorecard, opts: ReportOptions = {}): string {
+  const { title, body } = reportHtmlBody(scorecard, opts);
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
+<style>${REPORT_STYLE}</style>
 </head>
 <body>
 <main>
