@@ -2,8 +2,10 @@
 // deno-lint-ignore-file no-console
 /**
  * Wall time of whole CLI invocations, as a user runs them: `dvergr --help` (start-up
- * with lazy imports) and `dvergr check` on the dataset example (read, shape check,
- * content id). Median of N runs each (default 10):
+ * with lazy imports), `dvergr check` on the dataset example (read, shape check, content id,
+ * the checker's load: kept from an earlier check, and not kept — a fresh cache directory),
+ * and `dvergr calibrate`. The commands alternate, N rounds (default 10); prints each median
+ * with its ratio to --help's and the load average:
  * `deno run <dvergr permissions> bench/cli_bench.ts [runs]`.
  */
 import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
@@ -12,10 +14,19 @@ const RUNS = Number(Deno.args[0] ?? 10);
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const EXAMPLE = new URL("../examples/workflows/invoice-fields", import.meta.url).pathname;
 
-async function wallMs(args: string[]): Promise<number> {
+/** Deno's cache, named, so that a fresh HOME does not move it. */
+const denoDir = JSON.parse(
+  new TextDecoder().decode(
+    (await new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stdout: "piped" })
+      .output()).stdout,
+  ),
+).denoDir as string;
+
+async function wallMs(args: string[], env: Record<string, string> = {}): Promise<number> {
   const t0 = performance.now();
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", ...DVERGR_RUN_FLAGS, MAIN, ...args],
+    env,
     stdout: "null",
     stderr: "piped",
   }).output();
@@ -31,19 +42,39 @@ function median(xs: number[]): number {
   return s[Math.floor((s.length - 1) / 2)];
 }
 
-for (
-  const [label, args] of [
-    ["dvergr --help", ["--help"]],
-    ["dvergr check examples/workflows/invoice-fields", ["check", EXAMPLE]],
-    ["dvergr calibrate examples/workflows/invoice-fields", ["calibrate", EXAMPLE]],
-  ] as const
-) {
-  await wallMs([...args]); // warm the module cache
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) times.push(await wallMs([...args]));
+async function load(): Promise<string> {
+  const out = await new Deno.Command("cat", { args: ["/proc/loadavg"], stdout: "piped" }).output();
+  return new TextDecoder().decode(out.stdout).split(" ")[0];
+}
+
+/** A HOME of its own (no kept checker loads), Deno's cache where it was. */
+async function freshHome(): Promise<Record<string, string>> {
+  return { HOME: await Deno.makeTempDir(), DENO_DIR: denoDir, XDG_CACHE_HOME: "" };
+}
+
+const COMMANDS: [string, string[], boolean][] = [
+  ["dvergr --help", ["--help"], false],
+  ["dvergr check examples/workflows/invoice-fields (load kept)", ["check", EXAMPLE], false],
+  ["dvergr check examples/workflows/invoice-fields (load not kept)", ["check", EXAMPLE], true],
+  ["dvergr calibrate examples/workflows/invoice-fields", ["calibrate", EXAMPLE], false],
+];
+const times: number[][] = COMMANDS.map(() => []);
+const loads: string[] = [await load()];
+for (const [, args] of COMMANDS) await wallMs(args); // warm the module cache (and keep the load)
+for (let i = 0; i < RUNS; i++) {
+  for (const [k, [, args, fresh]] of COMMANDS.entries()) {
+    const env = fresh ? await freshHome() : {};
+    times[k].push(await wallMs(args, env));
+    if (env.HOME) await Deno.remove(env.HOME, { recursive: true });
+  }
+}
+loads.push(await load());
+const help = median(times[0]);
+for (const [k, [label]] of COMMANDS.entries()) {
+  const m = median(times[k]);
   console.log(
-    `${label}: median ${median(times).toFixed(0)} ms, min ${
-      Math.min(...times).toFixed(0)
-    } ms over ${RUNS} runs`,
+    `${label}: median ${m.toFixed(0)} ms, min ${Math.min(...times[k]).toFixed(0)} ms` +
+      (k === 0 ? "" : `, ${(m / help).toFixed(2)}× --help`),
   );
 }
+console.log(`${RUNS} alternating rounds, load average ${loads.join(" → ")}`);

@@ -19,8 +19,11 @@ const BENCHES: ["run" | "bench", string, string[]?][] = [
   ["run", "room_store_bench.ts"],
   ["run", "casepack_bench.ts"],
   ["run", "memory_bench.ts", memoryArgs],
-  // Runs only when promptfoo is installed (PROMPTFOO_DIR); says how otherwise.
+  ["run", "concurrency_bench.ts"],
+  // Run only when promptfoo is installed (PROMPTFOO_DIR); say how otherwise (the command
+  // bench then prints dvergr's times alone).
   ["run", "promptfoo_compare.ts"],
+  ["run", "command_bench.ts"],
 ];
 
 let failed = 0;

@@ -8,7 +8,7 @@
  * the marks tell the host when the candidate's time starts (dvergr's setup, the gateway's
  * forwarder and the capture are not charged to it).
  *
- * Permissions: --allow-run (mkfifo), --allow-read/--allow-write of the attempt's directory.
+ * Permissions: --allow-run (/bin/sh: mkfifo, cat), --allow-write of the attempt's directory.
  */
 
 /** The descriptor the sandbox's supervisor writes its marks to. */
@@ -31,52 +31,73 @@ export interface SandboxMarks {
 /** At most this much of the FIFO is read: two short marks are all it should carry. */
 const MAX_MARK_BYTES = 4096;
 
-/** Makes the FIFO of one attempt in `dir` and starts reading it. */
+/**
+ * Makes the FIFO of one attempt in `dir` and starts reading it. A small process of ours makes
+ * it and copies what the sandbox writes to a pipe this process reads: a read of the FIFO itself
+ * would hold one of Deno's few blocking threads for the whole attempt, and a few dozen attempts
+ * at once would hold them all (every file operation of dvergr would then wait).
+ */
 export async function openSandboxMarks(dir: string): Promise<SandboxMarks> {
   const path = `${dir}/marks-${crypto.randomUUID()}`;
-  const made = await new Deno.Command("mkfifo", { args: ["-m", "600", path], stderr: "piped" })
-    .output();
-  if (!made.success) {
-    throw new Error(`mkfifo failed: ${new TextDecoder().decode(made.stderr).trim()}`);
-  }
-  // Opened read-write first, so that opening never blocks; read through a second handle, as a
-  // handle does one operation at a time (our write of "end", which ends the reading, would
-  // wait for the read it is meant to end).
-  const writer = await Deno.open(path, { read: true, write: true });
-  const fifo = await Deno.open(path, { read: true });
+  const reader = new Deno.Command("/bin/sh", {
+    args: ["-c", 'mkfifo -m 600 "$1" || exit 1; echo made; exec cat "$1"', "dvergr-marks", path],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
   let started = false;
   let goAt: number | null = null;
   const waiting: (() => void)[] = [];
-  let text = "";
-  let ended = false;
+  let made: (ok: boolean) => void = () => {};
+  const ready = new Promise<boolean>((r) => made = r);
   let closed = false;
   const reading = (async () => {
-    const buf = new Uint8Array(512);
+    let text = "";
     let total = 0;
+    let first = true;
     const decoder = new TextDecoder();
-    while (!ended && total < MAX_MARK_BYTES) {
-      let n: number | null;
-      try {
-        n = await fifo.read(buf);
-      } catch {
-        return;
-      }
-      if (n === null) return;
-      total += n;
-      text += decoder.decode(buf.subarray(0, n), { stream: true });
-      let nl: number;
-      while ((nl = text.indexOf("\n")) >= 0) {
-        const line = text.slice(0, nl).trim();
-        text = text.slice(nl + 1);
-        if (line === "end") ended = true;
-        else if (line === "started") started = true;
-        else if (line === "go" && started && goAt === null) {
-          goAt = performance.now();
-          for (const f of waiting.splice(0)) f();
+    try {
+      for await (const chunk of reader.stdout) {
+        total += chunk.length;
+        if (total > MAX_MARK_BYTES + 5) break;
+        text += decoder.decode(chunk, { stream: true });
+        let nl: number;
+        while ((nl = text.indexOf("\n")) >= 0) {
+          const line = text.slice(0, nl).trim();
+          text = text.slice(nl + 1);
+          if (first) {
+            first = false;
+            made(line === "made");
+          } else if (line === "started") started = true;
+          else if (line === "go" && started && goAt === null) {
+            goAt = performance.now();
+            for (const f of waiting.splice(0)) f();
+          }
         }
       }
+    } catch {
+      // The reader was killed: what was read is kept.
+    } finally {
+      made(false);
     }
   })();
+  const stderr = new Response(reader.stderr).text();
+  if (!(await ready)) {
+    try {
+      reader.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+    await reader.status;
+    throw new Error(`mkfifo failed: ${(await stderr).trim()}`);
+  }
+  const stop = () => {
+    try {
+      reader.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  };
   return {
     path,
     get started() {
@@ -92,20 +113,15 @@ export async function openSandboxMarks(dir: string): Promise<SandboxMarks> {
     async close() {
       if (closed) return;
       closed = true;
-      // Everything the sandbox wrote is ahead of our "end" in the FIFO.
-      await writer.write(new TextEncoder().encode("\nend\n")).catch(() => {});
+      // Once the sandbox's processes are gone the reader sees the FIFO's end and exits, after
+      // copying every mark (a sandbox that never opened the FIFO leaves it waiting: 1 s).
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([reading, new Promise((r) => timer = setTimeout(r, 1000))]);
+      await Promise.race([reader.status, new Promise((r) => timer = setTimeout(r, 1000))]);
       clearTimeout(timer);
-      ended = true;
-      for (const f of [fifo, writer]) {
-        try {
-          f.close();
-        } catch {
-          // Already closed.
-        }
-      }
+      stop();
+      await reader.status;
       await reading;
+      await stderr.catch(() => "");
       await Deno.remove(path).catch(() => {});
     },
   };
