@@ -10,7 +10,8 @@ import { catalogDeploy, scheduleList } from "../../core/ops/deploy_schedules.ts"
 import { openHome } from "../../adapters/store/kv/home.ts";
 import { NO_RUNNER, testOpContext } from "../helpers/op_context.ts";
 import { wikiHome } from "../helpers/wiki_room.ts";
-import { runList } from "../../core/ops/deploy_runs.ts";
+import { catalogRun, reviewList, reviewShow, runList } from "../../core/ops/deploy_runs.ts";
+import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 import { runRecord } from "../ports/deploy_records_contract.ts";
 
 const names = (profile: string) => selectTools(allOps(), { profile }).ops.map((o) => o.name);
@@ -88,6 +89,37 @@ Deno.test("run_list records a run whose process died as interrupted", async () =
       "interrupted",
     );
   } finally {
+    await home.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("catalog_run runs, forks and reviews in one call; review_show and review_list show it", async () => {
+  const dir = await wikiHome('{:checks [[:diff/only-paths ["wiki/"]] :checker] :on-pass :propose}');
+  const home = await openHome(dir);
+  const pool = createCheckerPool({ workers: 1 });
+  try {
+    const ctx = testOpContext(home, pool);
+    await assert.rejects(
+      () => callOp(catalogRun, ctx, { room: "wiki", name: "wiki-keeper", candidate: "x=cmd:true" }),
+      /inline commands are not accepted here/,
+    );
+    const r = await callOp(catalogRun, ctx, {
+      room: "wiki",
+      name: "wiki-keeper",
+      candidate: "builtin:reference",
+    }) as { run: string; decision: string; branch: string; changed: string[] };
+    assert.equal(r.decision, "proposed");
+    assert.equal(r.branch, `runs/${r.run}`);
+    assert.deepEqual(r.changed, ["wiki/backups.md", "wiki/index.md", "wiki/on-call.md"]);
+    const shown = await callOp(reviewShow, ctx, { id: r.run });
+    assert.equal(shown.final, "proposed");
+    assert.ok(shown.checks.every((c) => c.ok));
+    const listed = await callOp(reviewList, ctx, { decision: "proposed" });
+    assert.deepEqual(listed.reviews.map((v) => v.id), [r.run]);
+    await assert.rejects(() => callOp(reviewShow, ctx, { id: "nope" }), /No review "nope"/);
+  } finally {
+    pool.close();
     await home.close();
     await Deno.remove(dir, { recursive: true });
   }
