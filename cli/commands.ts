@@ -29,6 +29,10 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
     summary: "plan cases × repetitions from a pilot experiment (fixed-size and sequential)",
     load: () => import("./plan.ts"),
   },
+  regrade: {
+    summary: "grade an experiment's kept evidence again with a changed checker (no candidate runs)",
+    load: () => import("./regrade.ts"),
+  },
   show: {
     summary: "show an experiment's cells, or one attempt in full (output, files, transcript)",
     load: () => import("./show.ts"),

@@ -34,6 +34,11 @@ export interface ExperimentDefinition {
   budgetMicros: number;
   /** What grades besides the bundle's checker (the judge model); absent when nothing does. */
   verifier?: Record<string, unknown>;
+  /**
+   * The experiment whose attempts' kept evidence this one grades again (`dvergr regrade`):
+   * no candidate runs; absent for an experiment whose candidates ran.
+   */
+  regradeOf?: string;
 }
 
 export interface Cell {

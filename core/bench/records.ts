@@ -67,6 +67,23 @@ export interface AttemptRecord {
    * without reading the evidence blob. Absent in records written before it existed.
    */
   ending?: AttemptEnding;
+  /**
+   * The attempt this record grades again (`dvergr regrade`): its candidate did not run
+   * again; the status, usage, cost and times above are that attempt's.
+   */
+  regradedFrom?: RegradeMark;
+}
+
+/** Where a re-graded record's evidence came from, and what its judge asked anew. */
+export interface RegradeMark {
+  experimentId: string;
+  /** The try of the original cell whose evidence was graded. */
+  tryNo: number;
+  /** Judge requests answered from the original evidence (same judge, same prompt). */
+  judgeReused: number;
+  /** Judge requests asked anew, and what they cost (not in billedMicros/listMicros). */
+  judgeAsked: number;
+  judgeBilledMicros: number;
 }
 
 /** How a candidate's process or loop ended: its own words, exit status, stderr's last lines. */

@@ -14,6 +14,7 @@ import type { ComparisonStop } from "./sequential.ts";
 import { caseResultBlocks, itemAnalysisBlocks, whatWentWrongBlocks } from "./report_diagnosis.ts";
 import { markdownSafe } from "./markdown_safe.ts";
 import { terminalSafe } from "../terminal_safe.ts";
+import { regradeBlocks, type RegradeComparison } from "./regrade_comparison.ts";
 
 export { formatFixed };
 
@@ -37,6 +38,8 @@ export interface ReportOptions {
   limitsNote?: string;
   /** Outcomes, causes, per-case results and item analysis, from the attempt records. */
   diagnosis?: Diagnosis | null;
+  /** A re-grade's comparison with the experiment it graded again (`dvergr regrade`). */
+  regrade?: RegradeComparison | null;
 }
 
 const DASH = "–";
@@ -401,6 +404,7 @@ export function reportBlocks(scorecard: Scorecard, opts: ReportOptions = {}): Re
     { kind: "table", table: frontierTable(rows) },
     { kind: "paragraph", text: rankText(scorecard, rows) },
     { kind: "frontier-plot" },
+    ...(opts.regrade ? regradeBlocks(opts.regrade) : []),
     { kind: "heading", text: "Resources" },
     { kind: "table", table: resourcesTable(rows) },
     {

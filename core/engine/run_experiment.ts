@@ -152,7 +152,21 @@ export interface RunOptions extends AttemptRun {
   leaveOthers?: boolean;
   /** The blob id of the bundle's file manifest, recorded with the experiment (a shared store). */
   bundleFiles?: string;
+  /**
+   * What one leased cell's try is: default runAttempt() with the cell's candidate; a
+   * re-grade (regrade.ts) grades the kept evidence of another experiment's attempt instead.
+   */
+  attempt?: CellAttempt;
 }
+
+/** One try of a leased cell, its record (null: cancelled, nothing recorded). */
+export type CellAttempt = (
+  run: AttemptRun,
+  effects: AttemptEffects,
+  item: PendingCell,
+  clock: () => Date,
+  remove: (world: World) => void,
+) => Promise<AttemptRecord | null>;
 
 export interface RunResult {
   experimentId: string;
@@ -300,6 +314,13 @@ class ExperimentRun {
   remove = (world: World) => {
     const p = world.remove().catch(() => {}).finally(() => this.removals.delete(p));
     this.removals.add(p);
+  };
+
+  /** A benchmark's try of a cell: its candidate run in a fresh world (runAttempt). */
+  candidateAttempt: CellAttempt = (run, effects, item, clock, remove) => {
+    const candidate = this.byName.get(item.cell.candidate);
+    if (!candidate) throw new Error(`No candidate "${item.cell.candidate}" for a planned cell`);
+    return runAttempt(run, effects, candidate, item, clock, remove);
   };
 
   /** Runs the cells, then waits for (or, leaving them, leaves) those others hold. */
@@ -452,21 +473,13 @@ class ExperimentRun {
     const key = item.cell.key;
     const { leases, timer } = this;
     if (leases.lost(key)) return void this.deferred.push(item); // its lease ran out before it began
-    const candidate = this.byName.get(item.cell.candidate);
-    if (!candidate) throw new Error(`No candidate "${item.cell.candidate}" for a planned cell`);
     const t0 = timer.now();
     let record: AttemptRecord | null = null;
     // Its evidence is committed with its record, not written as a file of its own.
     const blobs = stagedBlobs(this.opts.blobs);
     try {
-      record = await runAttempt(
-        { ...this.opts, blobs },
-        this.effects!,
-        candidate,
-        item,
-        this.clock,
-        this.remove,
-      );
+      const attempt = this.opts.attempt ?? this.candidateAttempt;
+      record = await attempt({ ...this.opts, blobs }, this.effects!, item, this.clock, this.remove);
     } finally {
       if (record === null) await leases.release([key]); // cancelled (or failed): nothing recorded
     }

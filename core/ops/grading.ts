@@ -1,14 +1,15 @@
 /**
  * Grading as a measured science over MCP: plan a benchmark's size from a pilot experiment
  * (cases × repetitions for a fixed-size paired interval, and the cells sequential stopping
- * is expected to use).
+ * is expected to use), and grade an experiment's kept evidence again with a changed checker.
  */
 import { z } from "zod";
 import { RANGES } from "../ranges.ts";
 import { DEFAULT_ALPHA, DEFAULT_DELTA } from "../bench/sequential.ts";
 import { planFromPilot } from "../engine/plan_from_pilot.ts";
 import { defineOp, type Op } from "./op.ts";
-import { findExperiment } from "./scorecards.ts";
+import { findExperiment, leaderboardRows } from "./scorecards.ts";
+import { readRoomBundle } from "./room_bundles.ts";
 
 const room = z.string().min(1).describe("The room (its slug)");
 const experiment = z.string().min(4).max(64).describe(
@@ -56,5 +57,55 @@ export const experimentPlan = defineOp({
   },
 });
 
+export const experimentRegrade = defineOp({
+  name: "experiment_regrade",
+  title: "Re-grade an experiment with a changed checker",
+  description: "Grades the attempts of an experiment again with bundle workflows/<name>/ of " +
+    "the room (its checker, gold, judge as they are now), from the evidence the home kept " +
+    "(the files each attempt left, the pages it fetched, its judge answers), without " +
+    "running any candidate. The bundle must pose the same task (task text, fixtures, cases, " +
+    "capture, web), else USAGE naming what differs. The result is a new experiment (its " +
+    "cells keep the original attempts' outcome, usage, cost and times) and `comparison`: " +
+    "the verdicts that changed cell by cell (passed_to_failed, failed_to_passed, reward " +
+    "changed), per candidate before and after, the cells not re-graded and why (evidence " +
+    "gone: no verdict, counted as unfinished, not as failures), and the judge answers " +
+    "reused or asked anew. Calling it again resumes.",
+  kind: "write",
+  toolset: "scorecards",
+  roomScoped: true,
+  idempotent: true,
+  openWorld: true,
+  input: z.strictObject({
+    room,
+    experiment,
+    name: z.string().min(1).describe(
+      "The changed bundle: workflows/<name>/ of the room (usually the experiment's own, edited)",
+    ),
+  }),
+  async handler(ctx, input) {
+    const meta = await findExperiment(ctx, input.room, input.experiment);
+    const { regradeExperiment } = await import("../engine/regrade.ts");
+    const o = await regradeExperiment({
+      services: ctx.services,
+      home: ctx.home,
+      original: meta,
+      bundle: await readRoomBundle(ctx.home.rooms, input.room, input.name),
+      env: ctx.env,
+      runner: ctx.runner,
+      signal: ctx.signal,
+      clock: ctx.clock,
+    });
+    return {
+      room: input.room,
+      original: meta.id,
+      experiment: o.plan.id,
+      bundle_id: o.bundle.id,
+      complete: o.scorecard.complete,
+      leaderboard: leaderboardRows(o.scorecard),
+      comparison: o.comparison,
+    };
+  },
+});
+
 /** The grading ops, in the order tools are listed. */
-export const GRADING_OPS: Op[] = [experimentPlan];
+export const GRADING_OPS: Op[] = [experimentPlan, experimentRegrade];

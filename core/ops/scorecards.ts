@@ -19,6 +19,8 @@ import { type ExperimentMeta, trustOf } from "../ports/state_store.ts";
 import type { Home } from "../ports/home.ts";
 import { pageParams, pageText } from "./paging.ts";
 import { experimentBundle } from "../engine/experiment_bundle.ts";
+import { compareRegrade } from "../engine/regrade.ts";
+import { planOfDefinition } from "../bench/experiment.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
 import { jobsOf, jobView } from "./jobs.ts";
 
@@ -213,6 +215,18 @@ export async function experimentReportParts(
     scorecard,
     diagnosis,
   });
+  const from = definition.regradeOf ? await home.state.getExperiment(definition.regradeOf) : null;
+  if (from) {
+    const originalPlan = planOfDefinition(
+      from.definition as unknown as ExperimentDefinition,
+      from.id,
+    );
+    options.regrade = await compareRegrade(
+      home.state,
+      originalPlan,
+      planOfDefinition(definition, meta.id),
+    );
+  }
   return { scorecard, options };
 }
 
