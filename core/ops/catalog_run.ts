@@ -15,6 +15,7 @@ import { checkerFacts } from "../bundle/clojure_lint.ts";
 import { contentId } from "../bundle/content_id.ts";
 import { PARAM_TEXTS_DOC, readParamTexts } from "../bundle/params.ts";
 import { calibrate } from "../calibrate/calibrate.ts";
+import { calibrateReviews } from "../engine/review_calibration.ts";
 import { DEFAULT_MIN_MARGIN } from "../calibrate/auto.ts";
 import { completeSpec, specFromEdn } from "../casepack/spec.ts";
 import { casePackOf } from "../casepack/attachments.ts";
@@ -136,9 +137,11 @@ export const catalogCalibrate = defineOp({
     "reference (auto.mutations): damaging ones must score below it (auto.margin, the " +
     "reference's reward minus the highest damaging reward, at least min_margin), " +
     "invariances (whitespace, key order, 1.0 for 1, lists for vectors) must not move it " +
-    "(auto.brittle names those that did). ok is false, with the problems, when it does " +
-    "not calibrate.",
+    "(auto.brittle names those that did). calibration.edn's :reviews (updates and whether " +
+    "the bundle's :review must approve them) are put to the review, its reviewer model " +
+    "included. ok is false, with the problems, when it does not calibrate.",
   kind: "read",
+  openWorld: true,
   toolset: "bench",
   roomScoped: true,
   input: z.strictObject({
@@ -164,7 +167,21 @@ export const catalogCalibrate = defineOp({
     const result = await calibrate(bundle, ctx.runner, {
       auto: input.auto ? { minMargin } : undefined,
     });
-    return { name: bundle.name, ...result };
+    // calibration.edn's :reviews are asked of the bundle's review (its reviewer model too).
+    const reviews = await calibrateReviews(bundle, ctx.runner, {
+      services: ctx.services,
+      env: ctx.env,
+      homeDir: ctx.home.dir,
+      signal: ctx.signal,
+    });
+    if (!reviews) return { name: bundle.name, ...result };
+    return {
+      name: bundle.name,
+      ...result,
+      ok: result.ok && reviews.ok,
+      problems: [...result.problems, ...reviews.problems],
+      reviews,
+    };
   },
 });
 

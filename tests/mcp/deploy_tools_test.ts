@@ -12,6 +12,7 @@ import { NO_RUNNER, testOpContext } from "../helpers/op_context.ts";
 import { wikiHome } from "../helpers/wiki_room.ts";
 import { catalogRun, reviewList, reviewShow, runList } from "../../core/ops/deploy_runs.ts";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";
+import { catalogCalibrate } from "../../core/ops/catalog_run.ts";
 import { runRecord } from "../ports/deploy_records_contract.ts";
 
 const names = (profile: string) => selectTools(allOps(), { profile }).ops.map((o) => o.name);
@@ -118,6 +119,31 @@ Deno.test("catalog_run runs, forks and reviews in one call; review_show and revi
     const listed = await callOp(reviewList, ctx, { decision: "proposed" });
     assert.deepEqual(listed.reviews.map((v) => v.id), [r.run]);
     await assert.rejects(() => callOp(reviewShow, ctx, { id: "nope" }), /No review "nope"/);
+  } finally {
+    pool.close();
+    await home.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("catalog_calibrate puts calibration.edn's :reviews to the bundle's review", async () => {
+  const dir = await wikiHome();
+  const home = await openHome(dir);
+  const pool = createCheckerPool({ workers: 1 });
+  try {
+    const r = await callOp(catalogCalibrate, testOpContext(home, pool), {
+      room: "wiki",
+      name: "wiki-keeper",
+    }) as { ok: boolean; reviews: { cases: { name: string; got: string; ok: boolean }[] } };
+    assert.equal(r.ok, true);
+    assert.deepEqual(
+      r.reviews.cases.map((c) => [c.name, c.got, c.ok]),
+      [["good-update", "approve", true], ["docs-tampered", "escalate", true], [
+        "half-done",
+        "escalate",
+        true,
+      ]],
+    );
   } finally {
     pool.close();
     await home.close();
