@@ -20,6 +20,8 @@ const BENCHES: ["run" | "bench", string, string[]?][] = [
   ["run", "casepack_bench.ts"],
   ["run", "memory_bench.ts", memoryArgs],
   ["run", "concurrency_bench.ts"],
+  // Starts a throwaway PostgreSQL cluster; says so and ends when no server is installed.
+  ["run", "workers_bench.ts"],
   // Run only when promptfoo is installed (PROMPTFOO_DIR); say how otherwise (the command
   // bench then prints dvergr's times alone).
   ["run", "promptfoo_compare.ts"],

@@ -92,7 +92,12 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     );
   }
   if (opts.values.home === undefined) out(`Homes: ${homes.join(", ")}`);
-  const home = opts.values.home === undefined ? "" : ` --home ${shellWord(opts.values.home)}`;
+  // A store's URL may hold a password: the hint names the flag, not the URL.
+  const home = opts.values.store !== undefined
+    ? " --store URL"
+    : opts.values.home === undefined
+    ? ""
+    : ` --home ${shellWord(opts.values.home)}`;
   const id = listed[0].experiment.slice(0, 8);
   out(`Its cells: dvergr show ${id}${home}; its report: dvergr report ${id}${home}`);
   return 0;

@@ -9,6 +9,7 @@ import { storeUrl } from "../adapters/store/postgres/url.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import { runWorker } from "../core/engine/worker.ts";
 import { newLeaseHolder } from "../core/engine/leases.ts";
+import type { Home } from "../core/ports/home.ts";
 
 export const HELP =
   `dvergr worker --store URL [--parallel N] [--experiment ID] [--idle-exit SECONDS] [--json]
@@ -30,7 +31,8 @@ Options:
   --store URL          postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (default:
                        $DVERGR_STORE)
   --parallel N         cells at once (default 4)
-  --experiment ID      only this experiment (its full id); ends once it is complete
+  --experiment ID      only this experiment (its id, or a unique prefix of at least 4
+                       characters); ends once it is complete
   --idle-exit SECONDS  end after this long without a cell to run (default: never)
   --home DIR           where this machine keeps attempt worlds (default: $DVERGR_HOME,
                        else .dvergr); nothing of the experiment is kept there
@@ -70,6 +72,21 @@ export function parse(args: string[]) {
   };
 }
 
+/** The experiment a prefix names in the store (at least 4 characters, unique). */
+async function fullId(home: Home, prefix: string): Promise<string> {
+  const ids = (await home.state.listExperiments()).map((m) => m.id);
+  const matches = ids.filter((id) => id.startsWith(prefix));
+  if (prefix.length >= 4 && matches.length === 1) return matches[0];
+  throw usageError(
+    matches.length > 1
+      ? `Cannot tell which experiment "${prefix}" means: ${matches.length} ids start with it`
+      : `No experiment "${prefix}" in the store`,
+    prefix.length < 4
+      ? "Give at least 4 characters of the experiment id"
+      : "`dvergr experiments --store URL` lists them",
+  );
+}
+
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const { values } = opts;
   const store = storeUrl(values.store, ctx.env);
@@ -81,6 +98,12 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   }
   const dir = resolveHomeDir({ flag: values.home, env: ctx.env, cwd: ctx.cwd });
   const home = await openHomeAt(dir, store);
+  const experiment = values.experiment === undefined
+    ? undefined
+    : await fullId(home, values.experiment).catch(async (e) => {
+      await home.close();
+      throw e;
+    });
   const services = composeServices();
   const holder = newLeaseHolder(services.processes);
   const pool = createCheckerPool({ workers: 2 });
@@ -95,17 +118,10 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       env: ctx.env,
       holder,
       parallel: opts.parallel,
-      experiment: values.experiment,
+      experiment,
       idleExitMs: opts.idleExitMs,
       signal: stop.signal,
       log,
-      onEvent: (id, e) => {
-        if (e.type !== "end") return;
-        log(
-          `experiment ${id.slice(0, 8)}: ${e.done} of ${e.total} cells graded` +
-            (e.faults > 0 ? `, ${e.faults} faulted` : ""),
-        );
-      },
     });
     log(`ended (${r.reason}): ${r.attempts} attempts, ${r.closed.length} experiments completed`);
     if (values.json) printJson(ctx, { worker: holder.owner, host: holder.host, ...r });

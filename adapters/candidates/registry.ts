@@ -9,6 +9,7 @@
  */
 import { DvergrError } from "../../core/errors.ts";
 import type { Candidate } from "../../core/bench/candidate.ts";
+import { canonicalJson } from "../../core/bench/experiment.ts";
 import type {
   CandidateKind,
   CandidateKindForms,
@@ -123,6 +124,19 @@ function unisolatedRefused(): DvergrError {
   );
 }
 
+/** Two candidates of the same model, run the same way (`--models haiku,claude-haiku-4-5`). */
+function sameModel(a: Candidate, b: Candidate): boolean {
+  return a.identity.kind === "model" && canonicalJson(a.identity) === canonicalJson(b.identity);
+}
+
+/** `name-2`, `name-3`…: the first that no candidate has yet. */
+function freeName(name: string, taken: readonly Candidate[]): string {
+  for (let n = 2;; n++) {
+    const next = `${name}-${n}`;
+    if (!taken.some((c) => c.name === next)) return next;
+  }
+}
+
 /**
  * The candidates of an experiment, in the order given: each spec resolved by its kind (a
  * kind may hand a spec on to another: a named candidate to its command). Names must be
@@ -150,14 +164,15 @@ async function resolveSpecs(
   const out: Candidate[] = [];
   for (const [index, spec] of specs.entries()) {
     const c = await resolveOne(spec, index);
-    if (out.some((o) => o.name === c.name)) {
+    const same = out.find((o) => o.name === c.name);
+    if (same && !sameModel(same, c)) {
       throw specError(
         c.name,
         "two candidates have this name",
         "Give each candidate its own name (NAME=cmd:…)",
       );
     }
-    out.push(c);
+    out.push(same ? { ...c, name: freeName(c.name, out) } : c);
   }
   if (out.length === 0) {
     throw new DvergrError("USAGE", "Cannot benchmark without candidates", {

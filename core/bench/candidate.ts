@@ -91,6 +91,11 @@ export interface Candidate {
   /** Everything that decides its behaviour (part of the experiment id). Plain JSON. */
   identity: Record<string, unknown>;
   /**
+   * Other names it answers to where a candidate is named (`--baseline`): a model's id, the
+   * name it was given as and the registry's aliases. Not part of its identity.
+   */
+  aliases?: readonly string[];
+  /**
    * The candidate enforces `timeoutMs` itself, from when its own process starts (a command
    * candidate: dvergr's setup, the world gateway's start and the capture are not charged to
    * it), and returns on its own. The engine then starts no timer of its own at the attempt's

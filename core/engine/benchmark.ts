@@ -124,9 +124,9 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     homeDir: home.dir,
     createModel: req.createModel,
   });
-  checkBaseline(req.baseline, candidates);
+  const baseline = resolveBaseline(req.baseline, candidates);
   const stopping = req.stopWhenDecided
-    ? stoppingRule(req.baseline, candidates, req.stopWhenDecided)
+    ? stoppingRule(baseline, candidates, req.stopWhenDecided)
     : undefined;
   const effects = await prepareEffects(
     bundle,
@@ -154,7 +154,7 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     candidates,
     trust,
     isolation,
-    baseline: req.baseline,
+    baseline,
     effects,
     ...(stopping ? { stopping } : {}),
   };
@@ -252,15 +252,30 @@ export async function benchmarkBundle(
   return await runBenchmark(req.home, prepared, { ...req, fresh: true });
 }
 
-/** Refuses a baseline that is not one of the run's candidates, naming the ones there are. */
-export function checkBaseline(
+/**
+ * The candidate a baseline names: its name, else the one candidate that answers to it (a
+ * model's id, the name it was given as or an alias: `--baseline haiku`). Refuses one that no
+ * candidate or more than one answers to, naming the candidates.
+ */
+export function resolveBaseline(
   baseline: string | undefined,
   candidates: readonly Candidate[],
-): void {
-  if (baseline === undefined || candidates.some((c) => c.name === baseline)) return;
+): string | undefined {
+  if (baseline === undefined || candidates.some((c) => c.name === baseline)) return baseline;
+  const answering = candidates.filter((c) => c.aliases?.includes(baseline));
+  if (answering.length === 1) return answering[0].name;
+  const names = (list: readonly Candidate[]) => list.map((c) => `"${c.name}"`).join(", ");
+  if (answering.length > 1) {
+    throw new DvergrError(
+      "USAGE",
+      `Cannot compare against baseline "${baseline}": ${answering.length} candidates are that ` +
+        `model (${names(answering)})`,
+      { hint: `Name one of them: ${names(answering)}` },
+    );
+  }
   throw new DvergrError(
     "USAGE",
     `Cannot compare against baseline "${baseline}": it is not a candidate of this run`,
-    { hint: `Name one of: ${candidates.map((c) => `"${c.name}"`).join(", ")}` },
+    { hint: `Name one of: ${names(candidates)} (a model candidate also by its model id or alias)` },
   );
 }

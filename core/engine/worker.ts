@@ -157,7 +157,7 @@ async function workOnce(
   for (const q of await queue.open(opts.experiment)) {
     if (opts.signal.aborted) break;
     if (skipped.has(q.experiment)) continue;
-    let ran: { attempts: number; complete: boolean } | null;
+    let ran: Ran | null;
     try {
       ran = await runQueued(q, opts);
     } catch (e) {
@@ -172,6 +172,12 @@ async function workOnce(
       continue;
     }
     pass.attempts += ran.attempts;
+    if (ran.attempts > 0) {
+      opts.log(
+        `experiment ${q.experiment.slice(0, 8)}: ${ran.attempts} attempts here; ` +
+          `${ran.graded} of ${ran.total} cells graded`,
+      );
+    }
     if (ran.complete && !opts.signal.aborted) {
       await queue.close(q.experiment);
       pass.closed.push(q.experiment);
@@ -181,11 +187,16 @@ async function workOnce(
   return pass;
 }
 
+/** What one pass over an experiment did. */
+interface Ran {
+  attempts: number;
+  graded: number;
+  total: number;
+  complete: boolean;
+}
+
 /** Prepares a queued experiment here and runs its cells; null when it plans differently here. */
-async function runQueued(
-  q: QueuedExperiment,
-  opts: WorkerOptions,
-): Promise<{ attempts: number; complete: boolean } | null> {
+async function runQueued(q: QueuedExperiment, opts: WorkerOptions): Promise<Ran | null> {
   const { home } = opts;
   const r = q.request;
   const files = await bundleFilesOf(home.blobs, r.bundle.name, r.bundle.files);
@@ -246,5 +257,6 @@ async function runQueued(
       stopping: prepared.stopping,
     });
   }
-  return { attempts: result.attempts, complete: result.complete };
+  const { attempts, graded, total, complete } = result;
+  return { attempts, graded, total, complete };
 }

@@ -80,17 +80,17 @@ Deno.test("dvergr benchmark runs provider-prefixed model ids the registry does n
       assert.equal(c.tokens.output, 800);
     }
     const report = await Deno.readTextFile(json.report);
-    const row = report.split("\n").find((l) => l.startsWith("| openai-gpt-5.2-0 | 2 |"))!;
+    const row = report.split("\n").find((l) => l.startsWith("| openai-gpt-5.2 | 2 |"))!;
     assert.ok(!row.includes("$0.0000"), row);
     assert.match(row, /\| 1\.000 \| cost unknown \| cost unknown \| 4400 \|/);
-    assert.match(report, /The cost of .*openai-gpt-5\.2-0.* is unknown:/);
+    assert.match(report, /The cost of .*openai-gpt-5\.2.* is unknown:/);
     assert.match(report, /<home>\/models\.edn/);
 
     // dvergr show gives the model's transcript and tool calls.
     const ctx = memoryContext({ env: {} });
     assert.equal(
       await runMain(
-        ["show", `${json.experiment}/openai-gpt-5.2-0/a/0`, "--home", home, "--json"],
+        ["show", `${json.experiment}/openai-gpt-5.2/a/0`, "--home", home, "--json"],
         ctx,
       ),
       0,
@@ -107,7 +107,7 @@ Deno.test("dvergr benchmark runs provider-prefixed model ids the registry does n
     assert.deepEqual(view.captured, { "/out/answer.edn": "{:total 6}" });
     assert.equal(view.cost.unpriced, true);
     const text = memoryContext({ env: {} });
-    await runMain(["show", `${json.experiment}/openai-gpt-5.2-0/a/0`, "--home", home], text);
+    await runMain(["show", `${json.experiment}/openai-gpt-5.2/a/0`, "--home", home], text);
     assert.match(text.out.join(""), /Cost {7}unknown \(the model has no prices in the registry\)/);
     assert.match(text.out.join(""), /assistant calls write_file /);
   } finally {
@@ -133,7 +133,7 @@ Deno.test("dvergr benchmark says cost unknown in the end-of-run line of an unpri
       ctx,
     );
     assert.equal(code, 0, ctx.err.join(""));
-    const line = ctx.out.join("").split("\n").find((l) => l.startsWith("openai-gpt-5.2-0"))!;
+    const line = ctx.out.join("").split("\n").find((l) => l.startsWith("openai-gpt-5.2"))!;
     assert.ok(line.endsWith("passed 2/2  cost unknown (no prices in the model registry)"), line);
   } finally {
     await openai.close();
@@ -150,7 +150,7 @@ Deno.test("dvergr benchmark makes a rejected key (401) a provider fault it does 
     assert.equal(code, 1);
     // One request per cell: neither the HTTP layer nor the engine tried again.
     assert.equal(anthropic.requests.length, 2);
-    const causes = json.failureCauses["haiku-0"];
+    const causes = json.failureCauses["claude-haiku-4-5"];
     assert.equal(causes.length, 1);
     assert.equal(causes[0].outcome, "fault");
     assert.equal(causes[0].count, 2);
@@ -169,7 +169,7 @@ Deno.test("dvergr benchmark calls a malformed 200 answer a provider fault, not c
       OPENAI_BASE_URL: openai.url,
     });
     assert.equal(code, 1);
-    const causes = json.failureCauses["gpt-4.1-mini-0"];
+    const causes = json.failureCauses["gpt-4.1-mini"];
     assert.equal(causes.length, 1);
     assert.match(causes[0].cause, /^provider malformed-response: /);
     assert.ok(!JSON.stringify(json).includes("could-not-run"));
@@ -196,14 +196,14 @@ Deno.test("dvergr benchmark reports a model stopped by its budget as 'stopped by
     assert.equal(code, 0, ctx.err.join(""));
     const json = JSON.parse(ctx.out.join(""));
     assert.equal(json.scorecard.candidates[0].outcomes.budget, 2);
-    const causes = json.failureCauses["haiku-0"];
+    const causes = json.failureCauses["claude-haiku-4-5"];
     assert.equal(causes.length, 1);
     assert.equal(causes[0].outcome, "budget");
     assert.equal(causes[0].count, 2);
     assert.match(causes[0].cause, /^stopped by budget: \$0\.0000 spent of \$0\.0001/);
     assert.equal(anthropic.requests.length, 0);
     const report = await Deno.readTextFile(json.report);
-    assert.match(report, /\| haiku-0 \| stopped by budget \| stopped by budget: /);
+    assert.match(report, /\| claude-haiku-4-5 \| stopped by budget \| stopped by budget: /);
   } finally {
     await anthropic.close();
   }

@@ -70,7 +70,7 @@ Deno.test("dvergr regrade grades kept evidence with a stricter checker and runs 
     );
     assert.equal(bench.code, 0, bench.err);
     const original = JSON.parse(bench.out);
-    const model = "anthropic-claude-test-2";
+    const model = "anthropic-claude-test";
     const passes = (sc: { candidates: { candidate: string; passes: number }[] }, c: string) =>
       sc.candidates.find((x) => x.candidate === c)!.passes;
     assert.equal(passes(original.scorecard, model), 2, "the lenient checker passes Bergen");
@@ -143,7 +143,7 @@ Deno.test("dvergr regrade grades kept evidence with a stricter checker and runs 
     assert.equal(rep.code, 0, rep.err);
     assert.match(
       rep.out,
-      /## Re-grading[\s\S]*\| anthropic-claude-test-2 \| – \| 0 \| passed \(1\.000\) \| failed \(0\.500\) \| answered, city, population \|/,
+      /## Re-grading[\s\S]*\| anthropic-claude-test \| – \| 0 \| passed \(1\.000\) \| failed \(0\.500\) \| answered, city, population \|/,
     );
 
     // Another task is refused, naming what differs.

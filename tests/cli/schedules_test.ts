@@ -148,3 +148,33 @@ Deno.test("two dvergr serve processes on one home start a due run once", async (
   assert.equal((logs.match(/: run \S+ /g) ?? []).length, 1, logs);
   await Deno.remove(home, { recursive: true });
 });
+
+Deno.test("dvergr serve --mcp starts due runs beside the MCP server", async () => {
+  const home = await wikiHome();
+  await deploy(home, "--every", "1h");
+  const p = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...DVERGR_RUN_FLAGS, "--unstable-kv", MAIN, "serve", "--mcp", "--home", home],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  try {
+    // Bounded: the run takes well under a second; a loaded machine gets two minutes.
+    for (
+      let i = 0;
+      i < 600 && (await runs(home)).filter((r) => r.status === "ended").length < 1;
+      i++
+    ) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    await p.stdin.close();
+  }
+  const o = await p.output();
+  const log = new TextDecoder().decode(o.stderr);
+  assert.equal(o.code, 0, log);
+  assert.equal((await runs(home)).length, 1, log);
+  assert.match(log, /dvergr-mcp: schedule s-\S+ slot \S+: run \S+ /);
+  await Deno.remove(home, { recursive: true });
+});

@@ -329,3 +329,39 @@ Deno.test({
     assert.doesNotMatch(r.err, /secret/);
   },
 });
+
+Deno.test({
+  name: "--enqueue without a store is refused before anything is written; an idle worker ends",
+  ignore,
+  async fn() {
+    const home = await Deno.makeTempDir();
+    const r = await dvergrWithPath([
+      "benchmark",
+      BUNDLE,
+      "--candidate",
+      "builtin:noop",
+      "--home",
+      join(home, "h"),
+      "--enqueue",
+    ]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /Cannot --enqueue without a store shared by workers/);
+    assert.deepEqual([...Deno.readDirSync(home)], []);
+    const url = await cluster!.database();
+    const w = await dvergrWithPath([
+      "worker",
+      "--store",
+      url,
+      "--home",
+      join(home, "w"),
+      "--idle-exit",
+      "0",
+      "--json",
+    ]);
+    assert.equal(w.code, 0, w.err);
+    assert.deepEqual(JSON.parse(w.out).reason, "idle");
+    const none = await dvergrWithPath(["worker", "--store", url, "--experiment", "abcd"]);
+    assert.equal(none.code, 2);
+    assert.match(none.err, /No experiment "abcd" in the store/);
+  },
+});

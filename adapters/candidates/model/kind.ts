@@ -15,7 +15,6 @@ export interface ModelSpec {
 /** The registry's model candidate (loaded when first needed: builds without it still run). */
 async function registryModel(
   model: string,
-  index: number,
   opts: { env: (name: string) => string | undefined; homeDir?: string },
 ): Promise<Candidate> {
   let mod: typeof import("./model_candidate.ts");
@@ -30,7 +29,7 @@ async function registryModel(
       { hint: "Use builtin:… or NAME=cmd:COMMAND candidates" },
     );
   }
-  return await mod.createModelCandidate(model, { index, env: opts.env, homeDir: opts.homeDir });
+  return await mod.createModelCandidate(model, { env: opts.env, homeDir: opts.homeDir });
 }
 
 export const modelKind: CandidateKind<ModelSpec> = {
@@ -43,7 +42,5 @@ export const modelKind: CandidateKind<ModelSpec> = {
     example: "claude-haiku-4-5",
   }],
   resolve: (spec, ctx) =>
-    ctx.createModel
-      ? ctx.createModel(spec.model, ctx.index)
-      : registryModel(spec.model, ctx.index, ctx),
+    ctx.createModel ? ctx.createModel(spec.model, ctx.index) : registryModel(spec.model, ctx),
 };

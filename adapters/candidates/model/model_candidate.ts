@@ -19,8 +19,6 @@ import type { ModelProvider } from "../../../core/ports/model_provider.ts";
 import { WORLD_TOOL_NAMES, WORLD_TOOLS_VERSION } from "../../../core/world_tools/registry.ts";
 
 export interface ModelCandidateOptions {
-  /** The candidate's position in the experiment (its name's suffix). */
-  index: number;
   env: (k: string) => string | undefined;
   /** Where `models.edn` may override the shipped registry. */
   homeDir?: string;
@@ -35,9 +33,14 @@ export interface ModelCandidateOptions {
   registry?: ModelRegistry;
 }
 
-/** The candidate name of REFERENCE §8.2: the model as given, odd characters as "-", then the index. */
-export function modelCandidateName(model: string, index: number): string {
-  return `${model.replace(/[^A-Za-z0-9_.-]/g, "-")}-${index}`;
+/**
+ * A model candidate's name: the registry's id of the model (an alias resolved), characters
+ * other than letters, digits, `_`, `.` and `-` as "-". It does not depend on where the model
+ * stands in `--models`; two candidates of the same model are told apart by the registry of
+ * candidate kinds (a suffix `-2`, `-3`… in the order given).
+ */
+export function modelCandidateName(modelId: string): string {
+  return modelId.replace(/[^A-Za-z0-9_.-]/g, "-");
 }
 
 /** A benchmark candidate for a registry model (id or alias); MODEL_UNKNOWN when there is none. */
@@ -81,7 +84,8 @@ export async function createModelCandidate(
     providerFor(entry, baseUrl, apiKey, opts);
 
   return {
-    name: modelCandidateName(modelIdOrAlias, opts.index),
+    name: modelCandidateName(entry.id),
+    aliases: [...new Set([entry.id, modelIdOrAlias, ...entry.aliases])],
     identity: {
       kind: "model",
       model: entry.id,

@@ -3,7 +3,7 @@ import { candidateKinds } from "../../../adapters/candidates/registry.ts";
 import { readNamedCommands } from "../../../adapters/candidates/named/candidates_file.ts";
 import type { CandidateRequest, CandidateSpec } from "../../../core/ports/candidate_kind.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
-import { checkBaseline } from "../../../core/engine/benchmark.ts";
+import { resolveBaseline } from "../../../core/engine/benchmark.ts";
 
 const env = (k: string) => Deno.env.get(k);
 const parseCandidateSpec = candidateKinds.parse;
@@ -138,30 +138,66 @@ Deno.test("candidateKinds.resolve() gives model ids to the model registry", asyn
     opts,
   );
   assert.equal(noop.name, "builtin:noop");
-  // The model's name carries its position among the candidates (REFERENCE §8.2).
-  assert.equal(model.name, "claude-haiku-4-5-1");
+  // The model's name is its id, wherever it stands among the candidates.
+  assert.equal(model.name, "claude-haiku-4-5");
   assert.equal(model.identity.kind, "model");
   await assert.rejects(() => model.preflight!(), /ANTHROPIC_API_KEY is not set/);
 });
 
-Deno.test("checkBaseline() refuses a baseline that is not a candidate, naming the candidates", () => {
+Deno.test("resolveBaseline() refuses a baseline that is not a candidate, naming the candidates", () => {
   const candidates = [{ name: "a" }, { name: "b" }].map((c) => ({
     ...c,
     identity: {},
     run: () => Promise.reject(new Error("not run")),
   }));
-  checkBaseline(undefined, candidates);
-  checkBaseline("b", candidates);
-  assert.throws(() => checkBaseline("c", candidates), (e: Error & { hint?: string }) => {
+  assert.equal(resolveBaseline(undefined, candidates), undefined);
+  assert.equal(resolveBaseline("b", candidates), "b");
+  assert.throws(() => resolveBaseline("c", candidates), (e: Error & { hint?: string }) => {
     assert.match(
       e.message,
       /Cannot compare against baseline "c": it is not a candidate of this run/,
     );
-    assert.equal(e.hint, 'Name one of: "a", "b"');
+    assert.match(e.hint!, /^Name one of: "a", "b"/);
     return true;
   });
 });
 
+Deno.test("model candidates are named by model id whatever the order, and --baseline takes an alias", async () => {
+  const bundle = wordBundle(1);
+  const opts = { bundle, env: () => undefined, isolation: "none" as const, named: new Map() };
+  const names = async (models: string[]) =>
+    (await resolveCandidates(models.map((m) => candidateKinds.model(m)), opts)).map((c) => c.name);
+  assert.deepEqual(await names(["haiku", "gpt-4.1-mini"]), ["claude-haiku-4-5", "gpt-4.1-mini"]);
+  assert.deepEqual(await names(["gpt-4.1-mini", "haiku"]), ["gpt-4.1-mini", "claude-haiku-4-5"]);
+  assert.deepEqual(await names(["openai/gpt-5.2"]), ["openai-gpt-5.2"]);
+  // The same model twice (by alias and by id) is told apart in the order given.
+  const twice = await resolveCandidates(
+    ["gpt-4.1-mini", "haiku", "claude-haiku-4-5"].map((m) => candidateKinds.model(m)),
+    opts,
+  );
+  assert.deepEqual(twice.map((c) => c.name), [
+    "gpt-4.1-mini",
+    "claude-haiku-4-5",
+    "claude-haiku-4-5-2",
+  ]);
+  const [mini, haiku] = twice;
+  assert.equal(resolveBaseline("haiku", [mini, haiku]), "claude-haiku-4-5");
+  assert.equal(resolveBaseline("claude-haiku-4-5", [haiku, mini]), "claude-haiku-4-5");
+  assert.equal(resolveBaseline("gpt-4.1-mini", [haiku, mini]), "gpt-4.1-mini");
+  assert.throws(
+    () => resolveBaseline("haiku", twice),
+    /baseline "haiku": 2 candidates are that model \("claude-haiku-4-5", "claude-haiku-4-5-2"\)/,
+  );
+  // A command candidate that takes a model's name is still a clash, not a twin.
+  await assert.rejects(
+    () =>
+      resolveCandidates(
+        [parseCandidateSpec("claude-haiku-4-5=cmd:true"), candidateKinds.model("haiku")],
+        opts,
+      ),
+    /two candidates have this name/,
+  );
+});
 Deno.test("candidateKinds.parse() says which kind a NAME=WORD lacks the colon of, and refuses NAME=unknown", () => {
   assert.throws(
     () => candidateKinds.parse("mine=cmd"),

@@ -164,8 +164,8 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     });
     const cells = byCell(await planRecords(home.state, live.plan));
     for (const rep of [0, 1]) {
-      const greedy = cells[`gpt-4.1-mini-0/${rep}`];
-      const polite = cells[`gpt-4.1-1/${rep}`];
+      const greedy = cells[`gpt-4.1-mini/${rep}`];
+      const polite = cells[`gpt-4.1/${rep}`];
       assert.deepEqual(greedy.web, {
         mode: "live",
         searches: 1,
@@ -227,7 +227,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     // The huge page was read up to the size bound and kept at 200,000 characters of text.
     const greedyEv = await getJson<{ web: { pagesRef: string; log: { url: string }[] } }>(
       home.blobs,
-      cells["gpt-4.1-mini-0/0"].evidenceRef!,
+      cells["gpt-4.1-mini/0"].evidenceRef!,
     );
     const greedyPages = await getJson<{ fetched: Record<string, string> }>(
       home.blobs,
@@ -242,7 +242,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
       `${site.url}/huge`,
     ]);
     // The scorecard and the report count searches, pages, denials and the judge.
-    const greedyStats = live.scorecard.candidates.find((c) => c.candidate === "gpt-4.1-mini-0")!;
+    const greedyStats = live.scorecard.candidates.find((c) => c.candidate === "gpt-4.1-mini")!;
     assert.deepEqual(greedyStats.web, {
       attempts: 2,
       searches: 2,
@@ -253,15 +253,15 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     });
     assert.match(
       candidateLines(live.scorecard)[0],
-      /gpt-4\.1-mini-0 .* {2}web: 2 searches, 6 pages, 4 refused, judge: 2 calls$/,
+      /gpt-4\.1-mini .* {2}web: 2 searches, 6 pages, 4 refused, judge: 2 calls$/,
     );
     const report = renderReport(live.scorecard);
     assert.match(report, /## Web\n/);
     assert.match(
       report,
-      /\| gpt-4\.1-mini-0 \| 2 \| 2 \| 10 \| 6 \| blocked 2, not-allowed 2 \| 2 \| \$0\.0009 \|/,
+      /\| gpt-4\.1-mini \| 2 \| 2 \| 10 \| 6 \| blocked 2, not-allowed 2 \| 2 \| \$0\.0009 \|/,
     );
-    assert.match(report, /\| gpt-4\.1-1 \| 2 \| 2 \| 4 \| 4 \| none \| 2 \| \$0\.0009 \|/);
+    assert.match(report, /\| gpt-4\.1 \| 2 \| 2 \| 4 \| 4 \| none \| 2 \| \$0\.0009 \|/);
     assert.equal(site.requests.filter((r) => r.startsWith("/res/v1/web/search")).length, 4);
     assert.ok(!site.requests.includes("/secret"), "the blocked host was never reached");
 

@@ -116,12 +116,12 @@ Deno.test("catalog_benchmark's answer names no broken candidate when every attem
 Deno.test("leaderboardRows() gives null dollars, never 0, for a model without prices", () => {
   const sc = buildScorecard(
     [attemptRecord({
-      candidate: "openai-gpt-5.2-0",
+      candidate: "openai-gpt-5.2",
       unpriced: true,
       usage: { input: 900, output: 100, cacheRead: 0, cacheWrite: 0 },
     })],
     {
-      candidates: ["openai-gpt-5.2-0"],
+      candidates: ["openai-gpt-5.2"],
       expectedCells: 1,
       trust: "ad-hoc",
       bundleId: "b",

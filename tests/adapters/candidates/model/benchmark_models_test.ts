@@ -108,7 +108,7 @@ Deno.test("runExperiment() benchmarks API models end to end, with costs to the m
         named: new Map(),
       },
     );
-    assert.deepEqual(candidates.map((c) => c.name), ["haiku-0", "gpt-4.1-mini-1"]);
+    assert.deepEqual(candidates.map((c) => c.name), ["claude-haiku-4-5", "gpt-4.1-mini"]);
     const plan = planExperiment(bundle, candidates, { budgetMicros: 500_000 });
     const run = async (cands = candidates) =>
       await withRecords(
@@ -136,7 +136,7 @@ Deno.test("runExperiment() benchmarks API models end to end, with costs to the m
     const byCell = (records: typeof first.records, cand: string, kase: string) =>
       records.find((r) => r.candidate === cand && r.caseId === kase)!;
     for (const kase of ["a", "b", "c"]) {
-      const r = byCell(first.records, "haiku-0", kase);
+      const r = byCell(first.records, "claude-haiku-4-5", kase);
       assert.equal(r.status, "completed");
       assert.equal(r.passed, true, `haiku on ${kase}`);
       // 4 answered calls × (1000 × $1/M + 100 × $5/M); the 429s are not billed.
@@ -145,12 +145,12 @@ Deno.test("runExperiment() benchmarks API models end to end, with costs to the m
       assert.deepEqual(r.usage, { input: 4000, output: 400, cacheRead: 0, cacheWrite: 0 });
     }
     assert.ok(anthropic.requests.length > 12, "some requests were rate limited and retried");
-    const faulted = byCell(first.records, "gpt-4.1-mini-1", "b");
+    const faulted = byCell(first.records, "gpt-4.1-mini", "b");
     assert.equal(faulted.status, "fault");
     assert.equal(faulted.verdict, null);
     assert.equal(faulted.tryNo, 2, "the engine retried the faulted cell once within the run");
     assert.match(faulted.fault!.message, /gave up after 6 tries; last: HTTP 503: overloaded/);
-    const ok = byCell(first.records, "gpt-4.1-mini-1", "a");
+    const ok = byCell(first.records, "gpt-4.1-mini", "a");
     assert.equal(ok.passed, true);
     // 4 calls × (500 × 0.4 + 1500 × 0.1 + 100 × 1.6) µ$
     assert.equal(ok.billedMicros, 2040);
@@ -164,7 +164,7 @@ Deno.test("runExperiment() benchmarks API models end to end, with costs to the m
     assert.equal(second.kept, 5);
     assert.equal(anthropic.requests.length, anthropicBefore);
     assert.equal(openai.requests.length - openaiBefore, 4);
-    const healedCell = byCell(second.records, "gpt-4.1-mini-1", "b");
+    const healedCell = byCell(second.records, "gpt-4.1-mini", "b");
     assert.equal(healedCell.passed, true);
     assert.equal(healedCell.tryNo, 3);
     assert.equal(second.records.reduce((n, r) => n + r.billedMicros, 0), 3 * 6000 + 3 * 2040);

@@ -99,11 +99,10 @@ Deno.test("createModelCandidate() runs an Anthropic model through several tool t
     { apiKey: "sk-ant-test" },
     async (server) => {
       const cand = await createModelCandidate("haiku", {
-        index: 0,
         env: env({ ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: server.url }),
         homeDir: s.home,
       });
-      assert.equal(cand.name, "haiku-0");
+      assert.equal(cand.name, "claude-haiku-4-5");
       await cand.preflight!();
       const out = await cand.run(s.ctx);
       assert.equal(out.status, "completed", out.message ?? "");
@@ -159,7 +158,6 @@ Deno.test("createModelCandidate() bills Anthropic cache reads and writes at thei
   const script: FakeScript = (t) => ({ ...summingAgent()(t), usage });
   await withServer(startFakeAnthropic, script, {}, async (server) => {
     const cand = await createModelCandidate("claude-sonnet-4-5", {
-      index: 1,
       env: env({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.url }),
     });
     const out = await cand.run(s.ctx);
@@ -186,7 +184,6 @@ Deno.test("createModelCandidate() runs an OpenAI model and bills cached prompt t
   const script: FakeScript = (t) => ({ ...summingAgent()(t), usage });
   await withServer(startFakeOpenAI, script, { apiKey: "sk-openai" }, async (server) => {
     const cand = await createModelCandidate("gpt-4.1", {
-      index: 2,
       env: env({ OPENAI_API_KEY: "sk-openai", OPENAI_BASE_URL: `${server.url}/v1` }),
     });
     const out = await cand.run(s.ctx);
@@ -206,7 +203,6 @@ Deno.test("createModelCandidate() reaches a local OpenAI-compatible server by DV
   const s = await setup();
   await withServer(startFakeOpenAI, summingAgent(), { compatible: true }, async (server) => {
     const cand = await createModelCandidate("local", {
-      index: 0,
       env: env({ DVERGR_OPENAI_COMPAT_BASE_URL: server.url }),
     });
     await cand.preflight!();
@@ -235,7 +231,6 @@ Deno.test("createModelCandidate() takes a model's base URL and key variable from
                                             :prices {:input 0.9 :output 0.9}}}}`,
       });
       const cand = await createModelCandidate("fireworks-llama", {
-        index: 0,
         env: env({ FIREWORKS_API_KEY: "fw-key" }),
         homeDir: s.home,
       });
@@ -248,7 +243,6 @@ Deno.test("createModelCandidate() takes a model's base URL and key variable from
       const tokens = out.usage.input + out.usage.output;
       assert.equal(out.billedMicros, Math.round(tokens * 0.9));
       const noKey = await createModelCandidate("fireworks-llama", {
-        index: 0,
         env: env({}),
         homeDir: s.home,
       });
@@ -262,7 +256,6 @@ Deno.test("createModelCandidate() preflight fails naming the missing key, before
   const s = await setup();
   await withServer(startFakeAnthropic, summingAgent(), {}, async (server) => {
     const cand = await createModelCandidate("claude-haiku-4-5", {
-      index: 0,
       env: env({ ANTHROPIC_BASE_URL: server.url }),
     });
     await assert.rejects(cand.preflight!(), (e: unknown) => {
@@ -272,7 +265,7 @@ Deno.test("createModelCandidate() preflight fails naming the missing key, before
       assert.match(e.hint!, /Export ANTHROPIC_API_KEY/);
       return true;
     });
-    const openai = await createModelCandidate("gpt-4o-mini", { index: 1, env: env({}) });
+    const openai = await createModelCandidate("gpt-4o-mini", { env: env({}) });
     await assert.rejects(openai.preflight!(), /OPENAI_API_KEY is not set/);
     const out = await cand.run(s.ctx);
     assert.equal(out.status, "fault");
@@ -283,7 +276,7 @@ Deno.test("createModelCandidate() preflight fails naming the missing key, before
 
 Deno.test("createModelCandidate() refuses an unknown model with close matches", async () => {
   await assert.rejects(
-    createModelCandidate("gpt-4.1-mimi", { index: 0, env: env({}) }),
+    createModelCandidate("gpt-4.1-mimi", { env: env({}) }),
     (e: unknown) => {
       assert.ok(e instanceof DvergrError);
       assert.equal(e.code, "MODEL_UNKNOWN");
@@ -310,7 +303,6 @@ Deno.test("createModelCandidate() retries a 429 after its retry-after and comple
   };
   await withServer(startFakeAnthropic, script, {}, async (server) => {
     const cand = await createModelCandidate("haiku", {
-      index: 0,
       env: env({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.url }),
       retry: FAST_RETRY,
     });
@@ -340,7 +332,6 @@ Deno.test("createModelCandidate() ends in a fault when the provider keeps failin
     };
   await withServer(startFakeAnthropic, script, {}, async (server) => {
     const cand = await createModelCandidate("haiku", {
-      index: 0,
       env: env({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.url }),
       retry: FAST_RETRY,
     });
@@ -373,7 +364,6 @@ Deno.test("createModelCandidate() ends in a fault on a malformed response", asyn
   ) {
     await withServer(startFakeAnthropic, () => reply, {}, async (server) => {
       const cand = await createModelCandidate("haiku", {
-        index: 0,
         env: env({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.url }),
         retry: FAST_RETRY,
       });
@@ -385,7 +375,6 @@ Deno.test("createModelCandidate() ends in a fault on a malformed response", asyn
   }
   await withServer(startFakeOpenAI, () => ({ raw: '{"choices":[]}' }), {}, async (server) => {
     const cand = await createModelCandidate("gpt-4o-mini", {
-      index: 0,
       env: env({ OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }),
     });
     const out = await cand.run(s.ctx);
@@ -422,7 +411,6 @@ Deno.test("createModelCandidate() tells the model about an unknown tool or broke
   };
   await withServer(startFakeOpenAI, script, {}, async (server) => {
     const cand = await createModelCandidate("gpt-4o-mini", {
-      index: 0,
       env: env({ OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }),
     });
     const out = await cand.run(s.ctx);
@@ -453,7 +441,6 @@ Deno.test("createModelCandidate() stops before a call that could exceed the budg
   });
   await withServer(startFakeAnthropic, script, {}, async (server) => {
     const cand = await createModelCandidate("tight", {
-      index: 0,
       env: env({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.url }),
       homeDir: s.home,
     });
@@ -477,7 +464,6 @@ Deno.test("createModelCandidate() makes no call at all when even the first could
   const s = await setup({ budgetMicros: 1000 });
   await withServer(startFakeAnthropic, summingAgent(), {}, async (server) => {
     const cand = await createModelCandidate("haiku", {
-      index: 0,
       env: env({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.url }),
     });
     const out = await cand.run(s.ctx);
@@ -497,7 +483,6 @@ Deno.test("createModelCandidate() bills a subscription nothing and prices its li
   const script: FakeScript = (t) => ({ ...summingAgent()(t), usage });
   await withServer(startFakeAnthropic, script, {}, async (server) => {
     const cand = await createModelCandidate("sub-sonnet", {
-      index: 0,
       env: env({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.url }),
       homeDir: s.home,
     });
@@ -511,7 +496,6 @@ Deno.test("createModelCandidate() bills a subscription nothing and prices its li
   // budget allows the first call and stops before the second, though nothing was billed.
   await withServer(startFakeAnthropic, script, {}, async (server) => {
     const cand = await createModelCandidate("sub-sonnet", {
-      index: 0,
       env: env({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.url }),
       homeDir: s.home,
     });
@@ -530,7 +514,6 @@ Deno.test("createModelCandidate() ends as a timeout when the attempt's signal fi
   const script: FakeScript = (t) => (t.n === 1 ? summingAgent()(t) : { hang: true });
   await withServer(startFakeAnthropic, script, {}, async (server) => {
     const cand = await createModelCandidate("haiku", {
-      index: 0,
       env: env({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.url }),
     });
     setTimeout(() => ac.abort(), 300);
@@ -551,7 +534,6 @@ Deno.test("createModelCandidate() ends as a timeout at the attempt's time limit 
   const s = await setup({ timeoutMs: 400 });
   await withServer(startFakeAnthropic, () => ({ hang: true }), {}, async (server) => {
     const cand = await createModelCandidate("haiku", {
-      index: 0,
       env: env({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.url }),
     });
     const started = Date.now();
@@ -572,7 +554,6 @@ Deno.test("createModelCandidate() gives a read-only profile no write_file and st
   });
   await withServer(startFakeOpenAI, script, {}, async (server) => {
     const cand = await createModelCandidate("gpt-4o-mini", {
-      index: 0,
       env: env({ OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }),
       maxTurns: 3,
       systemPrompt: "Only look.",
@@ -593,8 +574,8 @@ Deno.test("createModelCandidate() gives a read-only profile no write_file and st
 });
 
 Deno.test("createModelCandidate() gives a stable identity that names what decides the behaviour", async () => {
-  const a = await createModelCandidate("haiku", { index: 3, env: env({}) });
-  const b = await createModelCandidate("claude-haiku-4-5", { index: 3, env: env({}) });
+  const a = await createModelCandidate("haiku", { env: env({}) });
+  const b = await createModelCandidate("claude-haiku-4-5", { env: env({}) });
   assert.deepEqual(a.identity, b.identity);
   assert.deepEqual(a.identity, {
     kind: "model",
@@ -610,7 +591,7 @@ Deno.test("createModelCandidate() gives a stable identity that names what decide
     maxTurns: 30,
     maxTokens: 4096,
   });
-  const c = await createModelCandidate("haiku", { index: 3, env: env({}), systemPrompt: "Other." });
+  const c = await createModelCandidate("haiku", { env: env({}), systemPrompt: "Other." });
   assert.notDeepEqual(a.identity, c.identity);
-  assert.equal(modelCandidateName("qwen3:8b/q4 x", 2), "qwen3-8b-q4-x-2");
+  assert.equal(modelCandidateName("qwen3:8b/q4 x"), "qwen3-8b-q4-x");
 });
