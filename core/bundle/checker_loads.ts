@@ -3,7 +3,7 @@
  * syntax error, an import, a throw while it loads, a top level that never ends. The shape check reads the checker as
  * text; this asks the sandbox (injected, so it stays testable) to load it once.
  */
-import type { CheckerRunner } from "../checker.ts";
+import type { CheckerInput, CheckerRun, CheckerRunner } from "../checker.ts";
 import { checkerInputFor } from "./checker_input.ts";
 import type { Bundle, BundleProblem } from "./types.ts";
 
@@ -16,8 +16,37 @@ export async function checkerLoadProblems(
     bundle.checker,
     checkerInputFor(bundle, { files: {}, caseId: bundle.cases[0]?.id ?? null }),
   );
+  return loadProblemsOf(bundle.checkerFile, run);
+}
+
+/**
+ * The load problems of the checker among a bundle's files that do not parse as a bundle (an
+ * EDN problem elsewhere): it is loaded on an empty answer without gold or params, so its own
+ * syntax errors are reported with the rest rather than after they are fixed. None when the
+ * bundle has no checker (the shape check says so).
+ */
+export async function checkerFileLoadProblems(
+  files: ReadonlyMap<string, string>,
+  runner: CheckerRunner,
+): Promise<BundleProblem[]> {
+  const js = files.get("checker.js");
+  const clj = files.get("checker.clj");
+  const checkerFile = js !== undefined ? "checker.js" : "checker.clj";
+  const source = js ?? clj;
+  if (source === undefined) return [];
+  const input: CheckerInput = {
+    files: {},
+    params: {},
+    gold: null,
+    fetched: {},
+    judgements: {},
+    ...(checkerFile === "checker.clj" ? { clojure: { gold: null, params: ["m"] } } : {}),
+  };
+  return loadProblemsOf(checkerFile, await runner.check(source, input));
+}
+
+function loadProblemsOf(file: "checker.js" | "checker.clj", run: CheckerRun): BundleProblem[] {
   if (run.ok) return [];
-  const file = bundle.checkerFile;
   const name = file.replace(".", "\\.");
   // A syntax error, a refused import, a throw, or a top level that never ends.
   const loading = run.fault === "syntax" ||

@@ -9,7 +9,8 @@
  */
 import type { FileBundle } from "../bundle/file_map.ts";
 import type { Bundle } from "../bundle/types.ts";
-import { parseBundle } from "../bundle/parse.ts";
+import { formatProblem, parseBundle } from "../bundle/parse.ts";
+import { goldProblems } from "./check.ts";
 import type { CheckerRunner } from "../checker.ts";
 import type { TrustTier } from "../bench/records.ts";
 import { candidatesToRun, type CellStates, readCellStates } from "../bench/resume.ts";
@@ -105,6 +106,7 @@ export interface BenchmarkOutcome extends PreparedBenchmark {
  */
 export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedBenchmark> {
   const bundle = parseBundle(req.bundle);
+  refuseCasesWithoutGold(bundle);
   const { home } = req;
   const room = req.room ?? roomSlug(bundle.name);
   let commit: string | null = null;
@@ -158,6 +160,20 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     effects,
     ...(stopping ? { stopping } : {}),
   };
+}
+
+/** A case whose checker would get gold nil (goldProblems) fails every cell: refused first. */
+function refuseCasesWithoutGold(bundle: Bundle): void {
+  const problems = goldProblems(bundle);
+  if (problems.length === 0) return;
+  throw new DvergrError(
+    "BUNDLE_INVALID",
+    `Bundle "${bundle.name}" is not well formed: ${problems.map(formatProblem).join("; ")}`,
+    {
+      hint: "Run `dvergr check` on it to list every problem",
+      details: { bundle: bundle.name, problems },
+    },
+  );
 }
 
 /** The rule of `--stop-when-decided`: a baseline and another candidate at least. */

@@ -11,7 +11,7 @@ import type { BundleProblem } from "../bundle/types.ts";
 import { contentId } from "../bundle/content_id.ts";
 import { checkerInputFor } from "../bundle/checker_input.ts";
 import type { CheckerRun, CheckerRunner } from "../checker.ts";
-import { checkerLoadProblems } from "../bundle/checker_loads.ts";
+import { checkerFileLoadProblems, checkerLoadProblems } from "../bundle/checker_loads.ts";
 import { placeholderProblems } from "../bundle/task.ts";
 
 /** A bundle that has problems (with its content id), or the parsed bundle. */
@@ -27,7 +27,8 @@ export function shapeCheck(fb: FileBundle): ShapeCheck {
 }
 
 /**
- * The shape check, then the task's placeholders that neither its :params nor `params` (the
+ * The shape check with the checker's load problems (loaded even when the EDN has problems),
+ * else the shape check, then the task's placeholders that neither its :params nor `params` (the
  * command's) fill, and whether checker.js loads in the sandbox: a syntax error, an import or
  * a throw while loading is a problem with its line (the shape check reads it as text).
  */
@@ -37,13 +38,40 @@ export async function loadCheck(
   params: Record<string, unknown> = {},
 ): Promise<ShapeCheck> {
   const shape = shapeCheck(fb);
-  if (!shape.ok) return shape;
+  if (!shape.ok) {
+    // Every problem at once: the checker's own load problems beside the EDN's.
+    const told = new Set(shape.problems.map((p) => p.file));
+    const load = told.has("checker.js") || told.has("checker.clj")
+      ? []
+      : await checkerFileLoadProblems(fb.files, runner);
+    return { ...shape, problems: [...shape.problems, ...load] };
+  }
   const problems = [
+    ...goldProblems(shape.bundle),
     ...placeholderProblems(shape.bundle, params),
     ...await checkerLoadProblems(shape.bundle, runner),
   ];
   if (problems.length === 0) return shape;
   return { ok: false, name: fb.name, id: shape.bundle.id, problems };
+}
+
+/**
+ * Cases without gold: a case with no gold.edn gets the bundle's, and with neither its checker
+ * gets gold nil, which a checker that grades against gold cannot use (every cell of the case
+ * would fail to grade). When some case or the bundle has gold, a case with none is a problem;
+ * a bundle with no gold anywhere has a checker that does not read it.
+ */
+export function goldProblems(bundle: Pick<Bundle, "cases" | "files">): BundleProblem[] {
+  const has = (file: string) => bundle.files.has(file);
+  if (has("gold.edn")) return [];
+  const without = bundle.cases.filter((c) => !has(`cases/${c.id}/gold.edn`));
+  if (without.length === 0 || without.length === bundle.cases.length) return [];
+  return without.map((c) => ({
+    file: `cases/${c.id}/gold.edn`,
+    message: `is missing: case "${c.id}" has no gold.edn while other cases have one, and the ` +
+      "bundle has no gold.edn to fall back on, so its checker would get gold nil: write the " +
+      "case's gold.edn (or a gold.edn at the bundle's top for the cases without their own)",
+  }));
 }
 
 /**

@@ -79,3 +79,57 @@ Deno.test("dvergr check names a task placeholder that no parameter fills, at its
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("dvergr check reports the checker's syntax error beside an EDN problem, at once", async () => {
+  const dir = await tempDirWith(bundleFiles({
+    "gold.edn": '{:names ["Wato" "Dust"]',
+    "checker.js": "export function check(input) {\n  return {;\n}\n",
+  }));
+  const { "checker.js": _, ...cljFiles } = bundleFiles({ "calibration.edn": "{:reference" });
+  const clj = await tempDirWith({
+    ...cljFiles,
+    "checker.clj": "(ns checker)\n(defn check [input]\n  {:reward 1\n",
+  });
+  try {
+    const r = await dvergrWithPath(["check", dir]);
+    assert.equal(r.code, 2, r.out + r.err);
+    const problems = r.out.split("\n").filter((l) => l.startsWith("  - "));
+    assert.deepEqual(problems.map((l) => l.split(/ line |:/)[0]), [
+      "  - gold.edn",
+      "  - checker.js",
+    ]);
+    assert.match(r.out, / {2}- checker\.js line 2/);
+    const c = await dvergrWithPath(["check", clj]);
+    assert.equal(c.code, 2, c.out + c.err);
+    assert.match(c.out, / {2}- calibration\.edn/);
+    assert.match(c.out, / {2}- checker\.clj/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(clj, { recursive: true });
+  }
+});
+
+Deno.test("dvergr check names a case without gold.edn when others have theirs and the bundle has none", async () => {
+  const { "gold.edn": _, ...files } = bundleFiles({
+    "cases/c1/gold.edn": '{:names ["Wato"]}',
+    "cases/c1/fixtures/docs/a.md": "Wato.",
+    "cases/c2/fixtures/docs/a.md": "Dust.",
+  });
+  const dir = await tempDirWith(files);
+  try {
+    const r = await dvergrWithPath(["check", dir]);
+    assert.equal(r.code, 2, r.out + r.err);
+    const problems = r.out.split("\n").filter((l) => l.startsWith("  - "));
+    assert.equal(problems.length, 1, r.out);
+    assert.match(
+      problems[0],
+      /^ {2}- cases\/c2\/gold\.edn: is missing: case "c2" has no gold\.edn/,
+    );
+    // With the bundle's gold.edn to fall back on, it is not a problem.
+    await Deno.writeTextFile(`${dir}/gold.edn`, '{:names ["Dust"]}');
+    const ok = await dvergrWithPath(["check", dir]);
+    assert.equal(ok.code, 0, ok.out + ok.err);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
