@@ -89,6 +89,8 @@ export interface AttemptView {
   evidenceRef: string | null;
   /** The evidence blob was referenced but not found: only the record's facts are shown. */
   evidenceMissing: boolean;
+  /** The attempt this record graded again (`dvergr regrade`), or null. */
+  regradedFrom: NonNullable<AttemptRecord["regradedFrom"]> | null;
 }
 
 /** One MCP call or model request through an attempt's gateway. */
@@ -282,6 +284,7 @@ export function attemptView(
     trust: r.trust,
     evidenceRef: r.evidenceRef,
     evidenceMissing: r.evidenceRef !== null && evidence === null,
+    regradedFrom: r.regradedFrom ?? null,
   };
 }
 
@@ -302,6 +305,13 @@ export function attemptText(v: AttemptView): string {
   const out: string[] = [];
   out.push(`Attempt ${cellName(v)} (try ${v.tryNo}) of experiment ${v.experiment}`);
   out.push(`Outcome    ${OUTCOME_TEXT[v.outcome]}${v.cause ? `: ${v.cause}` : ""}`);
+  const g = v.regradedFrom;
+  if (g) {
+    out.push(
+      `Re-graded  from experiment ${g.experimentId} (try ${g.tryNo}): the candidate did not ` +
+        `run again; judge answers ${g.judgeReused} reused, ${g.judgeAsked} asked anew`,
+    );
+  }
   out.push(
     `Started    ${v.startedAt}, took ${
       v.elapsedMs < 950 ? `${v.elapsedMs} ms` : `${formatFixed(v.elapsedMs / 1000, 1)} s`

@@ -14,6 +14,7 @@ import { openHome } from "../../adapters/store/kv/home.ts";
 import { cellKey } from "../../core/bench/records.ts";
 import { type FakeScript, startFakeAnthropic } from "../helpers/fake_providers.ts";
 import { ANY_ANSWER_CHECKER, cityFiles, RIGHT_CHECKER } from "../helpers/city_bundle.ts";
+import { startPostgres } from "../helpers/postgres.ts";
 
 const RIVALS = new URL("../../examples/workflows/tool-rivals", import.meta.url).pathname;
 
@@ -138,6 +139,17 @@ Deno.test("dvergr regrade grades kept evidence with a stricter checker and runs 
     assert.match(report, /no candidate ran again/);
     assert.match(report, /they are not failures/);
 
+    // `dvergr show` of a re-graded cell says where it came from.
+    const cell = await dvergr({}, "show", `${j.experiment}/${model}/0`, "--home", home);
+    assert.equal(cell.code, 0, cell.err);
+    assert.match(
+      cell.out,
+      new RegExp(
+        `^Re-graded {2}from experiment ${original.experiment} \\(try 1\\): the candidate did not run again`,
+        "m",
+      ),
+    );
+
     // `dvergr report` of the re-grade compares the verifiers too.
     const rep = await dvergr({}, "report", j.experiment, "--home", home);
     assert.equal(rep.code, 0, rep.err);
@@ -243,4 +255,52 @@ Deno.test("dvergr regrade reuses the judge's answers to the same requests and as
   } finally {
     await server.close();
   }
+});
+
+const cluster = await startPostgres();
+Deno.test.afterAll(async () => await cluster?.stop());
+
+Deno.test({
+  name:
+    "dvergr regrade --store re-grades an experiment of a PostgreSQL store on a machine without its room",
+  ignore: cluster === null,
+  async fn() {
+    const url = await cluster!.database();
+    const lenient = await bundleDir(cityFiles(ANY_ANSWER_CHECKER));
+    const bench = await dvergr(
+      {},
+      "benchmark",
+      lenient,
+      "--candidate",
+      "builtin:reference",
+      "--candidate",
+      "builtin:noop",
+      "--home",
+      await Deno.makeTempDir(),
+      "--store",
+      url,
+      "--json",
+    );
+    assert.equal(bench.code, 0, bench.err);
+    const id = JSON.parse(bench.out).experiment;
+    const strict = await bundleDir(cityFiles(RIGHT_CHECKER));
+    const r = await dvergr(
+      {},
+      "regrade",
+      id.slice(0, 8),
+      "--bundle",
+      strict,
+      "--home",
+      await Deno.makeTempDir(),
+      "--store",
+      url,
+      "--json",
+    );
+    assert.equal(r.code, 0, r.out + r.err);
+    const j = JSON.parse(r.out);
+    assert.equal(j.original, id);
+    assert.equal(j.comparison.unchanged, 2);
+    const shown = await dvergr({}, "show", j.experiment.slice(0, 8), "--store", url, "--json");
+    assert.equal(shown.code, 0, shown.err);
+  },
 });
