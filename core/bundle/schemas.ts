@@ -64,10 +64,10 @@ export const certificationSchema = z.object({
   excluded: z.array(z.object({ id: z.string(), reasons: z.array(z.unknown()) }).loose()),
 }).loose();
 
-/** web.edn (REFERENCE §1.11): https URLs without query or fragment → {:title :body}, at least one. */
+/** web.edn (REFERENCE §1.11): http(s) URLs without query or fragment → {:title :body}, at least one. */
 export const webSchema = z.record(
-  z.string().regex(/^https:\/\/[^\s?#]+$/, {
-    message: "expected an https URL without query or fragment",
+  z.string().regex(/^https?:\/\/[^\s?#]+$/, {
+    message: "expected an http(s) URL without query or fragment",
   }),
   z.strictObject({
     title: z.string(),

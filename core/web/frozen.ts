@@ -20,11 +20,12 @@ export const BRAVE_SEARCH_URL = "https://api.search.brave.com/res/v1/web/search"
 /** Characters of a frozen page's body. */
 export const FROZEN_BODY_LIMIT = 50_000;
 
-const FROZEN_URL = /^https:\/\/[^\s?#]+$/;
+/** http and https pages alike: a live attempt may fetch either, and `show` lists both. */
+const FROZEN_URL = /^https?:\/\/[^\s?#]+$/;
 
 /**
  * Pages from a sequence of `{url: body}` maps (attempts' fetched evidence, oldest first):
- * https URLs without query or fragment, not the search endpoint, text as in §9.1, empty
+ * http and https URLs without query or fragment, not the search endpoint, text as in §9.1, empty
  * texts dropped, title = `<title>` else the URL, body cut to 50,000 characters; later maps
  * override earlier ones; sorted by URL.
  */
@@ -91,17 +92,17 @@ export function searchFrozen(pages: FrozenPages, query: string, count: number): 
   }));
 }
 
-/** Problems of a frozen web's pages, or [] when they are a non-empty map of https URLs to {title, body}. */
+/** Problems of a frozen web's pages, or [] when they are a non-empty map of http(s) URLs to {title, body}. */
 export function frozenPagesProblems(pages: unknown): string[] {
   if (pages === null || typeof pages !== "object" || Array.isArray(pages)) {
-    return ["expected a map of https URLs to {:title :body}"];
+    return ["expected a map of http(s) URLs to {:title :body}"];
   }
   const entries = Object.entries(pages as Record<string, unknown>);
   if (entries.length === 0) return ["expected at least one page"];
   const problems: string[] = [];
   for (const [url, page] of entries) {
     if (!FROZEN_URL.test(url)) {
-      problems.push(`${JSON.stringify(url)}: expected an https URL without query or fragment`);
+      problems.push(`${JSON.stringify(url)}: expected an http(s) URL without query or fragment`);
     }
     const p = page as Record<string, unknown> | null;
     const keys = p && typeof p === "object" && !Array.isArray(p) ? Object.keys(p).sort() : [];
@@ -116,12 +117,12 @@ export function frozenPagesProblems(pages: unknown): string[] {
 
 /**
  * A transport answering from frozen pages only. Throws when the pages are not a non-empty
- * map of https URLs to exactly `{title, body}` strings.
+ * map of http(s) URLs to exactly `{title, body}` strings.
  */
 export function frozenTransport(pages: FrozenPages): (req: FrozenRequest) => FrozenResponse {
   if (frozenPagesProblems(pages).length > 0) {
     throw new DvergrError("BUNDLE_INVALID", "Expected frozen HTTPS pages with title and body", {
-      hint: 'web.edn maps https URLs (no query or fragment) to {:title "…" :body "…"}',
+      hint: 'web.edn maps http(s) URLs (no query or fragment) to {:title "…" :body "…"}',
     });
   }
   return (req) => {

@@ -142,7 +142,7 @@ Deno.test("bundleProblems() words every wrong type in EDN terms, once per field,
     "workflow.edn":
       '{:title 1 :task [] :doc :x :params [1] :profile 2 :capture "/out" :timeout-ms 6000.5\n' +
       ' :fetched "yes" :judge {:model "m" :max-requests 99} :allowed-sources ["" 1] :web :tepid}',
-    "web.edn": '{"http://x" {:title "t" :body "b"}}',
+    "web.edn": '{"ftp://x" {:title "t" :body "b"}}',
   });
   const text = ps.join("\n");
   assert.doesNotMatch(text, /received|Invalid|record|Too small|Too big|expected int\b/, text);
@@ -158,7 +158,7 @@ Deno.test("bundleProblems() words every wrong type in EDN terms, once per field,
     /:allowed-sources \[0\]: expected a non-empty string, found ""$/,
     /:allowed-sources \[1\]: expected a string, found 1$/,
     /:web: expected one of :live :frozen, found "tepid"$/,
-    /^web\.edn line 1: "http:\/\/x": expected an https URL without query or fragment$/,
+    /^web\.edn line 1: "ftp:\/\/x": expected an http\(s\) URL without query or fragment$/,
   ];
   for (const re of expected) assert.ok(ps.some((p) => re.test(p)), `${re} in\n${text}`);
   assert.equal(ps.filter((p) => / :task: /.test(p)).length, 1, text);

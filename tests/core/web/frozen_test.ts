@@ -21,7 +21,7 @@ Deno.test("pageText() and pageTitle() follow REFERENCE §9.1/§9.4 on its exampl
   assert.equal(pageTitle("<p>no title</p>"), null);
 });
 
-Deno.test("frozenPages() keeps https pages as text, drops search, http, queries and empty pages; later wins; sorted", () => {
+Deno.test("frozenPages() keeps http and https pages as text, drops search, queries and empty pages; later wins; sorted", () => {
   const pages = frozenPages([
     { "https://wato.example/": WATO, "http://plain.example/": "x", [BRAVE_SEARCH_URL]: "{}" },
     {
@@ -31,7 +31,13 @@ Deno.test("frozenPages() keeps https pages as text, drops search, http, queries 
     },
     { "https://a.example/": "<b>second</b>" + "y".repeat(60_000) },
   ]);
-  assert.deepEqual(Object.keys(pages), ["https://a.example/", "https://wato.example/"]);
+  // An http page is kept as an https one is: show lists both, so freeze keeps both.
+  assert.deepEqual(Object.keys(pages), [
+    "http://plain.example/",
+    "https://a.example/",
+    "https://wato.example/",
+  ]);
+  assert.deepEqual(pages["http://plain.example/"], { title: "http://plain.example/", body: "x" });
   assert.deepEqual(pages["https://wato.example/"], {
     title: "Wato",
     body: "Wato Wato is where your team and AI agents work together.",
@@ -115,9 +121,9 @@ Deno.test("frozenTransport() answers every REFERENCE §9.4 status code and messa
   assert.equal(get("https://d.example/").status, 404);
 });
 
-Deno.test("frozenTransport() refuses pages that are not https URLs to exactly {title, body}", () => {
+Deno.test("frozenTransport() refuses pages that are not http(s) URLs to exactly {title, body}", () => {
   for (
-    const bad of [{}, { "http://a.example/": { title: "", body: "" } }, {
+    const bad of [{}, { "ftp://a.example/": { title: "", body: "" } }, {
       "https://a.example/": { title: "t", body: "b", extra: 1 },
     }, { "https://a.example/": { title: 1, body: "b" } }]
   ) {
@@ -127,11 +133,11 @@ Deno.test("frozenTransport() refuses pages that are not https URLs to exactly {t
     );
   }
   assert.deepEqual(frozenPagesProblems({ "https://a.example/#x": { title: "t", body: "b" } }), [
-    '"https://a.example/#x": expected an https URL without query or fragment',
+    '"https://a.example/#x": expected an http(s) URL without query or fragment',
   ]);
 });
 
-Deno.test("bundleProblems() shape-checks web.edn: https URLs without query or fragment, {:title :body} strings, at least one page", () => {
+Deno.test("bundleProblems() shape-checks web.edn: http(s) URLs without query or fragment, {:title :body} strings, at least one page", () => {
   const problems = (web: string) =>
     bundleProblems(
       new Map([
@@ -142,6 +148,7 @@ Deno.test("bundleProblems() shape-checks web.edn: https URLs without query or fr
       ]),
     ).map(formatProblem);
   assert.deepEqual(problems('{"https://a.example/" {:title "A" :body "a"}}'), []);
+  assert.deepEqual(problems('{"http://a.example/" {:title "A" :body "a"}}'), []);
   assert.match(problems("{}").join("\n"), /web\.edn.*expected at least one page/);
   assert.match(
     problems('{"https://a.example/?q=1" {:title "A" :body "a"}}').join("\n"),
@@ -157,4 +164,12 @@ Deno.test("bundleProblems() shape-checks web.edn: https URLs without query or fr
     problems(`{"https://a.example/" {:title "A" :body "${"x".repeat(50_001)}"}}`).join("\n"),
     /at most 50000 characters/,
   );
+});
+
+Deno.test("frozenTransport() serves a frozen http page at its http URL only", () => {
+  const t = frozenTransport({ "http://plain.example/a": { title: "Plain", body: "plain text" } });
+  const r = t({ method: "GET", url: "http://plain.example/a" });
+  assert.equal(r.status, 200);
+  assert.match(r.body, /plain text/);
+  assert.equal(t({ method: "GET", url: "https://plain.example/a" }).status, 404);
 });
