@@ -91,7 +91,7 @@ function niceMax(x: number): number {
   return 10 * p;
 }
 
-/** A candidate on the plot: list price per attempt in dollars, mean reward and its interval. */
+/** A candidate on the plot: its x (list price per attempt in microdollars, or median time in ms), mean reward and its interval. */
 export interface PlotPoint {
   name: string;
   cost: number;
@@ -114,20 +114,56 @@ export function frontierOf(points: readonly PlotPoint[]): PlotPoint[] {
   return out;
 }
 
+/** The x axis of the frontier plot: what a candidate's x is, how ticks read, what it says. */
+interface PlotAxis {
+  value(c: CandidateSummary): number | null;
+  tick(v: number, max: number): string;
+  label: string;
+  /** The point's tooltip after its reward. */
+  per(v: number): string;
+  /** Said below the plot when the axis is not cost (else empty). */
+  note: string;
+}
+
+const COST_AXIS: PlotAxis = {
+  // A model without known prices has no place on a cost axis.
+  value: (c) => ((c.cost.unpricedAttempts ?? 0) > 0 ? null : c.cost.listPerAttempt),
+  tick: (v, max) => `$${formatFixed(v / 1e6, max < 1e4 ? 5 : 4)}`,
+  label: "Cost per attempt (list price)",
+  per: (v) => `$${formatFixed(v / 1e6, 4)} per attempt`,
+  note: "",
+};
+
+const TIME_AXIS: PlotAxis = {
+  value: (c) => c.time.medianMs,
+  tick: (v, max) => `${formatFixed(v / 1000, max < 10_000 ? 2 : 1)} s`,
+  label: "Median time per attempt (every cost is $0)",
+  per: (v) => `${formatFixed(v / 1000, 2)} s median per attempt`,
+  note: "Every candidate's cost is $0 or unknown, so the plot puts reward against median " +
+    "time per attempt instead of cost.",
+};
+
 /**
- * The cost/reward plot: list price per attempt (x) against mean reward (y) with its 95%
- * interval, the frontier joined by a line. Empty when no candidate has both figures.
+ * The plot's axis: cost (list price per attempt) when some candidate's known cost is above
+ * $0, else median time per attempt — on a cost axis every point would sit at $0.
+ */
+export function plotAxis(candidates: readonly CandidateSummary[]): PlotAxis {
+  const costs = candidates.filter((c) => c.meanReward !== null).map(COST_AXIS.value);
+  return costs.some((v) => v !== null && v > 0) ? COST_AXIS : TIME_AXIS;
+}
+
+/**
+ * The reward plot: list price per attempt (x) against mean reward (y) with its 95% interval,
+ * the frontier joined by a line; when no cost is above $0, median time per attempt instead,
+ * said on the axis and below the plot. Empty when no candidate has both figures.
  */
 export function frontierSvg(candidates: readonly CandidateSummary[]): string {
+  const axis = plotAxis(candidates);
   const points: PlotPoint[] = candidates
-    // A model without known prices has no place on a cost axis.
-    .filter((c) =>
-      c.meanReward !== null && c.cost.listPerAttempt !== null &&
-      !((c.cost.unpricedAttempts ?? 0) > 0)
-    )
+    .filter((c) => c.meanReward !== null && axis.value(c) !== null)
     .map((c) => ({
       name: c.candidate,
-      cost: c.cost.listPerAttempt! / 1e6,
+      cost: axis.value(c)!,
       reward: c.meanReward!,
       low: c.rewardInterval?.[0] ?? c.meanReward!,
       high: c.rewardInterval?.[1] ?? c.meanReward!,
@@ -152,8 +188,8 @@ export function frontierSvg(candidates: readonly CandidateSummary[]): string {
       `<text class="tick" x="${L - 8}" y="${f(y(yv) + 4)}" text-anchor="end">${
         formatFixed(yv, 2)
       }</text>`,
-      `<text class="tick" x="${f(x(xv))}" y="${H - B + 18}" text-anchor="middle">$${
-        formatFixed(xv, xMax < 0.01 ? 5 : 4)
+      `<text class="tick" x="${f(x(xv))}" y="${H - B + 18}" text-anchor="middle">${
+        axis.tick(xv, xMax)
       }</text>`,
     );
   }
@@ -161,7 +197,7 @@ export function frontierSvg(candidates: readonly CandidateSummary[]): string {
     `<line class="axis" x1="${L}" x2="${W - R}" y1="${H - B}" y2="${H - B}"/>`,
     `<line class="axis" x1="${L}" x2="${L}" y1="${T}" y2="${H - B}"/>`,
     `<text class="label" x="${(L + W - R) / 2}" y="${H - 10}" text-anchor="middle">` +
-      "Cost per attempt (list price)</text>",
+      `${escapeHtml(axis.label)}</text>`,
     `<text class="label" transform="translate(16 ${(T + H - B) / 2}) rotate(-90)" ` +
       'text-anchor="middle">Mean reward (95% interval)</text>',
   );
@@ -181,12 +217,14 @@ export function frontierSvg(candidates: readonly CandidateSummary[]): string {
       `<line class="whisker" x1="${cx}" x2="${cx}" y1="${f(y(p.low))}" y2="${f(y(p.high))}"/>`,
       `<circle class="point" cx="${cx}" cy="${f(y(p.reward))}" r="5"><title>${name}: reward ${
         formatFixed(p.reward, 3)
-      }, $${formatFixed(p.cost, 4)} per attempt</title></circle>`,
+      }, ${axis.per(p.cost)}</title></circle>`,
       `<text class="name" x="${f(labels[i].x)}" y="${f(labels[i].y)}">${name}</text>`,
     );
   });
+  const against = axis === COST_AXIS ? "cost" : "median time";
   return `<svg class="plot" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" ` +
-    `aria-label="Mean reward against cost per attempt">\n${parts.join("\n")}\n</svg>`;
+    `aria-label="Mean reward against ${against} per attempt">\n${parts.join("\n")}\n</svg>` +
+    (axis.note ? `\n<p>${escapeHtml(axis.note)}</p>` : "");
 }
 
 /** A label to place: its text and where it would like its baseline's start to be. */

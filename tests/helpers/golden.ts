@@ -2,8 +2,9 @@
  * The golden scorecards, diagnoses and reports of tests/fixtures/streamed/: what
  * buildScorecard(), diagnose(), renderReport() and renderReportHtml() of commit 67e48a8
  * (every record held in memory) made of randomHistory(seed) in plan order, and the inputs
- * they were made with. Regenerated once since, when a candidate whose cost is unknown (a model
- * without prices) stopped showing per-attempt and per-pass costs and ranking as if free.
+ * they were made with. Regenerated since when a candidate whose cost is unknown (a model
+ * without prices) stopped showing per-attempt and per-pass costs and ranking as if free, and
+ * when a frontier plot whose every cost is $0 or unknown came to plot against median time.
  */
 import { randomHistory } from "./random_records.ts";
 

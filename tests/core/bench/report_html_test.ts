@@ -164,3 +164,30 @@ Deno.test("frontierSvg() draws the names of two candidates at one point on diffe
   assert.equal(ys.length, 2);
   assert.notEqual(ys[0], ys[1]);
 });
+
+Deno.test("frontierSvg() plots against median time, and says so, when every cost is $0", () => {
+  const slow = records("slow", 3, 0, 0.5).map((r) => ({ ...r, elapsedMs: 4000 }));
+  const fast = records("fast", 2, 0).map((r) => ({ ...r, elapsedMs: 500 }));
+  const sc = buildScorecard([...slow, ...fast], {
+    ...OPTS,
+    candidates: ["slow", "fast"],
+    expectedCells: 8,
+  });
+  const svg = frontierSvg(sc.candidates);
+  assert.equal(svg.match(/<circle /g)?.length, 2);
+  assert.ok(svg.includes("Median time per attempt (every cost is $0)"), svg);
+  assert.ok(svg.includes("<title>slow: reward 0.875, 4.00 s median per attempt</title>"), svg);
+  assert.ok(svg.includes("<title>fast: reward 0.500, 0.50 s median per attempt</title>"), svg);
+  assert.ok(svg.includes("so the plot puts reward against median time per attempt instead"));
+  assert.ok(!svg.includes("Cost per attempt"));
+  // Two points apart on the time axis: both are on the frontier (fast is quicker, slow better).
+  const xs = [...svg.matchAll(/<circle class="point" cx="([\d.]+)"/g)].map((m) => Number(m[1]));
+  assert.ok(xs[0] > xs[1], String(xs));
+  // One candidate with a cost above $0 brings the cost axis back.
+  const priced = buildScorecard([...slow, ...records("paid", 1, 100)], {
+    ...OPTS,
+    candidates: ["slow", "paid"],
+    expectedCells: 8,
+  });
+  assert.ok(frontierSvg(priced.candidates).includes("Cost per attempt (list price)"));
+});
