@@ -4,7 +4,7 @@
  * Clojure checkers (checker.clj in SCI inside the QuickJS sandbox), cold and warm:
  * `deno run <dvergr permissions> bench/clojure_bench.ts [verdicts]` (default 200).
  *
- * - the case-pack checker (REFERENCE §6.5, tests/fixtures/clojure/case_pack_checker.clj)
+ * - the case-pack checker (docs/compatibility.md §6.5, tests/fixtures/clojure/case_pack_checker.clj)
  *   on a case pack made by `dvergr cases` from examples/tables/bookings.csv, each case
  *   graded with its own gold as the answer;
  * - a heavier checker (token F1 over eight clause types, ~4 KB of quotes per answer,

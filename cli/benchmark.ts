@@ -89,7 +89,7 @@ and the report written, and the same command resumes.
 export const OPTIONS = benchmarkOptions();
 
 /**
- * One summary line per candidate, as room-run prints them (REFERENCE §7.3), followed by its
+ * One summary line per candidate, as room-run prints them (docs/compatibility.md §7.3), followed by its
  * outcomes when some attempt crashed, timed out, hit the budget or faulted ("2 passed, 1 crashed").
  */
 /** A candidate's web in a few words: searches, pages, refusals, judge calls. */

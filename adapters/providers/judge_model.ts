@@ -1,5 +1,5 @@
 /**
- * The judge of a bundle with `:judge {:model M :max-requests n}` (REFERENCE §9.2): model M
+ * The judge of a bundle with `:judge {:model M :max-requests n}` (docs/compatibility.md §9.2): model M
  * from the model registry, asked once per judge request with the system prompt "Answer the
  * question exactly as it asks, briefly." and at most 200 output tokens; each answer is
  * trimmed and cut to 500 characters. Keys and base URLs come as for model candidates

@@ -75,7 +75,7 @@ export interface ExperimentPlan {
 }
 
 export interface PlanOptions {
-  /** The first N cases of the fixed shuffle (REFERENCE §7.2). */
+  /** The first N cases of the fixed shuffle (docs/compatibility.md §7.2). */
   cases?: number;
   /** Exactly these cases (bundle order). */
   caseIds?: string[];

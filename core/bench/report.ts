@@ -1,5 +1,5 @@
 /**
- * The benchmark report as Markdown, from a scorecard (REFERENCE.md §8.7): the frontier,
+ * The benchmark report as Markdown, from a scorecard (docs/compatibility.md §8.7): the frontier,
  * resources, where answers fail, the paired comparison against the baseline, and for case
  * packs which cases could grade an answer. Pure: the same scorecard gives the same text.
  */
@@ -456,7 +456,7 @@ function markdownCode(text: string): string {
   return `${fence}text\n${safe}\n${fence}\n`;
 }
 
-/** The report of a scorecard as Markdown (REFERENCE.md §8.7 plus a paired comparison). */
+/** The report of a scorecard as Markdown (docs/compatibility.md §8.7 plus a paired comparison). */
 export function renderReport(scorecard: Scorecard, opts: ReportOptions = {}): string {
   return reportBlocks(scorecard, opts)
     .flatMap((b) => {

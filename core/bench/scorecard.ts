@@ -1,7 +1,7 @@
 /**
  * The scorecard of an experiment: per candidate what it achieved (pass rate, reward, checks),
  * what it cost (billed and list price, tokens, time), the leaderboard, and the paired
- * comparison of every candidate against a baseline (REFERENCE.md §8.4–§8.6). Built from the
+ * comparison of every candidate against a baseline (docs/compatibility.md §8.4–§8.6). Built from the
  * attempt records alone; plain JSON, so it is stored in KV and printed by `--json`.
  */
 import { type WebStats, webStatsOfFold } from "./web_stats.ts";

@@ -1,7 +1,7 @@
 /**
  * The fixed case shuffle behind `--cases N`: Java's `java.util.Random` and
  * `Collections.shuffle`, reproduced bit for bit so that "the first N cases" names the same
- * cases here as in the earlier system (REFERENCE.md §7.2). Pure; 48-bit arithmetic in BigInt.
+ * cases here as in the earlier system (docs/compatibility.md §7.2). Pure; 48-bit arithmetic in BigInt.
  */
 import { DvergrError } from "../errors.ts";
 

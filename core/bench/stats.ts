@@ -1,5 +1,5 @@
 /**
- * The statistics of a scorecard (REFERENCE.md §8.5): Jeffreys intervals for pass rates,
+ * The statistics of a scorecard (docs/compatibility.md §8.5): Jeffreys intervals for pass rates,
  * Student-t intervals for mean rewards, posterior probabilities that one pass rate beats
  * another, the paired reward difference, an exact McNemar test, and order statistics.
  * Pure functions over numbers; the numerics match the earlier system's to four decimals.

@@ -1,7 +1,7 @@
 /**
  * The web and judge part of a scorecard and its report (pure): per candidate, over every
  * try it made, the searches, GET requests, pages fetched and denials by who decided them
- * (REFERENCE §9.3), and the judge's calls and cost.
+ * (docs/compatibility.md §9.3), and the judge's calls and cost.
  */
 import type { ReportBlock, ReportTable } from "./report_blocks.ts";
 

@@ -1,4 +1,4 @@
-/** Workflow names: what a bundle may be called in a room and in an export (REFERENCE §1.1). */
+/** Workflow names: what a bundle may be called in a room and in an export (docs/compatibility.md §1.1). */
 import { DvergrError } from "../errors.ts";
 
 const NAME = /^[a-z0-9][a-z0-9-]*$/;

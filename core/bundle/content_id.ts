@@ -1,6 +1,6 @@
 /**
  * Content ids, byte-compatible with the earlier system's value hashing (hasch,
- * REFERENCE.md §3.2): `ednHash` is SHA-512 over hasch's byte coercion of an EDN value,
+ * docs/compatibility.md §3.2): `ednHash` is SHA-512 over hasch's byte coercion of an EDN value,
  * `hashUuid` the version-5-style UUID built from its first 16 bytes, and `contentId` the
  * id of a bundle, `hashUuid([:dvergr/room-workflow {path text …}])`.
  *

@@ -1,5 +1,5 @@
 /**
- * The export format `dvergr-workflow/1` (REFERENCE §5): one EDN map
+ * The export format `dvergr-workflow/1` (docs/compatibility.md §5): one EDN map
  * `{:manifest {:format :name :bundle :title :dvergr-version :exported-at :calibration}
  *   :files {path text}}`, as the earlier system writes it, so exports travel both ways.
  *

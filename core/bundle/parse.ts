@@ -1,7 +1,7 @@
 /**
  * The shape check and construction of a bundle from its file map. Pure: no I/O.
  *
- * Unlike the earlier system (REFERENCE §2), every EDN file is parsed and
+ * Unlike the earlier system (docs/compatibility.md §2), every EDN file is parsed and
  * shape-checked, a non-map workflow.edn is a problem, calibration names only cases
  * that exist, and every problem is reported at once with its file and line.
  */

@@ -6,7 +6,7 @@ import { z } from "zod";
 
 const stringMap = z.record(z.string(), z.string());
 
-/** `:capture` entries: absolute world directories without any "." (REFERENCE §1.3). */
+/** `:capture` entries: absolute world directories without any "." (docs/compatibility.md §1.3). */
 const capturePath = z.string().regex(/^\/[^.]*$/, {
   message: 'expected an absolute world directory without "." such as "/out"',
 });
@@ -64,7 +64,7 @@ export const certificationSchema = z.object({
   excluded: z.array(z.object({ id: z.string(), reasons: z.array(z.unknown()) }).loose()),
 }).loose();
 
-/** web.edn (REFERENCE §1.11): http(s) URLs without query or fragment → {:title :body}, at least one. */
+/** web.edn (docs/compatibility.md §1.11): http(s) URLs without query or fragment → {:title :body}, at least one. */
 export const webSchema = z.record(
   z.string().regex(/^https?:\/\/[^\s?#]+$/, {
     message: "expected an http(s) URL without query or fragment",

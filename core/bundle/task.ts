@@ -14,7 +14,7 @@ function valueText(value: unknown): string {
  * Fills a task template: every `{name}` becomes the parameter's value (strings as they are,
  * numbers as printed, anything else as EDN), in one pass over the template, so a value is
  * never read as a template itself (a value holding `{b}` stays literal, whatever the order
- * of the parameters; the earlier system, REFERENCE §1.4, replaced them one after another).
+ * of the parameters; the earlier system, docs/compatibility.md §1.4, replaced them one after another).
  * Unknown placeholders stay as written.
  */
 export function fillTask(template: string, params: Record<string, unknown>): string {

@@ -60,7 +60,7 @@ export interface BundleCase {
 
 export interface Bundle {
   name: string;
-  /** Content id (REFERENCE §3.2). */
+  /** Content id (docs/compatibility.md §3.2). */
   id: string;
   files: FileMap;
   definition: WorkflowDefinition;

@@ -1,7 +1,7 @@
 /**
  * Calibration: proof that a bundle's checker grades right. The reference answer must
  * pass every check; each damaged variant must fail every check it names and score
- * strictly below the reference (REFERENCE §4.1). Stricter than the earlier system:
+ * strictly below the reference (docs/compatibility.md §4.1). Stricter than the earlier system:
  * a checker fault is a problem (not a crash), a variant naming no checks or a check
  * the checker never reports is a problem of its own.
  */

@@ -1,5 +1,5 @@
 /**
- * Case ids (REFERENCE.md §6.4): the id cell of a row, made safe as a directory name.
+ * Case ids (docs/compatibility.md §6.4): the id cell of a row, made safe as a directory name.
  */
 import { EdnList, EdnSet, type EdnValue } from "../edn/values.ts";
 import { writeEdn } from "../edn/write.ts";

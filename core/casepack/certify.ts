@@ -1,5 +1,5 @@
 /**
- * Certification (REFERENCE.md §6.6): which rows of a table can grade an answer, and
+ * Certification (docs/compatibility.md §6.6): which rows of a table can grade an answer, and
  * why the others cannot. Pure: the attachments are given as a map of texts read at the
  * edge.
  */

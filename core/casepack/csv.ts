@@ -1,5 +1,5 @@
 /**
- * The CSV dialect of case packs (REFERENCE.md §6.1), as Excel and DATEV write it:
+ * The CSV dialect of case packs (docs/compatibility.md §6.1), as Excel and DATEV write it:
  * a byte-order mark, `,` `;` or tab (given, or the one the first line has most of),
  * quoted fields holding delimiters, doubled quotes and line breaks, CRLF.
  */

@@ -1,5 +1,5 @@
 /**
- * The generated bundle of a case pack (REFERENCE.md §6.7): workflow.edn with the
+ * The generated bundle of a case pack (docs/compatibility.md §6.7): workflow.edn with the
  * generated task, checker.js, calibration.edn, certification.edn, shared fixtures and
  * one cases/<id>/ per certified row. Pure: table, spec and attachment texts in, a file
  * map out.
@@ -139,7 +139,7 @@ function reasonEdn(r: CaseVerdict["reasons"][number]): EdnValue {
   return m;
 }
 
-/** A value that the field's rule must grade wrong against `value` (REFERENCE.md §6.7). */
+/** A value that the field's rule must grade wrong against `value` (docs/compatibility.md §6.7). */
 function wrongValue(f: FieldSpec, value: EdnValue | undefined): string {
   if (f.rule === "number") {
     // Offset from the value as the checker reads it, so the damage is always beyond

@@ -1,5 +1,5 @@
 /**
- * The grading rules of case packs (REFERENCE.md §6.5), written once.
+ * The grading rules of case packs (docs/compatibility.md §6.5), written once.
  *
  * Every function here is self-contained: it refers to nothing but its arguments, the
  * language's built-ins and the other functions of this module, by name. The generated

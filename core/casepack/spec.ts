@@ -1,5 +1,5 @@
 /**
- * The spec of a case pack (REFERENCE.md §6.3): which column names a case, which are
+ * The spec of a case pack (docs/compatibility.md §6.3): which column names a case, which are
  * its inputs and attachments, which outcomes are expected and by which rule. Given as
  * flags (`--outcome col:rule[:tolerance]`) or as an EDN file, validated here.
  */
@@ -144,7 +144,7 @@ function asNumber(v: EdnValue | undefined): number | null {
 }
 
 /**
- * Reads a spec from EDN text (the keys of REFERENCE.md §6.3: :name :title :doc :id
+ * Reads a spec from EDN text (the keys of docs/compatibility.md §6.3: :name :title :doc :id
  * :inputs :attachments :expected :task :shared). Unknown keys and values of the wrong
  * type are SPEC_INVALID errors naming the file and key.
  */

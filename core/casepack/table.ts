@@ -1,5 +1,5 @@
 /**
- * Tables of historical cases (REFERENCE.md §6.2): CSV/TSV, JSON lines or EDN, parsed
+ * Tables of historical cases (docs/compatibility.md §6.2): CSV/TSV, JSON lines or EDN, parsed
  * from text into named columns and rows of cells.
  */
 import { DvergrError } from "../errors.ts";

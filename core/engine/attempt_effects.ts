@@ -1,7 +1,7 @@
 /**
  * What the host adds around an attempt besides the candidate and the checker: the web of
  * the attempt (live or frozen, under the bundle's policy, recorded) and the judge
- * (REFERENCE §9.1–§9.3). Prepared once per experiment (keys are checked before any cell
+ * (docs/compatibility.md §9.1–§9.3). Prepared once per experiment (keys are checked before any cell
  * starts), then used per attempt: a web for the candidate's tools, the fetched pages kept
  * as a blob and given to the checker when the bundle says `:fetched true`, the judge asked
  * once per request of the checker's `judgeRequests`, and the host's `no-blocked-fetch?`.

@@ -38,7 +38,7 @@ const name = z.string().describe("Bundle name: the directory workflows/<name>/ o
 /** One bundle of a room as catalog_list shows it. */
 export interface BundleEntry {
   name: string;
-  /** Content id (REFERENCE §3). */
+  /** Content id (docs/compatibility.md §3). */
   id: string;
   /** Trust tier of its checker on this host: `room` when its id is promoted, else `ad-hoc`. */
   tier: TrustTier;

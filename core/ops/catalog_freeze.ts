@@ -1,5 +1,5 @@
 /**
- * Freezing a live bundle (REFERENCE §9.4): the pages its attempts fetched on this home —
+ * Freezing a live bundle (docs/compatibility.md §9.4): the pages its attempts fetched on this home —
  * read from their evidence, never fetched again — become the bundle `<name>-frozen` (or
  * `as`) in the same room: `:web :frozen`, web.edn, title suffixed " (frozen web)", pages of
  * blocked hosts dropped. `dvergr freeze` and MCP `catalog_freeze` call `freezeBundle`.

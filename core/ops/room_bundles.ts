@@ -1,6 +1,6 @@
 /**
  * Bundles in rooms: a bundle is the directory `workflows/<name>/` of a room's workspace,
- * present when it holds `workflow.edn` (REFERENCE §1.1). Also the path rule that every
+ * present when it holds `workflow.edn` (docs/compatibility.md §1.1). Also the path rule that every
  * writer into a room shares.
  *
  * Works on a RoomStore, so it needs whatever permissions the store needs.

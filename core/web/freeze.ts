@@ -1,5 +1,5 @@
 /**
- * `freeze` (REFERENCE §9.4): a live bundle plus the pages its attempts fetched become a new
+ * `freeze` (docs/compatibility.md §9.4): a live bundle plus the pages its attempts fetched become a new
  * bundle whose attempts meet only those pages: workflow.edn re-printed with `:web :frozen`
  * and the title suffixed " (frozen web)" (comments are lost), and web.edn holding the pages.
  * Pages of blocked hosts are dropped. A bundle of its own: new content id, calibrated and

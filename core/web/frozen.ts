@@ -1,5 +1,5 @@
 /**
- * The frozen web (REFERENCE §9.4): pages by URL, lexical search over them, 404 otherwise,
+ * The frozen web (docs/compatibility.md §9.4): pages by URL, lexical search over them, 404 otherwise,
  * no network. `frozenPages` makes the pages from recorded fetches (what `dvergr freeze`
  * writes to web.edn); `frozenTransport` answers requests from them with §9.4's exact status
  * codes and messages. The policy's deny-list is applied before this transport is asked.

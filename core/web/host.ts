@@ -1,5 +1,5 @@
 /**
- * Hosts as the web policy compares them (REFERENCE §9.3): the authority's host, lower-cased,
+ * Hosts as the web policy compares them (docs/compatibility.md §9.3): the authority's host, lower-cased,
  * userinfo dropped, a leading `www.` removed; "under" is equal or a subdomain.
  */
 

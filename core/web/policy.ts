@@ -1,5 +1,5 @@
 /**
- * A bundle's web policy (REFERENCE §9.3, DESIGN "Web effects"): an allow-list (null = any
+ * A bundle's web policy (docs/compatibility.md §9.3, DESIGN "Web effects"): an allow-list (null = any
  * host) and a deny-list. Allow-lists meet — the result allows a host iff both do — and are
  * kept minimal (no listed host under another), so composition is associative; deny-lists
  * join (union, also minimal). Deny is decided first: a host both allowed and blocked is

@@ -1,6 +1,6 @@
 /**
  * What an attempt did on the web, kept as evidence: searches, requests, denials by who
- * decided them (REFERENCE §9.3), and the pages it fetched successfully (status < 400), as
+ * decided them (docs/compatibility.md §9.3), and the pages it fetched successfully (status < 400), as
  * text, for the checker's `fetched` (§9.1: at most 40 pages, 200,000 characters each).
  * Pages are kept in fetch order, the first 40 distinct URLs, each with its latest text, so
  * which pages survive is decided (the earlier system kept an arbitrary 40).

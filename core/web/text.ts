@@ -1,5 +1,5 @@
 /**
- * Pages as text (REFERENCE §9.1): remove `<script|style|noscript …>…</…>` blocks, replace
+ * Pages as text (docs/compatibility.md §9.1): remove `<script|style|noscript …>…</…>` blocks, replace
  * every tag with a space, `&nbsp;`/`&#160;` → space, `&amp;` → `&` (no other entities),
  * collapse whitespace, trim. The title is the text of `<title>`, if any.
  *

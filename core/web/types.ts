@@ -4,7 +4,7 @@
  * so the tools, the agent loop and the per-attempt MCP server share one contract.
  */
 
-/** Who refused a request (REFERENCE §9.3): a deny-list, an allow-list, or the host's own rules. */
+/** Who refused a request (docs/compatibility.md §9.3): a deny-list, an allow-list, or the host's own rules. */
 export type DenialReason = "blocked" | "not-allowed" | "private-address" | "scheme";
 
 /** One search hit. */
@@ -30,7 +30,7 @@ export type WebFetchOutcome =
     /** The URL that answered, after redirects. */
     finalUrl: string;
     status: number;
-    /** The page as text (REFERENCE §9.1 conversion for HTML). */
+    /** The page as text (docs/compatibility.md §9.1 conversion for HTML). */
     text: string;
   }
   | { ok: false; message: string; denied?: DenialReason };

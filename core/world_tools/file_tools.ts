@@ -1,6 +1,6 @@
 /**
  * The world's file tools: list_files, read_file and (profile "developer" only) write_file,
- * limited to the attempt's writable directories (REFERENCE §1.3 :profile, :capture).
+ * limited to the attempt's writable directories (docs/compatibility.md §1.3 :profile, :capture).
  */
 import type { ToolOutput, ToolWorld, WorldTool } from "./types.ts";
 

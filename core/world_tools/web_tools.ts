@@ -6,11 +6,11 @@
  */
 import type { ToolOutput, WorldTool } from "./types.ts";
 
-/** Hits web_search returns when no count is given (REFERENCE §9.4's frozen default). */
+/** Hits web_search returns when no count is given (docs/compatibility.md §9.4's frozen default). */
 export const SEARCH_DEFAULT_COUNT = 5;
 /** The most hits one search may ask for (Brave's own limit). */
 export const SEARCH_MAX_COUNT = 20;
-/** Longest query accepted (REFERENCE §9.4). */
+/** Longest query accepted (docs/compatibility.md §9.4). */
 export const QUERY_MAX_CHARS = 4096;
 /** Characters of a page web_fetch shows; the rest is cut with a note (the record keeps more). */
 export const FETCH_SHOW_LIMIT = 60_000;

@@ -8,7 +8,7 @@ import {
 import { DvergrError } from "../../../core/errors.ts";
 
 // Expected values below were produced by java.util.Random / Collections.shuffle on a JVM
-// (OpenJDK), or are the verified vectors of REFERENCE.md §7.2.
+// (OpenJDK), or are the verified vectors of docs/compatibility.md §7.2.
 
 function bankBookingIds(): string[] {
   const ids: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * contentId() against a second, independent derivation of REFERENCE.md §3.2 written here
+ * contentId() against a second, independent derivation of docs/compatibility.md §3.2 written here
  * from the text alone (bytes by hand, the UUID bits with BigInt), on bundles with the
  * inputs the first implementation's authors were least likely to try.
  */

@@ -22,7 +22,7 @@ const sha512 = (...parts: Uint8Array[]) => {
   return [...h.digest()];
 };
 
-Deno.test("ednHash() reproduces the vectors of REFERENCE.md §3.2", () => {
+Deno.test("ednHash() reproduces the vectors of docs/compatibility.md §3.2", () => {
   assert.deepStrictEqual(bytes("hello").slice(0, 6), [178, 114, 9, 243, 3, 150]);
   assert.deepStrictEqual(bytes([1, 2, 3, 4]).slice(0, 5), [172, 52, 37, 123, 179]);
   assert.match(hashUuid([1, 2, 3]), /-5c15-555e-a1c8-6166a78fc808$/);
@@ -41,7 +41,7 @@ Deno.test("contentId() of the reference bundle is 2009b08f-92a1-5af7-8637-bf82ff
   );
 });
 
-Deno.test("hashUuid() of {} and of the fixtures digest match REFERENCE.md §3.2–3.3", () => {
+Deno.test("hashUuid() of {} and of the fixtures digest match docs/compatibility.md §3.2–3.3", () => {
   assert.strictEqual(hashUuid(new Map()), "3e688838-ca86-56e5-8906-89bf2ab585ce");
   assert.strictEqual(hashUuid({}), "3e688838-ca86-56e5-8906-89bf2ab585ce");
   assert.strictEqual(

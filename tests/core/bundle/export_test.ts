@@ -303,7 +303,7 @@ Deno.test("verifyExport() refuses a path segment longer than 255 bytes (no file 
 
 /**
  * An export as the earlier system writes it (pr-str of the map: commas, #inst with
- * -00:00), with a Clojure checker. Its files are REFERENCE §3.2's test vector, whose id
+ * -00:00), with a Clojure checker. Its files are docs/compatibility.md §3.2's test vector, whose id
  * hasch gives as 2009b08f-92a1-5af7-8637-bf82ff4c0e6d.
  */
 const CLOJURE_EXPORT = await Deno.readTextFile(

@@ -15,7 +15,7 @@ import { seededRandom } from "../../../core/seeded_random.ts";
 
 const parse = (t: string) => toPlain(readEdn(t));
 
-Deno.test("casepackNumber() reads the number vectors of REFERENCE §6.5", () => {
+Deno.test("casepackNumber() reads the number vectors of docs/compatibility.md §6.5", () => {
   const vectors: [string, number | null][] = [
     ["1.234,56", 1234.56],
     ["1,234.56", 1234.56],

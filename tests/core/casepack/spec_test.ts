@@ -51,7 +51,7 @@ Deno.test("parseColumnList() splits on commas and trims", () => {
   ]);
 });
 
-Deno.test("specFromEdn() reads every key of REFERENCE §6.3 in order", () => {
+Deno.test("specFromEdn() reads every key of docs/compatibility.md §6.3 in order", () => {
   const d = specFromEdn(
     `{:name "invoice-coding" :title "Invoice coding" :doc "D"
       :id "invoice_no" :inputs ["vendor" :text] :attachments ["document"]

@@ -93,7 +93,7 @@ function rivalFinder(site: WebSite): FakeScript {
   };
 }
 
-/** The judge: yes for Bolt, no otherwise; checks it is asked as REFERENCE §9.2 says. */
+/** The judge: yes for Bolt, no otherwise; checks it is asked as docs/compatibility.md §9.2 says. */
 const judgeScript: FakeScript = (t) => {
   const prompt = JSON.stringify(t.body.messages);
   assert.equal(t.system, JUDGE_SYSTEM_PROMPT);

@@ -11,7 +11,7 @@ import { bundleProblems, formatProblem } from "../../../core/bundle/parse.ts";
 const WATO =
   "<html><title>Wato</title><script>x()</script><p>Wato is where your team and AI agents work together.</p></html>";
 
-Deno.test("pageText() and pageTitle() follow REFERENCE §9.1/§9.4 on its example", () => {
+Deno.test("pageText() and pageTitle() follow docs/compatibility.md §9.1/§9.4 on its example", () => {
   assert.equal(pageText(WATO), "Wato Wato is where your team and AI agents work together.");
   assert.equal(pageTitle(WATO), "Wato");
   assert.equal(
@@ -53,7 +53,7 @@ const PAGES = {
   "https://c.example/": { title: "Gamma", body: "Nothing here." },
 };
 
-Deno.test("frozenTransport() answers every REFERENCE §9.4 status code and message", () => {
+Deno.test("frozenTransport() answers every docs/compatibility.md §9.4 status code and message", () => {
   const t = frozenTransport(PAGES);
   const get = (url: string) => t({ method: "GET", url });
   assert.deepEqual(t({ method: "POST", url: "https://a.example/" }), {

@@ -61,7 +61,7 @@ Deno.test("meetAllow() of {a.com} and {docs.a.com, b.com} is {docs.a.com}", () =
   assert.equal(meetAllow(null, null), null);
 });
 
-Deno.test("decideHost() checks deny first, then the allow-list, with REFERENCE §9.3's messages", () => {
+Deno.test("decideHost() checks deny first, then the allow-list, with docs/compatibility.md §9.3's messages", () => {
   const p = policyOf({ allowedSources: ["dust.tt"], blockedSources: [] });
   assert.deepEqual(decideHost(p, hostOf("https://docs.dust.tt/x")!), { ok: true });
   assert.deepEqual(decideHost(p, hostOf("https://evil.com/")!), {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { pageText, pageTitle } from "../../../core/web/text.ts";
 
-/** REFERENCE §9.1 as regular expressions: the oracle (quadratic on hostile pages). */
+/** docs/compatibility.md §9.1 as regular expressions: the oracle (quadratic on hostile pages). */
 function oracleText(html: string): string {
   return html
     .replace(/<(script|style|noscript)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, "")
@@ -57,7 +57,7 @@ function rng(seed: number): () => number {
   };
 }
 
-Deno.test("pageText() and pageTitle() give what REFERENCE §9.1's regular expressions give (2,000 random pages)", () => {
+Deno.test("pageText() and pageTitle() give what docs/compatibility.md §9.1's regular expressions give (2,000 random pages)", () => {
   const r = rng(7);
   for (let n = 0; n < 2000; n++) {
     const len = Math.floor(r() * 14);
