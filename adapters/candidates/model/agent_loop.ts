@@ -33,6 +33,7 @@ import {
 import type { CallFailure, ModelProvider } from "../../../core/ports/model_provider.ts";
 import type {
   ChatMessage,
+  ModelTurn,
   ToolResult,
   ToolSpec,
 } from "../../../core/codecs/providers/conversation.ts";
@@ -114,13 +115,40 @@ function tokensFor(chars: number): number {
   return Math.ceil(chars / CHARS_PER_TOKEN_ESTIMATE) + ESTIMATE_OVERHEAD_TOKENS;
 }
 
-/** Runs the loop in the attempt's world; never throws for the model's or provider's doing. */
-export async function runAgentLoop(
-  ctx: AttemptContext,
-  opts: AgentLoopOptions,
-): Promise<CandidateOutcome> {
+/** One attempt's loop: what it offers, what it has said and spent, and why it stopped. */
+interface Loop {
+  ctx: AttemptContext;
+  opts: AgentLoopOptions;
+  started: number;
+  deadline: number;
+  toolWorld: ToolWorld;
+  tools: ToolSpec[];
+  budgetPrices: ModelPrices;
+  budgetPico: bigint;
+  dearestInput: bigint;
+  outputPico: bigint;
+  /** The system prompt's and the tool definitions' characters, sent with every call. */
+  fixedChars: number;
+  messages: ChatMessage[];
+  transcript: Transcript;
+  usage: Usage;
+  calls: number;
+  tries: number;
+  usageMissing: number;
+  reasoningTokens: number;
+  toolErrors: number;
+  toolCallsMade: number;
+  /** What the previous call's prompt and answer came to (null before the first call or when unreported). */
+  reportedContext: number | null;
+  countedMessages: number;
+  lastWorstMicros: number;
+  stop: Stop;
+  message?: string;
+  fault?: CandidateFault;
+}
+
+function startLoop(ctx: AttemptContext, opts: AgentLoopOptions): Loop {
   const started = Date.now();
-  const deadline = started + ctx.timeoutMs;
   const toolWorld: ToolWorld = {
     files: ctx.world,
     profile: ctx.profile,
@@ -133,170 +161,201 @@ export async function runAgentLoop(
     parameters: t.inputSchema as unknown as Record<string, unknown>,
   }));
   const budgetPrices = opts.listPrices ?? opts.billPrices;
-  const budgetPico = BigInt(Math.max(0, Math.floor(ctx.budgetMicros))) * 1_000_000n;
-  const dearestInput = [budgetPrices.input, budgetPrices.cacheRead, budgetPrices.cacheWrite]
-    .map(picoPerToken).reduce((a, b) => (a > b ? a : b));
-  const outputPico = picoPerToken(budgetPrices.output);
-
-  const messages: ChatMessage[] = [{ role: "user", text: ctx.task }];
   const transcript = new Transcript();
   transcript.add({ role: "user", text: clip(ctx.task) });
-  let usage: Usage = { ...NO_USAGE };
-  let calls = 0;
-  let tries = 0;
-  let usageMissing = 0;
-  let reasoningTokens = 0;
-  let toolErrors = 0;
-  let toolCallsMade = 0;
-  // What the previous call's prompt and answer came to (null before the first call or when unreported).
-  let reportedContext: number | null = null;
-  let countedMessages = 0;
-  let lastWorstMicros = 0;
-  let stop: Stop = "turn-limit";
-  let message: string | undefined;
-  let fault: CandidateFault | undefined;
+  return {
+    ctx,
+    opts,
+    started,
+    deadline: started + ctx.timeoutMs,
+    toolWorld,
+    tools,
+    budgetPrices,
+    budgetPico: BigInt(Math.max(0, Math.floor(ctx.budgetMicros))) * 1_000_000n,
+    dearestInput: [budgetPrices.input, budgetPrices.cacheRead, budgetPrices.cacheWrite]
+      .map(picoPerToken).reduce((a, b) => (a > b ? a : b)),
+    outputPico: picoPerToken(budgetPrices.output),
+    fixedChars: opts.systemPrompt.length + JSON.stringify(tools).length,
+    messages: [{ role: "user", text: ctx.task }],
+    transcript,
+    usage: { ...NO_USAGE },
+    calls: 0,
+    tries: 0,
+    usageMissing: 0,
+    reasoningTokens: 0,
+    toolErrors: 0,
+    toolCallsMade: 0,
+    reportedContext: null,
+    countedMessages: 0,
+    lastWorstMicros: 0,
+    stop: "turn-limit",
+  };
+}
 
-  const fixedChars = opts.systemPrompt.length + JSON.stringify(tools).length;
+/** Stops the loop (true) when the time is up or the next call's worst case passes the budget. */
+function stopsBeforeCall(l: Loop): boolean {
+  if (l.ctx.signal.aborted || Date.now() >= l.deadline) {
+    l.stop = "timeout";
+    l.message =
+      `stopped by the attempt's time limit (${l.ctx.timeoutMs} ms) after ${l.calls} model calls`;
+    return true;
+  }
+  const chars = (ms: ChatMessage[]) => ms.reduce((n, m) => n + messageChars(m), 0);
+  const estInput = l.reportedContext === null
+    ? tokensFor(l.fixedChars + chars(l.messages))
+    : l.reportedContext + tokensFor(chars(l.messages.slice(l.countedMessages)));
+  const worstPico = BigInt(estInput) * l.dearestInput + BigInt(l.opts.maxTokens) * l.outputPico;
+  const spentPico = costPico(l.usage, l.budgetPrices);
+  l.lastWorstMicros = picoToMicros(worstPico);
+  if (spentPico + worstPico <= l.budgetPico) return false;
+  l.stop = "budget";
+  l.message =
+    `stopped by budget: ${formatDollars(picoToMicros(spentPico))} spent of ${
+      formatDollars(l.ctx.budgetMicros)
+    }, ` +
+    `and the next call could cost up to ${
+      formatDollars(l.lastWorstMicros)
+    } (about ${estInput} input and ${l.opts.maxTokens} output tokens)`;
+  return true;
+}
 
-  while (calls < opts.maxTurns) {
-    if (ctx.signal.aborted || Date.now() >= deadline) {
-      stop = "timeout";
-      message =
-        `stopped by the attempt's time limit (${ctx.timeoutMs} ms) after ${calls} model calls`;
-      break;
-    }
-    const newChars = messages.slice(countedMessages).reduce((n, m) => n + messageChars(m), 0);
-    const estInput = reportedContext === null
-      ? tokensFor(fixedChars + messages.reduce((n, m) => n + messageChars(m), 0))
-      : reportedContext + tokensFor(newChars);
-    const worstPico = BigInt(estInput) * dearestInput + BigInt(opts.maxTokens) * outputPico;
-    const spentPico = costPico(usage, budgetPrices);
-    lastWorstMicros = picoToMicros(worstPico);
-    if (spentPico + worstPico > budgetPico) {
-      stop = "budget";
-      message =
-        `stopped by budget: ${formatDollars(picoToMicros(spentPico))} spent of ${
-          formatDollars(ctx.budgetMicros)
-        }, ` +
-        `and the next call could cost up to ${
-          formatDollars(lastWorstMicros)
-        } (about ${estInput} input and ${opts.maxTokens} output tokens)`;
-      break;
-    }
-
-    const res = await opts.provider.complete({
-      system: opts.systemPrompt,
-      messages,
-      tools,
-      maxTokens: opts.maxTokens,
-      signal: ctx.signal,
-      deadline,
+/** Asks the model once and records its turn; null when the call failed (the loop has stopped). */
+async function callModel(l: Loop): Promise<ModelTurn | null> {
+  const res = await l.opts.provider.complete({
+    system: l.opts.systemPrompt,
+    messages: l.messages,
+    tools: l.tools,
+    maxTokens: l.opts.maxTokens,
+    signal: l.ctx.signal,
+    deadline: l.deadline,
+  });
+  l.tries += res.tries;
+  if (!res.ok) {
+    l.stop = res.failure === "aborted" ? "timeout" : "fault";
+    l.message = res.message;
+    if (l.stop === "fault") l.fault = providerFault(res.failure, res.status);
+    l.transcript.add({
+      role: "error",
+      failure: res.failure,
+      message: clip(res.message),
+      ...(res.status ? { status: res.status } : {}),
     });
-    tries += res.tries;
-    if (!res.ok) {
-      stop = res.failure === "aborted" ? "timeout" : "fault";
-      message = res.message;
-      if (stop === "fault") fault = providerFault(res.failure, res.status);
-      transcript.add({
-        role: "error",
-        failure: res.failure,
-        message: clip(res.message),
-        ...(res.status ? { status: res.status } : {}),
-      });
-      break;
-    }
-    calls++;
-    const turn = res.turn;
-    usage = addUsage(usage, turn.usage);
-    reasoningTokens += turn.reasoningTokens;
-    if (turn.usageReported) {
-      reportedContext = turn.usage.input + turn.usage.output;
-    } else {
-      usageMissing++;
-      reportedContext = null;
-    }
-    messages.push({ role: "assistant", text: turn.text, toolCalls: turn.toolCalls });
-    countedMessages = messages.length;
-    transcript.add({
-      role: "assistant",
-      turn: calls,
-      text: clip(turn.text),
-      toolCalls: turn.toolCalls.map((c) => ({
-        id: c.id,
-        name: c.name,
-        arguments: clip(c.rawArguments),
-      })),
-      stopReason: turn.stopReason,
-      usage: turn.usage,
-      ...(res.tries > 1 ? { tries: res.tries } : {}),
-    });
+    return null;
+  }
+  l.calls++;
+  const turn = res.turn;
+  l.usage = addUsage(l.usage, turn.usage);
+  l.reasoningTokens += turn.reasoningTokens;
+  if (turn.usageReported) {
+    l.reportedContext = turn.usage.input + turn.usage.output;
+  } else {
+    l.usageMissing++;
+    l.reportedContext = null;
+  }
+  l.messages.push({ role: "assistant", text: turn.text, toolCalls: turn.toolCalls });
+  l.countedMessages = l.messages.length;
+  l.transcript.add({
+    role: "assistant",
+    turn: l.calls,
+    text: clip(turn.text),
+    toolCalls: turn.toolCalls.map((c) => ({
+      id: c.id,
+      name: c.name,
+      arguments: clip(c.rawArguments),
+    })),
+    stopReason: turn.stopReason,
+    usage: turn.usage,
+    ...(res.tries > 1 ? { tries: res.tries } : {}),
+  });
+  return turn;
+}
 
+/** Runs the turn's tool calls in the world and gives their results back to the model. */
+async function runToolCalls(l: Loop, turn: ModelTurn): Promise<void> {
+  const results: ToolResult[] = [];
+  for (const call of turn.toolCalls) {
+    l.toolCallsMade++;
+    const out = await callWorldTool(call.name, call.args, l.toolWorld, {
+      argsProblem: call.argsProblem,
+      signal: l.ctx.signal,
+    });
+    const r: ToolResult = { callId: call.id, name: call.name, ...out };
+    if (r.isError) l.toolErrors++;
+    results.push(r);
+  }
+  l.messages.push({ role: "tool", results });
+  l.transcript.add({
+    role: "tool",
+    results: results.map((r) => ({
+      name: r.name,
+      content: clip(r.content),
+      ...(r.isError ? { isError: true } : {}),
+    })),
+  });
+}
+
+/** Runs the loop in the attempt's world; never throws for the model's or provider's doing. */
+export async function runAgentLoop(
+  ctx: AttemptContext,
+  opts: AgentLoopOptions,
+): Promise<CandidateOutcome> {
+  const l = startLoop(ctx, opts);
+  while (l.calls < opts.maxTurns) {
+    if (stopsBeforeCall(l)) break;
+    const turn = await callModel(l);
+    if (turn === null) break;
     if (turn.toolCalls.length === 0) {
-      stop = "answered";
+      l.stop = "answered";
       break;
     }
-    const results: ToolResult[] = [];
-    for (const call of turn.toolCalls) {
-      toolCallsMade++;
-      const out = await callWorldTool(call.name, call.args, toolWorld, {
-        argsProblem: call.argsProblem,
-        signal: ctx.signal,
-      });
-      const r: ToolResult = { callId: call.id, name: call.name, ...out };
-      if (r.isError) toolErrors++;
-      results.push(r);
-    }
-    messages.push({ role: "tool", results });
-    transcript.add({
-      role: "tool",
-      results: results.map((r) => ({
-        name: r.name,
-        content: clip(r.content),
-        ...(r.isError ? { isError: true } : {}),
-      })),
-    });
-    if (costPico(usage, budgetPrices) > budgetPico) {
-      stop = "budget";
-      message = `stopped by budget: ${formatDollars(costMicros(usage, budgetPrices))} spent of ${
-        formatDollars(ctx.budgetMicros)
-      }`;
+    await runToolCalls(l, turn);
+    if (costPico(l.usage, l.budgetPrices) > l.budgetPico) {
+      l.stop = "budget";
+      l.message = `stopped by budget: ${
+        formatDollars(costMicros(l.usage, l.budgetPrices))
+      } spent of ${formatDollars(ctx.budgetMicros)}`;
       break;
     }
   }
-  if (stop === "turn-limit") message = `stopped at the turn limit (${opts.maxTurns} model calls)`;
+  if (l.stop === "turn-limit") {
+    l.message = `stopped at the turn limit (${opts.maxTurns} model calls)`;
+  }
+  return outcomeOf(l);
+}
 
-  const billedMicros = costMicros(usage, opts.billPrices);
-  const listMicros = opts.listPrices === null ? null : costMicros(usage, opts.listPrices);
-  const status = stop === "answered" || stop === "turn-limit" ? "completed" : stop;
+/** The attempt's outcome: status, money, and the loop's evidence with its transcript. */
+function outcomeOf(l: Loop): CandidateOutcome {
+  const { ctx, opts, usage } = l;
+  const status = l.stop === "answered" || l.stop === "turn-limit" ? "completed" : l.stop;
   return {
     status,
-    ...(message === undefined ? {} : { message }),
-    ...(fault === undefined ? {} : { fault }),
+    ...(l.message === undefined ? {} : { message: l.message }),
+    ...(l.fault === undefined ? {} : { fault: l.fault }),
     usage,
-    billedMicros,
-    listMicros,
+    billedMicros: costMicros(usage, opts.billPrices),
+    listMicros: opts.listPrices === null ? null : costMicros(usage, opts.listPrices),
     isolated: true,
     evidence: {
       kind: "model",
       provider: opts.provider.kind,
       model: opts.provider.model,
       baseUrl: opts.provider.baseUrl,
-      stop,
-      calls,
-      httpTries: tries,
-      toolCalls: toolCallsMade,
-      toolErrors,
-      elapsedMs: Date.now() - started,
+      stop: l.stop,
+      calls: l.calls,
+      httpTries: l.tries,
+      toolCalls: l.toolCallsMade,
+      toolErrors: l.toolErrors,
+      elapsedMs: Date.now() - l.started,
       budget: {
         budgetMicros: ctx.budgetMicros,
-        spentMicros: costMicros(usage, budgetPrices),
-        lastWorstCaseMicros: lastWorstMicros,
+        spentMicros: costMicros(usage, l.budgetPrices),
+        lastWorstCaseMicros: l.lastWorstMicros,
         countsListPrice: opts.listPrices !== null,
       },
-      ...(reasoningTokens > 0 ? { reasoningTokens } : {}),
-      ...(usageMissing > 0 ? { callsWithoutUsage: usageMissing } : {}),
-      transcript: transcript.entries,
-      ...(transcript.omitted > 0 ? { transcriptOmitted: transcript.omitted } : {}),
+      ...(l.reasoningTokens > 0 ? { reasoningTokens: l.reasoningTokens } : {}),
+      ...(l.usageMissing > 0 ? { callsWithoutUsage: l.usageMissing } : {}),
+      transcript: l.transcript.entries,
+      ...(l.transcript.omitted > 0 ? { transcriptOmitted: l.transcript.omitted } : {}),
     },
   };
 }
