@@ -3,13 +3,14 @@ import { checkOutputFile } from "../adapters/files/output_file.ts";
 import { type BundleArg, parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
+import { BENCHMARK_FORMAT, diagnosisJson } from "./json_formats.ts";
+import { CALIBRATE_FORMAT } from "../core/ops/catalog_run.ts";
 import { printJson } from "./render.ts";
 import { keptReportPath, reportOptions, writeReports } from "./report_files.ts";
 import { currentRecords } from "../core/engine/score_experiment.ts";
 import type { AttemptRecord } from "../core/bench/records.ts";
 import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
 import { benchmarkJunit } from "../core/bench/junit.ts";
-import type { Diagnosis } from "../core/bench/diagnosis.ts";
 import { brokenLine, outcomeCountsText } from "../core/bench/outcome.ts";
 import { itemSummaryLine } from "../core/bench/item_analysis.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
@@ -123,17 +124,6 @@ export function candidateLines(scorecard: Scorecard): string[] {
   });
 }
 
-/** The diagnosis as `--json` carries it: causes per candidate, per-case results, items. */
-export function diagnosisJson(d: Diagnosis): Record<string, unknown> {
-  return {
-    cases: d.cases,
-    failureCauses: Object.fromEntries(d.candidates.map((c) => [c.candidate, c.causes])),
-    broken: d.broken,
-    caseResults: d.caseResults,
-    items: d.items,
-  };
-}
-
 /** The candidates whose cells without a verdict are not needed (sequential stopping). */
 export function notNeededCandidates(scorecard: Scorecard): Set<string> {
   return new Set(
@@ -206,7 +196,7 @@ async function runCheck(ctx: CliContext, fileBundle: BundleArg, json: boolean): 
   const pool = createCheckerPool({ workers: 1 });
   try {
     const result = await calibrate(bundle, pool);
-    if (json) printJson(ctx, { name: bundle.name, ...result });
+    if (json) printJson(ctx, CALIBRATE_FORMAT, { bundle: bundle.name, ...result });
     else {
       ctx.stdout(`Bundle ${bundle.name} ${bundle.id}\n`);
       ctx.stdout(writeEdn({ "ok?": result.ok, problems: result.problems }) + "\n");
@@ -299,8 +289,9 @@ async function finish(
     );
   }
   if (input.json) {
-    printJson(ctx, {
-      bundle: { name: outcome.bundle.name, id: outcome.bundle.id },
+    printJson(ctx, BENCHMARK_FORMAT, {
+      bundle: outcome.bundle.name,
+      bundleId: outcome.bundle.id,
       experiment: outcome.plan.id,
       home: homeDir,
       room: outcome.room,

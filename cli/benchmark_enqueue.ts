@@ -4,6 +4,7 @@
  * its id; `dvergr worker` on any machine runs its cells.
  */
 import type { CliContext } from "./context.ts";
+import { ENQUEUE_FORMAT } from "./json_formats.ts";
 import { printJson } from "./render.ts";
 import { type BenchmarkRequest, prepareBenchmark } from "../core/engine/benchmark.ts";
 import { enqueueBenchmark } from "../core/engine/enqueue.ts";
@@ -20,8 +21,9 @@ export async function enqueueOnly(
     await enqueueBenchmark(home, prepared, req);
     const { bundle, plan, room } = prepared;
     if (json) {
-      printJson(ctx, {
-        bundle: { name: bundle.name, id: bundle.id },
+      printJson(ctx, ENQUEUE_FORMAT, {
+        bundle: bundle.name,
+        bundleId: bundle.id,
         experiment: plan.id,
         store: home.where,
         room,

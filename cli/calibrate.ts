@@ -1,5 +1,6 @@
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
+import { CALIBRATE_FORMAT } from "../core/ops/catalog_run.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
@@ -188,8 +189,8 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     );
   }
   if (values.json) {
-    printJson(ctx, {
-      name: bundle.name,
+    printJson(ctx, CALIBRATE_FORMAT, {
+      bundle: bundle.name,
       ...result,
       ok,
       problems,

@@ -2,6 +2,7 @@ import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { shellWord } from "./shell_word.ts";
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
+import { CASES_FORMAT } from "./json_formats.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { writeBundleDirOnce } from "../adapters/files/bundle_dir_once.ts";
@@ -252,7 +253,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   await writeBundleDirOnce(at(values.out), build.files, { force: values.force === true });
 
   if (values.json) {
-    printJson(ctx, { ...countsJson(cert), out: values.out });
+    printJson(ctx, CASES_FORMAT, { ...countsJson(cert), out: values.out });
     return 0;
   }
   printSummary(ctx, cert, `Wrote ${values.out}`, build.files.size, [values.out]);
@@ -314,7 +315,7 @@ async function runIntoRoom(values: Values, tablePath: string, ctx: CliContext): 
   });
   const where = `${room}/${spec.name}`;
   if (values.json) {
-    printJson(ctx, { ...countsJson(cert), room, name: spec.name, commit });
+    printJson(ctx, CASES_FORMAT, { ...countsJson(cert), room, bundle: spec.name, commit });
     return 0;
   }
   printSummary(

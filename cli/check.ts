@@ -3,6 +3,7 @@ import { INPUT_LIMITS, readInputFile } from "../adapters/files/input_file.ts";
 
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
+import { CHECK_FORMAT, checkReport } from "../core/ops/catalog_run.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
@@ -116,7 +117,7 @@ async function checkWith(
   const shape = await loadCheck(pool, fb, params);
   if (!shape.ok) {
     const { problems } = shape;
-    if (values.json) printJson(ctx, shape);
+    if (values.json) printJson(ctx, CHECK_FORMAT, checkReport(shape));
     else {
       ctx.stdout(`Bundle ${shape.name}  ${shape.id}\n`);
       ctx.stdout(`${problems.length} problem${problems.length === 1 ? "" : "s"}:\n`);
@@ -127,17 +128,6 @@ async function checkWith(
   const { bundle } = shape;
   const facts = checkerFacts(bundle);
   const { warnings } = facts;
-  const summary = {
-    name: bundle.name,
-    id: bundle.id,
-    title: bundle.definition.title,
-    cases: bundle.cases.map((c) => c.id),
-    files: bundle.files.size,
-    checker: facts.checker,
-    ok: true,
-    problems: [],
-    warnings,
-  };
 
   let verdict: AnswerVerdict | undefined;
   for (const flag of ["fetched", "judgements"] as const) {
@@ -164,8 +154,9 @@ async function checkWith(
     });
   }
 
-  if (values.json) printJson(ctx, verdict ? { ...summary, verdict } : summary);
-  else {
+  if (values.json) {
+    printJson(ctx, CHECK_FORMAT, { ...checkReport(shape), ...(verdict ? { verdict } : {}) });
+  } else {
     ctx.stdout(`Bundle ${bundle.name}  ${bundle.id}\n`);
     ctx.stdout(`Title  ${bundle.definition.title}\n`);
     ctx.stdout(

@@ -3,6 +3,7 @@ import { basename, delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
+import { DEMO_FORMAT } from "./json_formats.ts";
 import { printJson } from "./render.ts";
 import { candidateLines } from "./benchmark.ts";
 import { keptReportPath, reportOptions, writeReports } from "./report_files.ts";
@@ -139,7 +140,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     );
     const reportPath = reports.markdown;
     if (values.json) {
-      printJson(ctx, {
+      printJson(ctx, DEMO_FORMAT, {
         experiment: outcome.plan.id,
         report: reportPath,
         scorecard: outcome.scorecard,

@@ -5,7 +5,7 @@ import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { paramTexts } from "./run_params.ts";
 import { usageError } from "../core/errors.ts";
-import { createSchedule, scheduleRow } from "../core/ops/deploy_schedules.ts";
+import { createSchedule, SCHEDULE_FORMAT, scheduleRow } from "../core/ops/deploy_schedules.ts";
 
 export const HELP = `dvergr deploy ROOM/NAME --candidate SPEC --every DURATION [--at HH:MM]
               [--param K=V]… [--home DIR] [--json]
@@ -77,11 +77,11 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     {},
     async (op) => scheduleRow(await createSchedule(op, opts), op.clock().getTime()),
   );
-  if (opts.json) printJson(ctx, row);
+  if (opts.json) printJson(ctx, SCHEDULE_FORMAT, row);
   else {
     ctx.stdout(
       `schedule ${row.id}: ${row.room}/${row.name} by ${row.candidate} every ${row.every}` +
-        `${row.at ? ` at ${row.at} UTC` : ""}; next run ${row.next_run}\n` +
+        `${row.at ? ` at ${row.at} UTC` : ""}; next run ${row.nextRun}\n` +
         "  due runs start under `dvergr serve`, or at each `dvergr tick`\n",
     );
   }

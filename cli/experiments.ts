@@ -1,5 +1,6 @@
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
+import { EXPERIMENTS_FORMAT } from "./json_formats.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import {
@@ -69,7 +70,12 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const homes = found.map((h) => h.label);
   const listed = await listAll(found);
   if (opts.values.json) {
-    printJson(ctx, { homes, experiments: listed });
+    const experiments = listed.map(({ bundle, ...e }) => ({
+      ...e,
+      bundle: bundle.name,
+      bundleId: bundle.id,
+    }));
+    printJson(ctx, EXPERIMENTS_FORMAT, { homes, experiments });
     return 0;
   }
   const out = (s: string) => ctx.stdout(s + "\n");

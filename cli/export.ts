@@ -5,6 +5,7 @@ import { writeFileAtomic } from "./write_atomic.ts";
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { withOpContext } from "./home_arg.ts";
+import { EXPORT_FORMAT } from "./json_formats.ts";
 import { printJson } from "./render.ts";
 import { exportFiles, type ExportOutcome } from "../core/ops/catalog_bundles.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
@@ -74,7 +75,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   }
   const { export: text, ...facts } = outcome;
   if (values.json) {
-    printJson(ctx, file ? { ...facts, file } : outcome);
+    printJson(ctx, EXPORT_FORMAT, file ? { ...facts, file } : outcome);
     return 0;
   }
   // The export itself, byte for byte (its strings are EDN-escaped).
@@ -82,7 +83,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   // With the export on stdout, the summary goes to stderr.
   const say = (s: string) => (file ? ctx.stdout : ctx.stderr)(s + "\n");
   say(
-    `Exported ${outcome.name} ${outcome.bundle} (${fb.files.size} files)${
+    `Exported ${outcome.bundle} ${outcome.bundleId} (${fb.files.size} files)${
       file ? ` to ${values.output}` : ""
     }`,
   );

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
 import { isDir, pathExists } from "../adapters/files/fs.ts";
+import { FREEZE_FORMAT } from "../core/ops/catalog_freeze.ts";
 import { printJson } from "./render.ts";
 import { DvergrError } from "../core/errors.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
@@ -117,20 +118,20 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const { files, ...summary } = result;
   if (outDir !== null) await writeBundleDir(outDir, files, { force: true });
   if (values.json) {
-    printJson(ctx, { ...summary, home: homeDir, directory: outDir });
+    printJson(ctx, FREEZE_FORMAT, { ...summary, home: homeDir, directory: outDir });
     return 0;
   }
   const out = (s: string) => ctx.stdout(s + "\n");
   out(
     `Froze ${summary.pages} page${
       summary.pages === 1 ? "" : "s"
-    } of ${bundle.name} into ${summary.name} ${summary.id}`,
+    } of ${bundle.name} into ${summary.bundle} ${summary.bundleId}`,
   );
-  out(`  room: ${room}/${summary.name} in ${homeDir}`);
+  out(`  room: ${room}/${summary.bundle} in ${homeDir}`);
   if (outDir !== null) out(`  directory: ${outDir}`);
   if (summary.dropped.length > 0) {
     out(`  left out (blocked sources): ${summary.dropped.join(", ")}`);
   }
-  out(`Next: dvergr calibrate ${outDir ?? `${room}/${summary.name} --home ${homeDir}`}`);
+  out(`Next: dvergr calibrate ${outDir ?? `${room}/${summary.bundle} --home ${homeDir}`}`);
   return 0;
 }

@@ -3,6 +3,7 @@ import { INPUT_LIMITS, readInputFile } from "../adapters/files/input_file.ts";
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { IMPORT_FORMAT } from "../core/ops/catalog_bundles.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { importIntoDir, importIntoRoom, type ImportOutcome } from "../core/ops/catalog_bundles.ts";
@@ -97,22 +98,22 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   }
 
   if (values.json) {
-    printJson(ctx, r);
+    printJson(ctx, IMPORT_FORMAT, r);
     return 0;
   }
   const out = (s: string) => ctx.stdout(s + "\n");
-  const where = r.room !== null ? `room ${r.room} as workflows/${r.name}/` : `${values.dir}`;
-  if (r.unchanged) out(`${where} already holds exactly ${r.name} ${r.bundle}: nothing to do`);
+  const where = r.room !== null ? `room ${r.room} as workflows/${r.bundle}/` : `${values.dir}`;
+  if (r.unchanged) out(`${where} already holds exactly ${r.bundle} ${r.bundleId}: nothing to do`);
   else {
     out(
-      `Imported ${r.name} ${r.bundle} (${r.files} files) into ${where}${
+      `Imported ${r.bundle} ${r.bundleId} (${r.files} files) into ${where}${
         r.commit ? ` (commit ${r.commit.slice(0, 10)})` : ""
       }${r.replaced ? ", replacing what was there" : ""}`,
     );
   }
   if (r.tier === "room") out("Trust: room (this content is promoted on this host)");
   else if (r.tier === "ad-hoc" && r.room !== null) {
-    out(`Trust: ad-hoc (promote it here with \`dvergr promote ${r.room}/${r.name}\`)`);
+    out(`Trust: ad-hoc (promote it here with \`dvergr promote ${r.room}/${r.bundle}\`)`);
   }
   for (const n of r.notes) out(`note: ${n}`);
   return 0;

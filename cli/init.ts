@@ -1,6 +1,7 @@
 import { basename, join, relative, resolve } from "node:path";
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
+import { INIT_FORMAT } from "./json_formats.ts";
 import { printJson } from "./render.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { checkBundleName, suggestName } from "../core/bundle/bundle_name.ts";
@@ -154,8 +155,9 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const shown = shellWord(relative(ctx.cwd, dir) || ".");
   const next = NEXT[opts.template];
   if (opts.json) {
-    printJson(ctx, {
-      bundle: { name, dir },
+    printJson(ctx, INIT_FORMAT, {
+      bundle: name,
+      dir,
       template: opts.template,
       files: [...files.keys()],
       next,

@@ -52,12 +52,12 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       positionals[0] !== undefined ? { room: positionals[0] } : {},
     );
     if (values.json) {
-      printJson(ctx, { home, ...r });
+      printJson(ctx, catalogList.output, r);
       return 0;
     }
     const out = (s: string) => ctx.stdout(s + "\n");
     if (r.rooms.length === 0) out(`No rooms in ${home}`);
-    const width = Math.max(8, ...r.rooms.flatMap((x) => x.bundles.map((b) => b.name.length)));
+    const width = Math.max(8, ...r.rooms.flatMap((x) => x.bundles.map((b) => b.bundle.length)));
     for (const room of r.rooms) {
       out(`${room.room}`);
       if (room.bundles.length === 0) out("  (no bundles)");
@@ -67,9 +67,9 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
           b.clojureChecker ? "Clojure checker" : "",
         ].filter(Boolean);
         out(
-          `  ${b.name.padEnd(width)}  ${b.id}  ${b.tier.padEnd(6)}  ${b.title ?? "(no title)"}${
-            notes.length ? `  (${notes.join("; ")})` : ""
-          }`,
+          `  ${b.bundle.padEnd(width)}  ${b.bundleId}  ${b.tier.padEnd(6)}  ${
+            b.title ?? "(no title)"
+          }${notes.length ? `  (${notes.join("; ")})` : ""}`,
         );
       }
     }

@@ -1,5 +1,6 @@
 import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
+import { PLAN_FORMAT } from "../core/ops/grading.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import { EXPERIMENT_HOME_HELP, withExperiment } from "./experiment_homes.ts";
@@ -138,7 +139,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       }),
   );
   const planned = plan.comparisons.some((c) => c.plan !== null);
-  if (opts.json) printJson(ctx, plan);
+  if (opts.json) printJson(ctx, PLAN_FORMAT, plan);
   else {
     const out = (s: string) => ctx.stdout(s + "\n");
     out(

@@ -53,11 +53,11 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const home = roomHomeDir(values.home, ctx);
   const r = await withOpContext(ctx, home, {}, (op) => callOp(catalogPromote, op, ref));
   if (values.json) {
-    printJson(ctx, r);
+    printJson(ctx, catalogPromote.output, r);
     return r.promoted ? 0 : 1;
   }
   const out = (s: string) => ctx.stdout(s + "\n");
-  out(`Calibrating ${r.room}/${r.name}  ${r.bundle}`);
+  out(`Calibrating ${r.room}/${r.bundle}  ${r.bundleId}`);
   const cal = r.calibration;
   if (cal.reference) {
     out(`  reference                 ${runLine(cal.reference)}`);
@@ -75,7 +75,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   }
   out(
     r.previous
-      ? `Calibrated; this content was already promoted (as ${r.previous.room}/${r.previous.name} at ${r.previous.at}): trust tier room`
+      ? `Calibrated; this content was already promoted (as ${r.previous.room}/${r.previous.bundle} at ${r.previous.at}): trust tier room`
       : "Calibrated and promoted: its checker's trust tier on this host is now room",
   );
   return 0;

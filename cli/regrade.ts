@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
+import { diagnosisJson, REGRADE_FORMAT } from "./json_formats.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import { checkOutputFile } from "../adapters/files/output_file.ts";
@@ -12,7 +13,7 @@ import { onStopSignal } from "./signals.ts";
 import { createProgress } from "./progress.ts";
 import { keptReportPath, writeReports } from "./report_files.ts";
 import { writeFileAtomic } from "./write_atomic.ts";
-import { candidateLines, diagnosisJson } from "./benchmark.ts";
+import { candidateLines } from "./benchmark.ts";
 import { regradeExperiment, type RegradeOutcome } from "../core/engine/regrade.ts";
 import { currentRecords } from "../core/engine/score_experiment.ts";
 import { reportOptionsOf } from "../core/bench/report_options.ts";
@@ -200,10 +201,11 @@ export async function run(ctx: CliContext, opts: Options): Promise<number> {
     );
   }
   if (opts.json) {
-    printJson(ctx, {
+    printJson(ctx, REGRADE_FORMAT, {
       original: outcome.original.id,
       experiment: outcome.plan.id,
-      bundle: { name: outcome.bundle.name, id: outcome.bundle.id },
+      bundle: outcome.bundle.name,
+      bundleId: outcome.bundle.id,
       home: done.homeDir,
       room: outcome.room,
       report: done.reports.markdown,

@@ -1,6 +1,7 @@
 import { DvergrError, errorData } from "../core/errors.ts";
 import { osProblem } from "../adapters/files/os_error.ts";
 import type { CliContext } from "./context.ts";
+import { ERROR_FORMAT, formatted, type FormatValue, type JsonFormat } from "../core/json_format.ts";
 
 /**
  * The exit status of a failure, decided here at the CLI's edge: 1 when the request was valid
@@ -20,7 +21,7 @@ export function renderError(e: unknown, ctx: CliContext, json: boolean): number 
   // A full or read-only file system, a file where a directory must be…: the user's to fix.
   e = osProblem(e) ?? e;
   if (e instanceof DvergrError) {
-    if (json) ctx.stdout(JSON.stringify(e.toJSON(), null, 2) + "\n");
+    if (json) printJson(ctx, ERROR_FORMAT, e.toJSON());
     else {
       ctx.stderr(`error[${e.code}]: ${e.message}\n`);
       if (e.hint) ctx.stderr(`hint: ${e.hint}\n`);
@@ -29,14 +30,9 @@ export function renderError(e: unknown, ctx: CliContext, json: boolean): number 
   }
   const err = e instanceof Error ? e : new Error(String(e));
   if (json) {
-    ctx.stdout(
-      JSON.stringify(
-        { error: { ...errorData(err, { what: "The command" }), stack: err.stack } },
-        null,
-        2,
-      ) +
-        "\n",
-    );
+    printJson(ctx, ERROR_FORMAT, {
+      error: { ...errorData(err, { what: "The command" }), stack: err.stack },
+    });
   } else {
     ctx.stderr(`internal error: ${err.stack ?? err.message}\n`);
     ctx.stderr("This is a bug in dvergr; please report it with the command you ran.\n");
@@ -44,7 +40,11 @@ export function renderError(e: unknown, ctx: CliContext, json: boolean): number 
   return 3;
 }
 
-/** Writes a value as pretty JSON on stdout. */
-export function printJson(ctx: CliContext, value: unknown): void {
-  ctx.stdout(JSON.stringify(value, null, 2) + "\n");
+/** Writes a value as a document of its format (`format` first), pretty JSON on stdout. */
+export function printJson<F extends JsonFormat>(
+  ctx: CliContext,
+  format: F,
+  value: FormatValue<F>,
+): void {
+  ctx.stdout(JSON.stringify(formatted(format, value), null, 2) + "\n");
 }

@@ -76,7 +76,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   return await withOpContext(ctx, home, {}, async (op) => {
     if (opts.action === "list") {
       const r = await callOp(reviewList, op, opts.decision ? { decision: opts.decision } : {});
-      if (opts.json) printJson(ctx, r);
+      if (opts.json) printJson(ctx, reviewList.output, r);
       else if (r.reviews.length === 0) out("No reviews");
       else for (const v of r.reviews) out(`${v.id}  ${v.room}/${v.name}  ${v.decision}  ${v.why}`);
       return 0;
@@ -84,7 +84,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     if (opts.action === "show") {
       const v = await callOp(reviewShow, op, { id: opts.id! });
       if (opts.json) {
-        printJson(ctx, v);
+        printJson(ctx, reviewShow.output, v);
         return 0;
       }
       out(
@@ -118,7 +118,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       id: opts.id!,
       decision: opts.action === "approve" ? "approve" : "discard",
     });
-    if (opts.json) printJson(ctx, r);
+    if (opts.json) printJson(ctx, reviewDecide.output, r);
     else out(`${r.decision}: ${r.why}`);
     return opts.action === "approve" && r.decision !== "merged" ? 1 : 0;
   });

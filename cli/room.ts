@@ -115,7 +115,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     case "create":
       return await withOpContext(ctx, home, { create: true }, async (op) => {
         const r = await callOp(roomCreate, op, { room: rest[0] });
-        if (values.json) printJson(ctx, { home, ...r });
+        if (values.json) printJson(ctx, roomCreate.output, r);
         else {
           out(
             r.created
@@ -128,7 +128,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     case "list":
       return await withOpContext(ctx, home, {}, async (op) => {
         const r = await callOp(roomList, op, {});
-        if (values.json) printJson(ctx, { home, ...r });
+        if (values.json) printJson(ctx, roomList.output, r);
         else if (r.rooms.length === 0) out(`No rooms in ${home}`);
         else {
           const w = Math.max(...r.rooms.map((x) => x.room.length));
@@ -148,7 +148,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
           room: rest[0],
           ...(rest[1] !== undefined ? { prefix: rest[1] } : {}),
         });
-        if (values.json) printJson(ctx, r);
+        if (values.json) printJson(ctx, roomFiles.output, r);
         else {
           for (const f of r.files) out(`${String(f.bytes).padStart(9)}  ${f.path}`);
           out(`${r.count} file${r.count === 1 ? "" : "s"}${r.prefix ? ` under ${r.prefix}/` : ""}`);
@@ -162,7 +162,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
           path: rest[1],
           encoding: values.base64 ? "base64" : "text",
         });
-        if (values.json) printJson(ctx, r);
+        if (values.json) printJson(ctx, roomRead.output, r);
         else ctx.raw.stdout(values.base64 ? r.content + "\n" : r.content); // as `cat` would
         return 0;
       });
@@ -173,7 +173,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
           room: rest[0],
           ...(limit !== undefined ? { limit } : {}),
         });
-        if (values.json) printJson(ctx, r);
+        if (values.json) printJson(ctx, roomLog.output, r);
         else {
           for (const c of r.commits) out(`${short(c.id)}  ${c.at}  ${c.message}`);
           if (r.total > r.commits.length) {
@@ -192,7 +192,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
           encoding,
           ...(values.message !== undefined ? { message: values.message } : {}),
         });
-        if (values.json) printJson(ctx, r);
+        if (values.json) printJson(ctx, roomWrite.output, r);
         else if (!r.changed) out(`Room ${room} already holds this; no commit`);
         else {
           const parts = [

@@ -5,7 +5,7 @@ import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { paramTexts } from "./run_params.ts";
 import { usageError } from "../core/errors.ts";
-import { outcomeView, runAndReview } from "../core/ops/deploy_runs.ts";
+import { CATALOG_RUN_FORMAT, outcomeView, runAndReview } from "../core/ops/deploy_runs.ts";
 
 export const HELP = `dvergr run ROOM/NAME --candidate SPEC [--param K=V]… [--home DIR] [--json]
 
@@ -76,7 +76,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const failed = view.outcome !== "completed" || view.decision === "escalated" ||
     view.decision === "discarded";
   if (opts.json) {
-    printJson(ctx, { ...view, review: outcome.review });
+    printJson(ctx, CATALOG_RUN_FORMAT, { ...view, review: outcome.review });
     return failed ? 1 : 0;
   }
   const out = (s: string) => ctx.stdout(s + "\n");

@@ -47,7 +47,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     (op) => callOp(runList, op, opts.room ? { room: opts.room } : {}),
   );
   if (opts.json) {
-    printJson(ctx, r);
+    printJson(ctx, runList.output, r);
     return 0;
   }
   if (r.runs.length === 0) {

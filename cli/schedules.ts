@@ -45,12 +45,12 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   return await withOpContext(ctx, home, {}, async (op) => {
     if (opts.cancel !== undefined) {
       const r = await callOp(scheduleCancel, op, { id: opts.cancel });
-      if (opts.json) printJson(ctx, r);
+      if (opts.json) printJson(ctx, scheduleCancel.output, r);
       else ctx.stdout(`schedule ${r.id} ${r.cancelled ? "cancelled" : "was cancelled already"}\n`);
       return 0;
     }
     const r = await callOp(scheduleList, op, {});
-    if (opts.json) printJson(ctx, r);
+    if (opts.json) printJson(ctx, scheduleList.output, r);
     else if (r.schedules.length === 0) {
       ctx.stdout(
         "No schedules: store one with `dvergr deploy ROOM/NAME --candidate SPEC --every 1d`\n",
@@ -61,8 +61,8 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
           `${s.id}  ${s.room}/${s.name}  ${s.candidate}  every ${s.every}${
             s.at ? ` at ${s.at}` : ""
           }  ` +
-            (s.cancelled_at ? `cancelled ${s.cancelled_at}` : `next ${s.next_run}`) +
-            `${s.last_run ? `  last run ${s.last_run}` : ""}\n`,
+            (s.cancelledAt ? `cancelled ${s.cancelledAt}` : `next ${s.nextRun}`) +
+            `${s.lastRun ? `  last run ${s.lastRun}` : ""}\n`,
         );
       }
     }

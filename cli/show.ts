@@ -1,5 +1,6 @@
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
+import { CELLS_FORMAT, SHOW_ATTEMPT_FORMAT } from "./json_formats.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import type { Home } from "../core/ports/home.ts";
@@ -133,7 +134,7 @@ async function show(
   const cases = (meta.definition as { cases?: unknown }).cases;
   if (target.includes("/")) {
     const view = await loadAttempt(home, meta, parseTarget(target, Array.isArray(cases)));
-    if (json) printJson(ctx, { home: home.dir, room: meta.room, ...view });
+    if (json) printJson(ctx, SHOW_ATTEMPT_FORMAT, { home: home.dir, room: meta.room, ...view });
     else ctx.stdout(attemptText(view));
     return 0;
   }
@@ -141,7 +142,7 @@ async function show(
   // On a store shared by workers: who ran what, and who holds cells now.
   const workers = home.queue ? await home.queue.progress(meta.id) : null;
   if (json) {
-    printJson(ctx, {
+    printJson(ctx, CELLS_FORMAT, {
       home: home.where ?? home.dir,
       room: meta.room,
       experiment: meta.id,

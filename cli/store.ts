@@ -1,5 +1,6 @@
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
+import { STORE_MIGRATE_FORMAT, STORE_STATUS_FORMAT } from "./json_formats.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 
@@ -68,14 +69,15 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     const store = redactUrl(url);
     if (opts.action === "status") {
       const version = await schemaVersion(sql);
-      if (opts.values.json) printJson(ctx, { store, schema: version, known: SCHEMA_VERSION });
-      else {ctx.stdout(
+      if (opts.values.json) {
+        printJson(ctx, STORE_STATUS_FORMAT, { store, schema: version, known: SCHEMA_VERSION });
+      } else {ctx.stdout(
           `${store}: schema version ${version} (this dvergr knows ${SCHEMA_VERSION})\n`,
         );}
       return 0;
     }
     const r = await migrate(sql);
-    if (opts.values.json) printJson(ctx, { store, ...r });
+    if (opts.values.json) printJson(ctx, STORE_MIGRATE_FORMAT, { store, ...r });
     else if (r.applied.length === 0) {
       ctx.stdout(`${store}: schema at version ${r.to}, nothing to do\n`);
     } else {

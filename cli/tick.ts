@@ -3,7 +3,7 @@ import type { CliContext } from "./context.ts";
 import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
-import { tickSchedules } from "../core/ops/deploy_schedules.ts";
+import { TICK_FORMAT, tickSchedules } from "../core/ops/deploy_schedules.ts";
 
 export const HELP = `dvergr tick [--now ISO-TIME] [--home DIR] [--json]
 
@@ -57,7 +57,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     {},
     (op) => tickSchedules(op, opts.now ?? op.clock()),
   );
-  if (opts.json) printJson(ctx, { ticks: results });
+  if (opts.json) printJson(ctx, TICK_FORMAT, { ticks: results });
   else {
     if (results.length === 0) ctx.stdout("Nothing due\n");
     for (const r of results) {

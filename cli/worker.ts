@@ -1,6 +1,7 @@
 import { parseCommandArgs, rangeFlag } from "./args.ts";
 import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
+import { WORKER_FORMAT } from "./json_formats.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import { composeServices, openHomeAt } from "../adapters/compose.ts";
@@ -124,7 +125,9 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       log,
     });
     log(`ended (${r.reason}): ${r.attempts} attempts, ${r.closed.length} experiments completed`);
-    if (values.json) printJson(ctx, { worker: holder.owner, host: holder.host, ...r });
+    if (values.json) {
+      printJson(ctx, WORKER_FORMAT, { worker: holder.owner, host: holder.host, ...r });
+    }
     return stop.exitStatus() ?? 0;
   } finally {
     stop.dispose();

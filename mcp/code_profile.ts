@@ -11,6 +11,38 @@ import { DvergrError } from "../core/errors.ts";
 import { defineOp, explainedOp, type Op } from "../core/ops/op.ts";
 import { callOp } from "../core/ops/registry.ts";
 import { toolInputSchema } from "./tool_schema.ts";
+import { defineFormat } from "../core/json_format.ts";
+
+export const JS_EVAL_FORMAT = defineFormat(
+  "js-eval",
+  1,
+  "What a js_eval program returned, with its console output.",
+  z.object({
+    value: z.unknown().describe("The program's value"),
+    logs: z.array(z.string()),
+    calls: z.number().int().describe("Op calls the program made"),
+    ms: z.number(),
+  }),
+);
+
+export const DESCRIBE_FORMAT = defineFormat(
+  "describe",
+  1,
+  "The ops a js_eval program can call, with their parameters and result formats (describe).",
+  z.object({
+    count: z.number().int(),
+    ops: z.array(z.object({
+      name: z.string(),
+      call: z.string(),
+      title: z.string(),
+      kind: z.enum(["read", "write", "destructive"]),
+      toolset: z.string(),
+      description: z.string(),
+      inputSchema: z.record(z.string(), z.unknown()).describe("Its parameters (JSON Schema)"),
+      format: z.string().describe("The format of its result (schemas/ has each)"),
+    })),
+  }),
+);
 
 /** The outcome of a js_eval program (sandbox/js_eval.ts makes it). */
 export type JsEvalOutcome =
@@ -51,7 +83,8 @@ export function describeOps(ops: Op[], query?: string) {
       kind: o.kind,
       toolset: o.toolset,
       description: o.description,
-      input_schema: toolInputSchema(o),
+      inputSchema: toolInputSchema(o),
+      format: o.output.id,
     }));
 }
 
@@ -68,6 +101,7 @@ export function codeOps(inner: Op[], runJsEval: JsEvalRunner): Op[] {
       }. Use describe for their parameters.`,
     kind: "destructive",
     toolset: "code",
+    output: JS_EVAL_FORMAT,
     input: z.strictObject({
       code: z.string().min(1).max(200_000).describe(
         "e.g. `const r = await ops.room_list({}); return r.rooms.map((x) => x.room)`",
@@ -102,6 +136,7 @@ export function codeOps(inner: Op[], runJsEval: JsEvalRunner): Op[] {
     kind: "read",
     toolset: "code",
     idempotent: true,
+    output: DESCRIBE_FORMAT,
     input: z.strictObject({
       query: z.string().optional().describe("Words to look for, e.g. `room file`"),
     }),

@@ -45,7 +45,8 @@ export function headerProblem(req: Request, body: JsonRpcRequest): Response | nu
   /** A 400 naming the header, its value and what the body says, or null when they agree. */
   const mismatch = (header: string, shown: string, bodySays: string, expected: unknown) => {
     const value = req.headers.get(header);
-    if (value === expected) return null;
+    // No header where the body names nothing either agrees (the version check follows).
+    if (value === (expected ?? null)) return null;
     return rpcError(
       400,
       body.id,
@@ -57,7 +58,6 @@ export function headerProblem(req: Request, body: JsonRpcRequest): Response | nu
   };
   const method = mismatch("mcp-method", "Mcp-Method", "the body's method", body.method);
   if (method) return method;
-  if (body.method === "server/discover") return null;
   const version = metaOf(body)[META_VERSION];
   const versionProblem = mismatch(
     "mcp-protocol-version",

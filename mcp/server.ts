@@ -17,7 +17,10 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
   InitializeRequestSchema,
+  ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -60,11 +63,17 @@ export const UPDATE_EVERY_MS = 300;
 /** The capabilities of a server of `surface` (both eras). */
 export function capabilitiesOf(surface: Surface): Record<string, unknown> {
   return {
+    // A connection's tools and prompts are fixed once it is set up: they never change.
     tools: { listChanged: false },
-    ...(surface.templates.length > 0 ? { resources: { subscribe: true, listChanged: false } } : {}),
+    ...(surface.templates.length > 0 ? { resources: { subscribe: true, listChanged: true } } : {}),
+    prompts: { listChanged: false },
+    completions: {},
     logging: {},
   };
 }
+
+/** How often a connection looks whether the home's rooms changed (resources list_changed). */
+export const ROOM_LIST_EVERY_MS = 1000;
 
 /**
  * Waits until the call's progress notifications are sent, then a little more when there
@@ -118,73 +127,73 @@ export function jobLogMessage(
   return { level: moreFaults ? "warning" : "info", data };
 }
 
-/** Creates the server of one connection (not yet connected to a transport). */
-export function createMcpServer(opts: McpServerOptions): Server {
-  const { log } = opts;
-  // A client may narrow the server's tools in initialize's _meta (dvergr/profile, …).
-  let surface = createSurface({ context: opts.context, selection: opts.selection, log });
-  const ownWatcher = opts.watcher ? null : createRoomWatcher(homeVersion(opts.context.home));
-  const watcher = opts.watcher ?? ownWatcher!;
-  const stops = new Set<() => void>();
-  const subscriptions = new Map<string, () => void>();
+/** What the parts of one connection's server share. */
+interface Connection {
+  opts: McpServerOptions;
+  server: Server;
+  /** The surface of the connection's selection (initialize's _meta may narrow it). */
+  surface: Surface;
+  watcher: RoomWatcher;
+  /** Stops what runs for the connection (followed jobs, subscriptions, the room list watch). */
+  stops: Set<() => void>;
+  sendLog(level: Level, logger: string, data: unknown): Promise<void>;
+}
 
-  const server = new Server(
-    { name: "dvergr", title: "dvergr", version: VERSION },
-    { capabilities: capabilitiesOf(surface), instructions: INSTRUCTIONS },
-  );
-  const sessionId = () => server.transport?.sessionId;
-  const sendLog = (level: Level, logger: string, data: unknown) =>
-    server.sendLoggingMessage({ level, logger, data }, sessionId()).catch(() => {});
+/** Sends a followed job's progress and end as log messages until it ends. */
+async function followJob(c: Connection, id: string): Promise<void> {
+  const state = c.opts.context.home.state;
+  let before = await state.getJob(id);
+  if (!before || before.status !== "running") return;
+  let busy = false;
+  const look = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const job = await state.getJob(id);
+      if (!job) return;
+      const msg = jobLogMessage(job, before);
+      before = job;
+      if (msg) await c.sendLog(msg.level, "dvergr.job", msg.data);
+      if (job.status !== "running") stop();
+    } finally {
+      busy = false;
+    }
+  };
+  const t = throttle(() => void look(), UPDATE_EVERY_MS);
+  const unwatch = c.watcher.watch(before.room, () => t.call());
+  const stop = () => {
+    unwatch();
+    t.stop();
+    c.stops.delete(stop);
+  };
+  c.stops.add(stop);
+}
 
-  /** Sends a followed job's progress and end as log messages until it ends. */
-  async function followJob(id: string): Promise<void> {
-    const state = opts.context.home.state;
-    let before = await state.getJob(id);
-    if (!before || before.status !== "running") return;
-    let busy = false;
-    const look = async () => {
-      if (busy) return;
-      busy = true;
-      try {
-        const job = await state.getJob(id);
-        if (!job) return;
-        const msg = jobLogMessage(job, before);
-        before = job;
-        if (msg) await sendLog(msg.level, "dvergr.job", msg.data);
-        if (job.status !== "running") stop();
-      } finally {
-        busy = false;
-      }
-    };
-    const t = throttle(() => void look(), UPDATE_EVERY_MS);
-    const unwatch = watcher.watch(before.room, () => t.call());
-    const stop = () => {
-      unwatch();
-      t.stop();
-      stops.delete(stop);
-    };
-    stops.add(stop);
-  }
-
-  // The SDK's own initialize, after taking the selection the client asks for in _meta.
+/** initialize: the SDK's own, after taking the selection the client asks for in _meta. */
+function registerInitialize(c: Connection): void {
+  const { opts, server } = c;
   const sdkInitialize = (server as unknown as {
     _oninitialize(r: unknown): Promise<Record<string, unknown>>;
   })._oninitialize.bind(server);
   server.setRequestHandler(InitializeRequestSchema, async (req) => {
-    let asked;
     try {
-      asked = requestedSelection((req.params._meta ?? {}) as Record<string, unknown>);
+      const asked = requestedSelection((req.params._meta ?? {}) as Record<string, unknown>);
       if (asked !== null) {
         const selection = narrowSelection(opts.selection, asked, { jsEval: opts.jsEval });
-        surface = createSurface({ context: opts.context, selection, log });
-        log(`initialize selects ${selection.label} (${selection.ops.length} tools)`);
+        c.surface = createSurface({ context: opts.context, selection, log: opts.log });
+        opts.log(`initialize selects ${selection.label} (${selection.ops.length} tools)`);
       }
     } catch (e) {
       throw asRpcError(e);
     }
     return await sdkInitialize(req);
   });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: surface.tools }));
+}
+
+/** tools/list and tools/call (with progress, failed calls logged, started jobs followed). */
+function registerTools(c: Connection): void {
+  const { server } = c;
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: c.surface.tools }));
   // Registered under a loose schema: the SDK's tools/call wrapper then validates the request
   // and answers a malformed one with -32602. Under CallToolRequestSchema itself, the
   // registration's own parse fails first and the client gets -32603 and a zod dump.
@@ -209,16 +218,16 @@ export function createMcpServer(opts: McpServerOptions): Server {
       sending.push(sent);
     };
     try {
-      const result = await surface.callTool(req.params.name, req.params.arguments ?? {}, {
+      const result = await c.surface.callTool(req.params.name, req.params.arguments ?? {}, {
         signal: extra.signal,
         progress,
       });
       await flushProgress(sending);
       const value = result.structuredContent;
       if (result.isError) {
-        void sendLog("warning", "dvergr.tools", { tool: req.params.name, ...value });
+        void c.sendLog("warning", "dvergr.tools", { tool: req.params.name, ...value });
       } else if (value && typeof value.job === "string") {
-        void followJob(value.job).catch(() => {});
+        void followJob(c, value.job).catch(() => {});
       }
       return result;
     } catch (e) {
@@ -226,58 +235,146 @@ export function createMcpServer(opts: McpServerOptions): Server {
       throw asRpcError(e);
     }
   });
+}
 
-  if (surface.templates.length > 0) {
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-      resources: await surface.listResources(),
-    }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-      resourceTemplates: surface.templates,
-    }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
-      try {
-        return await surface.readResource(req.params.uri, { signal: extra.signal });
-      } catch (e) {
-        throw asRpcError(e);
+/**
+ * Sends notifications/resources/list_changed when the home's rooms change (resources/list
+ * lists reads per room), looking at most every ROOM_LIST_EVERY_MS while connected.
+ */
+function watchRoomList(c: Connection): void {
+  const rooms = c.opts.context.home.rooms;
+  let last: string | null = null;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  const look = async () => {
+    timer = undefined;
+    try {
+      const now = (await rooms.listRooms()).join("\n");
+      if (last !== null && now !== last) {
+        await c.server.sendResourceListChanged().catch(() => {});
       }
-    });
-    server.setRequestHandler(SubscribeRequestSchema, async (req) => {
-      const uri = req.params.uri;
-      let room: string | null;
-      try {
-        room = await surface.watchRoom(uri);
-      } catch (e) {
-        throw asRpcError(e);
-      }
-      if (!subscriptions.has(uri)) {
-        const t = throttle(
-          () => void server.sendResourceUpdated({ uri }).catch(() => {}),
-          UPDATE_EVERY_MS,
-        );
-        const unwatch = watcher.watch(room, () => t.call());
-        subscriptions.set(uri, () => {
-          unwatch();
-          t.stop();
-        });
-      }
-      return {};
-    });
-    server.setRequestHandler(UnsubscribeRequestSchema, (req) => {
-      subscriptions.get(req.params.uri)?.();
-      subscriptions.delete(req.params.uri);
-      return {};
-    });
-  }
+      last = now;
+    } catch {
+      // A room being made or removed: look again next time.
+    }
+    if (!stopped) {
+      const t = setTimeout(() => void look(), ROOM_LIST_EVERY_MS);
+      timer = t;
+      Deno.unrefTimer(t as unknown as number);
+    }
+  };
+  void look();
+  c.stops.add(() => {
+    stopped = true;
+    if (timer !== undefined) clearTimeout(timer);
+  });
+}
 
-  const closed = () => {
-    for (const stop of [...stops]) stop();
+/** Resources: list, templates, read, subscribe (updates after each change of the room). */
+function registerResources(c: Connection): void {
+  const { server } = c;
+  const subscriptions = new Map<string, () => void>();
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: await c.surface.listResources(),
+  }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: c.surface.templates,
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
+    try {
+      return await c.surface.readResource(req.params.uri, { signal: extra.signal });
+    } catch (e) {
+      throw asRpcError(e);
+    }
+  });
+  server.setRequestHandler(SubscribeRequestSchema, async (req) => {
+    const uri = req.params.uri;
+    let room: string | null;
+    try {
+      room = await c.surface.watchRoom(uri);
+    } catch (e) {
+      throw asRpcError(e);
+    }
+    if (!subscriptions.has(uri)) {
+      const t = throttle(
+        () => void server.sendResourceUpdated({ uri }).catch(() => {}),
+        UPDATE_EVERY_MS,
+      );
+      const unwatch = c.watcher.watch(room, () => t.call());
+      subscriptions.set(uri, () => {
+        unwatch();
+        t.stop();
+      });
+    }
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, (req) => {
+    subscriptions.get(req.params.uri)?.();
+    subscriptions.delete(req.params.uri);
+    return {};
+  });
+  c.stops.add(() => {
     for (const stop of subscriptions.values()) stop();
     subscriptions.clear();
-    ownWatcher?.close();
+  });
+  watchRoomList(c);
+}
+
+/** prompts/list, prompts/get and completion/complete. */
+function registerPrompts(c: Connection): void {
+  const { server } = c;
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: c.surface.prompts }));
+  server.setRequestHandler(GetPromptRequestSchema, (req) => {
+    try {
+      return c.surface.getPrompt(req.params.name, req.params.arguments ?? {});
+    } catch (e) {
+      throw asRpcError(e);
+    }
+  });
+  server.setRequestHandler(CompleteRequestSchema, async (req) => {
+    const ref = req.params.ref.type === "ref/prompt"
+      ? { type: "ref/prompt" as const, name: req.params.ref.name }
+      : { type: "ref/resource" as const, uri: req.params.ref.uri };
+    const completion = await c.surface.complete(
+      ref,
+      req.params.argument,
+      req.params.context?.arguments ?? {},
+    );
+    return { completion };
+  });
+}
+
+/** Creates the server of one connection (not yet connected to a transport). */
+export function createMcpServer(opts: McpServerOptions): Server {
+  const surface = createSurface({
+    context: opts.context,
+    selection: opts.selection,
+    log: opts.log,
+  });
+  const ownWatcher = opts.watcher ? null : createRoomWatcher(homeVersion(opts.context.home));
+  const server = new Server(
+    { name: "dvergr", title: "dvergr", version: VERSION },
+    { capabilities: capabilitiesOf(surface), instructions: INSTRUCTIONS },
+  );
+  const c: Connection = {
+    opts,
+    server,
+    surface,
+    watcher: opts.watcher ?? ownWatcher!,
+    stops: new Set(),
+    sendLog: (level, logger, data) =>
+      server.sendLoggingMessage({ level, logger, data }, server.transport?.sessionId)
+        .catch(() => {}),
   };
+  registerInitialize(c);
+  registerTools(c);
+  if (surface.templates.length > 0) registerResources(c);
+  registerPrompts(c);
   const onclose = server.onclose;
   server.onclose = () => {
-    closed();
+    for (const stop of [...c.stops]) stop();
+    c.stops.clear();
+    ownWatcher?.close();
     onclose?.();
   };
   return server;

@@ -7,10 +7,11 @@
  * handshake era, so this layer sits under our transports: they hand it the requests that
  * belong to it (isStatelessRequest) and the SDK the rest, so one connection may carry both.
  *
- * `server/discover` names the versions, capabilities and instructions. Every result has
- * `resultType: "complete"` and the server's info in `_meta`; lists and reads carry `ttlMs`
- * and `cacheScope: "private"` (what a client sees depends on its selection; a read is live,
- * ttlMs 0). A version the server does not speak is -32022 with `{supported, requested}`; an
+ * `server/discover` names the versions, capabilities and instructions; it passes the same
+ * checks as every other request (its `_meta` names this era's version; over HTTP the routing
+ * headers match the body). Every result has `resultType: "complete"` and the server's info in
+ * `_meta`; discover, lists and reads carry `ttlMs` and `cacheScope: "private"` (what a client
+ * sees depends on its selection and its token; a list or read is live, ttlMs 0). A version the server does not speak is -32022 with `{supported, requested}`; an
  * unknown resource is -32602; ping is gone. `subscriptions/listen` stays open: first
  * notifications/subscriptions/acknowledged with the part of the filter honoured, then
  * notifications tagged with `io.modelcontextprotocol/subscriptionId` (the listen request's
@@ -85,6 +86,9 @@ export const STATELESS_METHODS = new Set([
   "resources/list",
   "resources/templates/list",
   "resources/read",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
   "subscriptions/listen",
 ]);
 
@@ -131,199 +135,279 @@ function complete(
   };
 }
 
-/** Creates the stateless layer of a server. */
-export function createStatelessHandler(opts: StatelessOptions): StatelessHandler {
-  const { log } = opts;
-  const surfaces = new Map<string, Surface>();
-  const listens = new Map<JsonRpcId, (r: JsonRpcResponse) => void>();
+/** The state of a server's stateless layer. */
+interface Layer {
+  opts: StatelessOptions;
+  /** The surface of each selection asked for (tool definitions are derived once). */
+  surfaces: Map<string, Surface>;
+  /** The open subscriptions/listen requests, answered at close. */
+  listens: Map<JsonRpcId, (r: JsonRpcResponse) => void>;
+}
 
-  /** The surface of a request's selection (cached: tool definitions are derived once). */
-  function surfaceFor(meta: Record<string, unknown>): Surface {
-    const asked = requestedSelection(meta);
-    const key = asked === null ? "" : JSON.stringify(asked);
-    const known = surfaces.get(key);
-    if (known) return known;
-    const selection = asked === null
-      ? opts.selection
-      : narrowSelection(opts.selection, asked, { jsEval: opts.jsEval });
-    const surface = createSurface({
-      context: opts.context,
-      selection,
-      log,
-      unknownResourceCode: INVALID_PARAMS,
-    });
-    surfaces.set(key, surface);
-    return surface;
-  }
+/** How long a client may keep server/discover's answer (the server's own, fixed per process). */
+export const DISCOVER_TTL_MS = 300_000;
 
-  function discover(): Record<string, unknown> {
-    const surface = surfaceFor({});
-    return complete({
-      supportedVersions: SUPPORTED_VERSIONS,
-      capabilities: capabilitiesOf(surface),
-      serverInfo: { name: "dvergr", title: "dvergr", version: VERSION },
-      instructions: INSTRUCTIONS,
-    });
-  }
+/** The surface of a request's selection. */
+function surfaceFor(layer: Layer, meta: Record<string, unknown>): Surface {
+  const { opts } = layer;
+  const asked = requestedSelection(meta);
+  const key = asked === null ? "" : JSON.stringify(asked);
+  const known = layer.surfaces.get(key);
+  if (known) return known;
+  const selection = asked === null
+    ? opts.selection
+    : narrowSelection(opts.selection, asked, { jsEval: opts.jsEval });
+  const surface = createSurface({
+    context: opts.context,
+    selection,
+    log: opts.log,
+    unknownResourceCode: INVALID_PARAMS,
+  });
+  layer.surfaces.set(key, surface);
+  return surface;
+}
 
-  function progressOf(req: JsonRpcRequest, io: RequestIo) {
-    const token = metaOf(req).progressToken;
-    if (token === undefined) return undefined;
-    let last = -Infinity;
-    return (p: OpProgress) => {
-      if (!(p.progress > last) || io.signal.aborted) return;
-      last = p.progress;
-      io.notify({
-        jsonrpc: "2.0",
-        method: "notifications/progress",
-        params: {
-          progressToken: token as string | number,
-          progress: p.progress,
-          ...(p.total !== undefined ? { total: p.total } : {}),
-          ...(p.message !== undefined ? { message: p.message } : {}),
-        },
-      });
-    };
-  }
+function discover(layer: Layer): Record<string, unknown> {
+  const surface = surfaceFor(layer, {});
+  return complete({
+    supportedVersions: SUPPORTED_VERSIONS,
+    capabilities: capabilitiesOf(surface),
+    serverInfo: { name: "dvergr", title: "dvergr", version: VERSION },
+    instructions: INSTRUCTIONS,
+  }, { ttlMs: DISCOVER_TTL_MS });
+}
 
-  async function listen(
-    req: JsonRpcRequest,
-    surface: Surface,
-    io: RequestIo,
-  ): Promise<JsonRpcResponse | null> {
-    const params = req.params ?? {};
-    const filter = isObject(params.filter) ? params.filter : params;
-    const asked = Array.isArray(filter.resourceSubscriptions)
-      ? filter.resourceSubscriptions.filter((u): u is string => typeof u === "string")
-      : [];
-    const honoured: string[] = [];
-    const stops: (() => void)[] = [];
-    const tag = { [META_SUBSCRIPTION]: req.id };
-    for (const uri of asked) {
-      let room: string | null;
-      try {
-        room = await surface.watchRoom(uri);
-      } catch {
-        continue; // Not a resource of this selection: not honoured.
-      }
-      honoured.push(uri);
-      const t = throttle(() =>
-        io.notify({
-          jsonrpc: "2.0",
-          method: "notifications/resources/updated",
-          params: { uri, _meta: tag },
-        }), UPDATE_EVERY_MS);
-      const unwatch = opts.watcher.watch(room, () => t.call());
-      stops.push(() => {
-        unwatch();
-        t.stop();
-      });
-    }
+function progressOf(req: JsonRpcRequest, io: RequestIo) {
+  const token = metaOf(req).progressToken;
+  if (token === undefined) return undefined;
+  let last = -Infinity;
+  return (p: OpProgress) => {
+    if (!(p.progress > last) || io.signal.aborted) return;
+    last = p.progress;
     io.notify({
       jsonrpc: "2.0",
-      method: "notifications/subscriptions/acknowledged",
+      method: "notifications/progress",
       params: {
-        // The tool list of a selection never changes; prompts and resource lists are not offered.
-        ...(filter.toolsListChanged === true ? { toolsListChanged: true } : {}),
-        resourceSubscriptions: honoured,
-        _meta: tag,
+        progressToken: token as string | number,
+        progress: p.progress,
+        ...(p.total !== undefined ? { total: p.total } : {}),
+        ...(p.message !== undefined ? { message: p.message } : {}),
       },
     });
-    const answered = new Promise<JsonRpcResponse | null>((resolve) => {
-      listens.set(req.id, resolve);
-      io.signal.addEventListener("abort", () => resolve(null), { once: true });
-      if (io.signal.aborted) resolve(null);
-    });
-    try {
-      return await answered;
-    } finally {
-      listens.delete(req.id);
-      for (const stop of stops) stop();
-    }
-  }
+  };
+}
 
-  async function dispatch(
-    req: JsonRpcRequest,
-    io: RequestIo,
-  ): Promise<Record<string, unknown> | null> {
-    if (req.method === "server/discover") return discover();
-    const meta = metaOf(req);
-    const version = meta[META_VERSION];
-    if (version !== STATELESS_VERSION) {
-      throw new ProtocolError(
-        UNSUPPORTED_VERSION,
-        `Unsupported protocol version ${JSON.stringify(version)} for a request without initialize`,
-        { supported: SUPPORTED_VERSIONS, requested: version ?? null },
-      );
+/** Watches the subscribed resources of a listen; returns those honoured and how to stop. */
+async function watchSubscriptions(
+  layer: Layer,
+  surface: Surface,
+  asked: string[],
+  notify: (uri: string) => void,
+): Promise<{ honoured: string[]; stops: (() => void)[] }> {
+  const honoured: string[] = [];
+  const stops: (() => void)[] = [];
+  for (const uri of asked) {
+    let room: string | null;
+    try {
+      room = await surface.watchRoom(uri);
+    } catch {
+      continue; // Not a resource of this selection: not honoured.
     }
-    if (!STATELESS_METHODS.has(req.method)) {
-      throw new ProtocolError(METHOD_NOT_FOUND, `Method not found: ${req.method}`);
+    honoured.push(uri);
+    const t = throttle(() => notify(uri), UPDATE_EVERY_MS);
+    const unwatch = layer.opts.watcher.watch(room, () => t.call());
+    stops.push(() => {
+      unwatch();
+      t.stop();
+    });
+  }
+  return { honoured, stops };
+}
+
+async function listen(
+  layer: Layer,
+  req: JsonRpcRequest,
+  surface: Surface,
+  io: RequestIo,
+): Promise<JsonRpcResponse | null> {
+  const params = req.params ?? {};
+  const filter = isObject(params.filter) ? params.filter : params;
+  const asked = Array.isArray(filter.resourceSubscriptions)
+    ? filter.resourceSubscriptions.filter((u): u is string => typeof u === "string")
+    : [];
+  const tag = { [META_SUBSCRIPTION]: req.id };
+  const { honoured, stops } = await watchSubscriptions(layer, surface, asked, (uri) =>
+    io.notify({
+      jsonrpc: "2.0",
+      method: "notifications/resources/updated",
+      params: { uri, _meta: tag },
+    }));
+  io.notify({
+    jsonrpc: "2.0",
+    method: "notifications/subscriptions/acknowledged",
+    params: {
+      // The tool and prompt lists of a selection never change.
+      ...(filter.toolsListChanged === true ? { toolsListChanged: true } : {}),
+      ...(filter.promptsListChanged === true ? { promptsListChanged: true } : {}),
+      resourceSubscriptions: honoured,
+      _meta: tag,
+    },
+  });
+  const answered = new Promise<JsonRpcResponse | null>((resolve) => {
+    layer.listens.set(req.id, resolve);
+    io.signal.addEventListener("abort", () => resolve(null), { once: true });
+    if (io.signal.aborted) resolve(null);
+  });
+  try {
+    return await answered;
+  } finally {
+    layer.listens.delete(req.id);
+    for (const stop of stops) stop();
+  }
+}
+
+function needString(params: Record<string, unknown>, key: string, method: string): string {
+  const v = params[key];
+  if (typeof v !== "string") {
+    throw new ProtocolError(INVALID_PARAMS, `${method} needs params.${key}`);
+  }
+  return v;
+}
+
+function needObject(params: Record<string, unknown>, key: string, method: string) {
+  const v = params[key];
+  if (v !== undefined && !isObject(v)) {
+    throw new ProtocolError(INVALID_PARAMS, `${method} params.${key} must be an object`);
+  }
+  return (v ?? {}) as Record<string, unknown>;
+}
+
+/** completion/complete's params as the surface takes them. */
+async function completion(surface: Surface, params: Record<string, unknown>) {
+  const ref = needObject(params, "ref", "completion/complete");
+  const argument = needObject(params, "argument", "completion/complete");
+  if (typeof argument.name !== "string" || typeof argument.value !== "string") {
+    throw new ProtocolError(INVALID_PARAMS, "completion/complete needs argument {name, value}");
+  }
+  const given = needObject(needObject(params, "context", "completion/complete"), "arguments", "");
+  const texts = Object.fromEntries(
+    Object.entries(given).filter((e): e is [string, string] => typeof e[1] === "string"),
+  );
+  const at = ref.type === "ref/prompt" && typeof ref.name === "string"
+    ? { type: "ref/prompt" as const, name: ref.name }
+    : ref.type === "ref/resource" && typeof ref.uri === "string"
+    ? { type: "ref/resource" as const, uri: ref.uri }
+    : null;
+  if (at === null) {
+    throw new ProtocolError(INVALID_PARAMS, "completion/complete needs ref/prompt or ref/resource");
+  }
+  return await surface.complete(at, { name: argument.name, value: argument.value }, texts);
+}
+
+/** The result of a method of this era (server/discover and listen aside). */
+async function methodResult(
+  surface: Surface,
+  req: JsonRpcRequest,
+  io: RequestIo,
+): Promise<Record<string, unknown>> {
+  const params = req.params ?? {};
+  const call = { signal: io.signal, progress: progressOf(req, io) };
+  switch (req.method) {
+    case "tools/list":
+      return complete({ tools: surface.tools }, { ttlMs: 0 });
+    case "tools/call": {
+      const name = needString(params, "name", "tools/call");
+      const args = needObject(params, "arguments", "tools/call");
+      return complete(await surface.callTool(name, args, call));
     }
-    const surface = surfaceFor(meta);
-    const params = req.params ?? {};
-    switch (req.method) {
-      case "tools/list":
-        return complete({ tools: surface.tools }, { ttlMs: 0 });
-      case "tools/call": {
-        if (typeof params.name !== "string") {
-          throw new ProtocolError(INVALID_PARAMS, "tools/call needs params.name");
-        }
-        if (params.arguments !== undefined && !isObject(params.arguments)) {
-          throw new ProtocolError(INVALID_PARAMS, "tools/call params.arguments must be an object");
-        }
-        const r = await surface.callTool(params.name, params.arguments ?? {}, {
-          signal: io.signal,
-          progress: progressOf(req, io),
-        });
-        return complete(r);
-      }
-      case "resources/list":
-        return complete({ resources: await surface.listResources() }, { ttlMs: 0 });
-      case "resources/templates/list":
-        return complete({ resourceTemplates: surface.templates }, { ttlMs: 0 });
-      case "resources/read": {
-        if (typeof params.uri !== "string") {
-          throw new ProtocolError(INVALID_PARAMS, "resources/read needs params.uri");
-        }
-        const r = await surface.readResource(params.uri, {
-          signal: io.signal,
-          progress: progressOf(req, io),
-        });
-        return complete(r, { ttlMs: 0 });
-      }
-      case "subscriptions/listen": {
-        const r = await listen(req, surface, io);
-        return r === null ? null : complete({});
-      }
+    case "resources/list":
+      return complete({ resources: await surface.listResources() }, { ttlMs: 0 });
+    case "resources/templates/list":
+      return complete({ resourceTemplates: surface.templates }, { ttlMs: 0 });
+    case "resources/read": {
+      const uri = needString(params, "uri", "resources/read");
+      return complete(await surface.readResource(uri, call), { ttlMs: 0 });
     }
+    case "prompts/list":
+      return complete({ prompts: surface.prompts }, { ttlMs: 0 });
+    case "prompts/get": {
+      const name = needString(params, "name", "prompts/get");
+      return complete(surface.getPrompt(name, needObject(params, "arguments", "prompts/get")));
+    }
+    case "completion/complete":
+      return complete({ completion: await completion(surface, params) });
+  }
+  throw new ProtocolError(METHOD_NOT_FOUND, `Method not found: ${req.method}`);
+}
+
+/**
+ * The checks every request of this era passes, server/discover included: its `_meta` names
+ * the version this era speaks, and the method is one of this era.
+ */
+function checkRequest(req: JsonRpcRequest): Record<string, unknown> {
+  const meta = metaOf(req);
+  const version = meta[META_VERSION];
+  if (version !== STATELESS_VERSION) {
+    throw new ProtocolError(
+      UNSUPPORTED_VERSION,
+      `Unsupported protocol version ${JSON.stringify(version)} for a request without initialize`,
+      { supported: SUPPORTED_VERSIONS, requested: version ?? null },
+    );
+  }
+  if (!STATELESS_METHODS.has(req.method)) {
     throw new ProtocolError(METHOD_NOT_FOUND, `Method not found: ${req.method}`);
   }
+  return meta;
+}
 
+async function dispatch(
+  layer: Layer,
+  req: JsonRpcRequest,
+  io: RequestIo,
+): Promise<Record<string, unknown> | null> {
+  const meta = checkRequest(req);
+  if (req.method === "server/discover") return discover(layer);
+  const surface = surfaceFor(layer, meta);
+  if (req.method === "subscriptions/listen") {
+    const r = await listen(layer, req, surface, io);
+    return r === null ? null : complete({});
+  }
+  return await methodResult(surface, req, io);
+}
+
+/** A failure as this era's error response. */
+function errorResponse(layer: Layer, req: JsonRpcRequest, e: unknown): JsonRpcResponse {
+  if (e instanceof ProtocolError) {
+    return {
+      jsonrpc: "2.0",
+      id: req.id,
+      error: {
+        code: e.code,
+        message: e.message,
+        ...(e.data !== undefined ? { data: e.data } : {}),
+      },
+    };
+  }
+  layer.opts.log(`${req.method} failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+  return { jsonrpc: "2.0", id: req.id, error: { code: -32603, message: "Internal error" } };
+}
+
+/** Creates the stateless layer of a server. */
+export function createStatelessHandler(opts: StatelessOptions): StatelessHandler {
+  const layer: Layer = { opts, surfaces: new Map(), listens: new Map() };
   return {
     async handle(req, io) {
       try {
-        const result = await dispatch(req, io);
+        const result = await dispatch(layer, req, io);
         if (result === null || io.signal.aborted) return null;
         return { jsonrpc: "2.0", id: req.id, result };
       } catch (e) {
         if (io.signal.aborted) return null;
-        if (e instanceof ProtocolError) {
-          return {
-            jsonrpc: "2.0",
-            id: req.id,
-            error: {
-              code: e.code,
-              message: e.message,
-              ...(e.data !== undefined ? { data: e.data } : {}),
-            },
-          };
-        }
-        log(`${req.method} failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
-        return { jsonrpc: "2.0", id: req.id, error: { code: -32603, message: "Internal error" } };
+        return errorResponse(layer, req, e);
       }
     },
     close() {
-      for (const [id, resolve] of [...listens]) {
+      for (const [id, resolve] of [...layer.listens]) {
         resolve({ jsonrpc: "2.0", id, result: complete({}) });
       }
     },

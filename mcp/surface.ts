@@ -17,18 +17,13 @@ import {
 } from "./resources.ts";
 import type { Selection } from "./selection.ts";
 import type { Services } from "../core/ports/services.ts";
+import { formatted, type FormatValue, type JsonFormat } from "../core/json_format.ts";
+import { getPrompt, type PromptDefinition, promptsFor } from "./prompts.ts";
+import { complete, type Completion } from "./completions.ts";
 import { type ToolDefinition, toolDefinition } from "./tool_schema.ts";
 
-/** A JSON-RPC error to answer with (unknown tool -32602, unknown resource -32002, …). */
-export class ProtocolError extends Error {
-  constructor(readonly code: number, message: string, readonly data?: unknown) {
-    super(message);
-  }
-}
-
-/** JSON-RPC error codes the surface answers with. */
-export const INVALID_PARAMS = -32602;
-export const RESOURCE_NOT_FOUND = -32002;
+import { INVALID_PARAMS, ProtocolError, RESOURCE_NOT_FOUND } from "./protocol_error.ts";
+export { INVALID_PARAMS, ProtocolError, RESOURCE_NOT_FOUND };
 
 export interface ResourceEntry {
   uri: string;
@@ -69,7 +64,23 @@ export interface Surface {
    * when the selection has no such resource.
    */
   watchRoom(uri: string): Promise<string | null>;
+  /** The prompts of this selection (those whose tools it has). */
+  prompts: PromptDefinition[];
+  /** prompts/get; a ProtocolError for an unknown prompt or a missing argument. */
+  getPrompt(name: string, args: Record<string, unknown>): ReturnType<typeof getPrompt>;
+  /** completion/complete of a prompt's argument or a resource template's variable. */
+  complete(
+    ref: CompletionRef,
+    argument: { name: string; value: string },
+    context: Record<string, string>,
+  ): Promise<Completion>;
 }
+
+/** What completion/complete completes: a prompt's argument or a resource template's variable. */
+export type CompletionRef = { type: "ref/prompt"; name: string } | {
+  type: "ref/resource";
+  uri: string;
+};
 
 export interface SurfaceOptions {
   context: Omit<OpContext, "signal" | "progress">;
@@ -96,134 +107,193 @@ function toolDefinitions(selection: Selection, services: Services): ToolDefiniti
   return selection.ops.map((op) => toolDefinition(explainedOp(op, services), { pinnedRoom }));
 }
 
-/** The surface of one selection. */
-export function createSurface(opts: SurfaceOptions): Surface {
-  const { selection, context, log } = opts;
-  const pinned = selection.room;
-  const byName = new Map<string, Op>(selection.ops.map((o) => [o.name, o]));
-  const tools = toolDefinitions(selection, context.services);
-  const resourceTemplates: ResourceTemplate[] = selection.ops
-    .filter((o) => o.kind === "read")
-    .map((o) => templateOf(o));
-  const unknownCode = opts.unknownResourceCode ?? RESOURCE_NOT_FOUND;
+/** What the surface's parts share: the selection, its ops and templates, how it logs. */
+interface Parts {
+  context: SurfaceOptions["context"];
+  log: (line: string) => void;
+  pinned: string | null;
+  byName: Map<string, Op>;
+  templates: ResourceTemplate[];
+  unknownCode: number;
+}
 
-  function roomRefused(room: unknown): DvergrError {
-    return new DvergrError("USAGE", `This connection works in room ${pinned} only`, {
-      hint: `Leave out room (the connection supplies "${pinned}")`,
-      details: { room },
-    });
+/** Runs an op with the connection's context, logging how it went. */
+async function run(parts: Parts, op: Op, args: Record<string, unknown>, o: CallOptions = {}) {
+  const started = performance.now();
+  try {
+    const value = await callOp(
+      op,
+      { ...parts.context, signal: o.signal, progress: o.progress },
+      args,
+    );
+    parts.log(`${op.name} ok ${Math.round(performance.now() - started)} ms`);
+    return value;
+  } catch (e) {
+    if (isDvergrError(e)) parts.log(`${op.name} error[${e.code}]: ${e.message}`);
+    else parts.log(`${op.name} failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+    throw e;
   }
+}
 
-  async function run(op: Op, args: Record<string, unknown>, o: CallOptions = {}) {
-    const started = performance.now();
-    try {
-      const value = await callOp(op, { ...context, signal: o.signal, progress: o.progress }, args);
-      log(`${op.name} ok ${Math.round(performance.now() - started)} ms`);
-      return value;
-    } catch (e) {
-      if (isDvergrError(e)) log(`${op.name} error[${e.code}]: ${e.message}`);
-      else log(`${op.name} failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
-      throw e;
-    }
+/** The template and arguments of a URI, or a ProtocolError naming it as unknown. */
+function match(parts: Parts, uri: string): ResourceMatch {
+  const m = matchResource(parts.templates, uri);
+  if (!m) throw new ProtocolError(parts.unknownCode, `Resource not found: ${uri}`, { uri });
+  if (parts.pinned !== null && m.template.op.roomScoped && m.room !== parts.pinned) {
+    throw new ProtocolError(
+      parts.unknownCode,
+      `Resource not found: ${uri} (this connection works in room ${parts.pinned} only)`,
+      { uri },
+    );
   }
+  return m;
+}
 
-  function match(uri: string): ResourceMatch {
-    const m = matchResource(resourceTemplates, uri);
-    if (!m) {
-      throw new ProtocolError(unknownCode, `Resource not found: ${uri}`, { uri });
-    }
-    if (pinned !== null && m.template.op.roomScoped && m.room !== pinned) {
-      throw new ProtocolError(
-        unknownCode,
-        `Resource not found: ${uri} (this connection works in room ${pinned} only)`,
-        { uri },
+async function callTool(
+  parts: Parts,
+  name: string,
+  raw: Record<string, unknown>,
+  o: CallOptions,
+): Promise<ToolResult> {
+  const op = parts.byName.get(name);
+  if (!op) {
+    throw new ProtocolError(
+      INVALID_PARAMS,
+      `Unknown tool "${name}" (this connection has: ${[...parts.byName.keys()].join(", ")})`,
+    );
+  }
+  let args = { ...raw };
+  const pinned = parts.pinned;
+  if (pinned !== null) {
+    if (args.room !== undefined && args.room !== pinned) {
+      return errorResult(
+        new DvergrError("USAGE", `This connection works in room ${pinned} only`, {
+          hint: `Leave out room (the connection supplies "${pinned}")`,
+          details: { room: args.room },
+        }),
       );
     }
-    return m;
+    args = { ...args, room: pinned };
   }
+  try {
+    return toolResult(await run(parts, op, args, o), op.output);
+  } catch (e) {
+    return errorResult(e);
+  }
+}
 
+/** The parameters of a template's op a reading must give (other than its path variables). */
+function requiredQuery(t: ResourceTemplate): string[] {
+  return t.queryVars.filter((k) =>
+    !(t.op.input.shape[k] as { isOptional(): boolean }).isOptional()
+  );
+}
+
+/**
+ * The resources listed: every template that names no variable a reading must give, and per
+ * room (at most MAX_LISTED_ROOMS) the main reads of PER_ROOM. Each one can be read as listed.
+ */
+async function listResources(parts: Parts): Promise<ResourceEntry[]> {
+  const out: ResourceEntry[] = [];
+  const entry = (t: ResourceTemplate, values: Record<string, string>, about: string) => ({
+    uri: fillUri(t, values),
+    name: `${t.op.name}${about}`,
+    title: `${t.op.title}${about}`,
+    description: t.op.description,
+    mimeType: "application/json",
+  });
+  const pinned = parts.pinned;
+  const readable = (t: ResourceTemplate) => requiredQuery(t).length === 0;
+  for (const t of parts.templates) {
+    if (t.pathVars.length === 0 && readable(t) && (pinned === null || !t.op.roomScoped)) {
+      out.push(entry(t, {}, ""));
+    }
+  }
+  const rooms = pinned !== null ? [pinned] : await parts.context.home.rooms.listRooms();
+  for (const room of rooms.slice(0, MAX_LISTED_ROOMS)) {
+    for (const name of PER_ROOM) {
+      const t = parts.templates.find((x) => x.op.name === name);
+      if (t && t.pathVars.length === 1 && t.pathVars[0] === "room" && readable(t)) {
+        out.push(entry(t, { room }, ` (${room})`));
+      }
+    }
+  }
+  return out;
+}
+
+async function readResource(parts: Parts, uri: string, o: CallOptions) {
+  const m = match(parts, uri);
+  let value: unknown;
+  try {
+    value = await run(parts, m.template.op, m.args, o);
+  } catch (e) {
+    // A resource that names what is not there (a room, a file) is an unknown resource.
+    if (isDvergrError(e) && (e.code === "NOT_FOUND" || e.code === "ROOM_INVALID")) {
+      throw new ProtocolError(parts.unknownCode, `Resource not found: ${uri} (${e.message})`, {
+        uri,
+      });
+    }
+    if (isDvergrError(e)) {
+      throw new ProtocolError(INVALID_PARAMS, e.message, { code: e.code, hint: e.hint });
+    }
+    throw e;
+  }
+  const doc = formatted(m.template.op.output, value as FormatValue<JsonFormat>);
+  return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(doc) }] };
+}
+
+/** The variables a completion reference offers: a prompt's arguments or a template's. */
+function completable(parts: Parts, prompts: PromptDefinition[], ref: CompletionRef): string[] {
+  if (ref.type === "ref/prompt") {
+    return prompts.find((p) => p.name === ref.name)?.arguments.map((a) => a.name) ?? [];
+  }
+  const t = parts.templates.find((x) => x.uriTemplate === ref.uri);
+  return t ? [...t.pathVars, ...t.queryVars] : [];
+}
+
+/** The surface of one selection. */
+export function createSurface(opts: SurfaceOptions): Surface {
+  const { selection, context } = opts;
+  const pinned = selection.room;
+  const parts: Parts = {
+    context,
+    log: opts.log,
+    pinned,
+    byName: new Map<string, Op>(selection.ops.map((o) => [o.name, o])),
+    templates: selection.ops.filter((o) => o.kind === "read").map((o) => templateOf(o)),
+    unknownCode: opts.unknownResourceCode ?? RESOURCE_NOT_FOUND,
+  };
+  const toolNames = selection.ops.map((o) => o.name);
+  const prompts = promptsFor(toolNames);
   return {
     selection,
-    tools,
-    templates: resourceTemplates.map((t) => ({
+    tools: toolDefinitions(selection, context.services),
+    templates: parts.templates.map((t) => ({
       uriTemplate: t.uriTemplate,
       name: t.op.name,
       title: t.op.title,
       description: t.op.description,
       mimeType: "application/json",
     })),
-    async callTool(name, raw, o = {}) {
-      const op = byName.get(name);
-      if (!op) {
-        throw new ProtocolError(
-          INVALID_PARAMS,
-          `Unknown tool "${name}" (this connection has: ${[...byName.keys()].join(", ")})`,
-        );
-      }
-      let args = { ...raw };
-      if (pinned !== null) {
-        if (args.room !== undefined && args.room !== pinned) {
-          return errorResult(roomRefused(args.room));
-        }
-        args = { ...args, room: pinned };
-      }
-      try {
-        return toolResult(await run(op, args, o));
-      } catch (e) {
-        return errorResult(e);
-      }
-    },
-    async listResources() {
-      const out: ResourceEntry[] = [];
-      const entry = (t: ResourceTemplate, values: Record<string, string>, about: string) => ({
-        uri: fillUri(t, values),
-        name: `${t.op.name}${about}`,
-        title: `${t.op.title}${about}`,
-        description: t.op.description,
-        mimeType: "application/json",
-      });
-      for (const t of resourceTemplates) {
-        if (t.pathVars.length === 0 && (pinned === null || !t.op.roomScoped)) {
-          out.push(entry(t, {}, ""));
-        }
-      }
-      const rooms = pinned !== null ? [pinned] : await context.home.rooms.listRooms();
-      for (const room of rooms.slice(0, MAX_LISTED_ROOMS)) {
-        for (const name of PER_ROOM) {
-          const t = resourceTemplates.find((x) => x.op.name === name);
-          if (t && t.pathVars.length === 1 && t.pathVars[0] === "room") {
-            out.push(entry(t, { room }, ` (${room})`));
-          }
-        }
-      }
-      return out;
-    },
-    async readResource(uri, o = {}) {
-      const m = match(uri);
-      let value: unknown;
-      try {
-        value = await run(m.template.op, m.args, o);
-      } catch (e) {
-        // A resource that names what is not there (a room, a file) is an unknown resource.
-        if (isDvergrError(e) && (e.code === "NOT_FOUND" || e.code === "ROOM_INVALID")) {
-          throw new ProtocolError(unknownCode, `Resource not found: ${uri} (${e.message})`, {
-            uri,
-          });
-        }
-        if (isDvergrError(e)) {
-          throw new ProtocolError(INVALID_PARAMS, e.message, { code: e.code, hint: e.hint });
-        }
-        throw e;
-      }
-      return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(value) }] };
-    },
+    prompts,
+    callTool: (name, raw, o = {}) => callTool(parts, name, raw, o),
+    listResources: () => listResources(parts),
+    readResource: (uri, o = {}) => readResource(parts, uri, o),
     async watchRoom(uri) {
-      const m = match(uri);
+      const m = match(parts, uri);
       if (m.room !== null) return m.room;
       if (typeof m.args.job === "string") {
         return (await context.home.state.getJob(m.args.job))?.room ?? null;
       }
       return null;
+    },
+    getPrompt: (name, args) => getPrompt(toolNames, name, args),
+    async complete(ref, argument, given) {
+      if (!completable(parts, prompts, ref).includes(argument.name)) {
+        return { values: [], total: 0, hasMore: false };
+      }
+      const withRoom = pinned !== null ? { ...given, room: pinned } : given;
+      return await complete(context.home, argument, withRoom);
     },
   };
 }

@@ -5,6 +5,8 @@
  */
 import { z } from "zod";
 import type { Op } from "../core/ops/op.ts";
+import { ERROR_FORMAT, jsonSchemaOf } from "../core/json_format.ts";
+import { CUT_FORMAT } from "./result.ts";
 
 /** Tool names clients and model APIs accept. */
 export const TOOL_NAME = /^[a-z][a-z0-9_]{0,39}$/;
@@ -26,6 +28,8 @@ export interface ToolDefinition {
   title: string;
   description: string;
   inputSchema: JsonSchema & { type: "object" };
+  /** Its structuredContent: a document of the op's format (or of dvergr-cut/1, dvergr-error/1). */
+  outputSchema: JsonSchema & { type: "object" };
   annotations: ToolAnnotations;
 }
 
@@ -75,6 +79,31 @@ export function toolInputSchema(op: Op, opts: { pinnedRoom?: boolean } = {}): Js
   return schema;
 }
 
+/** A format's JSON Schema without its `$schema` and `$id` (for embedding). */
+function embedded(schema: JsonSchema): JsonSchema {
+  const { $schema: _, $id: __, ...rest } = schema;
+  return rest;
+}
+
+const outputSchemas = new WeakMap<Op, JsonSchema & { type: "object" }>();
+
+/**
+ * The JSON Schema of an op's structuredContent: a document of its format, of dvergr-cut/1
+ * (a result longer than a tool result holds), or of dvergr-error/1 (an isError result: the
+ * SDK's client checks those against outputSchema too).
+ */
+export function toolOutputSchema(op: Op): JsonSchema & { type: "object" } {
+  let schema = outputSchemas.get(op);
+  if (!schema) {
+    schema = {
+      type: "object",
+      anyOf: [op.output, CUT_FORMAT, ERROR_FORMAT].map((f) => embedded(jsonSchemaOf(f))),
+    };
+    outputSchemas.set(op, schema);
+  }
+  return schema;
+}
+
 /** The tool definition of an op. */
 export function toolDefinition(op: Op, opts: { pinnedRoom?: boolean } = {}): ToolDefinition {
   return {
@@ -82,6 +111,7 @@ export function toolDefinition(op: Op, opts: { pinnedRoom?: boolean } = {}): Too
     title: op.title,
     description: op.description,
     inputSchema: toolInputSchema(op, opts) as ToolDefinition["inputSchema"],
+    outputSchema: toolOutputSchema(op),
     annotations: annotationsOf(op),
   };
 }

@@ -20,7 +20,7 @@ export interface VariantResult {
 export interface CalibrationResult {
   ok: boolean;
   /** The bundle's content id. */
-  bundle: string;
+  bundleId: string;
   reference: CheckerRun | null;
   damaged: Record<string, VariantResult>;
   problems: string[];
@@ -48,7 +48,7 @@ export async function calibrate(
   if (!cal || !cal.reference) {
     return {
       ok: false,
-      bundle: bundle.id,
+      bundleId: bundle.id,
       reference: null,
       damaged: {},
       problems: [
@@ -121,11 +121,11 @@ export async function calibrate(
   });
 
   if (mutated === null) {
-    return { ok: problems.length === 0, bundle: bundle.id, reference, damaged, problems };
+    return { ok: problems.length === 0, bundleId: bundle.id, reference, damaged, problems };
   }
   const auto = judgeMutations(reference, mutated, opts.auto?.minMargin);
   problems.push(...auto.problems);
-  return { ok: problems.length === 0, bundle: bundle.id, reference, damaged, problems, auto };
+  return { ok: problems.length === 0, bundleId: bundle.id, reference, damaged, problems, auto };
 }
 
 function checkList(names: string[]): string {

@@ -13,6 +13,7 @@ import { getJson } from "../ports/blob_store.ts";
 import type { Home } from "../ports/home.ts";
 import type { ExperimentMeta } from "../ports/state_store.ts";
 import { defineOp, type Op } from "./op.ts";
+import { defineFormat, fields, typed } from "../json_format.ts";
 import { findExperiment } from "./scorecards.ts";
 
 /** Where an attempt is: its candidate, case (null without cases) and repetition. */
@@ -145,6 +146,32 @@ export async function experimentCells(home: Home, meta: ExperimentMeta): Promise
   return out;
 }
 
+/** The fields of an attempt in full (attempt_export, `dvergr show` of one cell). */
+export const attemptFields = {
+  experiment: fields.experiment,
+  candidate: z.string(),
+  case: z.string().nullable(),
+  repetition: z.number().int(),
+  tryNo: z.number().int(),
+  outcome: z.enum(["passed", "failed", "crashed", "timed-out", "budget", "fault"]),
+  cause: z.string().nullable().describe("Why it did not pass, one line; null when it passed"),
+  status: z.string(),
+  startedAt: fields.time,
+  elapsedMs: z.number(),
+  verdict: z.object({ reward: z.number(), checks: z.record(z.string(), z.boolean()) }).nullable(),
+  fault: z.object({ source: z.string(), kind: z.string(), message: z.string() }).nullable(),
+  failure: z.object({ kind: z.string(), message: z.string() }).nullable(),
+  process: typed<AttemptView["process"]>(z.looseObject({}).nullable()),
+  model: typed<AttemptView["model"]>(z.looseObject({}).nullable()),
+};
+
+const ATTEMPT_FORMAT = defineFormat(
+  "attempt",
+  1,
+  "One attempt in full: outcome and cause, verdict, files, process or transcript, gateway, web, cost (attempt_export).",
+  z.looseObject({ room: fields.room, ...attemptFields }),
+);
+
 export const attemptExport = defineOp({
   name: "attempt_export",
   title: "One attempt in full",
@@ -167,6 +194,7 @@ export const attemptExport = defineOp({
     ),
     repetition: z.number().int().min(0).optional().describe("The repetition, from 0 (default 0)"),
   }),
+  output: ATTEMPT_FORMAT,
   async handler(ctx, input) {
     const meta = await findExperiment(ctx, input.room, input.experiment);
     return {

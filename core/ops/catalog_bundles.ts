@@ -30,6 +30,8 @@ import { trustOf } from "../ports/state_store.ts";
 import { bundleDir, fileInTheWay, readRoomBundle, readRoomBundles } from "./room_bundles.ts";
 import type { BundleDirs } from "../ports/bundle_dirs.ts";
 import { VERSION } from "../version.ts";
+import { defineFormat, fields, typed } from "../json_format.ts";
+import { calibrationShape, calibrationSummaryShape } from "./formats.ts";
 import type { CheckerRunner } from "../checker.ts";
 
 const room = z.string().describe("Room slug, e.g. `books`");
@@ -37,9 +39,9 @@ const name = z.string().describe("Bundle name: the directory workflows/<name>/ o
 
 /** One bundle of a room as catalog_list shows it. */
 export interface BundleEntry {
-  name: string;
+  bundle: string;
   /** Content id (docs/compatibility.md §3). */
-  id: string;
+  bundleId: string;
   /** Trust tier of its checker on this host: `room` when its id is promoted, else `ad-hoc`. */
   tier: TrustTier;
   title: string | null;
@@ -48,7 +50,18 @@ export interface BundleEntry {
   /** Its checker is checker.clj (the earlier system's Clojure checker; no checker.js). */
   clojureChecker: boolean;
   /** Where and when this content was promoted on this host, if it was. */
-  promotion: Promotion | null;
+  promotion: PromotionView | null;
+}
+
+/** A promotion as the JSON formats carry it: the bundle's name is `bundle`. */
+export interface PromotionView {
+  room: string;
+  bundle: string;
+  at: string;
+}
+
+function promotionView(p: Promotion): PromotionView {
+  return { room: p.room, bundle: p.name, at: p.at };
 }
 
 function titleOf(files: FileMap): string | null {
@@ -70,13 +83,13 @@ export async function describeBundle(ctx: OpContext, fb: FileBundle): Promise<Bu
   const problems = exportProblems(fb.files);
   const promotion = await ctx.home.state.promotion(id);
   return {
-    name: fb.name,
-    id,
+    bundle: fb.name,
+    bundleId: id,
     tier: promotion ? "room" : "ad-hoc",
     title: titleOf(fb.files),
     problems: problems.length,
     clojureChecker: clojure,
-    promotion,
+    promotion: promotion ? promotionView(promotion) : null,
   };
 }
 
@@ -93,8 +106,8 @@ export async function calibrateFiles(
 
 /** An export and what it says. */
 export interface ExportOutcome {
-  name: string;
   bundle: string;
+  bundleId: string;
   title: string | null;
   /** The calibration run for the export (recorded in its manifest). */
   calibration: CalibrationSummary;
@@ -115,8 +128,8 @@ export async function exportFiles(
   const result = await calibrateFiles(fb, ctx.runner);
   const calibration = { ok: result.ok, problems: result.problems };
   return {
-    name: fb.name,
-    bundle: contentId(fb.files),
+    bundle: fb.name,
+    bundleId: contentId(fb.files),
     title: titleOf(fb.files),
     calibration,
     clojureChecker: hasOnlyClojureChecker(fb.files),
@@ -126,8 +139,8 @@ export async function exportFiles(
 
 /** What an import did. */
 export interface ImportOutcome {
-  name: string;
   bundle: string;
+  bundleId: string;
   /** The room imported into, or null for a directory. */
   room: string | null;
   /** The directory written, or null for a room. */
@@ -225,8 +238,8 @@ export async function importIntoRoom(
       { removeFilesInTheWay: req.force === true },
     );
     return {
-      name: v.name,
-      bundle: v.id,
+      bundle: v.name,
+      bundleId: v.id,
       room: req.room,
       dir: null,
       commit,
@@ -312,8 +325,8 @@ export async function importIntoDir(
     });
   }
   return {
-    name: v.name,
-    bundle: v.id,
+    bundle: v.name,
+    bundleId: v.id,
     room: null,
     dir: req.dir,
     commit: null,
@@ -330,14 +343,14 @@ export async function importIntoDir(
 /** What a promotion did. */
 export interface PromoteOutcome {
   room: string;
-  name: string;
   bundle: string;
+  bundleId: string;
   /** The calibration run now; promotion happens only when it holds. */
   calibration: CalibrationResult;
   /** This content id is promoted on this host (now or before). */
   promoted: boolean;
   /** The promotion recorded before this call, if the content was already promoted. */
-  previous: Promotion | null;
+  previous: PromotionView | null;
   tier: TrustTier;
 }
 
@@ -364,14 +377,99 @@ export async function promoteBundle(
   }
   return {
     room: req.room,
-    name: req.name,
-    bundle: id,
+    bundle: req.name,
+    bundleId: id,
     calibration,
     promoted: calibration.ok,
-    previous,
+    previous: previous ? promotionView(previous) : null,
     tier: await trustOf(ctx.home.state, id),
   };
 }
+
+const promotionViewShape = z.object({ room: fields.room, bundle: fields.bundle, at: fields.time });
+
+const CATALOG_LIST_FORMAT = defineFormat(
+  "catalog-list",
+  1,
+  "The bundles of one room or of every room, with content id and trust tier (catalog_list / `dvergr list`).",
+  z.object({
+    rooms: z.array(z.object({
+      room: fields.room,
+      bundles: z.array(z.object({
+        bundle: fields.bundle,
+        bundleId: fields.bundleId,
+        tier: fields.trust,
+        title: z.string().nullable(),
+        problems: z.number().int().describe("Shape problems (0: well formed)"),
+        clojureChecker: z.boolean(),
+        promotion: promotionViewShape.nullable(),
+      })),
+    })),
+  }),
+);
+
+const exportFields = {
+  bundle: fields.bundle,
+  bundleId: fields.bundleId,
+  title: z.string().nullable(),
+  calibration: calibrationSummaryShape,
+  clojureChecker: z.boolean(),
+};
+
+const CATALOG_EXPORT_FORMAT = defineFormat(
+  "catalog-export",
+  1,
+  "A page of a bundle's export (EDN text in format dvergr-workflow/1) and what it holds (catalog_export).",
+  z.object({
+    room: fields.room,
+    ...exportFields,
+    exportedAt: fields.time,
+    exportChars: z.number().int().describe("Characters of the whole export"),
+    offset: z.number().int(),
+    nextOffset: z.number().int().nullable(),
+    export: z.string().describe("This page of the export text"),
+  }),
+);
+
+/** What an import did (catalog_import, `dvergr import`). */
+export const IMPORT_FORMAT = defineFormat(
+  "import",
+  1,
+  "What an import of an export did (catalog_import / `dvergr import`).",
+  z.object({
+    bundle: fields.bundle,
+    bundleId: fields.bundleId,
+    room: fields.room.nullable().describe("The room imported into; null for a directory"),
+    dir: z.string().nullable().describe("The directory written; null for a room"),
+    commit: z.string().nullable(),
+    unchanged: z.boolean(),
+    replaced: z.boolean(),
+    files: z.number().int(),
+    tier: fields.trust.nullable(),
+    clojureChecker: z.boolean(),
+    notes: z.array(z.string()),
+    manifest: typed<Record<string, unknown>>(z.looseObject({})),
+  }),
+);
+
+/** What a promotion did (catalog_promote, `dvergr promote`). */
+export const PROMOTE_FORMAT = defineFormat(
+  "promote",
+  1,
+  "A bundle calibrated now and, when that holds, promoted on this host (catalog_promote / `dvergr promote`).",
+  z.object({
+    room: fields.room,
+    bundle: fields.bundle,
+    bundleId: fields.bundleId,
+    calibration: calibrationShape,
+    promoted: z.boolean(),
+    previous: promotionViewShape.nullable(),
+    tier: fields.trust,
+  }),
+);
+
+/** What an export is, without its text (`dvergr export --json`). */
+export { exportFields };
 
 export const catalogList = defineOp({
   name: "catalog_list",
@@ -385,6 +483,7 @@ export const catalogList = defineOp({
   input: z.strictObject({
     room: room.optional().describe("Only this room (default: every room)"),
   }),
+  output: CATALOG_LIST_FORMAT,
   async handler(ctx, input) {
     const slugs = input.room !== undefined ? [input.room] : await ctx.home.rooms.listRooms();
     const rooms = [];
@@ -403,7 +502,7 @@ export const catalogExport = defineOp({
   name: "catalog_export",
   title: "Export a bundle",
   description:
-    "Exports bundle workflows/<name>/ of a room as one EDN map in format dvergr-workflow/1 (`export`): a manifest (name, content id, title, dvergr version, time, the calibration run now) and every file. catalog_import installs it elsewhere; trust does not travel with it. A big export comes in pages: while next_offset is not null, call again with offset = next_offset and the first page's exported_at, and concatenate the `export` texts.",
+    "Exports bundle workflows/<name>/ of a room as one EDN map in format dvergr-workflow/1 (`export`): a manifest (name, content id, title, dvergr version, time, the calibration run now) and every file. catalog_import installs it elsewhere; trust does not travel with it. A big export comes in pages: while nextOffset is not null, call again with offset = nextOffset and exported_at = the first page's exportedAt, and concatenate the `export` texts.",
   kind: "read",
   toolset: "bench",
   roomScoped: true,
@@ -411,12 +510,13 @@ export const catalogExport = defineOp({
     room,
     name,
     offset: z.number().int().min(0).optional().describe(
-      "Where the page starts in the export text (default 0); give next_offset for the next page",
+      "Where the page starts in the export text (default 0); give nextOffset for the next page",
     ),
     exported_at: z.string().optional().describe(
-      "Needed with an offset: the exported_at of the first page, so every page is of one export",
+      "Needed with an offset: the exportedAt of the first page, so every page is of one export",
     ),
   }),
+  output: CATALOG_EXPORT_FORMAT,
   async handler(ctx, input) {
     const offset = input.offset ?? 0;
     let at = ctx.clock();
@@ -428,14 +528,14 @@ export const catalogExport = defineOp({
           `Cannot export page at ${offset}: exported_at ${
             JSON.stringify(input.exported_at)
           } is not a time`,
-          { hint: "Pass the exported_at the first page gave, unchanged" },
+          { hint: "Pass the exportedAt the first page gave, unchanged" },
         );
       }
     } else if (offset > 0) {
       throw new DvergrError(
         "USAGE",
         `Cannot export page at ${offset} without exported_at: each call stamps the time it runs, and pages of two exports do not fit together`,
-        { hint: "Pass the exported_at the first page (offset 0) gave" },
+        { hint: "Pass the exportedAt the first page (offset 0) gave" },
       );
     }
     const fb = await readRoomBundle(ctx.home.rooms, input.room, input.name);
@@ -445,23 +545,23 @@ export const catalogExport = defineOp({
       throw new DvergrError(
         "USAGE",
         `Cannot export from offset ${offset}: the export has ${text.length} characters`,
-        { hint: "Start at offset 0 and follow next_offset until it is null" },
+        { hint: "Start at offset 0 and follow nextOffset until it is null" },
       );
     }
     const head = {
       room: input.room,
       ...outcome,
-      exported_at: at.toISOString(),
-      export_chars: text.length,
+      exportedAt: at.toISOString(),
+      exportChars: text.length,
       offset,
-      next_offset: null as number | null,
+      nextOffset: null as number | null,
       export: "",
     };
     const end = pageEnd(text, offset, PAGE_JSON_CHARS - JSON.stringify(head).length);
     return {
       ...head,
       export: text.slice(offset, end),
-      next_offset: end < text.length ? end : null,
+      nextOffset: end < text.length ? end : null,
     };
   },
 });
@@ -513,6 +613,7 @@ export const catalogImport = defineOp({
       "Replace a target directory that holds other files",
     ),
   }),
+  output: IMPORT_FORMAT,
   handler(ctx, input) {
     return importIntoRoom(ctx, {
       room: input.room,
@@ -534,6 +635,7 @@ export const catalogPromote = defineOp({
   idempotent: true,
   roomScoped: true,
   input: z.strictObject({ room, name }),
+  output: PROMOTE_FORMAT,
   handler(ctx, input) {
     return promoteBundle(ctx, input);
   },

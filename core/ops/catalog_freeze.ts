@@ -5,6 +5,7 @@
  * blocked hosts dropped. `dvergr freeze` and MCP `catalog_freeze` call `freezeBundle`.
  */
 import { z } from "zod";
+import { defineFormat, fields } from "../json_format.ts";
 import { DvergrError } from "../errors.ts";
 import { defineOp, type Op } from "./op.ts";
 import type { Bundle } from "../bundle/types.ts";
@@ -22,9 +23,9 @@ import { syncBundle } from "../ports/room_store.ts";
 export interface FreezeResult {
   room: string;
   /** The frozen bundle's name (workflows/<name>/ of the room). */
-  name: string;
+  bundle: string;
   /** Its content id (a bundle of its own). */
-  id: string;
+  bundleId: string;
   title: string;
   /** Pages in its web.edn. */
   pages: number;
@@ -109,8 +110,8 @@ export async function freezeBundle(
   const parsed = parseBundle({ name: target, files: frozen.files });
   return {
     room: opts.room,
-    name: target,
-    id: contentId(frozen.files),
+    bundle: target,
+    bundleId: contentId(frozen.files),
     title: parsed.definition.title,
     pages: frozen.pages,
     dropped: frozen.dropped,
@@ -119,6 +120,27 @@ export async function freezeBundle(
     files: frozen.files,
   };
 }
+
+/** A frozen bundle made (catalog_freeze, `dvergr freeze`). */
+export const FREEZE_FORMAT = defineFormat(
+  "freeze",
+  1,
+  "A live bundle's fetched pages made into a frozen bundle (catalog_freeze / `dvergr freeze`).",
+  z.object({
+    room: fields.room,
+    bundle: fields.bundle.describe("The frozen bundle's name"),
+    bundleId: fields.bundleId,
+    title: z.string(),
+    pages: z.number().int().describe("Pages in its web.edn"),
+    dropped: z.array(z.string()).describe("URLs left out because their host is blocked"),
+    experiments: z.array(z.string()).describe("Experiments whose attempts' pages were read"),
+    commit: z.string().nullable(),
+    home: z.string().optional().describe("dvergr freeze: the home it was written in"),
+    directory: z.string().nullable().optional().describe(
+      "dvergr freeze of a bundle directory: where it was also written",
+    ),
+  }),
+);
 
 const freezeOp = defineOp({
   name: "catalog_freeze",
@@ -133,6 +155,7 @@ const freezeOp = defineOp({
     name: z.string().describe("The live bundle: workflows/<name>/ of the room"),
     as: z.string().optional().describe("Name of the frozen bundle (default `<name>-frozen`)"),
   }),
+  output: FREEZE_FORMAT,
   async handler(ctx, input): Promise<FreezeResult> {
     const bundle = parseBundle(await readRoomBundle(ctx.home.rooms, input.room, input.name));
     const { files: _, ...result } = await freezeBundle(ctx.home, bundle, {

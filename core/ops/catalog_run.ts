@@ -15,7 +15,7 @@ import { checkerFacts } from "../bundle/clojure_lint.ts";
 import { contentId } from "../bundle/content_id.ts";
 import { PARAM_TEXTS_DOC, readParamTexts } from "../bundle/params.ts";
 import { calibrate } from "../calibrate/calibrate.ts";
-import { calibrateReviews } from "../engine/review_calibration.ts";
+import { calibrateReviews, type ReviewCalibration } from "../engine/review_calibration.ts";
 import { DEFAULT_MIN_MARGIN } from "../calibrate/auto.ts";
 import { completeSpec, specFromEdn } from "../casepack/spec.ts";
 import { casePackOf } from "../casepack/attachments.ts";
@@ -34,7 +34,178 @@ import { brokenLine } from "../bench/outcome.ts";
 import { itemSummaryLine } from "../bench/item_analysis.ts";
 import { stopText } from "../bench/sequential.ts";
 import { defineOp, type Op, type OpProgress } from "./op.ts";
-import { type LeaderboardRow, leaderboardRows } from "./scorecards.ts";
+import { LEADERBOARD_ROW, type LeaderboardRow, leaderboardRows } from "./scorecards.ts";
+import { defineFormat, fields, typed } from "../json_format.ts";
+import { calibrationFields, checkerRunShape } from "./formats.ts";
+import type { ExclusionReason } from "../casepack/certify.ts";
+import type { JudgeConsistency } from "../calibrate/judge_consistency.ts";
+import type { Bundle, BundleProblem } from "../bundle/types.ts";
+import type { AnswerVerdict, ShapeCheck } from "../engine/check.ts";
+
+const problemShape = z.object({
+  file: z.string(),
+  line: z.number().int().optional(),
+  column: z.number().int().optional(),
+  field: z.string().optional(),
+  message: z.string(),
+});
+
+/** Case ids a check lists at most (`cases` counts them all). */
+export const LISTED_CASE_IDS = 1000;
+
+/** What a check says (catalog_check, `dvergr check`). */
+export const CHECK_FORMAT = defineFormat(
+  "check",
+  1,
+  "A bundle's shape check, and the checker's verdict on an answer when one was given (catalog_check / `dvergr check`).",
+  z.object({
+    bundle: fields.bundle,
+    bundleId: fields.bundleId,
+    ok: z.boolean().describe("No problem: the bundle is well formed and its checker loads"),
+    problems: z.array(problemShape),
+    title: z.string().optional(),
+    cases: z.number().int().optional().describe("Cases of the bundle (0: a single environment)"),
+    caseIds: z.array(z.string()).optional().describe(
+      `The cases' ids, the first ${LISTED_CASE_IDS}`,
+    ),
+    files: z.number().int().optional(),
+    checker: z.enum(["checker.js", "checker.clj"]).optional(),
+    warnings: typed<{ file: "checker.clj" }[]>(z.array(z.looseObject({ file: z.string() })))
+      .optional(),
+    verdict: typed<AnswerVerdict>(z.object({
+      case: z.string().nullable(),
+      files: z.array(z.string()),
+      run: checkerRunShape,
+    })).optional(),
+  }),
+);
+
+/** A check's report of a bundle with problems, or of a well-formed one. */
+export function checkReport(shape: ShapeCheck) {
+  if (!shape.ok) {
+    const problems: BundleProblem[] = shape.problems;
+    return { bundle: shape.name, bundleId: shape.id, ok: false, problems };
+  }
+  const bundle: Bundle = shape.bundle;
+  const facts = checkerFacts(bundle);
+  return {
+    bundle: bundle.name,
+    bundleId: bundle.id,
+    ok: true,
+    problems: [] as BundleProblem[],
+    title: bundle.definition.title,
+    cases: bundle.cases.length,
+    caseIds: bundle.cases.slice(0, LISTED_CASE_IDS).map((c) => c.id),
+    files: bundle.files.size,
+    checker: facts.checker,
+    warnings: facts.warnings,
+  };
+}
+
+/** A calibration (catalog_calibrate, `dvergr calibrate`). */
+export const CALIBRATE_FORMAT = defineFormat(
+  "calibrate",
+  1,
+  "Whether a bundle's checker grades right: the reference, each damaged variant and, with auto, the mutations (catalog_calibrate / `dvergr calibrate`).",
+  z.object({
+    bundle: fields.bundle,
+    ...calibrationFields,
+    judgeConsistency: typed<JudgeConsistency>(z.looseObject({
+      ok: z.boolean(),
+      k: z.number().int(),
+      kappa: z.number().nullable(),
+      problems: z.array(z.string()),
+    })).optional().describe("With --judge-consistency (CLI): the judge asked k times"),
+    reviews: typed<ReviewCalibration>(z.looseObject({
+      ok: z.boolean(),
+      cases: z.array(z.looseObject({
+        name: z.string(),
+        expect: z.enum(["approve", "escalate"]),
+        got: z.enum(["approve", "escalate"]),
+        ok: z.boolean(),
+      })),
+      problems: z.array(z.string()),
+    })).optional().describe("calibration.edn's :reviews asked of the bundle's :review"),
+  }),
+);
+
+/** Why a row of a table is not a case (certification). */
+export const EXCLUSION_REASON = typed<ExclusionReason>(z.looseObject({
+  reason: z.enum([
+    "no-id",
+    "duplicate-id",
+    "unlabelled",
+    "missing-attachment",
+    "conflicting-outcomes",
+    "outcome-not-gradable",
+  ]),
+  row: z.number().int().optional(),
+  fields: z.array(z.string()).optional(),
+  columns: z.array(z.string()).optional(),
+}));
+
+const CASES_FORMAT = defineFormat(
+  "catalog-cases",
+  1,
+  "A case pack built in a room from a table, with its certification (catalog_cases).",
+  z.object({
+    room: fields.room,
+    bundle: fields.bundle,
+    bundleId: fields.bundleId,
+    path: z.string(),
+    commit: z.string().nullable().describe("null: the room held exactly this pack already"),
+    files: z.number().int(),
+    cases: z.number().int().describe("Rows of the table"),
+    certified: z.number().int(),
+    byReason: z.record(z.string(), z.number().int()),
+    excluded: z.array(z.object({ id: z.string(), reasons: z.array(EXCLUSION_REASON) }))
+      .describe("The first 50 rows left out, with why"),
+    excludedTotal: z.number().int(),
+  }),
+);
+
+const benchmarkEnd = {
+  complete: z.boolean(),
+  cancelled: z.boolean(),
+  graded: z.number().int(),
+  faults: z.number().int(),
+  baseline: z.string().nullable(),
+  leaderboard: z.array(LEADERBOARD_ROW),
+  broken: z.array(z.string()).describe("Candidates every attempt of which crashed or faulted"),
+  flaggedCases: z.string().nullable().describe("The cases the item analysis flags, one line"),
+  stopped: z.array(z.string()).optional(),
+  notNeeded: z.number().int().optional(),
+};
+
+/** What a benchmark job's result is (job_status's result, catalog_benchmark without jobs). */
+export const BENCHMARK_RESULT = z.object({
+  room: fields.room,
+  bundle: fields.bundle,
+  experiment: fields.experiment,
+  cells: z.number().int(),
+  ...benchmarkEnd,
+});
+
+const BENCHMARK_FORMAT = defineFormat(
+  "catalog-benchmark",
+  1,
+  "A benchmark started as a job (poll job_status), or run to its end where there are no jobs (catalog_benchmark).",
+  z.object({
+    job: z.string().optional().describe("The job to poll with job_status"),
+    pollAfterMs: z.number().int().optional(),
+    status: z.literal("running").optional(),
+    room: fields.room,
+    bundle: fields.bundle,
+    bundleId: fields.bundleId,
+    experiment: fields.experiment,
+    cells: z.number().int(),
+    candidates: z.array(z.string()),
+    trust: fields.trust,
+    ...Object.fromEntries(Object.entries(benchmarkEnd).map(([k, v]) => [k, v.optional()])) as {
+      [K in keyof typeof benchmarkEnd]: z.ZodOptional<(typeof benchmarkEnd)[K]>;
+    },
+  }),
+);
 
 const room = z.string().min(1).describe("The room (its slug)");
 const name = z.string().min(1).max(64).describe("The bundle's name: workflows/<name>/ in the room");
@@ -80,6 +251,7 @@ export const catalogCheck = defineOp({
     ),
     params,
   }),
+  output: CHECK_FORMAT,
   async handler(ctx, input) {
     const params = readParamTexts(input.params ?? {});
     const shape = await loadCheck(
@@ -87,21 +259,9 @@ export const catalogCheck = defineOp({
       await readRoomBundle(ctx.home.rooms, input.room, input.name),
       params,
     );
-    if (!shape.ok) return shape;
+    const summary = checkReport(shape);
+    if (!shape.ok) return summary;
     const { bundle } = shape;
-    const facts = checkerFacts(bundle);
-    const summary = {
-      name: bundle.name,
-      id: bundle.id,
-      title: bundle.definition.title,
-      cases: bundle.cases.length,
-      case_ids: bundle.cases.slice(0, 50).map((c) => c.id),
-      files: bundle.files.size,
-      checker: facts.checker,
-      ok: true,
-      problems: [],
-      warnings: facts.warnings,
-    };
     if (input.answer === undefined) {
       if (input.fetched !== undefined || input.judgements !== undefined) {
         throw new DvergrError("USAGE", "Cannot use fetched or judgements without an answer", {
@@ -154,6 +314,7 @@ export const catalogCalibrate = defineOp({
       "With auto: the least margin that calibrates, 0 to 1 (default 0.2)",
     ),
   }),
+  output: CALIBRATE_FORMAT,
   async handler(ctx, input) {
     if (input.min_margin !== undefined && !input.auto) {
       throw new DvergrError("USAGE", "Cannot use min_margin without auto", {
@@ -174,9 +335,9 @@ export const catalogCalibrate = defineOp({
       homeDir: ctx.home.dir,
       signal: ctx.signal,
     });
-    if (!reviews) return { name: bundle.name, ...result };
+    if (!reviews) return { bundle: bundle.name, ...result };
     return {
-      name: bundle.name,
+      bundle: bundle.name,
       ...result,
       ok: result.ok && reviews.ok,
       problems: [...result.problems, ...reviews.problems],
@@ -208,6 +369,7 @@ export const catalogCases = defineOp({
       "The CSV delimiter (default: detected from , ; or tab)",
     ),
   }),
+  output: CASES_FORMAT,
   async handler(ctx, input) {
     checkBundleName(input.name);
     const tablePath = roomPath(input.table, "table");
@@ -247,9 +409,9 @@ export const catalogCases = defineOp({
     const counts = {
       cases: cert.cases,
       certified: cert.certified,
-      by_reason: cert.byReason,
+      byReason: cert.byReason,
       excluded: excluded.slice(0, 50),
-      excluded_total: excluded.length,
+      excludedTotal: excluded.length,
     };
     if (build.files === null) {
       throw new DvergrError(
@@ -271,9 +433,9 @@ export const catalogCases = defineOp({
     );
     return {
       room: input.room,
-      name: input.name,
+      bundle: input.name,
+      bundleId: contentId(build.files),
       path: `${prefix}/`,
-      bundle: contentId(build.files),
       commit,
       files: build.files.size,
       ...counts,
@@ -284,7 +446,7 @@ export const catalogCases = defineOp({
 /** What a benchmark job returns when it ends. */
 export interface BenchmarkJobResult {
   room: string;
-  name: string;
+  bundle: string;
   experiment: string;
   complete: boolean;
   cancelled: boolean;
@@ -296,16 +458,16 @@ export interface BenchmarkJobResult {
   /** Candidates every attempt of which crashed or faulted: one line each, cause and hint. */
   broken: string[];
   /** The cases the item analysis flags, in one line; null when none is. */
-  flagged_cases: string | null;
+  flaggedCases: string | null;
   /** Sequential stopping: one line per comparison (where it stopped, its sequence). */
   stopped?: string[];
   /** Sequential stopping: cells skipped as not needed. */
-  not_needed?: number;
+  notNeeded?: number;
 }
 
 /** The end of a benchmark job's answer that says why: broken candidates and flagged cases. */
-function whatWentWrong(d: Diagnosis): { broken: string[]; flagged_cases: string | null } {
-  return { broken: d.broken.map(brokenLine), flagged_cases: itemSummaryLine(d.items) };
+function whatWentWrong(d: Diagnosis): { broken: string[]; flaggedCases: string | null } {
+  return { broken: d.broken.map(brokenLine), flaggedCases: itemSummaryLine(d.items) };
 }
 
 /** A benchmark's progress event as op progress (MCP notifications, job records). */
@@ -344,6 +506,7 @@ export const catalogBenchmark = defineOp({
     name,
     ...benchmarkArgsShape(),
   }),
+  output: BENCHMARK_FORMAT,
   explain(services) {
     const forms = candidateFormsDoc(services.candidates.describe());
     return {
@@ -384,7 +547,7 @@ export const catalogBenchmark = defineOp({
       });
       return {
         room: input.room,
-        name: bundle.name,
+        bundle: bundle.name,
         experiment: plan.id,
         complete: scorecard.complete,
         cancelled: result.cancelled,
@@ -397,7 +560,7 @@ export const catalogBenchmark = defineOp({
         ...(scorecard.sequential
           ? {
             stopped: scorecard.sequential.comparisons.map(stopText),
-            not_needed: scorecard.sequential.notNeeded,
+            notNeeded: scorecard.sequential.notNeeded,
           }
           : {}),
       };
@@ -405,8 +568,8 @@ export const catalogBenchmark = defineOp({
 
     const started = {
       room: input.room,
-      name: bundle.name,
-      bundle: bundle.id,
+      bundle: bundle.name,
+      bundleId: bundle.id,
       experiment: plan.id,
       cells: plan.cells.length,
       candidates: candidates.map((c) => c.name),
@@ -431,7 +594,7 @@ export const catalogBenchmark = defineOp({
       phase: "started",
       message: `job ${job} started: ${plan.cells.length} cells`,
     });
-    return { job, poll_after_ms: 2000, status: "running", ...started };
+    return { job, pollAfterMs: 2000, status: "running" as const, ...started };
   },
 });
 

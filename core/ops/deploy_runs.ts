@@ -13,6 +13,108 @@ import { reviewRun } from "../engine/review_run.ts";
 import { decideReview, type ReviewView, reviewView } from "../engine/review_decide.ts";
 import { readRoomBundle } from "./room_bundles.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
+import { defineFormat, fields, typed } from "../json_format.ts";
+
+const outcomeFields = {
+  run: z.string().describe("The run's id"),
+  room: fields.room,
+  name: fields.bundle,
+  status: z.string(),
+  outcome: z.string().nullable(),
+  reward: z.number().nullable(),
+  branch: z.string().nullable(),
+  changed: z.array(z.string()),
+  decision: z.string(),
+  why: z.string(),
+};
+
+/** A production run (catalog_run, `dvergr run`). */
+export const CATALOG_RUN_FORMAT = defineFormat(
+  "catalog-run",
+  1,
+  "A production run started as a job (poll job_status), or its outcome where there are no jobs (catalog_run).",
+  z.object({
+    job: z.string().optional(),
+    pollAfterMs: z.number().int().optional(),
+    review: typed<ReviewRecord | null>(z.looseObject({}).nullable()).optional().describe(
+      "dvergr run: the review in full (null: none)",
+    ),
+    ...Object.fromEntries(
+      Object.entries(outcomeFields).map((
+        [k, v],
+      ) => [k, k === "room" || k === "name" ? v : v.optional()]),
+    ) as {
+      [K in keyof typeof outcomeFields]: K extends "room" | "name" ? (typeof outcomeFields)[K]
+        : z.ZodOptional<(typeof outcomeFields)[K]>;
+    },
+  }),
+);
+
+const runRowShape = z.object({
+  id: z.string(),
+  room: fields.room,
+  name: fields.bundle,
+  candidate: z.string(),
+  status: z.string(),
+  outcome: z.string().nullable(),
+  startedAt: fields.time,
+  branch: z.string().nullable(),
+  changed: z.number().int(),
+  review: z.string().nullable(),
+  schedule: z.string().optional(),
+});
+
+const RUN_LIST_FORMAT = defineFormat(
+  "run-list",
+  1,
+  "The home's production runs, oldest first (run_list).",
+  z.object({ runs: z.array(runRowShape) }),
+);
+
+const reviewRowShape = z.object({
+  id: z.string(),
+  room: fields.room,
+  name: fields.bundle,
+  decision: z.string().describe("The decision that stands"),
+  reviewed: z.string().describe("The review's own decision"),
+  why: z.string(),
+  at: fields.time,
+});
+
+const REVIEW_LIST_FORMAT = defineFormat(
+  "review-list",
+  1,
+  "The reviews of production runs, oldest first (review_list).",
+  z.object({ reviews: z.array(reviewRowShape) }),
+);
+
+const REVIEW_FORMAT = defineFormat(
+  "review",
+  1,
+  "One review in full, and a person's decision on it (review_show).",
+  typed<z.ZodObject<{ [K in keyof ReviewView]: z.ZodType<ReviewView[K]> }>>(z.looseObject({
+    id: z.string(),
+    run: z.string(),
+    room: fields.room,
+    name: fields.bundle,
+    decision: z.string(),
+    final: z.string(),
+    why: z.string(),
+    at: fields.time,
+  })) as unknown as z.ZodObject<{ [K in keyof ReviewView]: z.ZodType<ReviewView[K]> }>,
+);
+
+const REVIEW_DECIDE_FORMAT = defineFormat(
+  "review-decide",
+  1,
+  "A person's decision on a review, and what stands now (review_decide).",
+  z.object({
+    review: z.string(),
+    decision: z.enum(["merged", "discarded", "escalated"]),
+    why: z.string(),
+    merged: z.string().optional(),
+  }),
+);
 
 const room = z.string().min(1).describe("The room (its slug)");
 const name = z.string().min(1).max(64).describe("The bundle's name: workflows/<name>/ in the room");
@@ -98,6 +200,7 @@ export const catalogRun = defineOp({
     ),
     params,
   }),
+  output: CATALOG_RUN_FORMAT,
   async handler(ctx, input) {
     refuseInline(ctx, input.candidate);
     const ask = {
@@ -116,7 +219,7 @@ export const catalogRun = defineOp({
       async (signal) => outcomeView(await runAndReview({ ...ctx, signal }, ask)),
       { op: "catalog_run", input },
     );
-    return { job, poll_after_ms: 2000, status: "running", room: input.room, name: input.name };
+    return { job, pollAfterMs: 2000, status: "running", room: input.room, name: input.name };
   },
 });
 
@@ -144,6 +247,7 @@ export const runList = defineOp({
   kind: "read",
   toolset: "bench",
   input: z.strictObject({ room: room.optional() }),
+  output: RUN_LIST_FORMAT,
   async handler(ctx, input) {
     const runs = await settleRuns(ctx, await deployRecordsOf(ctx.home).listRuns(input.room));
     return { runs: runs.map(runRow) };
@@ -181,7 +285,7 @@ export function runRow(r: RunRecord) {
     candidate: r.candidate,
     status: r.status,
     outcome: r.attempt?.status ?? null,
-    started_at: r.startedAt,
+    startedAt: r.startedAt,
     branch: r.fork?.branch ?? null,
     changed: r.changed?.length ?? 0,
     review: r.review ?? null,
@@ -214,6 +318,7 @@ export const reviewList = defineOp({
   input: z.strictObject({
     decision: z.enum(decisions).optional().describe("Only reviews whose decision is this"),
   }),
+  output: REVIEW_LIST_FORMAT,
   async handler(ctx, input) {
     const deploy = deployRecordsOf(ctx.home);
     const views: ReviewView[] = [];
@@ -236,6 +341,7 @@ export const reviewShow = defineOp({
   kind: "read",
   toolset: "bench",
   input: z.strictObject({ id: z.string().min(1).describe("The review id (its run's id)") }),
+  output: REVIEW_FORMAT,
   handler: (ctx, input) => reviewView(ctx, input.id),
 });
 
@@ -251,6 +357,7 @@ export const reviewDecide = defineOp({
     id: z.string().min(1).describe("The review id"),
     decision: z.enum(["approve", "discard"]).describe("approve (merge) or discard"),
   }),
+  output: REVIEW_DECIDE_FORMAT,
   handler: (ctx, input) => decideReview(ctx, input.id, input.decision),
 });
 

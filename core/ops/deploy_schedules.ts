@@ -15,6 +15,58 @@ import { deployRecordsOf, newRunId } from "../engine/production_run.ts";
 import { readRoomBundle } from "./room_bundles.ts";
 import { outcomeView, refuseInline, runAndReview } from "./deploy_runs.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
+import { defineFormat, fields } from "../json_format.ts";
+
+const scheduleShape = z.object({
+  id: z.string(),
+  room: fields.room,
+  name: fields.bundle,
+  candidate: z.string(),
+  every: z.string().describe("The interval, e.g. 1d"),
+  at: z.string().nullable().describe("The time of day of the first run, HH:MM UTC"),
+  nextRun: fields.time.nullable(),
+  lastRun: fields.time.nullable(),
+  cancelledAt: fields.time.nullable(),
+});
+
+/** A schedule (catalog_deploy, `dvergr deploy`). */
+export const SCHEDULE_FORMAT = defineFormat(
+  "schedule",
+  1,
+  "A schedule of a bundle's runs (catalog_deploy / `dvergr deploy`).",
+  scheduleShape,
+);
+
+const SCHEDULE_LIST_FORMAT = defineFormat(
+  "schedule-list",
+  1,
+  "The home's schedules, cancelled ones too (schedule_list / `dvergr schedules`).",
+  z.object({ schedules: z.array(scheduleShape) }),
+);
+
+const SCHEDULE_CANCEL_FORMAT = defineFormat(
+  "schedule-cancel",
+  1,
+  "A schedule cancelled (schedule_cancel / `dvergr schedules --cancel`).",
+  z.object({ id: z.string(), cancelled: z.boolean(), wasCancelled: z.boolean() }),
+);
+
+/** The due slots a tick started (`dvergr tick`). */
+export const TICK_FORMAT = defineFormat(
+  "tick",
+  1,
+  "The due slots of the schedules and what became of each (`dvergr tick`).",
+  z.object({
+    ticks: z.array(z.object({
+      schedule: z.string(),
+      slot: fields.time,
+      run: z.string(),
+      started: z.boolean().describe("false: another process claimed the slot first"),
+      decision: z.string().optional(),
+      error: z.string().optional(),
+    })),
+  }),
+);
 
 /** What a schedule asks for. */
 export interface ScheduleAsk {
@@ -73,9 +125,9 @@ export function scheduleRow(s: ScheduleRecord, now: number) {
     candidate: s.candidate,
     every: everyText(s.everyMs),
     at: s.at,
-    next_run: next === null ? null : new Date(next).toISOString(),
-    last_run: s.lastRun,
-    cancelled_at: s.cancelledAt,
+    nextRun: next === null ? null : new Date(next).toISOString(),
+    lastRun: s.lastRun,
+    cancelledAt: s.cancelledAt,
   };
 }
 
@@ -171,6 +223,7 @@ export const catalogDeploy = defineOp({
     at: z.string().optional().describe("The time of day of the first run, HH:MM UTC"),
     params: z.record(z.string().min(1), z.string()).optional().describe("Parameters as text"),
   }),
+  output: SCHEDULE_FORMAT,
   async handler(ctx, input) {
     refuseInline(ctx, input.candidate);
     const s = await createSchedule(ctx, input);
@@ -182,10 +235,11 @@ export const scheduleList = defineOp({
   name: "schedule_list",
   title: "List schedules",
   description: "The home's schedules with their interval, next run and last run; cancelled " +
-    "ones too (cancelled_at set).",
+    "ones too (cancelledAt set).",
   kind: "read",
   toolset: "bench",
   input: z.strictObject({}),
+  output: SCHEDULE_LIST_FORMAT,
   async handler(ctx) {
     const now = ctx.clock().getTime();
     const all = await deployRecordsOf(ctx.home).listSchedules();
@@ -201,6 +255,7 @@ export const scheduleCancel = defineOp({
   idempotent: true,
   toolset: "bench",
   input: z.strictObject({ id: z.string().min(1).describe("The schedule id, e.g. s-1a2b3c4d") }),
+  output: SCHEDULE_CANCEL_FORMAT,
   async handler(ctx, input) {
     const deploy = deployRecordsOf(ctx.home);
     const s = await deploy.getSchedule(input.id);
@@ -210,7 +265,7 @@ export const scheduleCancel = defineOp({
       });
     }
     const cancelled = await deploy.cancelSchedule(input.id, ctx.clock().toISOString());
-    return { id: input.id, cancelled, was_cancelled: !cancelled };
+    return { id: input.id, cancelled, wasCancelled: !cancelled };
   },
 });
 

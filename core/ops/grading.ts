@@ -8,12 +8,37 @@ import { RANGES } from "../ranges.ts";
 import { DEFAULT_ALPHA, DEFAULT_DELTA } from "../bench/sequential.ts";
 import { planFromPilot } from "../engine/plan_from_pilot.ts";
 import { defineOp, type Op } from "./op.ts";
-import { findExperiment, leaderboardRows } from "./scorecards.ts";
+import { findExperiment, LEADERBOARD_ROW, leaderboardRows } from "./scorecards.ts";
+import type { RegradeComparison } from "../bench/regrade_comparison.ts";
 import { readRoomBundle } from "./room_bundles.ts";
+import { defineFormat, fields, typed } from "../json_format.ts";
+import type { PilotPlan } from "../engine/plan_from_pilot.ts";
 
 const room = z.string().min(1).describe("The room (its slug)");
 const experiment = z.string().min(4).max(64).describe(
   "The experiment id catalog_benchmark returned (or a unique prefix of it)",
+);
+
+/** A plan from a pilot experiment (experiment_plan, `dvergr plan`). */
+export const PLAN_FORMAT = defineFormat(
+  "plan",
+  1,
+  "How many cases × repetitions each comparison of a pilot experiment needs (experiment_plan / `dvergr plan`).",
+  z.object({
+    room: fields.room.optional().describe("experiment_plan: the room"),
+    experiment: fields.experiment,
+    bundle: fields.bundle,
+    baseline: z.string(),
+    halfWidth: z.number(),
+    alpha: z.number(),
+    delta: z.number(),
+    casesAvailable: z.number().int().nullable(),
+    comparisons: typed<PilotPlan["comparisons"]>(z.array(z.object({
+      candidate: z.string(),
+      baseline: z.string(),
+      plan: z.looseObject({}).nullable(),
+    }))),
+  }),
 );
 
 export const experimentPlan = defineOp({
@@ -43,6 +68,7 @@ export const experimentPlan = defineOp({
       "The candidate the others are compared with (default: the pilot's leaderboard top)",
     ),
   }),
+  output: PLAN_FORMAT,
   async handler(ctx, input) {
     const meta = await findExperiment(ctx, input.room, input.experiment);
     return {
@@ -57,6 +83,42 @@ export const experimentPlan = defineOp({
   },
 });
 
+/** A regrade's comparison with the original experiment (open: its lists' items). */
+export const regradeComparisonShape = typed<RegradeComparison>(z.looseObject({
+  original: fields.experiment,
+  regrade: fields.experiment,
+  cells: z.number().int(),
+  compared: z.number().int(),
+  unchanged: z.number().int(),
+  passedToFailed: z.number().int(),
+  failedToPassed: z.number().int(),
+  rewardChanged: z.number().int(),
+  gainedVerdict: z.number().int(),
+  notRegraded: z.record(z.string(), z.number().int()),
+  pending: z.number().int(),
+  perCandidate: z.array(z.looseObject({})),
+  changes: z.array(z.looseObject({})),
+  changesNotListed: z.number().int(),
+  notRegradedCells: z.array(z.looseObject({})),
+  notRegradedNotListed: z.number().int(),
+  judge: z.object({ reused: z.number(), asked: z.number(), billedMicros: z.number() }),
+}));
+
+const REGRADE_FORMAT = defineFormat(
+  "experiment-regrade",
+  1,
+  "An experiment graded again with a changed checker: the new experiment and what changed (experiment_regrade).",
+  z.object({
+    room: fields.room,
+    original: fields.experiment,
+    experiment: fields.experiment,
+    bundleId: fields.bundleId,
+    complete: z.boolean(),
+    leaderboard: z.array(LEADERBOARD_ROW),
+    comparison: regradeComparisonShape,
+  }),
+);
+
 export const experimentRegrade = defineOp({
   name: "experiment_regrade",
   title: "Re-grade an experiment with a changed checker",
@@ -66,7 +128,7 @@ export const experimentRegrade = defineOp({
     "running any candidate. The bundle must pose the same task (task text, fixtures, cases, " +
     "capture, web), else USAGE naming what differs. The result is a new experiment (its " +
     "cells keep the original attempts' outcome, usage, cost and times) and `comparison`: " +
-    "the verdicts that changed cell by cell (passed_to_failed, failed_to_passed, reward " +
+    "the verdicts that changed cell by cell (passedToFailed, failedToPassed, reward " +
     "changed), per candidate before and after, the cells not re-graded and why (evidence " +
     "gone: no verdict, counted as unfinished, not as failures), and the judge answers " +
     "reused or asked anew. Calling it again resumes.",
@@ -82,6 +144,7 @@ export const experimentRegrade = defineOp({
       "The changed bundle: workflows/<name>/ of the room (usually the experiment's own, edited)",
     ),
   }),
+  output: REGRADE_FORMAT,
   async handler(ctx, input) {
     const meta = await findExperiment(ctx, input.room, input.experiment);
     const { regradeExperiment } = await import("../engine/regrade.ts");
@@ -99,7 +162,7 @@ export const experimentRegrade = defineOp({
       room: input.room,
       original: meta.id,
       experiment: o.plan.id,
-      bundle_id: o.bundle.id,
+      bundleId: o.bundle.id,
       complete: o.scorecard.complete,
       leaderboard: leaderboardRows(o.scorecard),
       comparison: o.comparison,

@@ -3,6 +3,7 @@
  * records of the home (kept by the services' job runner, adapters/jobs/job_runner.ts).
  */
 import { z } from "zod";
+import { defineFormat, fields } from "../json_format.ts";
 import { type DurableJobRunner, type JobRecord, MAX_WAIT_MS } from "../jobs.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
 
@@ -21,8 +22,8 @@ export interface JobView {
   kind: string;
   room: string | null;
   status: JobRecord["status"];
-  started_at: string;
-  finished_at: string | null;
+  startedAt: string;
+  finishedAt: string | null;
   progress: JobRecord["progress"];
   /** The process that runs (or ran) it. */
   pid: number;
@@ -38,8 +39,8 @@ export function jobView(r: JobRecord, opts: { result?: boolean } = {}): JobView 
     kind: r.kind,
     room: r.room,
     status: r.status,
-    started_at: r.startedAt,
-    finished_at: r.finishedAt,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
     progress: r.progress,
     pid: r.pid,
     ...(r.reason ? { reason: r.reason } : {}),
@@ -49,6 +50,42 @@ export function jobView(r: JobRecord, opts: { result?: boolean } = {}): JobView 
       : {}),
   };
 }
+
+/** A job as the job ops show it (the shape of JobView). */
+export const JOB_SHAPE = z.object({
+  job: z.string(),
+  kind: z.string().describe("What the job does (benchmark, …)"),
+  room: z.string().nullable(),
+  status: z.enum(["running", "succeeded", "failed", "cancelled"]),
+  startedAt: fields.time,
+  finishedAt: fields.time.nullable(),
+  progress: z.object({
+    done: z.number().int(),
+    total: z.number().int().nullable(),
+    faults: z.number().int(),
+    phase: z.string(),
+  }),
+  pid: z.number().int().describe("The process that runs (or ran) it"),
+  reason: z.string().optional(),
+  error: z.object({ code: z.string(), message: z.string(), hint: z.string().optional() })
+    .optional(),
+  result: z.unknown().optional().describe(
+    "What the job returned once it ended (a benchmark: its experiment's leaderboard)",
+  ),
+});
+
+const JOB_FORMAT = defineFormat(
+  "job",
+  1,
+  "One job of the home (job_status, job_cancel).",
+  JOB_SHAPE,
+);
+const JOB_LIST_FORMAT = defineFormat(
+  "job-list",
+  1,
+  "The jobs of the home, newest first (job_list).",
+  z.object({ jobs: z.array(JOB_SHAPE), total: z.number().int() }),
+);
 
 const jobId = z.string().min(1).max(100).describe("The job id (from catalog_benchmark)");
 
@@ -66,6 +103,7 @@ export const jobStatus = defineOp({
       "Wait up to this long for the job to end (0–25000 ms, default 0)",
     ),
   }),
+  output: JOB_FORMAT,
   async handler(ctx, input) {
     const jobs = jobsOf(ctx);
     let last = -1;
@@ -98,6 +136,7 @@ export const jobList = defineOp({
     room: z.string().min(1).optional().describe("Only the jobs of this room"),
     limit: z.number().int().min(1).max(200).optional().describe("At most this many (default 20)"),
   }),
+  output: JOB_LIST_FORMAT,
   async handler(ctx, input) {
     const all = await jobsOf(ctx).list(input.room);
     const limit = input.limit ?? 20;
@@ -117,6 +156,7 @@ export const jobCancel = defineOp({
   idempotent: true,
   toolset: "jobs",
   input: z.strictObject({ job: jobId }),
+  output: JOB_FORMAT,
   async handler(ctx, input) {
     return jobView(await jobsOf(ctx).cancel(input.job));
   },

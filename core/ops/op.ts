@@ -9,6 +9,7 @@ import type { Home } from "../ports/home.ts";
 import type { CheckerRunner } from "../checker.ts";
 import type { Services } from "../ports/services.ts";
 import type { JobRunner, Progress } from "../jobs.ts";
+import type { FormatValue, JsonFormat } from "../json_format.ts";
 export type { JobRunner, JobSpec } from "../jobs.ts";
 
 /** Progress of long work, as MCP progress notifications and job records carry it. */
@@ -35,7 +36,7 @@ export interface OpContext {
 // deno-lint-ignore no-explicit-any
 export type AnyZodObject = z.ZodObject<any>;
 
-export interface Op<I extends AnyZodObject = AnyZodObject, O = unknown> {
+export interface Op<I extends AnyZodObject = AnyZodObject, F extends JsonFormat = JsonFormat> {
   /** Tool name, `^[a-z][a-z0-9_]{0,39}$` (e.g. room_write). */
   name: string;
   title: string;
@@ -44,6 +45,11 @@ export interface Op<I extends AnyZodObject = AnyZodObject, O = unknown> {
   /** The toolset that lists it (rooms, files, catalog, bench, jobs, scorecards, admin). */
   toolset: string;
   input: I;
+  /**
+   * The format of its result (core/json_format.ts): the MCP tool's outputSchema, the
+   * `format` of its structuredContent and of the CLI's --json, and schemas/ are all this.
+   */
+  output: F;
   /** Calling it twice with the same input has no further effect. */
   idempotent?: boolean;
   /** It reaches outside the home (model APIs, the network). */
@@ -55,7 +61,7 @@ export interface Op<I extends AnyZodObject = AnyZodObject, O = unknown> {
    * description and its arguments' descriptions as clients are shown them.
    */
   explain?(services: Services): OpExplanation;
-  handler(ctx: OpContext, input: z.infer<I>): Promise<O>;
+  handler(ctx: OpContext, input: z.infer<I>): Promise<FormatValue<F>>;
 }
 
 /** What an op's explain() gives: its description, and descriptions of some arguments. */
@@ -68,7 +74,10 @@ export interface OpExplanation {
  * The op as clients see it with these adapters: explain()'s description and argument
  * descriptions in place of the static ones (the same op when it has no explain()).
  */
-export function explainedOp<I extends AnyZodObject, O>(op: Op<I, O>, services: Services): Op<I, O> {
+export function explainedOp<I extends AnyZodObject, F extends JsonFormat>(
+  op: Op<I, F>,
+  services: Services,
+): Op<I, F> {
   if (!op.explain) return op;
   const { description, args = {} } = op.explain(services);
   const shape: Record<string, z.ZodType> = op.input.shape;
@@ -82,7 +91,7 @@ export function explainedOp<I extends AnyZodObject, O>(op: Op<I, O>, services: S
   };
 }
 
-/** Defines an op with its input type inferred from its schema. */
-export function defineOp<I extends AnyZodObject, O>(op: Op<I, O>): Op<I, O> {
+/** Defines an op with its input and result types inferred from its schemas. */
+export function defineOp<I extends AnyZodObject, F extends JsonFormat>(op: Op<I, F>): Op<I, F> {
   return op;
 }

@@ -5,6 +5,26 @@
  */
 import { z } from "zod";
 
+/** The fields of a page of text, as a format's schema has them. */
+export const textPageFields = {
+  offset: z.number().int().describe("The first character of this page"),
+  totalChars: z.number().int().describe("Characters of the whole text"),
+  nextOffset: z.number().int().nullable().describe(
+    "Where the next page starts; null when this page reaches the end",
+  ),
+  note: z.string().optional().describe("How to ask for the rest, when there is more"),
+};
+
+/** The fields of a page of a list, its items aside. */
+export const listPageFields = {
+  offset: z.number().int().describe("The first item of this page"),
+  total: z.number().int().describe("Items of the whole list"),
+  nextOffset: z.number().int().nullable().describe(
+    "Where the next page starts; null when this page reaches the end",
+  ),
+  note: z.string().optional().describe("How to ask for the rest, when there is more"),
+};
+
 /** Characters of text a page holds at most (its JSON form stays below the result limit). */
 export const PAGE_CHARS = 40_000;
 /** The JSON form of a page's text stays below this (escapes grow text up to six times). */
@@ -28,9 +48,9 @@ export interface TextPage {
   text: string;
   offset: number;
   /** Characters of the whole text. */
-  total_chars: number;
+  totalChars: number;
   /** Where the next page starts, or null when this page reaches the end. */
-  next_offset: number | null;
+  nextOffset: number | null;
   note?: string;
 }
 
@@ -62,8 +82,8 @@ export function pageText(
   return {
     text: slice,
     offset: start,
-    total_chars: text.length,
-    next_offset: next,
+    totalChars: text.length,
+    nextOffset: next,
     ...(next !== null
       ? {
         note:
@@ -77,7 +97,7 @@ export interface ListPage<T> {
   items: T[];
   offset: number;
   total: number;
-  next_offset: number | null;
+  nextOffset: number | null;
   note?: string;
 }
 
@@ -91,7 +111,7 @@ export function pageList<T>(all: T[], offset: number, limit: number, again: stri
     items,
     offset: start,
     total: all.length,
-    next_offset: next,
+    nextOffset: next,
     ...(next !== null
       ? {
         note:

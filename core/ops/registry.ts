@@ -4,6 +4,7 @@
  */
 import { DvergrError } from "../errors.ts";
 import type { AnyZodObject, Op, OpContext } from "./op.ts";
+import type { FormatValue, JsonFormat } from "../json_format.ts";
 import { ROOM_OPS } from "./rooms.ts";
 import { ROOM_FORK_OPS } from "./room_forks.ts";
 import { CATALOG_BUNDLE_OPS } from "./catalog_bundles.ts";
@@ -52,11 +53,11 @@ export function findOp(name: string): Op {
  * Validates raw input against the op's schema and runs it. Invalid input is a USAGE
  * error naming each field at fault.
  */
-export async function callOp<I extends AnyZodObject, O>(
-  op: Op<I, O>,
+export async function callOp<I extends AnyZodObject, F extends JsonFormat>(
+  op: Op<I, F>,
   ctx: OpContext,
   raw: unknown,
-): Promise<O> {
+): Promise<FormatValue<F>> {
   const parsed = op.input.safeParse(raw ?? {});
   if (!parsed.success) {
     const fields = parsed.error.issues.map((i) => {

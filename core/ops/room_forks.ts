@@ -10,7 +10,50 @@ import type { FileMap } from "../bundle/file_map.ts";
 import { type ForkInfo, type RoomStore } from "../ports/room_store.ts";
 import { checkSlug } from "../room_slug.ts";
 import { defineOp, type Op } from "./op.ts";
-import { pageList, pageParams } from "./paging.ts";
+import { listPageFields, pageList, pageParams } from "./paging.ts";
+import { defineFormat, fields } from "../json_format.ts";
+
+const ROOM_FORK_FORMAT = defineFormat(
+  "room-fork",
+  1,
+  "A fork made by room_fork / `dvergr room fork`.",
+  z.object({
+    room: fields.room.describe("The fork's slug"),
+    parent: fields.room.describe("The room it was forked from"),
+    base: z.string().describe("The parent's commit the fork starts at"),
+  }),
+);
+const ROOM_DIFF_FORMAT = defineFormat(
+  "room-diff",
+  1,
+  "What a fork changed since its base, and its state for room_merge (room_diff).",
+  z.object({
+    room: fields.room.describe("The fork's slug"),
+    parent: fields.room,
+    base: z.string(),
+    state: z.string().describe("The fork's state: room_merge's expect_state"),
+    ...listPageFields,
+    changes: z.array(z.object({
+      path: z.string(),
+      change: z.enum(["added", "modified", "removed"]),
+      bytes: z.number().int(),
+    })),
+    parentChanged: z.array(z.string()).describe("Paths the parent changed since the base"),
+    conflicts: z.array(z.string()).describe("Paths both changed differently"),
+  }),
+);
+const ROOM_MERGE_FORMAT = defineFormat(
+  "room-merge",
+  1,
+  "A fork's changes adopted into its parent (room_merge).",
+  z.object({
+    room: fields.room.describe("The fork's slug"),
+    parent: fields.room,
+    merged: z.boolean().describe("false: the fork changed nothing; no commit"),
+    commit: z.string().nullable(),
+    paths: z.array(z.string()),
+  }),
+);
 
 const room = z.string().describe("Room slug: lowercase letters, digits and dashes, e.g. `books`");
 
@@ -64,6 +107,7 @@ export const roomFork = defineOp({
     room,
     as: z.string().optional().describe("The fork's slug (default <room>-fork-N)"),
   }),
+  output: ROOM_FORK_FORMAT,
   async handler(ctx, input) {
     const rooms = ctx.home.rooms;
     if (input.as !== undefined) {
@@ -101,6 +145,7 @@ export const roomDiff = defineOp({
     room: room.describe("The fork's slug"),
     ...pageParams("path", 2000, 500),
   }),
+  output: ROOM_DIFF_FORMAT,
   async handler(ctx, input) {
     const c = await compare(ctx.home.rooms, input.room);
     const all = [...c.ours].map(([path, change]) => ({
@@ -121,7 +166,7 @@ export const roomDiff = defineOp({
       state: c.state,
       ...page,
       changes: items,
-      parent_changed: [...c.theirs.keys()],
+      parentChanged: [...c.theirs.keys()],
       conflicts: c.conflicts,
     };
   },
@@ -140,6 +185,7 @@ export const roomMerge = defineOp({
     expect_state: z.string().describe("The fork's state as room_diff returned it"),
     message: z.string().optional().describe("Commit message (default: Merge fork <room>)"),
   }),
+  output: ROOM_MERGE_FORMAT,
   async handler(ctx, input) {
     const rooms = ctx.home.rooms;
     const c = await compare(rooms, input.room);

@@ -9,7 +9,79 @@ import { DvergrError } from "../errors.ts";
 import { defineOp, type Op } from "./op.ts";
 import { fileInTheWay, roomPathProblem } from "./room_bundles.ts";
 import type { CommitInfo, RoomStore } from "../ports/room_store.ts";
-import { pageList, pageParams, pageText } from "./paging.ts";
+import { listPageFields, pageList, pageParams, pageText, textPageFields } from "./paging.ts";
+import { defineFormat, fields } from "../json_format.ts";
+
+const commitShape = z.object({
+  id: z.string().describe("The commit's id (git)"),
+  message: z.string(),
+  at: fields.time,
+});
+
+const ROOM_CREATE_FORMAT = defineFormat(
+  "room-create",
+  1,
+  "A room made (or found already there) by room_create / `dvergr room create`.",
+  z.object({
+    room: fields.room,
+    title: z.string().optional(),
+    created: z.boolean().describe("false: the room was there already and is left as it is"),
+    head: commitShape,
+  }),
+);
+const ROOM_LIST_FORMAT = defineFormat(
+  "room-list",
+  1,
+  "The rooms of a home with their commits (room_list / `dvergr room list`).",
+  z.object({
+    rooms: z.array(z.object({ room: fields.room, commits: z.number().int(), head: commitShape })),
+  }),
+);
+const ROOM_LOG_FORMAT = defineFormat(
+  "room-log",
+  1,
+  "A page of a room's commits, newest first (room_log / `dvergr room log`).",
+  z.object({ room: fields.room, ...listPageFields, commits: z.array(commitShape) }),
+);
+const ROOM_FILES_FORMAT = defineFormat(
+  "room-files",
+  1,
+  "A page of a room's files with their sizes (room_files / `dvergr room files`).",
+  z.object({
+    room: fields.room,
+    prefix: z.string().nullable(),
+    count: z.number().int().describe("Files under the prefix in all"),
+    offset: listPageFields.offset,
+    nextOffset: listPageFields.nextOffset,
+    note: listPageFields.note,
+    files: z.array(z.object({ path: z.string(), bytes: z.number().int() })),
+  }),
+);
+const ROOM_READ_FORMAT = defineFormat(
+  "room-read",
+  1,
+  "A page of one room file's text or base64 (room_read / `dvergr room read --json`).",
+  z.object({
+    room: fields.room,
+    path: z.string(),
+    bytes: z.number().int().describe("The whole file's size in UTF-8 bytes"),
+    encoding: z.enum(["text", "base64"]),
+    ...textPageFields,
+    content: z.string(),
+  }),
+);
+const ROOM_WRITE_FORMAT = defineFormat(
+  "room-write",
+  1,
+  "What one room_write / `dvergr room write` committed.",
+  z.object({
+    room: fields.room,
+    commit: z.string().describe("The room's head after the write"),
+    changed: z.boolean().describe("false: the room held this already; no commit"),
+    written: z.array(z.string()),
+    deleted: z.array(z.string()),
+  }),
+);
 
 const room = z.string().describe("Room slug: lowercase letters, digits and dashes, e.g. `books`");
 
@@ -113,6 +185,7 @@ export const roomCreate = defineOp({
     ),
     slug: z.string().optional().describe("The room's slug (same as `room`)"),
   }),
+  output: ROOM_CREATE_FORMAT,
   async handler(ctx, input) {
     if (input.room !== undefined && input.slug !== undefined && input.room !== input.slug) {
       throw new DvergrError(
@@ -147,6 +220,7 @@ export const roomList = defineOp({
   toolset: "rooms",
   idempotent: true,
   input: z.strictObject({}),
+  output: ROOM_LIST_FORMAT,
   async handler(ctx) {
     const slugs = await ctx.home.rooms.listRooms();
     const rooms = [];
@@ -171,6 +245,7 @@ export const roomLog = defineOp({
     room,
     ...pageParams("commit", 10_000, 50),
   }),
+  output: ROOM_LOG_FORMAT,
   async handler(ctx, input) {
     const log = await ctx.home.rooms.log(input.room);
     const page = pageList(log, input.offset ?? 0, input.limit ?? 50, "room_log with offset");
@@ -193,6 +268,7 @@ export const roomFiles = defineOp({
     prefix: z.string().optional().describe("A directory such as `workflows/recall`"),
     ...pageParams("file", 1000, 500),
   }),
+  output: ROOM_FILES_FORMAT,
   async handler(ctx, input) {
     const prefix = input.prefix?.replace(/\/+$/, "") || undefined;
     if (prefix !== undefined) checkRoomPath(prefix);
@@ -217,7 +293,7 @@ export const roomRead = defineOp({
   name: "room_read",
   title: "Read a room file",
   description:
-    'Reads one file of a room at its latest commit: its text (encoding "text", the default) or its UTF-8 bytes as base64 (encoding "base64"), a page of at most 40,000 characters from `offset`; a longer file\'s result says the offset of the next page (`next_offset`).',
+    'Reads one file of a room at its latest commit: its text (encoding "text", the default) or its UTF-8 bytes as base64 (encoding "base64"), a page of at most 40,000 characters from `offset`; a longer file\'s result says the offset of the next page (`nextOffset`).',
   kind: "read",
   toolset: "files",
   idempotent: true,
@@ -228,6 +304,7 @@ export const roomRead = defineOp({
     encoding: z.enum(["text", "base64"]).optional().describe('"text" (default) or "base64"'),
     ...pageParams("character", 40_000, 40_000),
   }),
+  output: ROOM_READ_FORMAT,
   async handler(ctx, input) {
     checkRoomPath(input.path);
     const slash = input.path.lastIndexOf("/");
@@ -252,7 +329,7 @@ export const roomRead = defineOp({
     const whole = encoding === "base64" ? Buffer.from(text, "utf8").toString("base64") : text;
     const page = pageText(whole, input.offset ?? 0, input.limit, "room_read with offset");
     // A base64 page ends on a whole group of 4, so each page decodes on its own.
-    if (encoding === "base64" && page.next_offset !== null) {
+    if (encoding === "base64" && page.nextOffset !== null) {
       const keep = page.text.length - (page.text.length % 4);
       if (keep > 0) {
         Object.assign(
@@ -329,6 +406,7 @@ export const roomWrite = defineOp({
     ),
     message: z.string().optional().describe("Commit message (default: the paths written)"),
   }),
+  output: ROOM_WRITE_FORMAT,
   async handler(ctx, input) {
     const entries = Object.entries(input.files);
     if (entries.length === 0) {

@@ -22,7 +22,10 @@ import { experimentBundle } from "../engine/experiment_bundle.ts";
 import { compareRegrade } from "../engine/regrade.ts";
 import { planOfDefinition } from "../bench/experiment.ts";
 import { defineOp, type Op, type OpContext } from "./op.ts";
-import { jobsOf, jobView } from "./jobs.ts";
+import { defineFormat, fields, typed } from "../json_format.ts";
+import { scorecardShape } from "./formats.ts";
+import { textPageFields } from "./paging.ts";
+import { JOB_SHAPE, jobsOf, jobView } from "./jobs.ts";
 
 const room = z.string().min(1).describe("The room (its slug)");
 const experiment = z.string().min(4).max(64).describe(
@@ -41,10 +44,10 @@ function dollars(micros: number): number {
 export interface LeaderboardRow {
   rank: number;
   candidate: string;
-  mean_reward: number | null;
-  reward_interval: Interval | null;
-  pass_rate: number | null;
-  pass_interval: Interval | null;
+  meanReward: number | null;
+  rewardInterval: Interval | null;
+  passRate: number | null;
+  passInterval: Interval | null;
   passes: number;
   attempts: number;
   faults: number;
@@ -53,14 +56,14 @@ export interface LeaderboardRow {
   /** Planned cells without a verdict, counted as not passed. */
   unfinished: number;
   /** Cells skipped as not needed (sequential stopping); absent without it. */
-  not_needed?: number;
+  notNeeded?: number;
   /** What the rank is by: reward summed over graded cells ÷ planned cells. */
-  ranked_reward: number;
+  rankedReward: number;
   /** Passes ÷ planned cells. */
-  ranked_pass_rate: number;
+  rankedPassRate: number;
   /** null when the cost is unknown (a model without prices in the registry). */
-  list_dollars: number | null;
-  billed_dollars: number | null;
+  listDollars: number | null;
+  billedDollars: number | null;
   trust: TrustTier;
 }
 
@@ -76,20 +79,20 @@ export function leaderboardRows(sc: Scorecard): LeaderboardRow[] {
     return {
       rank: i + 1,
       candidate: name,
-      mean_reward: c.meanReward,
-      reward_interval: c.rewardInterval,
-      pass_rate: c.passRate,
-      pass_interval: c.passInterval,
+      meanReward: c.meanReward,
+      rewardInterval: c.rewardInterval,
+      passRate: c.passRate,
+      passInterval: c.passInterval,
       passes: c.passes,
       attempts: c.attempts,
       faults: c.faults,
       planned: c.plannedCells,
       unfinished: c.unfinished,
-      ...(c.notNeeded !== undefined ? { not_needed: c.notNeeded } : {}),
-      ranked_reward: c.rankedReward,
-      ranked_pass_rate: c.rankedPassRate,
-      list_dollars: unknownCost ? null : dollars(c.cost.listMicros),
-      billed_dollars: unknownCost ? null : dollars(c.cost.billedMicros),
+      ...(c.notNeeded !== undefined ? { notNeeded: c.notNeeded } : {}),
+      rankedReward: c.rankedReward,
+      rankedPassRate: c.rankedPassRate,
+      listDollars: unknownCost ? null : dollars(c.cost.listMicros),
+      billedDollars: unknownCost ? null : dollars(c.cost.billedMicros),
       trust: c.trust,
     };
   });
@@ -230,6 +233,107 @@ export async function experimentReportParts(
   return { scorecard, options };
 }
 
+/** A leaderboard row as the formats carry it. */
+export const LEADERBOARD_ROW = z.object({
+  rank: z.number().int(),
+  candidate: z.string(),
+  meanReward: z.number().nullable(),
+  rewardInterval: fields.interval.nullable(),
+  passRate: z.number().nullable(),
+  passInterval: fields.interval.nullable(),
+  passes: z.number().int(),
+  attempts: z.number().int(),
+  faults: z.number().int(),
+  planned: z.number().int().describe("Cells planned for the candidate; the rank counts all"),
+  unfinished: z.number().int(),
+  notNeeded: z.number().int().optional(),
+  rankedReward: z.number().describe("Reward summed over graded cells ÷ planned cells"),
+  rankedPassRate: z.number(),
+  listDollars: z.number().nullable().describe("null: the cost is unknown (a model without prices)"),
+  billedDollars: z.number().nullable(),
+  trust: fields.trust,
+});
+
+const SCORECARD_LIST_FORMAT = defineFormat(
+  "scorecard-list",
+  1,
+  "The experiments of a room, newest first, each with its leaderboard (scorecard_list).",
+  z.object({
+    room: fields.room,
+    experiments: z.array(z.object({
+      experiment: fields.experiment,
+      bundle: fields.bundle,
+      bundleId: fields.bundleId,
+      createdAt: fields.time,
+      cells: z.number().int(),
+      graded: z.number().int(),
+      complete: z.boolean(),
+      trust: fields.trust,
+      baseline: z.string().nullable(),
+      leaderboard: z.array(LEADERBOARD_ROW),
+    })),
+    total: z.number().int(),
+  }),
+);
+
+const SCORECARD_DETAIL_FORMAT = defineFormat(
+  "scorecard-detail",
+  1,
+  "An experiment's leaderboard and full scorecard (scorecard_detail).",
+  z.object({
+    room: fields.room,
+    experiment: fields.experiment,
+    bundle: fields.bundle,
+    leaderboard: z.array(LEADERBOARD_ROW),
+    scorecard: scorecardShape,
+  }),
+);
+
+const REPORT_FORMAT = defineFormat(
+  "experiment-report",
+  1,
+  "A page of an experiment's Markdown report (experiment_report).",
+  z.object({
+    room: fields.room,
+    experiment: fields.experiment,
+    complete: z.boolean(),
+    ...textPageFields,
+    markdown: z.string(),
+  }),
+);
+
+const PROGRESS_FORMAT = defineFormat(
+  "experiment-progress",
+  1,
+  "Where a room's experiments stand, per candidate, with failure causes and running jobs (experiment_progress).",
+  z.object({
+    room: fields.room,
+    experiments: z.array(z.object({
+      experiment: fields.experiment,
+      bundle: fields.bundle,
+      createdAt: fields.time,
+      cells: z.number().int(),
+      graded: z.number().int(),
+      faults: z.number().int(),
+      complete: z.boolean(),
+      candidates: z.array(z.object({
+        candidate: z.string(),
+        cells: z.number(),
+        verdicts: z.number().int(),
+        passes: z.number().int(),
+        faults: z.number().int(),
+        meanReward: z.number().nullable(),
+        billedDollars: z.number().nullable(),
+        listDollars: z.number().nullable(),
+        outcomes: z.record(z.string(), z.number().int()),
+        failureCauses: typed<unknown[]>(z.array(z.looseObject({}))),
+      })),
+      broken: z.array(z.string()),
+    })),
+    runningJobs: z.array(JOB_SHAPE),
+  }),
+);
+
 export const scorecardList = defineOp({
   name: "scorecard_list",
   title: "List scorecards",
@@ -245,6 +349,7 @@ export const scorecardList = defineOp({
       "At most this many experiments (default 10)",
     ),
   }),
+  output: SCORECARD_LIST_FORMAT,
   async handler(ctx, input) {
     await requireRoom(ctx, input.room);
     const all = (await ctx.home.state.listExperiments(input.room)).reverse();
@@ -255,8 +360,8 @@ export const scorecardList = defineOp({
       experiments.push({
         experiment: meta.id,
         bundle: meta.bundleName,
-        bundle_id: meta.bundleId,
-        created_at: meta.createdAt,
+        bundleId: meta.bundleId,
+        createdAt: meta.createdAt,
         cells: meta.cells,
         graded: sc.gradedCells,
         complete: sc.complete,
@@ -283,6 +388,7 @@ export const scorecardDetail = defineOp({
     experiment,
     baseline: baselineField,
   }),
+  output: SCORECARD_DETAIL_FORMAT,
   async handler(ctx, input) {
     const meta = await findExperiment(ctx, input.room, input.experiment);
     const scorecard = await scorecardOf(ctx.home, meta, input.baseline);
@@ -302,7 +408,7 @@ export const experimentReport = defineOp({
   description: "The Markdown report of an experiment: the cost/reward frontier, resources, " +
     "the paired comparisons against the baseline, the failing checks, and for case packs " +
     "the cases that could not grade. A page of at most 40,000 characters from `offset`; a " +
-    "longer report says the offset of the next page (`next_offset`).",
+    "longer report says the offset of the next page (`nextOffset`).",
   kind: "read",
   toolset: "scorecards",
   roomScoped: true,
@@ -312,6 +418,7 @@ export const experimentReport = defineOp({
     baseline: baselineField,
     ...pageParams("character", 40_000, 40_000),
   }),
+  output: REPORT_FORMAT,
   async handler(ctx, input) {
     const meta = await findExperiment(ctx, input.room, input.experiment);
     const { scorecard, options } = await experimentReportParts(ctx.home, meta, input.baseline);
@@ -337,7 +444,7 @@ export const experimentProgress = defineOp({
   title: "Experiment progress",
   description: "Where the experiments of a room stand: per experiment and candidate the " +
     "cells with a verdict, outcome counts (passed, failed, crashed, timed-out, budget, " +
-    "fault), failure_causes (each distinct cause with its count and an example: exit " +
+    "fault), failureCauses (each distinct cause with its count and an example: exit " +
     "status, stderr's last lines, the fault's reason), mean reward and spend; candidates " +
     "whose every attempt crashed or faulted; and the room's running jobs. attempt_export " +
     "shows one attempt in full.",
@@ -350,6 +457,7 @@ export const experimentProgress = defineOp({
       "At most this many experiments, newest first (default 5)",
     ),
   }),
+  output: PROGRESS_FORMAT,
   async handler(ctx, input) {
     await requireRoom(ctx, input.room);
     const { state } = ctx.home;
@@ -368,24 +476,24 @@ export const experimentProgress = defineOp({
           verdicts: c.graded,
           passes: c.passes,
           faults: c.latest - c.graded,
-          mean_reward: c.graded ? rewards / c.graded : null,
+          meanReward: c.graded ? rewards / c.graded : null,
           // A model without prices has no known cost: null, never $0.
-          billed_dollars: c.unpriced > 0 ? null : dollars(c.billed),
-          list_dollars: c.unpriced > 0 ? null : dollars(c.list),
+          billedDollars: c.unpriced > 0 ? null : dollars(c.billed),
+          listDollars: c.unpriced > 0 ? null : dollars(c.list),
           outcomes: { ...c.outcomes },
           // Each distinct cause of the attempts that did not pass, with one example.
-          failure_causes: c.causes.causes(),
+          failureCauses: c.causes.causes(),
         };
       });
       const broken = candidates.flatMap((c) => {
-        const b = brokenCandidate(c.candidate, c.outcomes, () => c.failure_causes);
+        const b = brokenCandidate(c.candidate, c.outcomes, () => c.failureCauses);
         return b ? [b] : [];
       });
       const graded = fold.graded;
       experiments.push({
         experiment: meta.id,
         bundle: meta.bundleName,
-        created_at: meta.createdAt,
+        createdAt: meta.createdAt,
         cells: meta.cells,
         graded,
         faults: fold.latest - graded,
@@ -399,7 +507,7 @@ export const experimentProgress = defineOp({
     return {
       room: input.room,
       experiments,
-      running_jobs: running.map((j) => jobView(j, { result: false })),
+      runningJobs: running.map((j) => jobView(j, { result: false })),
     };
   },
 });

@@ -91,7 +91,7 @@ Deno.test("dvergr benchmark --json prints the scorecard; a changed bundle is a n
   await Deno.remove(`${dir}/fixtures/docs/shared.txt`);
   const b = JSON.parse((await dvergr(args)).out);
   assert.notEqual(b.experiment, a.experiment);
-  assert.notEqual(b.bundle.id, a.bundle.id);
+  assert.notEqual(b.bundleId, a.bundleId);
   // The first experiment's reports are still there, beside the new one's.
   assert.equal(a.report, `${home}/reports/${a.experiment}/report.md`);
   assert.equal(b.report, `${home}/reports/${b.experiment}/report.md`);

@@ -113,6 +113,7 @@ Deno.test("dvergr cases --json gives cases, certified, byReason, excluded and ou
   );
   assert.equal(r.code, 0, r.err + r.out);
   assert.deepEqual(JSON.parse(r.out), {
+    format: "dvergr-cases/1",
     cases: 4,
     certified: 1,
     byReason: { certified: 1, "duplicate-id": 2, unlabelled: 1 },
@@ -487,7 +488,7 @@ Deno.test("dvergr cases --room writes the bundle into the room as one commit, wi
     const out = JSON.parse(r.out);
     assert.equal(out.certified, 319);
     assert.equal(out.room, "books");
-    assert.equal(out.name, "bookings");
+    assert.equal(out.bundle, "bookings");
     assert.match(out.commit, /^[0-9a-f]{40}$/);
     // Nothing but the home's own files appeared: no bundle directory anywhere.
     const after = new Set<string>();

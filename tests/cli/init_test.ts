@@ -65,7 +65,9 @@ Deno.test("dvergr init writes into the empty working directory, named after it",
   const r = await dvergrIn(cwd, "init", "--template", "web", "--json");
   assert.equal(r.code, 0, r.err);
   const j = JSON.parse(r.out);
-  assert.deepEqual(j.bundle, { name: "my-web-task", dir: cwd });
+  assert.equal(j.format, "dvergr-init/1");
+  assert.equal(j.bundle, "my-web-task");
+  assert.equal(j.dir, cwd);
   assert.equal(j.template, "web");
   assert.ok(j.files.includes("web.edn"));
   assert.equal(j.next.length, 4);

@@ -93,7 +93,9 @@ Deno.test("dvergr benchmark --json carries outcomes, causes, per-case results an
     "checks failed: :right",
   ]);
   assert.deepEqual(j.broken.map((b: { candidate: string }) => b.candidate), ["mine", "seven"]);
-  assert.deepEqual(j.cases, { ran: ["c1", "c2", "c3"], ofBundle: 3 });
+  assert.equal(j.cases, 3);
+  assert.deepEqual(j.caseIds, ["c1", "c2", "c3"]);
+  assert.equal(j.bundleCases, 3);
   const c3 = j.items.find((i: { caseId: string }) => i.caseId === "c3");
   assert.equal(c3.flag, "broken");
   assert.equal(c3.passRate, 0);

@@ -135,7 +135,9 @@ Deno.test("experiment_plan plans from a pilot in a room, as dvergr plan does", a
       baseline: "builtin:noop",
     }) as PilotPlan & { room: string };
     assert.equal(r.room, "words");
-    assert.deepEqual({ ...r, room: undefined }, { ...cli, room: undefined });
+    const { format, ...plan } = cli;
+    assert.equal(format, "dvergr-plan/1");
+    assert.deepEqual({ ...r, room: undefined }, { ...plan, room: undefined });
     await assert.rejects(
       () => callOp(experimentPlan, ctx, { room: "words", experiment, half_width: 0 }),
       (e: DvergrError) => e.code === "USAGE" && /half_width/.test(e.message),

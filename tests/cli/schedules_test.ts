@@ -26,7 +26,7 @@ async function deploy(home: string, ...args: string[]) {
     ...args,
   ]);
   assert.equal(r.code, 0, r.out + r.err);
-  return JSON.parse(r.out) as { id: string; next_run: string };
+  return JSON.parse(r.out) as { id: string; nextRun: string };
 }
 
 async function runs(home: string) {
@@ -49,8 +49,8 @@ function child(args: string[]) {
 Deno.test("a weekly schedule ticked every day for a month runs once a week", async () => {
   const home = await wikiHome();
   const s = await deploy(home, "--every", "7d", "--at", "06:30");
-  const first = Date.parse(s.next_run);
-  assert.match(s.next_run, /T06:30:00\.000Z$/);
+  const first = Date.parse(s.nextRun);
+  assert.match(s.nextRun, /T06:30:00\.000Z$/);
   const started: string[] = [];
   for (let day = -1; day < 30; day++) {
     const now = new Date(first + day * DAY + 3_600_000).toISOString();
@@ -74,7 +74,7 @@ Deno.test("a weekly schedule ticked every day for a month runs once a week", asy
 Deno.test("a daily schedule missed for a week runs once; a cancelled one starts nothing", async () => {
   const home = await wikiHome();
   const s = await deploy(home, "--every", "1d");
-  const late = new Date(Date.parse(s.next_run) + 7.5 * DAY).toISOString();
+  const late = new Date(Date.parse(s.nextRun) + 7.5 * DAY).toISOString();
   const a = await dvergrWithPath(["tick", "--now", late, "--home", home, "--json"]);
   assert.equal(JSON.parse(a.out).ticks.length, 1, a.out);
   const b = await dvergrWithPath(["tick", "--now", late, "--home", home]);
@@ -110,7 +110,7 @@ Deno.test("a daily schedule missed for a week runs once; a cancelled one starts 
 Deno.test("two dvergr tick processes on one home start each due run once", async () => {
   const home = await wikiHome();
   const s = await deploy(home, "--every", "1d");
-  const now = new Date(Date.parse(s.next_run) + 60_000).toISOString();
+  const now = new Date(Date.parse(s.nextRun) + 60_000).toISOString();
   const outs = await Promise.all(
     [0, 1].map(() => child(["tick", "--now", now, "--home", home, "--json"]).output()),
   );

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { runMain } from "../../main.ts";
 import { memoryContext } from "../../cli/context.ts";
 import { detectBwrap } from "../../adapters/candidates/command/command.ts";
+import { validJson } from "./json_schemas.ts";
 
 // Without bubblewrap, command candidates run only when asked for (DVERGR_ISOLATION=none):
 // ask for it on machines without it, so these tests do not depend on bubblewrap.
@@ -15,14 +16,20 @@ export async function dvergrWithPath(args: string[], env: Record<string, string>
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...unisolated, ...env },
   });
   const code = await runMain(args, ctx);
-  return { code, out: ctx.out.join(""), err: ctx.err.join("") };
+  return checked(args, { code, out: ctx.out.join(""), err: ctx.err.join("") });
+}
+
+/** With --json, what a command prints is a document that validates against schemas/. */
+function checked<R extends { out: string }>(args: string[], r: R): R {
+  if (args.includes("--json") && r.out.trim() !== "") validJson(r.out, `dvergr ${args[0]} --json`);
+  return r;
 }
 
 /** Runs dvergr in-process in `cwd` with an empty environment; what it printed and its exit status. */
 export async function dvergrIn(cwd: string, ...args: string[]) {
   const ctx = memoryContext({ cwd });
   const code = await runMain(args, ctx);
-  return { code, out: ctx.out.join(""), err: ctx.err.join("") };
+  return checked(args, { code, out: ctx.out.join(""), err: ctx.err.join("") });
 }
 
 /** A new temporary directory holding `files` (relative path → text or bytes). */

@@ -133,7 +133,7 @@ Deno.test("describe lists the ops programs can call, filtered by a query", async
     assert.ok(names.includes("room_write") && names.includes("catalog_benchmark"));
     assert.ok(!names.includes("catalog_promote") && !names.includes("js_eval"));
     const write = all.ops.find((o: Json) => o.name === "room_write");
-    assert.ok(write.input_schema.properties.files);
+    assert.ok(write.inputSchema.properties.files);
     const q = (await client.callTool({ name: "describe", arguments: { query: "fork" } }))
       .structuredContent as Json;
     assert.deepEqual(q.ops.map((o: Json) => o.name).sort(), [
@@ -143,6 +143,7 @@ Deno.test("describe lists the ops programs can call, filtered by a query", async
       "room_merge",
       "run_list",
     ]);
+    assert.equal(write.format, "dvergr-room-write/1");
   });
 });
 

@@ -2,7 +2,9 @@
  * The official MCP conformance runner (`@modelcontextprotocol/conformance`, pinned) against
  * `dvergr serve --mcp --http`: every server scenario that applies to a server without
  * test-specific tools, prompts or resources (the others call `test_*` tools, `test://`
- * resources and prompts dvergr does not have). Any failed check fails the test.
+ * resources and `test_*` prompts dvergr does not have; completion-complete asks for a
+ * `test_prompt_with_arguments` and passes on the empty completion an unknown prompt gets).
+ * Any failed check fails the test.
  *
  * The runner is installed with npm into a cache directory on first use (CI: .ci/run does it
  * first). Its client sends no bearer token, so it talks to the server through a loopback
@@ -26,6 +28,8 @@ const SCENARIOS = [
   "logging-set-level",
   "tools-list",
   "resources-list",
+  "prompts-list",
+  "completion-complete",
   "server-sse-multiple-streams",
   "dns-rebinding-protection",
 ];

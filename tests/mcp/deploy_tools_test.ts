@@ -62,7 +62,7 @@ Deno.test("catalog_deploy stores a schedule schedule_list shows; an inline comma
     assert.equal(s.every, "7d");
     const listed = await callOp(scheduleList, ctx, {});
     assert.deepEqual(listed.schedules.map((x) => x.id), [s.id]);
-    assert.match(listed.schedules[0].next_run!, /T06:30:00\.000Z$/);
+    assert.match(listed.schedules[0].nextRun!, /T06:30:00\.000Z$/);
   } finally {
     await home.close();
     await Deno.remove(dir, { recursive: true });

@@ -297,7 +297,7 @@ export async function fromScratchFlow(client: Client, room = "books"): Promise<s
   const list = await call(client, "scorecard_list", { room });
   assert.equal(list.experiments[0].experiment, started.experiment);
   assert.deepEqual(
-    list.experiments[0].leaderboard.map((l: Json) => [l.candidate, l.mean_reward, l.passes]),
+    list.experiments[0].leaderboard.map((l: Json) => [l.candidate, l.meanReward, l.passes]),
     [["builtin:reference", 1, 4], ["builtin:noop", 0, 0]],
   );
 

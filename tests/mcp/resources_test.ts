@@ -69,7 +69,7 @@ Deno.test("resources: templates, list and read say what the tools say; unknown i
   await withMemoryClient({}, async (client) => {
     assert.deepEqual(client.getServerCapabilities()?.resources, {
       subscribe: true,
-      listChanged: false,
+      listChanged: true,
     });
     await client.callTool({ name: "room_create", arguments: { title: "Books" } });
     await client.callTool({

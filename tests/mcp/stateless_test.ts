@@ -315,6 +315,75 @@ Deno.test("stateless HTTP: header checks (-32020), unsupported versions (-32022)
   });
 });
 
+Deno.test("server/discover passes the same checks as every request and carries ttlMs and cacheScope", async () => {
+  await withServer(async (s) => {
+    const send = async (body: unknown, headers: Record<string, string>) => {
+      const res = await post(s, { headers, body });
+      return { status: res.status, json: await res.json() };
+    };
+    const d = stateless(1, "server/discover");
+    // No _meta, no version in _meta, a version nobody speaks: 400 with -32022 (or -32020).
+    const bare = { jsonrpc: "2.0", id: 2, method: "server/discover", params: {} };
+    let r = await send(bare, { "mcp-method": "server/discover" });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.error.code, -32022);
+    assert.ok(r.json.error.data.supported.includes(STATELESS_VERSION));
+    const noVersion = { ...bare, params: { _meta: { "io.modelcontextprotocol/clientInfo": {} } } };
+    r = await send(noVersion, { "mcp-method": "server/discover" });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.error.code, -32022);
+    const v999 = stateless(3, "server/discover", {}, {
+      "io.modelcontextprotocol/protocolVersion": "v999.0.0",
+    });
+    r = await send(v999.body, { ...v999.headers, "mcp-protocol-version": "v999.0.0" });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.error.code, -32022);
+    assert.equal(r.json.error.data.requested, "v999.0.0");
+    r = await send(d.body, { "mcp-method": "server/discover" });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.error.code, -32020, "the version header must match the body");
+    r = await send(d.body, d.headers);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.result.ttlMs, 300_000);
+    assert.equal(r.json.result.cacheScope, "private");
+    assert.deepEqual(r.json.result.capabilities.completions, {});
+    assert.deepEqual(r.json.result.capabilities.prompts, { listChanged: false });
+    // The same checks without HTTP (stdio carries no headers).
+    const io = { notify: () => {}, signal: new AbortController().signal };
+    const plain = await s.stateless.handle(bare as never, io);
+    assert.equal((plain as { error: { code: number } }).error.code, -32022);
+  });
+});
+
+Deno.test("stateless prompts/list, prompts/get and completion/complete", async () => {
+  await withServer(async (s) => {
+    const call = async (method: string, params: Record<string, unknown>) => {
+      const req = stateless(1, method, params);
+      const res = await post(s, req);
+      assert.equal(res.status, 200);
+      return (await res.json()).result;
+    };
+    await s.home.rooms.createRoom("books");
+    const prompts = await call("prompts/list", {});
+    assert.deepEqual(prompts.prompts.map((p: { name: string }) => p.name), [
+      "author_bundle",
+      "benchmark_bundle",
+      "read_report",
+    ]);
+    assert.equal(prompts.ttlMs, 0);
+    const got = await call("prompts/get", {
+      name: "read_report",
+      arguments: { room: "books", experiment: "0123abcd" },
+    });
+    assert.match(got.messages[0].content.text, /experiment_report \{room: "books"/);
+    const done = await call("completion/complete", {
+      ref: { type: "ref/prompt", name: "benchmark_bundle" },
+      argument: { name: "room", value: "bo" },
+    });
+    assert.deepEqual(done.completion, { values: ["books"], total: 1, hasMore: false });
+  });
+});
+
 Deno.test("stateless _meta selection narrows the server's tools for one request, never widens them", async () => {
   await withServer(async (s) => {
     const narrow = { "dvergr/tools": ["room_list", "room_read"] };
@@ -381,7 +450,8 @@ Deno.test("subscriptions/listen: acknowledged, tagged updates after room changes
     const params = ack.params as Record<string, unknown>;
     assert.deepEqual(params.resourceSubscriptions, ["room://books/files"]);
     assert.equal(params.toolsListChanged, true);
-    assert.equal(params.promptsListChanged, undefined);
+    // Prompts are offered now; like the tools, a selection's list never changes.
+    assert.equal(params.promptsListChanged, true);
     assert.equal(
       (params._meta as Record<string, unknown>)["io.modelcontextprotocol/subscriptionId"],
       41,

@@ -136,7 +136,10 @@ for (const version of ["2025-03-26", "2025-06-18", "2025-11-25"]) {
       assert.equal(byId.get(1).result.protocolVersion, version);
       assert.equal(byId.get(1).result.serverInfo.name, "dvergr");
       assert.ok(byId.get(2).result.tools.length >= 19);
-      assert.deepEqual(byId.get(3).result.structuredContent, { rooms: [] });
+      assert.deepEqual(byId.get(3).result.structuredContent, {
+        format: "dvergr-room-list/1",
+        rooms: [],
+      });
       assert.equal(status.code, 0, "the server ends when stdin does");
       assert.match(err, /dvergr-mcp: .*room_list ok/, "logs go to stderr");
       await Deno.remove(home, { recursive: true });
@@ -293,7 +296,10 @@ Deno.test({
     const sevens = msgs.filter((m) => m.id === 7);
     assert.equal(sevens.length, 2, err);
     assert.equal(sevens.filter((m) => m.error?.code === -32600).length, 1, lines.join("\n"));
-    assert.deepEqual(sevens.find((m) => m.result)?.result.structuredContent, { rooms: [] });
+    assert.deepEqual(sevens.find((m) => m.result)?.result.structuredContent, {
+      format: "dvergr-room-list/1",
+      rooms: [],
+    });
     assert.ok(msgs.some((m) => m.id === 8 && m.result), "the connection goes on");
     await Deno.remove(home, { recursive: true });
   },

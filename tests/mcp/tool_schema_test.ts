@@ -2,6 +2,9 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { allOps } from "../../core/ops/registry.ts";
 import { defineOp, type Op } from "../../core/ops/op.ts";
+import { defineFormat } from "../../core/json_format.ts";
+
+const X_FORMAT = defineFormat("x", 1, "x", z.object({}));
 import {
   annotationsOf,
   toolDefinition,
@@ -17,7 +20,8 @@ function op(input: z.ZodObject, over: Partial<Op> = {}): Op {
     kind: "read",
     toolset: "t",
     input,
-    handler: () => Promise.resolve(null),
+    output: X_FORMAT,
+    handler: () => Promise.resolve({}),
     ...over,
   }) as Op;
 }

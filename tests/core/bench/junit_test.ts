@@ -56,7 +56,7 @@ Deno.test("calibrationJunit() writes the reference and each damaged variant as a
   });
   const result: CalibrationResult = {
     ok: false,
-    bundle: "b",
+    bundleId: "b",
     reference: run({ a: true, b: true }, 1),
     damaged: {
       "kept": { run: run({ a: true, b: true }, 0.5), kept: ["a"], ok: false },
@@ -145,7 +145,7 @@ Deno.test("benchmarkJunit() and calibrationJunit() validate against Jenkins' jun
   assert.deepEqual(junit10Problems(benchmarkJunit("words", [], [])), []);
   const result: CalibrationResult = {
     ok: false,
-    bundle: "b",
+    bundleId: "b",
     reference: null,
     damaged: {},
     problems: ["calibration.edn has no :reference"],

@@ -283,18 +283,18 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     assert.match(unknown.err.join(""), /this home has no experiment of that id on this bundle/);
     home = await openHome(homeDir);
     assert.equal(site.requests.length, before);
-    assert.equal(frozen.name, "rivals-frozen");
+    assert.equal(frozen.bundle, "rivals-frozen");
     assert.equal(frozen.pages, 3);
     const frozenFiles = (await readRoomBundle(home.rooms, live.room, "rivals-frozen")).files;
-    const frozenBundle = parseBundle({ name: frozen.name, files: frozenFiles });
-    assert.equal(frozenBundle.id, frozen.id);
+    const frozenBundle = parseBundle({ name: frozen.bundle, files: frozenFiles });
+    assert.equal(frozenBundle.id, frozen.bundleId);
     assert.equal(frozenBundle.definition.web, "frozen");
     assert.equal(frozenBundle.definition.title, "Tool rivals (frozen web)");
     assert.deepEqual(frozenBundle.web![`${site.url}/bolt`], {
       title: "Bolt Hardware",
       body: "Bolt Hardware Bolt Hardware: cordless drills for every workshop since 1999.",
     });
-    assert.notEqual(frozen.id, parseBundle(liveBundle()).id);
+    assert.notEqual(frozen.bundleId, parseBundle(liveBundle()).id);
     // MCP's catalog_freeze makes the same web under another name.
     const viaOp = await callOp(findOp("catalog_freeze"), {
       services: composeServices(),
@@ -303,7 +303,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
       env: () => undefined,
       cwd: homeDir,
       clock: () => new Date(),
-    }, { room: live.room, name: "rivals", as: "rivals-again" }) as FreezeResult;
+    }, { room: live.room, name: "rivals", as: "rivals-again" }) as unknown as FreezeResult;
     assert.equal(viaOp.pages, 3);
     assert.equal(
       (await readRoomBundle(home.rooms, live.room, "rivals-again")).files.get("web.edn"),
@@ -314,7 +314,7 @@ Deno.test("benchmarkBundle() runs a live web bundle, freezes it, and the frozen 
     await site.close();
     const offline = await benchmarkBundle({
       services: composeServices(),
-      bundle: { name: frozen.name, files: frozenFiles },
+      bundle: { name: frozen.bundle, files: frozenFiles },
       specs,
       home,
       runner,

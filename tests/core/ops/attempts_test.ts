@@ -63,18 +63,18 @@ Deno.test("experiment_progress gives outcome counts and failure causes with an e
         candidates: {
           candidate: string;
           outcomes: Record<string, number>;
-          failure_causes: { outcome: string; cause: string; count: number }[];
+          failureCauses: { outcome: string; cause: string; count: number }[];
         }[];
         broken: string[];
       }[];
     };
     const [noop, ref] = r.experiments[0].candidates;
     assert.equal(noop.outcomes.failed, 2);
-    assert.equal(noop.failure_causes.length, 1);
-    assert.equal(noop.failure_causes[0].outcome, "failed");
-    assert.equal(noop.failure_causes[0].count, 2);
+    assert.equal(noop.failureCauses.length, 1);
+    assert.equal(noop.failureCauses[0].outcome, "failed");
+    assert.equal(noop.failureCauses[0].count, 2);
     assert.equal(ref.outcomes.passed, 2);
-    assert.deepEqual(ref.failure_causes, []);
+    assert.deepEqual(ref.failureCauses, []);
     assert.deepEqual(r.experiments[0].broken, []);
   } finally {
     await close();
@@ -105,9 +105,9 @@ Deno.test("catalog_benchmark's answer names no broken candidate when every attem
       name: "recall",
       candidates: ["builtin:noop", "builtin:reference"],
       repetitions: 2,
-    }) as { broken: string[]; flagged_cases: string | null };
+    }) as { broken: string[]; flaggedCases: string | null };
     assert.deepEqual(r.broken, []);
-    assert.equal(r.flagged_cases, null); // reference passes it, noop does not: not flagged
+    assert.equal(r.flaggedCases, null); // reference passes it, noop does not: not flagged
   } finally {
     await close();
   }
@@ -129,6 +129,6 @@ Deno.test("leaderboardRows() gives null dollars, never 0, for a model without pr
     },
   );
   const [row] = leaderboardRows(sc);
-  assert.equal(row.list_dollars, null);
-  assert.equal(row.billed_dollars, null);
+  assert.equal(row.listDollars, null);
+  assert.equal(row.billedDollars, null);
 });

@@ -87,22 +87,22 @@ Deno.test("catalog_export → catalog_import: same id, exactly one commit, a sec
     const files = recallBundle();
     await putBundle(ctx, "src", "recall", files);
     const exp = await callOp(catalogExport, ctx, { room: "src", name: "recall" });
-    assert.equal(exp.bundle, contentId(files));
+    assert.equal(exp.bundleId, contentId(files));
     assert.deepEqual(exp.calibration, { ok: true, problems: [] });
     assert.match(exp.export, /^\{:manifest \{:format "dvergr-workflow\/1",/);
 
     await callOp(roomCreate, ctx, { room: "dst" });
     const before = await commits(ctx, "dst");
     const imp = await callOp(catalogImport, ctx, { room: "dst", export: exp.export });
-    assert.equal(imp.bundle, exp.bundle);
-    assert.equal(imp.name, "recall");
+    assert.equal(imp.bundleId, exp.bundleId);
+    assert.equal(imp.bundle, "recall");
     assert.equal(imp.unchanged, false);
     assert.equal(await commits(ctx, "dst"), before + 1, "one commit per import");
     const log = await callOp(roomLog, ctx, { room: "dst", limit: 1 });
     assert.equal(log.commits[0].id, imp.commit);
-    assert.match(log.commits[0].message, new RegExp(`^Import recall \\(${exp.bundle}\\)`));
+    assert.match(log.commits[0].message, new RegExp(`^Import recall \\(${exp.bundleId}\\)`));
     const installed = await readRoomBundle(ctx.home.rooms, "dst", "recall");
-    assert.equal(contentId(installed.files), exp.bundle);
+    assert.equal(contentId(installed.files), exp.bundleId);
 
     const again = await callOp(catalogImport, ctx, { room: "dst", export: exp.export });
     assert.equal(again.unchanged, true);
@@ -115,7 +115,7 @@ Deno.test("catalog_export → catalog_import: same id, exactly one commit, a sec
       export: exp.export,
       as: "recall-copy",
     });
-    assert.equal(renamed.bundle, exp.bundle);
+    assert.equal(renamed.bundleId, exp.bundleId);
     assert.equal(await commits(ctx, "dst"), before + 2);
   });
 });
@@ -146,10 +146,10 @@ Deno.test("catalog_export gives a big export in pages that fit a tool result; co
         `page at ${offset}: ${JSON.stringify(page).length} chars of JSON`,
       );
       assert.equal(page.offset, offset);
-      at = page.exported_at;
-      total = page.export_chars;
+      at = page.exportedAt;
+      total = page.exportChars;
       pages.push(page.export);
-      offset = page.next_offset;
+      offset = page.nextOffset;
       assert.ok(pages.length < 100, "the pages end");
     }
     assert.ok(pages.length > 3, `${pages.length} pages`);
@@ -160,7 +160,7 @@ Deno.test("catalog_export gives a big export in pages that fit a tool result; co
     await callOp(roomCreate, ctx, { room: "dst" });
     const n = await commits(ctx, "dst");
     const imp = await callOp(catalogImport, ctx, { room: "dst", export: text });
-    assert.equal(imp.bundle, contentId(recallBundle(big)));
+    assert.equal(imp.bundleId, contentId(recallBundle(big)));
     assert.equal(await commits(ctx, "dst"), n + 1);
 
     // A later page needs the first page's time, so that the pages are of one export.
@@ -177,15 +177,15 @@ Deno.test("catalog_export gives a big export in pages that fit a tool result; co
     // A small export is one page, as before.
     await putBundle(ctx, "src", "recall", recallBundle());
     const one = await callOp(catalogExport, ctx, { room: "src", name: "recall" });
-    assert.equal(one.next_offset, null);
-    assert.equal(one.export.length, one.export_chars);
+    assert.equal(one.nextOffset, null);
+    assert.equal(one.export.length, one.exportChars);
   });
 });
 
 Deno.test("catalog_import refuses a target holding other files unless force, which replaces it whole", async () => {
   await withHome(async (ctx) => {
     await putBundle(ctx, "src", "recall", recallBundle());
-    const { export: text, bundle } = await callOp(catalogExport, ctx, {
+    const { export: text, bundleId: bundle } = await callOp(catalogExport, ctx, {
       room: "src",
       name: "recall",
     });
@@ -217,7 +217,7 @@ Deno.test("catalog_import refuses a target holding other files unless force, whi
 Deno.test("catalog_import refuses a file where its directory would go (workflows/<name> or workflows) unless force", async () => {
   await withHome(async (ctx) => {
     await putBundle(ctx, "src", "recall", recallBundle());
-    const { export: text, bundle } = await callOp(catalogExport, ctx, {
+    const { export: text, bundleId: bundle } = await callOp(catalogExport, ctx, {
       room: "src",
       name: "recall",
     });
@@ -302,23 +302,23 @@ Deno.test("catalog_import installs an export of the earlier system (Clojure chec
   await withHome(async (ctx) => {
     await callOp(roomCreate, ctx, { room: "r" });
     const imp = await callOp(catalogImport, ctx, { room: "r", export: CLOJURE_EXPORT });
-    assert.equal(imp.bundle, "2009b08f-92a1-5af7-8637-bf82ff4c0e6d");
+    assert.equal(imp.bundleId, "2009b08f-92a1-5af7-8637-bf82ff4c0e6d");
     assert.equal(imp.clojureChecker, true);
     assert.match(imp.notes[0], /checker\.clj .*runs in the Clojure sandbox/);
     assert.equal(await commits(ctx, "r"), 2);
     const { rooms } = await callOp(catalogList, ctx, { room: "r" });
     assert.deepEqual(
-      rooms[0].bundles.map((b) => [b.name, b.id, b.tier, b.problems, b.clojureChecker]),
+      rooms[0].bundles.map((b) => [b.bundle, b.bundleId, b.tier, b.problems, b.clojureChecker]),
       [["tiny", "2009b08f-92a1-5af7-8637-bf82ff4c0e6d", "ad-hoc", 0, true]],
     );
     // It has no calibration.edn, so it does not calibrate and is not promoted.
     const p = await callOp(catalogPromote, ctx, { room: "r", name: "tiny" });
     assert.equal(p.promoted, false);
     assert.match(p.calibration.problems[0], /no calibration\.edn/);
-    assert.equal(await ctx.home.state.promotion(imp.bundle), null);
+    assert.equal(await ctx.home.state.promotion(imp.bundleId), null);
     // It exports again to the same id.
     const again = await callOp(catalogExport, ctx, { room: "r", name: "tiny" });
-    assert.equal(again.bundle, imp.bundle);
+    assert.equal(again.bundleId, imp.bundleId);
     assert.equal(again.calibration.ok, false);
   });
 });
@@ -334,7 +334,7 @@ Deno.test("catalog_list shows every room's bundles with content id and tier; pro
 
     const tiers = async () =>
       (await callOp(catalogList, ctx, {})).rooms.flatMap((r) =>
-        r.bundles.map((b) => `${r.room}/${b.name} ${b.tier} ${b.problems}`)
+        r.bundles.map((b) => `${r.room}/${b.bundle} ${b.tier} ${b.problems}`)
       );
     assert.deepEqual(await tiers(), [
       "a/recall ad-hoc 0",
@@ -356,13 +356,13 @@ Deno.test("catalog_list shows every room's bundles with content id and tier; pro
       "b/same-content room 0",
     ]);
     const entry = (await callOp(catalogList, ctx, { room: "a" })).rooms[0].bundles[0];
-    assert.equal(entry.id, contentId(files));
+    assert.equal(entry.bundleId, contentId(files));
     assert.equal(entry.title, "Recall");
 
     // Promoting the same content again keeps the first record.
     const again = await callOp(catalogPromote, ctx, { room: "b", name: "same-content" });
     assert.equal(again.promoted, true);
-    assert.equal(again.previous?.name, "recall");
+    assert.equal(again.previous?.bundle, "recall");
 
     // A changed byte is a new id: ad-hoc again.
     await callOp(roomWrite, ctx, {
@@ -427,14 +427,14 @@ Deno.test("trust does not travel: a promoted bundle imported into another home i
 Deno.test("importIntoDir() writes the bundle directory atomically; directory → export → directory keeps the id", async () => {
   await withHome(async (ctx) => {
     await putBundle(ctx, "r", "recall", recallBundle());
-    const { export: text, bundle } = await callOp(catalogExport, ctx, {
+    const { export: text, bundleId: bundle } = await callOp(catalogExport, ctx, {
       room: "r",
       name: "recall",
     });
     const base = await Deno.makeTempDir();
     const dir = join(base, "recall");
     const out = await importIntoDir({ text, file: "x.edn", dir }, fileBundleDirs);
-    assert.equal(out.bundle, bundle);
+    assert.equal(out.bundleId, bundle);
     const back = await readBundleDir(dir);
     assert.equal(contentId(back.files), bundle);
 

@@ -71,7 +71,7 @@ Deno.test("catalog_check gives a room bundle's id, title and cases, and no probl
     >;
     assert.equal(r.ok, true);
     assert.equal(r.title, "Recall");
-    assert.match(String(r.id), /^[0-9a-f-]{36}$/);
+    assert.match(String(r.bundleId), /^[0-9a-f-]{36}$/);
     assert.equal(r.verdict, undefined);
   } finally {
     await close();
@@ -132,10 +132,10 @@ Deno.test("catalog_calibrate proves a room bundle calibrates, and says why anoth
   try {
     const ok = await callOp(catalogCalibrate, ctx, { room: "books", name: "recall" }) as {
       ok: boolean;
-      name: string;
+      bundle: string;
     };
     assert.equal(ok.ok, true);
-    assert.equal(ok.name, "recall");
+    assert.equal(ok.bundle, "recall");
     // A checker that ignores the answer cannot tell the damaged variants apart.
     await ctx.home.rooms.writeFiles(
       "books",
@@ -314,13 +314,13 @@ Deno.test("catalog_benchmark returns a job at once; the job runs the experiment 
     const done = await jobs.wait(r.job as string, 20_000);
     assert.equal(done.status, "succeeded", JSON.stringify(done));
     const result = done.result as Record<string, unknown> & {
-      leaderboard: { candidate: string; mean_reward: number }[];
+      leaderboard: { candidate: string; meanReward: number }[];
     };
     assert.equal(result.experiment, r.experiment);
     assert.equal(result.complete, true);
     assert.deepEqual(done.progress, { done: 4, total: 4, faults: 0, phase: "done" });
     assert.deepEqual(
-      result.leaderboard.map((l) => [l.candidate, l.mean_reward]),
+      result.leaderboard.map((l) => [l.candidate, l.meanReward]),
       [["builtin:reference", 1], ["builtin:noop", 0]],
     );
     const metas = await ctx.home.state.listExperiments("books");
@@ -415,9 +415,9 @@ Deno.test("catalog_benchmark with stop_when_decided reports where each compariso
     assert.deepEqual(r.stopped, [
       "builtin:reference open against builtin:noop after 10 of 10 pairs, sequence -0.23 to +1.00",
     ]);
-    assert.equal(r.not_needed, 0);
-    const rows = r.leaderboard as { candidate: string; not_needed?: number }[];
-    assert.deepEqual(rows.map((x) => x.not_needed), [0, 0]);
+    assert.equal(r.notNeeded, 0);
+    const rows = r.leaderboard as { candidate: string; notNeeded?: number }[];
+    assert.deepEqual(rows.map((x) => x.notNeeded), [0, 0]);
     await assert.rejects(
       () =>
         callOp(catalogBenchmark, ctx, {

@@ -111,12 +111,12 @@ Deno.test("room_read reads a 150,000-character file back in pages that each fit 
       });
       assert.ok(JSON.stringify(page).length < 60_000, "a page fits one result");
       assert.equal(page.offset, offset);
-      assert.equal(page.total_chars, text.length);
-      if (page.next_offset !== null) {
-        assert.match(page.note!, new RegExp(`call room_read with offset ${page.next_offset}`));
+      assert.equal(page.totalChars, text.length);
+      if (page.nextOffset !== null) {
+        assert.match(page.note!, new RegExp(`call room_read with offset ${page.nextOffset}`));
       } else assert.equal(page.note, undefined);
       got += page.content;
-      offset = page.next_offset;
+      offset = page.nextOffset;
       pages++;
     }
     assert.equal(got, text);
@@ -132,14 +132,14 @@ Deno.test("room_read reads a 150,000-character file back in pages that each fit 
         offset,
         limit: 10_001,
       });
-      if (page.next_offset !== null) assert.equal(page.content.length % 4, 0);
+      if (page.nextOffset !== null) assert.equal(page.content.length % 4, 0);
       back += page.content;
-      offset = page.next_offset;
+      offset = page.nextOffset;
     }
     assert.equal(back, b64);
     const short = await callOp(roomRead, ctx, { room: "big", path: "t.txt", offset: 5, limit: 3 });
     assert.equal(short.content, text.slice(5, 8));
-    assert.equal(short.next_offset, 8);
+    assert.equal(short.nextOffset, 8);
   });
 });
 
@@ -152,9 +152,9 @@ Deno.test("room_files and room_log page with offset and limit", async () => {
     const p = await callOp(roomFiles, ctx, { room: "r", offset: 10, limit: 5 });
     assert.deepEqual(p.files.map((f) => f.path), ["f10.txt", "f11.txt"]);
     assert.equal(p.count, 12);
-    assert.equal(p.next_offset, null);
+    assert.equal(p.nextOffset, null);
     const q = await callOp(roomFiles, ctx, { room: "r", limit: 5 });
-    assert.equal(q.next_offset, 5);
+    assert.equal(q.nextOffset, 5);
     assert.match(q.note!, /room_files with offset 5/);
     const log = await callOp(roomLog, ctx, { room: "r", offset: 1, limit: 1 });
     assert.equal(log.commits[0].message, "Create room r");
@@ -190,7 +190,7 @@ Deno.test("room_fork, room_diff and room_merge adopt a fork's change pinned to i
       ["c.txt", "removed"],
       ["d.txt", "added"],
     ]);
-    assert.deepEqual(diff.parent_changed, ["b.txt"]);
+    assert.deepEqual(diff.parentChanged, ["b.txt"]);
     assert.deepEqual(diff.conflicts, []);
     // The fork changes after its diff was read: the merge is refused.
     await callOp(roomWrite, ctx, { room: "main-fork-1", files: { "e.txt": { text: "e" } } });
@@ -215,7 +215,7 @@ Deno.test("room_fork, room_diff and room_merge adopt a fork's change pinned to i
     // After the merge the fork equals its parent and shows no change.
     const after = await callOp(roomDiff, ctx, { room: "main-fork-1" });
     assert.deepEqual(after.changes, []);
-    assert.deepEqual(after.parent_changed, []);
+    assert.deepEqual(after.parentChanged, []);
     // Both change one path differently: a conflict, nothing merged.
     await callOp(roomWrite, ctx, { room: "main-fork-1", files: { "a.txt": { text: "fork" } } });
     await callOp(roomWrite, ctx, { room: "main", files: { "a.txt": { text: "parent" } } });

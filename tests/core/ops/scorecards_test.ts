@@ -24,8 +24,8 @@ Deno.test("scorecard_list gives a room's experiments newest first with leaderboa
         leaderboard: {
           rank: number;
           candidate: string;
-          mean_reward: number;
-          pass_interval: [number, number];
+          meanReward: number;
+          passInterval: [number, number];
         }[];
       }[];
       total: number;
@@ -36,10 +36,10 @@ Deno.test("scorecard_list gives a room's experiments newest first with leaderboa
     assert.equal(e.bundle, "recall");
     assert.equal(e.complete, true);
     assert.deepEqual(
-      e.leaderboard.map((l) => [l.rank, l.candidate, l.mean_reward]),
+      e.leaderboard.map((l) => [l.rank, l.candidate, l.meanReward]),
       [[1, "builtin:reference", 1], [2, "builtin:noop", 0]],
     );
-    const [lo, hi] = e.leaderboard[0].pass_interval;
+    const [lo, hi] = e.leaderboard[0].passInterval;
     assert.ok(lo > 0 && lo < 1 && hi === 1, "a pass-rate interval, not a point");
     const none = await callOp(scorecardList, ctx, { room: "empty" }) as { experiments: unknown[] };
     assert.deepEqual(none.experiments, []);
@@ -112,12 +112,12 @@ Deno.test("experiment_report renders the Markdown report with the bundle's title
         experiment,
         offset,
         limit: 500,
-      }) as { markdown: string; next_offset: number | null; note?: string };
-      if (page.next_offset !== null) {
+      }) as { markdown: string; nextOffset: number | null; note?: string };
+      if (page.nextOffset !== null) {
         assert.match(page.note!, /experiment_report with offset \d+ for the rest/);
       }
       paged += page.markdown;
-      offset = page.next_offset;
+      offset = page.nextOffset;
     }
     assert.equal(paged, r.markdown);
   } finally {
@@ -139,7 +139,7 @@ Deno.test("experiment_progress gives per-candidate verdicts and a room's running
         graded: number;
         candidates: { candidate: string; verdicts: number; passes: number; faults: number }[];
       }[];
-      running_jobs: { status: string }[];
+      runningJobs: { status: string }[];
     };
     assert.equal(r.experiments[0].experiment, experiment);
     assert.equal(r.experiments[0].cells, 6);
@@ -148,7 +148,7 @@ Deno.test("experiment_progress gives per-candidate verdicts and a room's running
       r.experiments[0].candidates.map((c) => [c.candidate, c.verdicts, c.passes, c.faults]),
       [["builtin:noop", 3, 0, 0], ["builtin:reference", 3, 3, 0]],
     );
-    assert.deepEqual(r.running_jobs.map((j) => j.status), ["running"]);
+    assert.deepEqual(r.runningJobs.map((j) => j.status), ["running"]);
     release();
   } finally {
     await jobs.close();
