@@ -133,115 +133,153 @@ async function sessionRequest(s: Session, req: Request, body: unknown): Promise<
   return await s.transport.handleRequest(req, { parsedBody: body });
 }
 
-/** Serves MCP over Streamable HTTP on 127.0.0.1 until close(). */
-export function serveHttp(opts: HttpServeOptions): HttpServer {
-  const sessions = new Map<string, Session>();
+/** The handshake sessions of a server and the stateless streams open on it. */
+interface Served {
+  opts: HttpServeOptions;
+  sessions: Map<string, Session>;
   /** Open stateless streams (listens, progress), each resolved when it ended. */
-  const streams = new Set<Promise<void>>();
+  streams: Set<Promise<void>>;
+}
 
-  /** Answers open subscriptions and waits (at most 2 s) until their streams are out. */
-  async function endStreams(): Promise<void> {
-    opts.stateless?.close();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      Promise.all([...streams]),
-      new Promise((r) => (timer = setTimeout(r, 2000))),
-    ]);
-    clearTimeout(timer);
+/** Answers open subscriptions and waits (at most 2 s) until their streams are out. */
+async function endStreams(s: Served): Promise<void> {
+  s.opts.stateless?.close();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    Promise.all([...s.streams]),
+    new Promise((r) => (timer = setTimeout(r, 2000))),
+  ]);
+  clearTimeout(timer);
+}
+
+async function closeSession(s: Served, id: string): Promise<void> {
+  const session = s.sessions.get(id);
+  if (!session) return;
+  s.sessions.delete(id);
+  await session.transport.close().catch(() => {});
+  await session.server.close().catch(() => {});
+}
+
+/** Opens a handshake session for an initialize request (the oldest goes past MAX_SESSIONS). */
+async function openSession(s: Served, req: Request, body: unknown): Promise<Response> {
+  const { sessions, opts } = s;
+  if (sessions.size >= MAX_SESSIONS) {
+    const oldest = [...sessions.entries()].sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
+    if (oldest) await closeSession(s, oldest[0]);
   }
+  const server = opts.makeServer();
+  const transport: WebStandardStreamableHTTPServerTransport =
+    new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      // The SDK's own default (4 MiB) would refuse a big room_write in a session.
+      maxRequestBodySize: MAX_BODY_BYTES,
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, server, ids, lastUsed: Date.now() });
+        opts.log(`http session ${id} opened`);
+      },
+      onsessionclosed: (id) => {
+        sessions.delete(id);
+        opts.log(`http session ${id} closed`);
+      },
+    });
+  const ids = trackAnswers(transport);
+  transport.onclose = () => {
+    if (transport.sessionId) sessions.delete(transport.sessionId);
+  };
+  await server.connect(transport);
+  return await transport.handleRequest(req, { parsedBody: body });
+}
 
-  async function closeSession(id: string): Promise<void> {
-    const s = sessions.get(id);
-    if (!s) return;
-    sessions.delete(id);
-    await s.transport.close().catch(() => {});
-    await s.server.close().catch(() => {});
+/**
+ * The checks before a request reaches MCP: a loopback Origin and Host (a socket has no
+ * host), a URL that reads, the bearer token, the /mcp path. A refusal, or null to go on.
+ */
+function refusal(opts: HttpServeOptions, req: Request): Response | null {
+  // Headers first: a malformed Host makes the request's URL unparsable (400/403, not 500).
+  const foreign = foreignRequest(req, opts.socket === undefined);
+  if (foreign !== null) return jsonError(403, -32000, foreign);
+  let url: URL;
+  try {
+    url = new URL(req.url);
+  } catch {
+    return jsonError(400, -32000, "Bad Request: the request's URL cannot be read");
   }
-
-  async function open(req: Request, body: unknown): Promise<Response> {
-    if (sessions.size >= MAX_SESSIONS) {
-      const oldest = [...sessions.entries()].sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
-      if (oldest) await closeSession(oldest[0]);
-    }
-    const server = opts.makeServer();
-    const transport: WebStandardStreamableHTTPServerTransport =
-      new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => crypto.randomUUID(),
-        // The SDK's own default (4 MiB) would refuse a big room_write in a session.
-        maxRequestBodySize: MAX_BODY_BYTES,
-        onsessioninitialized: (id) => {
-          sessions.set(id, { transport, server, ids, lastUsed: Date.now() });
-          opts.log(`http session ${id} opened`);
-        },
-        onsessionclosed: (id) => {
-          sessions.delete(id);
-          opts.log(`http session ${id} closed`);
-        },
-      });
-    const ids = trackAnswers(transport);
-    transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    return await transport.handleRequest(req, { parsedBody: body });
+  const auth = req.headers.get("authorization") ?? "";
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+  if (!m || !tokensEqual(m[1], opts.token)) {
+    return jsonError(
+      401,
+      -32000,
+      m
+        ? "Unauthorized: wrong bearer token"
+        : "Unauthorized: send Authorization: Bearer <token> (the token is in <home>/mcp/http-token)",
+      { "www-authenticate": 'Bearer realm="dvergr"' },
+    );
   }
+  if (url.pathname !== "/mcp") return jsonError(404, -32000, `Not found: ${url.pathname}`);
+  return null;
+}
 
-  async function handle(req: Request): Promise<Response> {
-    // Headers first: a malformed Host makes the request's URL unparsable (400/403, not 500).
-    const foreign = foreignRequest(req, opts.socket === undefined);
-    if (foreign !== null) return jsonError(403, -32000, foreign);
-    let url: URL;
+/** Answers one HTTP request: stateless, of a session, or an initialize opening one. */
+async function handleRequest(s: Served, req: Request): Promise<Response> {
+  const { opts } = s;
+  const refused = refusal(opts, req);
+  if (refused) return refused;
+  const sid = req.headers.get("mcp-session-id");
+  let body: unknown = undefined;
+  if (req.method === "POST") {
+    const text = await readBody(req);
+    if (text === null) return tooLarge();
     try {
-      url = new URL(req.url);
+      body = JSON.parse(text);
     } catch {
-      return jsonError(400, -32000, "Bad Request: the request's URL cannot be read");
+      return jsonError(400, -32700, "Parse error: the body is not JSON");
     }
-    const auth = req.headers.get("authorization") ?? "";
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (!m || !tokensEqual(m[1], opts.token)) {
-      return jsonError(
-        401,
-        -32000,
-        m
-          ? "Unauthorized: wrong bearer token"
-          : "Unauthorized: send Authorization: Bearer <token> (the token is in <home>/mcp/http-token)",
-        { "www-authenticate": 'Bearer realm="dvergr"' },
+    // Decided per request: a stateless request is one whatever else the connection carries.
+    if (opts.stateless && isStatelessBody(body)) {
+      return await statelessResponse(req, body, opts.stateless, opts.log, (ended) => {
+        s.streams.add(ended);
+        ended.then(() => s.streams.delete(ended));
+      });
+    }
+  }
+  if (sid !== null) {
+    const session = s.sessions.get(sid);
+    if (!session) return jsonError(404, -32001, "Session not found: initialize again");
+    session.lastUsed = Date.now();
+    return await sessionRequest(session, req, body);
+  }
+  if (req.method !== "POST") {
+    return jsonError(400, -32000, "Bad Request: no Mcp-Session-Id; send initialize first");
+  }
+  const init = readInitialize(body);
+  if (!("body" in init)) return jsonError(init.status, init.code, init.message);
+  return await openSession(s, req, init.body);
+}
+
+/** Listens on 127.0.0.1:port; a port in use is the user's to change. */
+function listenOnPort(
+  port: number,
+  serve: (o: { hostname: string; port: number }) => Deno.HttpServer<Deno.NetAddr>,
+): Deno.HttpServer<Deno.NetAddr> {
+  try {
+    return serve({ hostname: "127.0.0.1", port });
+  } catch (e) {
+    if (e instanceof Deno.errors.AddrInUse) {
+      throw new DvergrError(
+        "USAGE",
+        `Cannot listen on 127.0.0.1:${port}: the port is in use`,
+        { hint: "Stop what listens there, or choose another port with --port N" },
       );
     }
-    if (url.pathname !== "/mcp") return jsonError(404, -32000, `Not found: ${url.pathname}`);
-
-    const sid = req.headers.get("mcp-session-id");
-    let body: unknown = undefined;
-    if (req.method === "POST") {
-      const text = await readBody(req);
-      if (text === null) return tooLarge();
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return jsonError(400, -32700, "Parse error: the body is not JSON");
-      }
-      // Decided per request: a stateless request is one whatever else the connection carries.
-      if (opts.stateless && isStatelessBody(body)) {
-        return await statelessResponse(req, body, opts.stateless, opts.log, (ended) => {
-          streams.add(ended);
-          ended.then(() => streams.delete(ended));
-        });
-      }
-    }
-    if (sid !== null) {
-      const s = sessions.get(sid);
-      if (!s) return jsonError(404, -32001, "Session not found: initialize again");
-      s.lastUsed = Date.now();
-      return await sessionRequest(s, req, body);
-    }
-    if (req.method !== "POST") {
-      return jsonError(400, -32000, "Bad Request: no Mcp-Session-Id; send initialize first");
-    }
-    const init = readInitialize(body);
-    if (!("body" in init)) return jsonError(init.status, init.code, init.message);
-    return await open(req, init.body);
+    throw e;
   }
+}
 
+/** Serves MCP over Streamable HTTP on 127.0.0.1 (or a Unix socket) until close(). */
+export function serveHttp(opts: HttpServeOptions): HttpServer {
+  const s: Served = { opts, sessions: new Map(), streams: new Set() };
+  const handle = (req: Request) => handleRequest(s, req);
   const controller = new AbortController();
   const serveOptions = {
     signal: controller.signal,
@@ -251,6 +289,12 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
       return jsonError(500, -32603, "Internal error");
     },
   };
+  /** Open subscriptions are answered before the streams close, then the sessions close. */
+  const stop = async (server: Deno.HttpServer) => {
+    await endStreams(s);
+    await Promise.all([...s.sessions.keys()].map((id) => closeSession(s, id)));
+    await shutdown(server, controller);
+  };
   if (opts.socket !== undefined) {
     const path = opts.socket;
     const server = listenOnSocket(path, (o) => Deno.serve({ ...serveOptions, ...o }, handle));
@@ -259,37 +303,18 @@ export function serveHttp(opts: HttpServeOptions): HttpServer {
       url: `unix:${path}`,
       finished: server.finished,
       async close() {
-        await endStreams();
-        await Promise.all([...sessions.keys()].map(closeSession));
-        await shutdown(server, controller);
+        await stop(server);
         await Deno.remove(path).catch(() => {});
       },
     };
   }
-  let server: Deno.HttpServer<Deno.NetAddr>;
-  try {
-    server = Deno.serve({ ...serveOptions, hostname: "127.0.0.1", port: opts.port }, handle);
-  } catch (e) {
-    if (e instanceof Deno.errors.AddrInUse) {
-      throw new DvergrError(
-        "USAGE",
-        `Cannot listen on 127.0.0.1:${opts.port}: the port is in use`,
-        { hint: "Stop what listens there, or choose another port with --port N" },
-      );
-    }
-    throw e;
-  }
+  const server = listenOnPort(opts.port, (o) => Deno.serve({ ...serveOptions, ...o }, handle));
   const port = server.addr.port;
   return {
     port,
     url: `http://127.0.0.1:${port}/mcp`,
     finished: server.finished,
-    async close() {
-      // Open subscriptions are answered before the streams close.
-      await endStreams();
-      await Promise.all([...sessions.keys()].map(closeSession));
-      await shutdown(server, controller);
-    },
+    close: () => stop(server),
   };
 }
 

@@ -17,9 +17,7 @@ export const MAX_LINES = 120;
  * Functions still over the limit, by `file:name`, with the most lines each may have: they are
  * being split (issue #22), may only shrink, and leave this list when they fit.
  */
-const NOT_YET_SPLIT: Record<string, number> = {
-  "mcp/http.ts:serveHttp": 166,
-};
+const NOT_YET_SPLIT: Record<string, number> = {};
 
 export interface FunctionLength {
   file: string;
