@@ -80,7 +80,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   if (opts.json) printJson(ctx, SCHEDULE_FORMAT, row);
   else {
     ctx.stdout(
-      `schedule ${row.id}: ${row.room}/${row.name} by ${row.candidate} every ${row.every}` +
+      `schedule ${row.id}: ${row.room}/${row.bundle} by ${row.candidate} every ${row.every}` +
         `${row.at ? ` at ${row.at} UTC` : ""}; next run ${row.nextRun}\n` +
         "  due runs start under `dvergr serve`, or at each `dvergr tick`\n",
     );

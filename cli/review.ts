@@ -78,7 +78,9 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       const r = await callOp(reviewList, op, opts.decision ? { decision: opts.decision } : {});
       if (opts.json) printJson(ctx, reviewList.output, r);
       else if (r.reviews.length === 0) out("No reviews");
-      else for (const v of r.reviews) out(`${v.id}  ${v.room}/${v.name}  ${v.decision}  ${v.why}`);
+      else {for (const v of r.reviews) {
+          out(`${v.id}  ${v.room}/${v.bundle}  ${v.decision}  ${v.why}`);
+        }}
       return 0;
     }
     if (opts.action === "show") {
@@ -88,7 +90,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
         return 0;
       }
       out(
-        `review ${v.id}: ${v.room}/${v.name}  ${v.final}${
+        `review ${v.id}: ${v.room}/${v.bundle}  ${v.final}${
           v.person ? ` (by a person; the review said ${v.decision})` : ""
         }`,
       );

@@ -81,7 +81,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   }
   const out = (s: string) => ctx.stdout(s + "\n");
   out(
-    `run ${view.run}: ${view.room}/${view.name}, ${view.outcome ?? view.status}` +
+    `run ${view.run}: ${view.room}/${view.bundle}, ${view.outcome ?? view.status}` +
       (view.reward === null ? "" : `, reward ${view.reward}`),
   );
   if (view.branch) {

@@ -56,7 +56,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   }
   for (const x of r.runs) {
     ctx.stdout(
-      `${x.id}  ${x.room}/${x.name}  ${x.candidate}  ${x.status}${
+      `${x.id}  ${x.room}/${x.bundle}  ${x.candidate}  ${x.status}${
         x.outcome ? ` ${x.outcome}` : ""
       }` +
         `  ${x.branch ? `${x.branch} (${x.changed} changed)` : "no fork"}` +

@@ -58,7 +58,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     } else {
       for (const s of r.schedules) {
         ctx.stdout(
-          `${s.id}  ${s.room}/${s.name}  ${s.candidate}  every ${s.every}${
+          `${s.id}  ${s.room}/${s.bundle}  ${s.candidate}  every ${s.every}${
             s.at ? ` at ${s.at}` : ""
           }  ` +
             (s.cancelledAt ? `cancelled ${s.cancelledAt}` : `next ${s.nextRun}`) +

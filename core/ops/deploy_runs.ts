@@ -18,7 +18,7 @@ import { defineFormat, fields, typed } from "../json_format.ts";
 const outcomeFields = {
   run: z.string().describe("The run's id"),
   room: fields.room,
-  name: fields.bundle,
+  bundle: fields.bundle,
   status: z.string(),
   outcome: z.string().nullable(),
   reward: z.number().nullable(),
@@ -42,9 +42,9 @@ export const CATALOG_RUN_FORMAT = defineFormat(
     ...Object.fromEntries(
       Object.entries(outcomeFields).map((
         [k, v],
-      ) => [k, k === "room" || k === "name" ? v : v.optional()]),
+      ) => [k, k === "room" || k === "bundle" ? v : v.optional()]),
     ) as {
-      [K in keyof typeof outcomeFields]: K extends "room" | "name" ? (typeof outcomeFields)[K]
+      [K in keyof typeof outcomeFields]: K extends "room" | "bundle" ? (typeof outcomeFields)[K]
         : z.ZodOptional<(typeof outcomeFields)[K]>;
     },
   }),
@@ -53,7 +53,7 @@ export const CATALOG_RUN_FORMAT = defineFormat(
 const runRowShape = z.object({
   id: z.string(),
   room: fields.room,
-  name: fields.bundle,
+  bundle: fields.bundle,
   candidate: z.string(),
   status: z.string(),
   outcome: z.string().nullable(),
@@ -74,7 +74,7 @@ const RUN_LIST_FORMAT = defineFormat(
 const reviewRowShape = z.object({
   id: z.string(),
   room: fields.room,
-  name: fields.bundle,
+  bundle: fields.bundle,
   decision: z.string().describe("The decision that stands"),
   reviewed: z.string().describe("The review's own decision"),
   why: z.string(),
@@ -92,17 +92,25 @@ const REVIEW_FORMAT = defineFormat(
   "review",
   1,
   "One review in full, and a person's decision on it (review_show).",
-  typed<z.ZodObject<{ [K in keyof ReviewView]: z.ZodType<ReviewView[K]> }>>(z.looseObject({
+  typed<z.ZodObject<{ [K in keyof ReviewDoc]: z.ZodType<ReviewDoc[K]> }>>(z.looseObject({
     id: z.string(),
     run: z.string(),
     room: fields.room,
-    name: fields.bundle,
+    bundle: fields.bundle,
     decision: z.string(),
     final: z.string(),
     why: z.string(),
     at: fields.time,
-  })) as unknown as z.ZodObject<{ [K in keyof ReviewView]: z.ZodType<ReviewView[K]> }>,
+  })) as unknown as z.ZodObject<{ [K in keyof ReviewDoc]: z.ZodType<ReviewDoc[K]> }>,
 );
+
+/** A review as review_show gives it: the bundle's name is `bundle`. */
+type ReviewDoc = Omit<ReviewView, "name"> & { bundle: string };
+
+function reviewDoc(v: ReviewView): ReviewDoc {
+  const { name, ...rest } = v;
+  return { ...rest, bundle: name };
+}
 
 const REVIEW_DECIDE_FORMAT = defineFormat(
   "review-decide",
@@ -219,7 +227,7 @@ export const catalogRun = defineOp({
       async (signal) => outcomeView(await runAndReview({ ...ctx, signal }, ask)),
       { op: "catalog_run", input },
     );
-    return { job, pollAfterMs: 2000, status: "running", room: input.room, name: input.name };
+    return { job, pollAfterMs: 2000, status: "running", room: input.room, bundle: input.name };
   },
 });
 
@@ -228,7 +236,7 @@ export function outcomeView(o: RunOutcome) {
   return {
     run: o.run.id,
     room: o.run.room,
-    name: o.run.name,
+    bundle: o.run.name,
     status: o.run.status,
     outcome: o.run.attempt?.status ?? null,
     reward: o.run.attempt?.verdict?.reward ?? null,
@@ -281,7 +289,7 @@ export function runRow(r: RunRecord) {
   return {
     id: r.id,
     room: r.room,
-    name: r.name,
+    bundle: r.name,
     candidate: r.candidate,
     status: r.status,
     outcome: r.attempt?.status ?? null,
@@ -300,7 +308,7 @@ export function reviewRow(v: ReviewView) {
   return {
     id: v.id,
     room: v.room,
-    name: v.name,
+    bundle: v.name,
     decision: v.final,
     reviewed: v.decision,
     why: v.person?.why ?? v.why,
@@ -342,7 +350,7 @@ export const reviewShow = defineOp({
   toolset: "bench",
   input: z.strictObject({ id: z.string().min(1).describe("The review id (its run's id)") }),
   output: REVIEW_FORMAT,
-  handler: (ctx, input) => reviewView(ctx, input.id),
+  handler: async (ctx, input) => reviewDoc(await reviewView(ctx, input.id)),
 });
 
 export const reviewDecide = defineOp({

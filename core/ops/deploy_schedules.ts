@@ -20,7 +20,7 @@ import { defineFormat, fields } from "../json_format.ts";
 const scheduleShape = z.object({
   id: z.string(),
   room: fields.room,
-  name: fields.bundle,
+  bundle: fields.bundle,
   candidate: z.string(),
   every: z.string().describe("The interval, e.g. 1d"),
   at: z.string().nullable().describe("The time of day of the first run, HH:MM UTC"),
@@ -121,7 +121,7 @@ export function scheduleRow(s: ScheduleRecord, now: number) {
   return {
     id: s.id,
     room: s.room,
-    name: s.name,
+    bundle: s.name,
     candidate: s.candidate,
     every: everyText(s.everyMs),
     at: s.at,
