@@ -46,3 +46,12 @@ Deno.test("withMarksFd() exits 125 when the FIFO cannot be opened", async () => 
   const out = await new Deno.Command(cmd, { args, stderr: "null" }).output();
   assert.equal(out.code, 125);
 });
+
+Deno.test("openSandboxMarks() whose FIFO no sandbox ever opened: close() ends the reader's wait", async () => {
+  const dir = await Deno.makeTempDir();
+  const marks = await openSandboxMarks(dir);
+  await marks.close();
+  assert.equal(marks.started, false);
+  assert.deepEqual([...Deno.readDirSync(dir)], []);
+  await Deno.remove(dir, { recursive: true });
+});
