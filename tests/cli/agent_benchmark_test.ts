@@ -97,13 +97,13 @@ Deno.test({
       assert.equal(code, 0, ctx.err.join("").slice(-3000) + out.slice(-3000));
       const result = JSON.parse(out);
       const rows = JSON.stringify(result);
-      for (const name of ["claude", "codex", "fake-claude-2"]) {
+      for (const name of ["claude", "codex", "fake-claude"]) {
         assert(rows.includes(`"${name}"`), `${name} missing from ${rows.slice(0, 2000)}`);
       }
       // Every one of the 6 cells asked the provider 3 times (read, write, done).
       assert.equal(provider.sent.length, 18);
       const report = await Deno.readTextFile(result.report);
-      for (const name of ["claude", "codex", "fake-claude-2"]) assert(report.includes(name));
+      for (const name of ["claude", "codex", "fake-claude"]) assert(report.includes(name));
       // Nine model calls per agent CLI candidate went through its gateway with the real key.
       const keys = provider.requests.map((r) =>
         r.headers["x-api-key"] ?? r.headers["authorization"]
@@ -119,7 +119,7 @@ Deno.test({
       assert.deepEqual(cands.map((c) => [c.candidate, c.passes]), [
         ["claude", 2],
         ["codex", 2],
-        ["fake-claude-2", 2],
+        ["fake-claude", 2],
       ]);
       for (const c of cands) assert(c.cost.billedMicros > 0, `${c.candidate} has no cost`);
       for (const k of ["input", "output", "cacheRead"] as const) {
