@@ -48,10 +48,13 @@ export async function takeLeases(
   ms: number,
   at: number | undefined,
 ): Promise<LeaseTake[]> {
-  const out: LeaseTake[] = [];
-  for (const part of chunks(cells, LEASES_PER_COMMIT)) {
-    out.push(...await takeChunk(b, id, part, holder, ms, at));
-  }
+  return await perCommit(cells, (part) => takeChunk(b, id, part, holder, ms, at));
+}
+
+/** `each` over the cells, at most one commit's worth of leases at a time, in order. */
+async function perCommit<T>(cells: string[], each: (part: string[]) => Promise<T[]>): Promise<T[]> {
+  const out: T[] = [];
+  for (const part of chunks(cells, LEASES_PER_COMMIT)) out.push(...await each(part));
   return out;
 }
 
@@ -104,11 +107,7 @@ export async function renewLeases(
   ms: number,
   at: number | undefined,
 ): Promise<boolean[]> {
-  const out: boolean[] = [];
-  for (const part of chunks(cells, LEASES_PER_COMMIT)) {
-    out.push(...await renewChunk(b, id, part, owner, ms, at));
-  }
-  return out;
+  return await perCommit(cells, (part) => renewChunk(b, id, part, owner, ms, at));
 }
 
 async function renewChunk(
