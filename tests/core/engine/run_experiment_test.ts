@@ -16,6 +16,7 @@ import { openKvStateStore } from "../../../adapters/store/kv/state_store.ts";
 import type { Bundle } from "../../../core/bundle/types.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 import { composeServices } from "../../../adapters/compose.ts";
+import { runInHome } from "../../helpers/engine_run.ts";
 
 const env = (k: string) => Deno.env.get(k);
 const pool = createCheckerPool({ workers: 2 });
@@ -61,17 +62,11 @@ async function run(
 ) {
   const h = home ?? await memoryHome();
   const plan = planExperiment(bundle, candidates, opts);
-  const result = await runExperiment({
-    services: composeServices(),
-    state: h.state,
-    blobs: h.blobs,
-    worldsDir: h.worldsDir,
+  const result = await runInHome(h, {
     bundle,
     plan,
     candidates,
     runner: pool,
-    room: "words",
-    trust: "ad-hoc",
     parallel: opts.parallel,
     signal: opts.signal,
     onEvent: opts.onEvent,
@@ -326,17 +321,11 @@ async function runOn(
     timer?: Timer;
   } = {},
 ) {
-  const result = await runExperiment({
-    services: composeServices(),
-    state: home.state,
-    blobs: home.blobs,
-    worldsDir: home.worldsDir,
+  const result = await runInHome(home, {
     bundle,
     plan,
     candidates,
     runner: pool,
-    room: "words",
-    trust: "ad-hoc",
     maxPollMs: 100,
     ...extra,
   });

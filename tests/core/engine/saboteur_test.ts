@@ -7,13 +7,12 @@ import assert from "node:assert/strict";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { memoryHome } from "../../../adapters/store/memory/home.ts";
 import { planExperiment } from "../../../core/bench/experiment.ts";
-import { runExperiment } from "../../../core/engine/run_experiment.ts";
 import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
 import { planRecords } from "../../helpers/plan_records.ts";
 import { commandCandidate } from "../../../adapters/candidates/command/command.ts";
 import { getJson } from "../../../core/ports/blob_store.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
-import { composeServices } from "../../../adapters/compose.ts";
+import { runInHome } from "../../helpers/engine_run.ts";
 
 const env = (k: string) => Deno.env.get(k);
 
@@ -38,17 +37,11 @@ Deno.test("runExperiment() ranks a saboteur that nests 500 directories below an 
   const pool = createCheckerPool({ workers: 1 });
   try {
     const plan = planExperiment(bundle, [saboteur, honest], {});
-    const result = await runExperiment({
-      services: composeServices(),
-      state: home.state,
-      blobs: home.blobs,
-      worldsDir: home.worldsDir,
+    const result = await runInHome(home, {
       bundle,
       plan,
       candidates: [saboteur, honest],
       runner: pool,
-      room: "words",
-      trust: "ad-hoc",
       parallel: 2,
     });
     // Every cell is graded: nothing the saboteur did is a fault of the host.
@@ -107,17 +100,11 @@ Deno.test("runExperiment() ranks saboteurs of several kinds by what they solved,
     // Writing 60,000 files takes seconds, more than 20 at load 20: the time limit must not
     // decide this outcome.
     const plan = planExperiment(bundle, candidates, { timeoutMs: 300_000 });
-    await runExperiment({
-      services: composeServices(),
-      state: home.state,
-      blobs: home.blobs,
-      worldsDir: home.worldsDir,
+    await runInHome(home, {
       bundle,
       plan,
       candidates,
       runner: pool,
-      room: "words",
-      trust: "ad-hoc",
       parallel: 2,
     });
     const { scorecard: card } = await scoreExperiment(home.state, plan, {

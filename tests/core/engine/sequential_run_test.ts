@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { memoryHome } from "../../../adapters/store/memory/home.ts";
 import { planExperiment } from "../../../core/bench/experiment.ts";
-import { type ProgressEvent, runExperiment } from "../../../core/engine/run_experiment.ts";
+import type { ProgressEvent } from "../../../core/engine/run_experiment.ts";
 import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
 import { type Candidate, type CandidateOutcome, NO_USAGE } from "../../../core/bench/candidate.ts";
 import type { StoppingRule } from "../../../core/bench/sequential.ts";
 import type { Bundle } from "../../../core/bundle/types.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 import { planRecords } from "../../helpers/plan_records.ts";
-import { composeServices } from "../../../adapters/compose.ts";
+import { runInHome } from "../../helpers/engine_run.ts";
 
 const pool = createCheckerPool({ workers: 2 });
 globalThis.addEventListener("unload", () => pool.close());
@@ -58,17 +58,11 @@ async function run(
   } = {},
 ) {
   const plan = planExperiment(bundle, candidates, { repetitions: 10 });
-  const result = await runExperiment({
-    services: composeServices(),
-    state: home.state,
-    blobs: home.blobs,
-    worldsDir: home.worldsDir,
+  const result = await runInHome(home, {
     bundle,
     plan,
     candidates,
     runner: pool,
-    room: "words",
-    trust: "ad-hoc",
     parallel: opts.parallel ?? 2,
     signal: opts.signal,
     stopping: opts.stopping,

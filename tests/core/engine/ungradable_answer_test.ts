@@ -9,7 +9,6 @@ import assert from "node:assert/strict";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { memoryHome } from "../../../adapters/store/memory/home.ts";
 import { planExperiment } from "../../../core/bench/experiment.ts";
-import { runExperiment } from "../../../core/engine/run_experiment.ts";
 import { scoreExperiment } from "../../../core/engine/score_experiment.ts";
 import { causeOf, outcomeOf } from "../../../core/bench/outcome.ts";
 import { commandCandidate } from "../../../adapters/candidates/command/command.ts";
@@ -17,7 +16,7 @@ import { getJson } from "../../../core/ports/blob_store.ts";
 import { wordBundle } from "../../helpers/dataset_bundle.ts";
 import { type CallRun, gradeAnswer } from "../../../core/engine/grade_answer.ts";
 import { planRecords } from "../../helpers/plan_records.ts";
-import { composeServices } from "../../../adapters/compose.ts";
+import { runInHome } from "../../helpers/engine_run.ts";
 
 const env = (k: string) => Deno.env.get(k);
 
@@ -49,17 +48,11 @@ Deno.test("runExperiment() fails an answer that makes the checker loop or blow i
   try {
     const plan = planExperiment(bundle, candidates, { repetitions: 2 });
     const run = () =>
-      runExperiment({
-        services: composeServices(),
-        state: home.state,
-        blobs: home.blobs,
-        worldsDir: home.worldsDir,
+      runInHome(home, {
         bundle,
         plan,
         candidates,
         runner: pool,
-        room: "words",
-        trust: "ad-hoc",
         parallel: 2,
       });
     const first = await run();
