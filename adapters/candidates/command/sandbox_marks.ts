@@ -8,7 +8,8 @@
  * the marks tell the host when the candidate's time starts (dvergr's setup, the gateway's
  * forwarder and the capture are not charged to it).
  *
- * Permissions: --allow-run (/bin/sh: mkfifo, cat), --allow-write of the attempt's directory.
+ * Permissions: --allow-run (/bin/sh: mkfifo, cat), --allow-read and --allow-write of the
+ * attempt's directory.
  */
 
 /** The descriptor the sandbox's supervisor writes its marks to. */
@@ -28,34 +29,53 @@ export interface SandboxMarks {
   close(): Promise<void>;
 }
 
-/**
- * How long close() waits for the reader past the sandbox's end: only a process of the sandbox
- * that outlived it (none should) keeps the FIFO open that long.
- */
-const CLOSE_BACKSTOP_MS = 60_000;
-
 /** At most this much of the FIFO is read: two short marks are all it should carry. */
 const MAX_MARK_BYTES = 4096;
+
+/**
+ * The reader's shell: makes the FIFO, opens it for reading and writing (an open that never
+ * waits, and keeps the FIFO open for the sandbox's writer, whose own open then never waits
+ * either), has `cat` copy it to the shell's stdout, says `made`, and then waits on its stdin,
+ * a pipe only dvergr holds the other end of. When that pipe ends — dvergr closed it, or dvergr
+ * died, however (kill -9 included) — the shell kills `cat` and exits: no process of ours
+ * reading marks outlives dvergr.
+ */
+const READER = `mkfifo -m 600 "$1" || exit 1
+exec 4<>"$1"
+cat <&4 4<&- &
+c=$!
+exec 4<&-
+echo made
+read -r _
+kill -9 "$c" 2>/dev/null
+exit 0`;
+
+/** The line close() writes after the sandbox's marks: when it comes back, all have. */
+const END = "end";
 
 /**
  * Makes the FIFO of one attempt in `dir` and starts reading it. A small process of ours makes
  * it and copies what the sandbox writes to a pipe this process reads: a read of the FIFO itself
  * would hold one of Deno's few blocking threads for the whole attempt, and a few dozen attempts
- * at once would hold them all (every file operation of dvergr would then wait).
+ * at once would hold them all (every file operation of dvergr would then wait). That process
+ * cannot outlive dvergr (READER).
  */
 export async function openSandboxMarks(dir: string): Promise<SandboxMarks> {
   const path = `${dir}/marks-${crypto.randomUUID()}`;
   const reader = new Deno.Command("/bin/sh", {
-    args: ["-c", 'mkfifo -m 600 "$1" || exit 1; echo made; exec cat "$1"', "dvergr-marks", path],
-    stdin: "null",
+    args: ["-c", READER, "dvergr-marks", path],
+    stdin: "piped",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+  const lifeline = reader.stdin.getWriter();
   let started = false;
   let goAt: number | null = null;
   const waiting: (() => void)[] = [];
   let made: (ok: boolean) => void = () => {};
   const ready = new Promise<boolean>((r) => made = r);
+  let heardEnd: () => void = () => {};
+  const ended = new Promise<void>((r) => heardEnd = r);
   let closed = false;
   const reading = (async () => {
     let text = "";
@@ -74,7 +94,8 @@ export async function openSandboxMarks(dir: string): Promise<SandboxMarks> {
           if (first) {
             first = false;
             made(line === "made");
-          } else if (line === "started") started = true;
+          } else if (line === END && closed) heardEnd();
+          else if (line === "started") started = true;
           else if (line === "go" && started && goAt === null) {
             goAt = performance.now();
             for (const f of waiting.splice(0)) f();
@@ -85,25 +106,20 @@ export async function openSandboxMarks(dir: string): Promise<SandboxMarks> {
       // The reader was killed: what was read is kept.
     } finally {
       made(false);
+      heardEnd();
     }
   })();
   const stderr = new Response(reader.stderr).text();
-  if (!(await ready)) {
-    try {
-      reader.kill("SIGKILL");
-    } catch {
-      // Already gone.
-    }
+  /** Ends the lifeline: the shell kills `cat` and exits. */
+  const stop = async () => {
+    await lifeline.close().catch(() => {});
     await reader.status;
+    await reading;
+  };
+  if (!(await ready)) {
+    await stop();
     throw new Error(`mkfifo failed: ${(await stderr).trim()}`);
   }
-  const stop = () => {
-    try {
-      reader.kill("SIGKILL");
-    } catch {
-      // Already gone.
-    }
-  };
   return {
     path,
     get started() {
@@ -119,35 +135,20 @@ export async function openSandboxMarks(dir: string): Promise<SandboxMarks> {
     async close() {
       if (closed) return;
       closed = true;
-      // Once the sandbox's processes are gone the reader sees the FIFO's end and exits after
-      // copying every mark, however long the machine takes to run it: no timer decides it.
-      // A sandbox that never opened the FIFO leaves the reader waiting in its open; a writer
-      // of ours that opens and closes the FIFO ends that wait (and, should the reader have
-      // exited meanwhile, is itself stopped once it has).
-      let exited = false;
-      const status = reader.status.finally(() => exited = true);
-      await Promise.resolve();
-      if (!exited) {
-        const opener = new Deno.Command("/bin/sh", {
-          args: ["-c", ': > "$1"', "dvergr-marks", path],
-          stdin: "null",
-          stdout: "null",
-          stderr: "null",
-        }).spawn();
-        // A process of the sandbox that outlived it holding the FIFO: a bug of ours, bounded.
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([status, new Promise((r) => timer = setTimeout(r, CLOSE_BACKSTOP_MS))]);
-        clearTimeout(timer);
+      // The sandbox has ended, so what it wrote is in the FIFO before END: once `cat` has
+      // copied END back every mark has been read, however long the machine takes to run it
+      // (no timer decides it). Read and write: an open that never waits, even were the
+      // reader gone (then the reading has ended too).
+      const written = await Deno.open(path, { read: true, write: true }).then(async (f) => {
         try {
-          opener.kill("SIGKILL");
-        } catch {
-          // Already gone.
+          await f.write(new TextEncoder().encode(`\n${END}\n`));
+          return true;
+        } finally {
+          f.close();
         }
-        await opener.status;
-      }
-      stop();
-      await reader.status;
-      await reading;
+      }).catch(() => false);
+      if (written) await ended;
+      await stop();
       await stderr.catch(() => "");
       await Deno.remove(path).catch(() => {});
     },

@@ -3,6 +3,7 @@ import {
   openSandboxMarks,
   withMarksFd,
 } from "../../../../adapters/candidates/command/sandbox_marks.ts";
+import { descendants, gone } from "../../../helpers/processes.ts";
 
 async function run(script: string) {
   const dir = await Deno.makeTempDir();
@@ -53,5 +54,35 @@ Deno.test("openSandboxMarks() whose FIFO no sandbox ever opened: close() ends th
   await marks.close();
   assert.equal(marks.started, false);
   assert.deepEqual([...Deno.readDirSync(dir)], []);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("openSandboxMarks()'s reader does not outlive its process killed with SIGKILL", async () => {
+  const dir = await Deno.makeTempDir();
+  const module = new URL(
+    "../../../../adapters/candidates/command/sandbox_marks.ts",
+    import.meta.url,
+  ).href;
+  // A process that opens the marks (nothing ever writes them) and says so, then waits.
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      `const { openSandboxMarks } = await import(${JSON.stringify(module)});
+       await openSandboxMarks(${JSON.stringify(dir)});
+       console.log("open");
+       setTimeout(() => {}, 600_000);`,
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  assert.equal((await reader.read()).value?.trim(), "open");
+  const ours = descendants(child.pid);
+  assert.ok(ours.some((p) => p.cmd.startsWith("cat")), JSON.stringify(ours));
+  child.kill("SIGKILL");
+  await child.status;
+  await reader.cancel();
+  // Gone as soon as they are; the deadline only fails when they really remain.
+  assert.deepEqual(await gone(ours, 60_000), []);
   await Deno.remove(dir, { recursive: true });
 });
