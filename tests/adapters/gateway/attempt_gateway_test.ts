@@ -7,7 +7,11 @@
 import assert from "node:assert/strict";
 import { commandCandidate, detectBwrap } from "../../../adapters/candidates/command/command.ts";
 import { commandGateway } from "../../../adapters/gateway/command_gateway.ts";
-import { DUMMY_KEY, socatBinary } from "../../../adapters/gateway/attempt_gateway.ts";
+import {
+  DUMMY_KEY,
+  forwarderScripts,
+  socatBinary,
+} from "../../../adapters/gateway/attempt_gateway.ts";
 import { createWorld } from "../../../adapters/world/world.ts";
 import type { AttemptContext } from "../../../core/bench/candidate.ts";
 import {
@@ -315,4 +319,51 @@ Deno.test("startAttemptGateway() refuses a 4 GiB body to the models or to MCP wi
     await lines.cancel().catch(() => {});
     await host.status;
   }
+});
+
+/** Runs the forwarder's start and ready lines in a network namespace of their own. */
+async function readyWith(forwarder: string): Promise<{ code: number; ms: number }> {
+  const { start, ready } = forwarderScripts({ socat: forwarder });
+  const t0 = performance.now();
+  const out = await new Deno.Command("bwrap", {
+    args: [
+      "--unshare-user",
+      "--unshare-net",
+      "--die-with-parent",
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "/bin/sh",
+      "-c",
+      `${start}\n${ready}\nkill "$forwarder"`,
+    ],
+    stdout: "null",
+    stderr: "null",
+  }).output();
+  return { code: out.code, ms: performance.now() - t0 };
+}
+
+Deno.test({
+  name:
+    "forwarderScripts(): ready waits for a forwarder however slow it is to listen, and exits 125 only when it died",
+  ignore: !hasBwrap || socatBinary() === null,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    // Slow to listen: no number of looks gives up on it (the host's setup limit is the deadline).
+    const slow = `${dir}/slow-socat`;
+    await Deno.writeTextFile(slow, `#!/bin/sh\nsleep 2\nexec ${socatBinary()} "$@"\n`);
+    const dead = `${dir}/dead-socat`;
+    await Deno.writeTextFile(dead, "#!/bin/sh\nexit 1\n");
+    await Deno.chmod(slow, 0o755);
+    await Deno.chmod(dead, 0o755);
+    const waited = await readyWith(slow);
+    assert.equal(waited.code, 0);
+    assert.ok(waited.ms >= 2000, `${waited.ms}`);
+    assert.equal((await readyWith(dead)).code, 125);
+    await Deno.remove(dir, { recursive: true });
+  },
 });
