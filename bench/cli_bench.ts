@@ -9,6 +9,7 @@
  * `deno run <dvergr permissions> bench/cli_bench.ts [runs]`.
  */
 import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
+import { reportFigure } from "./figures.ts";
 
 const RUNS = Number(Deno.args[0] ?? 10);
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
@@ -78,3 +79,15 @@ for (const [k, [label]] of COMMANDS.entries()) {
   );
 }
 console.log(`${RUNS} alternating rounds, load average ${loads.join(" → ")}`);
+// check with its checker's load kept and not (the first check of a bundle), and calibrate.
+for (const [target, k] of [["3a", 1], ["3a", 2], ["3b", 3]] as const) {
+  const m = median(times[k]);
+  reportFigure({
+    target,
+    figure: `${m.toFixed(0)} ms`,
+    peer: `--help ${help.toFixed(0)} ms`,
+    ratio: m / help,
+    load: loads.join(" → "),
+    note: `${COMMANDS[k][0].replace(/^dvergr /, "")}, median of ${RUNS}`,
+  });
+}

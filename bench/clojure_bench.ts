@@ -22,6 +22,7 @@ import { parseBundle } from "../core/bundle/parse.ts";
 import { readBundleDir } from "../adapters/files/bundle_dir.ts";
 import { writeEdn } from "../core/edn/write.ts";
 import { DVERGR_PERMISSIONS } from "../core/permissions.ts";
+import { loadAverage, reportFigure } from "./figures.ts";
 
 const VERDICTS = Number(Deno.args[0] ?? 200);
 const root = new URL("..", import.meta.url).pathname;
@@ -119,7 +120,8 @@ function quantile(xs: number[], q: number): number {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 }
 
-async function measure(w: Workload): Promise<void> {
+async function measure(w: Workload, heavy: boolean): Promise<void> {
+  const loadBefore = await loadAverage();
   const inputAt = (i: number) => w.inputs[i % w.inputs.length];
   const cold = createCheckerPool({ workers: 1 });
   const t0 = performance.now();
@@ -159,7 +161,17 @@ async function measure(w: Workload): Promise<void> {
   console.log(
     `  warm, 2 workers, all at once: ${(VERDICTS / (parallelMs / 1000)).toFixed(0)} verdicts/s`,
   );
+  const load = `${loadBefore} → ${await loadAverage()}`;
+  reportFigure({
+    target: "5b",
+    figure: `${coldMs.toFixed(0)} ms`,
+    load,
+    note: `${w.name}, SCI boot ${bootMs} ms`,
+  });
+  if (heavy) {
+    reportFigure({ target: "5a", figure: `${mean.toFixed(1)} ms`, load, note: w.name });
+  }
 }
 
-await measure(await casePack());
-await measure(clauses());
+await measure(await casePack(), false);
+await measure(clauses(), true);

@@ -10,7 +10,7 @@
  * --no-write` with `exec: sh AGENT` (the agent reads the case's file named in the prompt and
  * prints the same answer) and a `javascript` assertion, unsandboxed. Runs alternate (default
  * 3 each, dvergr first); prints each time with the load average, the medians and their
- * ratio (dvergr / promptfoo).
+ * ratio (dvergr / promptfoo), and a FIGURE line for bench/run_all.ts (bench/figures.ts).
  *
  *   deno run <dvergr permissions> bench/command_bench.ts \
  *     --promptfoo /path/to/scratch [--cases 200] [--runs 3] [--parallel 4] [--isolation none]
@@ -22,6 +22,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
+import { loadAverage as load, reportFigure } from "./figures.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -114,17 +115,6 @@ tests: file://tests.csv
 
 const path = Deno.env.get("PATH") ?? "/usr/local/bin:/usr/bin:/bin";
 
-/** The 1-minute load average (read by cat: Deno opens /proc only to --allow-all). */
-async function load(): Promise<string> {
-  try {
-    const out = await new Deno.Command("cat", { args: ["/proc/loadavg"], stdout: "piped" })
-      .output();
-    return new TextDecoder().decode(out.stdout).split(" ")[0];
-  } catch {
-    return "?";
-  }
-}
-
 /** Runs a command; its wall time in ms and what it printed. */
 async function timed(
   cmd: string[],
@@ -151,6 +141,7 @@ async function timed(
 const dvergrTimes: number[] = [];
 const promptfooTimes: number[] = [];
 const quiet = { PROMPTFOO_DISABLE_TELEMETRY: "1", PROMPTFOO_DISABLE_UPDATE: "1", NO_COLOR: "1" };
+const firstLoad = await load();
 for (let r = 0; r < runs; r++) {
   const loadBefore = await load();
   const d = await timed(
@@ -224,5 +215,19 @@ if (havePromptfoo) {
   console.log(`  promptfoo exec    ${(pm / 1000).toFixed(2)} s`);
   console.log(`  ratio dvergr / promptfoo = ${(dm / pm).toFixed(2)}`);
 }
+reportFigure({
+  target: "1",
+  figure: `dvergr ${values.isolation === "none" ? "unisolated" : "sandboxed"} ${
+    (dm / 1000).toFixed(2)
+  } s`,
+  ...(havePromptfoo
+    ? {
+      peer: `promptfoo exec ${(median(promptfooTimes) / 1000).toFixed(2)} s`,
+      ratio: dm / median(promptfooTimes),
+    }
+    : {}),
+  load: `${firstLoad} → ${await load()}`,
+  note: `median of ${runs}, ${cases} cases, --parallel ${parallel}`,
+});
 if (!Deno.env.get("KEEP")) await Deno.remove(dir, { recursive: true });
 else console.log(dir);

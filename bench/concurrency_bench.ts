@@ -15,6 +15,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
+import { reportFigure } from "./figures.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -157,7 +158,8 @@ const loadBefore = await load();
 const one = await census(1);
 const many = await census(attempts);
 const per = (many.mib - one.mib) / (many.running - one.running);
-console.log(`load average ${loadBefore} → ${await load()}`);
+const loadAfter = await load();
+console.log(`load average ${loadBefore} → ${loadAfter}`);
 console.log(
   `1 attempt:   ${one.mib.toFixed(1)} MiB in ${one.processes} processes of dvergr's ` +
     `(${one.running} candidate sleeping)`,
@@ -173,5 +175,11 @@ console.log(
   `dvergr's memory per concurrent attempt: ${per.toFixed(2)} MiB RSS, ` +
     `${((many.processes - one.processes) / (many.running - one.running)).toFixed(1)} processes`,
 );
+reportFigure({
+  target: "2a",
+  figure: `${per.toFixed(1)} MiB`,
+  load: `${loadBefore} → ${loadAfter}`,
+  note: `${attempts} attempts at once`,
+});
 if (!Deno.env.get("KEEP")) await Deno.remove(dir, { recursive: true });
 else console.log(dir);

@@ -19,10 +19,16 @@
  * (or set PROMPTFOO_DIR). It runs `node <dir>/node_modules/promptfoo/dist/src/main.js`: the
  * package's `promptfoo` binary refuses Node.js before 22.22, and this machine has Node.js 20,
  * on which main.js itself runs the job. Without it the script says how to get it and exits 0.
+ *
+ * `--burners N` runs the comparison beside N CPU burners (`sh -c 'while :; do :; done'`,
+ * started before the first run and stopped after the last), as issue #26 measures it on a
+ * loaded machine. Prints the load average beside each run, and a FIGURE line for
+ * bench/run_all.ts (bench/figures.ts).
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { sideBySideBenchmarkArgv, writeSideBySideBundle } from "./side_by_side_bundle.ts";
+import { loadAverage, reportFigure } from "./figures.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -31,6 +37,7 @@ const { values } = parseArgs({
     cases: { type: "string", default: "1000" },
     runs: { type: "string", default: "3" },
     parallel: { type: "string", default: "4" },
+    burners: { type: "string", default: "0" },
   },
 });
 const scratch = values.promptfoo ?? Deno.env.get("PROMPTFOO_DIR");
@@ -38,6 +45,7 @@ const promptfooMain = scratch ? join(scratch, "node_modules/promptfoo/dist/src/m
 const cases = Number(values.cases);
 const runs = Number(values.runs);
 const parallel = values.parallel;
+const burners = Number(values.burners);
 
 if (!scratch || !(await isFile(promptfooMain))) {
   console.log(
@@ -110,53 +118,86 @@ async function timed(
   return { ms, rssKiB: rss };
 }
 
+/** CPU burners beside the runs, each stopped by its own pid at the end. */
+function startBurners(n: number): Deno.ChildProcess[] {
+  return Array.from({ length: n }, () =>
+    new Deno.Command("sh", {
+      args: ["-c", "while :; do :; done"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn());
+}
+
+async function stopBurners(children: Deno.ChildProcess[]): Promise<void> {
+  for (const c of children) {
+    try {
+      c.kill("SIGKILL");
+    } catch {
+      // It has ended already.
+    }
+    await c.status;
+  }
+}
+
+const burning = startBurners(burners);
+// The burners' load shows in the load average only after a while; a run starts at once.
+const loads = [await loadAverage()];
 const dvergrTimes: number[] = [];
 const promptfooTimes: number[] = [];
 let dvergrRss = 0;
 let promptfooRss = 0;
 const quiet = { PROMPTFOO_DISABLE_TELEMETRY: "1", PROMPTFOO_DISABLE_UPDATE: "1", NO_COLOR: "1" };
-for (let r = 0; r < runs; r++) {
-  const home = join(dir, `home-${r}`);
-  const d = await timed(
-    sideBySideBenchmarkArgv(bundle, home, { parallel }),
-    { NO_COLOR: "1" },
-    dir,
-  );
-  dvergrTimes.push(d.ms);
-  dvergrRss = Math.max(dvergrRss, d.rssKiB || 0);
-  // promptfoo logs under $HOME/.promptfoo: a home of its own per run, made first.
-  await Deno.mkdir(join(dir, `pf-home-${r}`));
-  const p = await timed(
-    [
-      "node",
-      promptfooMain,
-      "eval",
-      "-c",
-      config,
-      "-j",
-      parallel,
-      "--no-cache",
-      "--no-write",
-      "--no-table",
-    ],
-    { ...quiet, PATH: path, HOME: join(dir, `pf-home-${r}`) },
-    dir,
-    // On Node.js 20 promptfoo often fails on its way out ("write after end" in its file
-    // logger) after "Eval complete": the job itself finished.
-    (printed) => /Eval complete/.test(printed),
-  );
-  promptfooTimes.push(p.ms);
-  promptfooRss = Math.max(promptfooRss, p.rssKiB || 0);
-  console.log(
-    `run ${r + 1}: dvergr ${(d.ms / 1000).toFixed(2)} s, promptfoo ${(p.ms / 1000).toFixed(2)} s`,
-  );
+try {
+  for (let r = 0; r < runs; r++) {
+    const home = join(dir, `home-${r}`);
+    const d = await timed(
+      sideBySideBenchmarkArgv(bundle, home, { parallel }),
+      { NO_COLOR: "1" },
+      dir,
+    );
+    dvergrTimes.push(d.ms);
+    dvergrRss = Math.max(dvergrRss, d.rssKiB || 0);
+    // promptfoo logs under $HOME/.promptfoo: a home of its own per run, made first.
+    await Deno.mkdir(join(dir, `pf-home-${r}`));
+    const p = await timed(
+      [
+        "node",
+        promptfooMain,
+        "eval",
+        "-c",
+        config,
+        "-j",
+        parallel,
+        "--no-cache",
+        "--no-write",
+        "--no-table",
+      ],
+      { ...quiet, PATH: path, HOME: join(dir, `pf-home-${r}`) },
+      dir,
+      // On Node.js 20 promptfoo often fails on its way out ("write after end" in its file
+      // logger) after "Eval complete": the job itself finished.
+      (printed) => /Eval complete/.test(printed),
+    );
+    promptfooTimes.push(p.ms);
+    promptfooRss = Math.max(promptfooRss, p.rssKiB || 0);
+    loads.push(await loadAverage());
+    const seconds = (ms: number) => (ms / 1000).toFixed(2);
+    console.log(
+      `run ${r + 1}: dvergr ${seconds(d.ms)} s, promptfoo ${seconds(p.ms)} s ` +
+        `(load average ${loads.at(-1)})`,
+    );
+  }
+} finally {
+  await stopBurners(burning);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const dm = median(dvergrTimes);
 const pm = median(promptfooTimes);
 console.log(
-  `${cases} cases, instant candidate, JavaScript grader, ${parallel} at a time (median of ${runs}):`,
+  `${cases} cases, instant candidate, JavaScript grader, ${parallel} at a time (median of ${runs})` +
+    `${burners > 0 ? `, beside ${burners} CPU burners` : ""}:`,
 );
 console.log(
   `  dvergr    ${(dm / 1000).toFixed(2)} s${
@@ -169,4 +210,13 @@ console.log(
   }`,
 );
 console.log(`  ratio dvergr / promptfoo = ${(dm / pm).toFixed(2)}`);
+console.log(`  load average ${loads.join(" → ")}`);
+reportFigure({
+  target: burners > 0 ? "4-burners" : "4-quiet",
+  figure: `dvergr ${(dm / 1000).toFixed(2)} s`,
+  peer: `promptfoo ${(pm / 1000).toFixed(2)} s`,
+  ratio: dm / pm,
+  load: `${loads[0]} → ${loads.at(-1)}`,
+  note: `median of ${runs}, ${cases} cases${burners > 0 ? `, ${burners} burners` : ""}`,
+});
 await Deno.remove(dir, { recursive: true });
