@@ -58,12 +58,18 @@ export async function runMain(argv: string[], ctx: CliContext): Promise<number> 
           `Known commands: ${Object.keys(COMMANDS).join(", ")}. Run \`dvergr --help\``,
       );
     }
-    const command = await entry.load();
-    if (rest.includes("-h") || rest.includes("--help")) {
-      ctx.stdout(command.HELP);
-      return 0;
+    const help = rest.includes("-h") || rest.includes("--help");
+    const release = help ? undefined : entry.prestart?.(rest).catch(() => () => {});
+    try {
+      const command = await entry.load();
+      if (help) {
+        ctx.stdout(command.HELP);
+        return 0;
+      }
+      return await command.run(ctx, command.parse(rest));
+    } finally {
+      (await release)?.();
     }
-    return await command.run(ctx, command.parse(rest));
   } catch (e) {
     // The reader of stdout has gone (`| head -1`): what it wanted it has; end quietly.
     if (e instanceof StdoutClosed) return 0;

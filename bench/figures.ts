@@ -41,11 +41,11 @@ export const TARGETS: Record<string, { what: string; goal: string }> = {
     goal: "≤ 100 ms",
   },
   "3a": {
-    what: "dvergr check, JavaScript bundle, vs dvergr --help (bench/cli_bench.ts)",
+    what: "dvergr check, JavaScript bundle, vs dvergr --help (bench/startup_bench.ts)",
     goal: "ratio ≤ 2",
   },
   "3b": {
-    what: "dvergr calibrate, JavaScript bundle, vs dvergr --help (bench/cli_bench.ts)",
+    what: "dvergr calibrate, JavaScript bundle, vs dvergr --help (bench/startup_bench.ts)",
     goal: "ratio ≤ 2",
   },
   "4-quiet": {

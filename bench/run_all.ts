@@ -27,7 +27,7 @@ const rounds = quick ? ["--runs", "1"] : [];
 /** How a bench runs: `deno run` (prints its own figures) or `deno bench`; its args; in --quick. */
 type Bench = [mode: "run" | "bench", file: string, args: string[], inQuick: boolean];
 const BENCHES: Bench[] = [
-  ["run", "cli_bench.ts", quick ? ["3"] : [], true],
+  ["run", "startup_bench.ts", quick ? ["3"] : [], true],
   ["run", "checker_bench.ts", [], false],
   ["run", "clojure_bench.ts", quick ? ["50"] : [], true],
   ["bench", "edn_bench.ts", [], false],

@@ -4,7 +4,7 @@ import { type BundleArg, parseBundleCommand, readBundleArg } from "./bundle_arg.
 import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
 import { BENCHMARK_FORMAT, diagnosisJson } from "./json_formats.ts";
-import { CALIBRATE_FORMAT } from "../core/ops/catalog_run.ts";
+import { CALIBRATE_FORMAT } from "../core/ops/check_formats.ts";
 import { printJson } from "./render.ts";
 import { keptReportPath, reportOptions, writeReports } from "./report_files.ts";
 import { currentRecords } from "../core/engine/score_experiment.ts";

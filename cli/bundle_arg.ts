@@ -2,11 +2,8 @@ import { join, resolve } from "node:path";
 import { DvergrError, usageError } from "../core/errors.ts";
 import type { FileBundle } from "../core/bundle/file_map.ts";
 import { readBundleDir } from "../adapters/files/bundle_dir.ts";
-import { gitRoomStore } from "../adapters/rooms/git/room_store.ts";
-import { readRoomBundle } from "../core/ops/room_bundles.ts";
 import type { CliContext } from "./context.ts";
 import { type OptionSpec, parseCommandArgs } from "./args.ts";
-import { roomHomeDir } from "./home_arg.ts";
 import { isDir, pathExists } from "../adapters/files/fs.ts";
 
 /** Where a bundle argument was read from. */
@@ -50,6 +47,12 @@ export async function readBundleArg(
     const fb = await readBundleDir(resolve(arg) === path ? arg : path);
     return { ...fb, source: { kind: "dir", dir: path } };
   }
+  // A room's bundle: the home's modules load only for it (a directory needs none of them).
+  const [{ roomHomeDir }, { gitRoomStore }, { readRoomBundle }] = await Promise.all([
+    import("./home_arg.ts"),
+    import("../adapters/rooms/git/room_store.ts"),
+    import("../core/ops/room_bundles.ts"),
+  ]);
   const home = roomHomeDir(opts.home, ctx);
   const rooms = gitRoomStore(join(home, "rooms"));
   if (!(await isDir(home)) || !(await rooms.hasRoom(ref.room))) {

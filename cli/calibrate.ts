@@ -1,30 +1,24 @@
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
-import { CALIBRATE_FORMAT } from "../core/ops/catalog_run.ts";
+import { CALIBRATE_FORMAT } from "../core/ops/check_formats.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
-import { createCheckerPool } from "../sandbox/checker_pool.ts";
+import { commandCheckerPool } from "../sandbox/checker_pool.ts";
 import { calibrationJunit } from "../core/bench/junit.ts";
 import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
 import { resolve } from "node:path";
 import { rangeFlag } from "./args.ts";
 import { autoLines } from "./auto_text.ts";
 import { usageError } from "../core/errors.ts";
-import { calibrateReviews, type ReviewCalibration } from "../core/engine/review_calibration.ts";
+import type { ReviewCalibration } from "../core/engine/review_calibration.ts";
 import { DEFAULT_MIN_MARGIN } from "../core/calibrate/auto.ts";
 import type { BundleArg } from "./bundle_arg.ts";
 import type { Bundle } from "../core/bundle/types.ts";
+import type { CheckerRunner } from "../core/checker.ts";
 import type { CalibrationResult } from "../core/calibrate/calibrate.ts";
-import {
-  type AskJudge,
-  type JudgeConsistency,
-  measureCalibrationJudge,
-} from "../core/calibrate/judge_consistency.ts";
-import { prepareEffects } from "../core/engine/attempt_effects.ts";
-import { resolveHomeDir } from "../adapters/store/kv/home.ts";
-import { composeServices } from "../adapters/compose.ts";
+import type { AskJudge, JudgeConsistency } from "../core/calibrate/judge_consistency.ts";
 import { judgeLines } from "./judge_text.ts";
 
 export const HELP = `dvergr calibrate <bundle> [--auto [--min-margin M]]
@@ -116,13 +110,15 @@ export function parse(args: string[]) {
 }
 
 /** The home whose models.edn the judge and the reviewer are read with. */
-function calibrationHome(
+async function calibrationHome(
   ctx: CliContext,
   bundle: Bundle,
   arg: BundleArg,
   home: string | undefined,
-): string {
-  return arg.source.kind === "room" ? arg.source.home : resolveHomeDir({
+): Promise<string> {
+  if (arg.source.kind === "room") return arg.source.home;
+  const { resolveHomeDir } = await import("../adapters/store/kv/home.ts");
+  return resolveHomeDir({
     flag: home,
     env: ctx.env,
     cwd: ctx.cwd,
@@ -143,7 +139,11 @@ async function judgeAsk(
       "Use --judge-consistency on a bundle with :judge {:model M}",
     );
   }
-  const homeDir = calibrationHome(ctx, bundle, arg, home);
+  const homeDir = await calibrationHome(ctx, bundle, arg, home);
+  const [{ prepareEffects }, { composeServices }] = await Promise.all([
+    import("../core/engine/attempt_effects.ts"),
+    import("../adapters/compose.ts"),
+  ]);
   const effects = await prepareEffects(bundle, { env: ctx.env, homeDir }, composeServices());
   effects.preflight({ web: false });
   return async (prompt) => {
@@ -152,13 +152,46 @@ async function judgeAsk(
   };
 }
 
+/**
+ * calibration.edn's :reviews put to the bundle's :review (null without any): the modules of
+ * the home and the model registry load only for a bundle that has them.
+ */
+async function reviewsOf(
+  ctx: CliContext,
+  bundle: Bundle,
+  arg: BundleArg,
+  home: string | undefined,
+  pool: CheckerRunner,
+): Promise<ReviewCalibration | null> {
+  if (Object.keys(bundle.calibration?.reviews ?? {}).length === 0) return null;
+  const [{ calibrateReviews }, { composeServices }] = await Promise.all([
+    import("../core/engine/review_calibration.ts"),
+    import("../adapters/compose.ts"),
+  ]);
+  return await calibrateReviews(bundle, pool, {
+    services: composeServices(),
+    env: ctx.env,
+    homeDir: await calibrationHome(ctx, bundle, arg, home),
+  });
+}
+
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const { values, positionals } = opts;
   const arg = await readBundleArg("calibrate", positionals[0], { home: values.home, ctx });
-  const bundle = parseBundle(arg);
-  // The judge's key is checked before any checker runs.
-  const ask = values["judge-consistency"] ? await judgeAsk(ctx, bundle, arg, values.home) : null;
-  const pool = createCheckerPool({ workers: 2 });
+  // The sandbox starts while the bundle is parsed: a few verdicts need one worker, a thread
+  // of this process (see commandCheckerPool).
+  const pool = commandCheckerPool();
+  pool.warm(arg.files.has("checker.js") ? "checker.js" : "checker.clj");
+  let bundle: Bundle;
+  let ask: AskJudge | null;
+  try {
+    bundle = parseBundle(arg);
+    // The judge's key is checked before any checker runs.
+    ask = values["judge-consistency"] ? await judgeAsk(ctx, bundle, arg, values.home) : null;
+  } catch (e) {
+    pool.close();
+    throw e;
+  }
   let result: CalibrationResult;
   let judge: JudgeConsistency | undefined;
   let reviews: ReviewCalibration | null = null;
@@ -166,12 +199,9 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     result = await calibrate(bundle, pool, {
       auto: values.auto ? { minMargin: opts.minMargin ?? DEFAULT_MIN_MARGIN } : undefined,
     });
-    reviews = await calibrateReviews(bundle, pool, {
-      services: composeServices(),
-      env: ctx.env,
-      homeDir: calibrationHome(ctx, bundle, arg, values.home),
-    });
+    reviews = await reviewsOf(ctx, bundle, arg, values.home, pool);
     if (ask) {
+      const { measureCalibrationJudge } = await import("../core/calibrate/judge_consistency.ts");
       judge = await measureCalibrationJudge(bundle, pool, ask, {
         k: opts.k,
         acceptNoise: values["accept-judge-noise"],

@@ -3,7 +3,7 @@ import { INPUT_LIMITS, readInputFile } from "../adapters/files/input_file.ts";
 
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
-import { CHECK_FORMAT, checkReport } from "../core/ops/catalog_run.ts";
+import { CHECK_FORMAT, checkReport } from "../core/ops/check_formats.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
@@ -17,6 +17,7 @@ import { isDir } from "../adapters/files/fs.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
 import { loadCacheDir, loadCachingRunner } from "../sandbox/load_cache.ts";
 import type { CheckerRunner } from "../core/checker.ts";
+import type { CheckerPool } from "../sandbox/checker_pool.ts";
 import type { FileBundle } from "../core/bundle/file_map.ts";
 
 type CheckValues = ReturnType<typeof parse>["values"];
@@ -80,6 +81,10 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const { values, positionals } = opts;
   const fb = await readBundleArg("check", positionals[0], { home: values.home, ctx });
   const pool = lazyPool();
+  // An answer is graded: the sandbox starts now, while the bundle is parsed.
+  if (values.answer !== undefined) {
+    pool.warm(fb.files.has("checker.js") ? "checker.js" : "checker.clj");
+  }
   // Without an answer only the checker's load is asked: a load that succeeded before (same
   // checker, same call, same sandbox) is not asked again.
   const cache = values.answer === undefined ? loadCacheDir(ctx.env) : null;
@@ -90,15 +95,19 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   }
 }
 
-/** The checker pool, its module loaded (and its worker started) on the first call only. */
-function lazyPool(): CheckerRunner {
-  let pool: Promise<CheckerRunner> | null = null;
+/**
+ * The checker pool, its module loaded (and its worker started) on the first call or warm()
+ * only.
+ */
+function lazyPool(): CheckerRunner & { warm(file: "checker.js" | "checker.clj"): void } {
+  let pool: Promise<CheckerPool> | null = null;
   const get = () =>
-    pool ??= import("../sandbox/checker_pool.ts").then((m) => m.createCheckerPool({ workers: 1 }));
+    pool ??= import("../sandbox/checker_pool.ts").then((m) => m.commandCheckerPool());
   let closed = false;
   return {
     check: async (source, input, opts) => (await get()).check(source, input, opts),
     judgeRequests: async (source, input, opts) => (await get()).judgeRequests(source, input, opts),
+    warm: (file) => void get().then((p) => p.warm(file)),
     close() {
       if (closed) return;
       closed = true;

@@ -4,7 +4,15 @@ import type { Command } from "./context.ts";
  * Every subcommand, loaded lazily so `dvergr --help` and small commands do not pay
  * for the imports of big ones (the MCP SDK alone costs ~250 ms).
  */
-export const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+export const COMMANDS: Record<string, {
+  summary: string;
+  load: () => Promise<Command>;
+  /**
+   * Starts what the command will need (its sandbox) while its modules load; resolves to what
+   * releases it once the command has returned (cli/prestart.ts).
+   */
+  prestart?: (args: string[]) => Promise<() => void>;
+}> = {
   init: {
     summary: "write a new bundle to start from (single environment, dataset or web)",
     load: () => import("./init.ts"),
@@ -12,10 +20,16 @@ export const COMMANDS: Record<string, { summary: string; load: () => Promise<Com
   check: {
     summary: "shape-check a bundle; with --answer, grade an answer",
     load: () => import("./check.ts"),
+    // With --answer it grades one answer: its sandbox starts at once.
+    prestart: (args) =>
+      args.includes("--answer")
+        ? import("./prestart.ts").then((m) => m.prestartSandbox(args))
+        : Promise.resolve(() => {}),
   },
   calibrate: {
     summary: "prove a bundle's checker grades right (exit 1 when it does not)",
     load: () => import("./calibrate.ts"),
+    prestart: (args) => import("./prestart.ts").then((m) => m.prestartSandbox(args)),
   },
   benchmark: {
     summary: "benchmark candidates on a bundle (resumable; scorecard and report)",

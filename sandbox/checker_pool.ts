@@ -128,6 +128,41 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
   };
 }
 
+/**
+ * The pool of a command that asks for a few verdicts and exits (`dvergr check`, `dvergr
+ * calibrate`): thread workers (Deno Workers with no permission at all) in this process, not
+ * worker processes. A thread starts no `deno` (~60–90 MiB and a process start less), runs the
+ * same QuickJS sandbox with the same time and memory limits and gives the same verdicts. What
+ * a thread cannot do, be stopped inside one long native call (denoland/deno#35657), ends
+ * with the command: its caller still gets the timeout at the deadline and a fresh worker,
+ * and the abandoned thread goes when the process exits at the command's end (main.ts).
+ */
+export function commandCheckerPool(): CheckerPool {
+  const early = prestarted;
+  prestarted = undefined;
+  return early ?? createCheckerPool({ workers: 2, workerKind: "thread" });
+}
+
+let prestarted: CheckerPool | undefined;
+
+/**
+ * Starts the pool the next commandCheckerPool() returns, its first worker loading QuickJS
+ * for `file` (or SCI), so that the sandbox starts while the command's modules load. Returns
+ * what closes it when no command took it (the command failed before it needed a checker).
+ */
+export function prestartCommandPool(file: "checker.js" | "checker.clj"): () => void {
+  const pool = createCheckerPool({ workers: 2, workerKind: "thread" });
+  pool.warm(file);
+  prestarted?.close();
+  prestarted = pool;
+  return () => {
+    if (prestarted === pool) {
+      prestarted = undefined;
+      pool.close();
+    }
+  };
+}
+
 let shared: CheckerPool | undefined;
 
 /**

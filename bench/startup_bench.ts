@@ -1,14 +1,16 @@
 // A bench script: its figures on the console are its output.
 // deno-lint-ignore-file no-console
 /**
- * Wall time of whole CLI invocations, as a user runs them: `dvergr --help` (start-up
- * with lazy imports), `dvergr check` on the dataset example (read, shape check, content id,
- * the checker's load: kept from an earlier check, and not kept — a fresh cache directory),
- * and `dvergr calibrate`. The commands alternate, N rounds (default 10); prints each median
- * with its ratio to --help's and the load average:
- * `deno run <dvergr permissions> bench/cli_bench.ts [runs]`.
+ * Start-up: wall time of whole CLI invocations, as a user runs them. `dvergr --help` (the
+ * peer: start-up with lazy imports), `dvergr check` on the dataset example (read, shape
+ * check, content id, the checker's load: kept from an earlier check, and not kept — a fresh
+ * cache directory), `dvergr check --answer` (one verdict) and `dvergr calibrate` (the reference
+ * and four damaged answers graded). The commands alternate, N rounds (default 10); prints
+ * each median with its ratio to --help's and the load average before and after:
+ * `deno run <dvergr permissions> bench/startup_bench.ts [runs]`.
  */
 import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
+import { join } from "node:path";
 import { reportFigure } from "./figures.ts";
 
 const RUNS = Number(Deno.args[0] ?? 10);
@@ -32,7 +34,7 @@ async function wallMs(args: string[], env: Record<string, string> = {}): Promise
     stderr: "piped",
   }).output();
   const ms = performance.now() - t0;
-  if (!out.success && args[0] !== "--help") {
+  if (!out.success) {
     throw new Error(`dvergr ${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr)}`);
   }
   return ms;
@@ -44,6 +46,7 @@ function median(xs: number[]): number {
 }
 
 async function load(): Promise<string> {
+  // Deno lets only --allow-all read /proc; cat may.
   const out = await new Deno.Command("cat", { args: ["/proc/loadavg"], stdout: "piped" }).output();
   return new TextDecoder().decode(out.stdout).split(" ")[0];
 }
@@ -53,21 +56,35 @@ async function freshHome(): Promise<Record<string, string>> {
   return { HOME: await Deno.makeTempDir(), DENO_DIR: denoDir, XDG_CACHE_HOME: "" };
 }
 
+/** An answer directory holding the example's reference answer (`check --answer`). */
+const answer = await Deno.makeTempDir();
+await Deno.mkdir(join(answer, "out"));
+await Deno.writeTextFile(
+  join(answer, "out", "answer.edn"),
+  '{"vendor" "Nordlicht Bürobedarf GmbH" "invoice-no" "NB-2025-0412" "date" "2025-03-14" ' +
+    '"currency" "EUR" "total" "272,27"}',
+);
+
 const COMMANDS: [string, string[], boolean][] = [
   ["dvergr --help", ["--help"], false],
   ["dvergr check examples/workflows/invoice-fields (load kept)", ["check", EXAMPLE], false],
   ["dvergr check examples/workflows/invoice-fields (load not kept)", ["check", EXAMPLE], true],
+  ["dvergr check … --answer DIR (one verdict)", ["check", EXAMPLE, "--answer", answer], false],
   ["dvergr calibrate examples/workflows/invoice-fields", ["calibrate", EXAMPLE], false],
 ];
 const times: number[][] = COMMANDS.map(() => []);
 const loads: string[] = [await load()];
-for (const [, args] of COMMANDS) await wallMs(args); // warm the module cache (and keep the load)
-for (let i = 0; i < RUNS; i++) {
-  for (const [k, [, args, fresh]] of COMMANDS.entries()) {
-    const env = fresh ? await freshHome() : {};
-    times[k].push(await wallMs(args, env));
-    if (env.HOME) await Deno.remove(env.HOME, { recursive: true });
+try {
+  for (const [, args] of COMMANDS) await wallMs(args); // warm the module cache (and keep the load)
+  for (let i = 0; i < RUNS; i++) {
+    for (const [k, [, args, fresh]] of COMMANDS.entries()) {
+      const env = fresh ? await freshHome() : {};
+      times[k].push(await wallMs(args, env));
+      if (env.HOME) await Deno.remove(env.HOME, { recursive: true });
+    }
   }
+} finally {
+  await Deno.remove(answer, { recursive: true });
 }
 loads.push(await load());
 const help = median(times[0]);
@@ -79,8 +96,9 @@ for (const [k, [label]] of COMMANDS.entries()) {
   );
 }
 console.log(`${RUNS} alternating rounds, load average ${loads.join(" → ")}`);
-// check with its checker's load kept and not (the first check of a bundle), and calibrate.
-for (const [target, k] of [["3a", 1], ["3a", 2], ["3b", 3]] as const) {
+// check with its checker's load kept and not (the first check of a bundle), check with one
+// answer graded, and calibrate.
+for (const [target, k] of [["3a", 1], ["3a", 2], ["3a", 3], ["3b", 4]] as const) {
   const m = median(times[k]);
   reportFigure({
     target,
