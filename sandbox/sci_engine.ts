@@ -47,6 +47,7 @@ import {
   MAX_LOG_LINE_CHARS,
   MAX_LOG_LINES,
 } from "./sci_boot_source.ts";
+import { FAST_EDN_CLJ, FAST_EDN_JS } from "./sci_fast_edn.ts";
 
 export interface SciEngineSetup extends RuntimeLimits {
   /** Prepared checkers kept, at most, by their snapshots' total size; default 64 MiB. */
@@ -187,6 +188,8 @@ export class SciEngine {
     // interruptible (SCI's own setup above ran without it).
     run(LOOP_GUARD_SOURCE, "loop_guard.js").dispose();
     clj(COMPAT_CLJ, "compat.clj");
+    run(FAST_EDN_JS, "fast_edn.js").dispose();
+    clj(FAST_EDN_CLJ, "fast_edn.clj");
     clj(GLUE_CLJ, "glue.clj");
     const glue = run(GLUE_JS, "glue.js");
     const prepareFn = ctx.getProp(glue, "prepare");
