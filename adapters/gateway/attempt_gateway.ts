@@ -320,9 +320,11 @@ export async function startAttemptGateway(
 /**
  * A command's outcome with what its gateway saw: tokens and cost from the model gateway,
  * the MCP and model logs as evidence, and the gateway's verdict on how it ended: a world
- * that never offered its tools or a provider that kept failing is a fault (no verdict), a
- * request for a model that is not the attempt's fails the attempt, a spent budget is "budget", the request cap ends the attempt as completed (scored as it
- * stands, as the model loop's turn limit does).
+ * that never offered its tools, or a provider that kept failing the attempt within its fair
+ * share, is a fault (no verdict); a request for a model that is not the attempt's, or a
+ * provider refusing an attempt over its share (provider_share.ts), fails the attempt; a spent
+ * budget is "budget"; the request cap ends the attempt as completed (scored as it stands, as
+ * the model loop's turn limit does).
  */
 export function gatewayOutcome(
   outcome: CandidateOutcome,
@@ -343,6 +345,7 @@ export function gatewayOutcome(
         stopped: f.stopped,
         unmetered: f.unmetered,
         upstreamProblem: f.upstreamProblem,
+        overShare: f.overShare,
         fault: f.fault,
         notTheAttempts: f.notTheAttempts,
         mcpToolLists: ev.mcpToolLists,
@@ -357,6 +360,14 @@ export function gatewayOutcome(
     return { ...out, status: "crashed", message: `Refused a model request: ${f.notTheAttempts}` };
   }
   if (outcome.status === "timeout") return out;
+  // The candidate's own load made the provider refuse (provider_share.ts): a failure.
+  if (f.overShare !== null) {
+    return {
+      ...out,
+      status: "crashed",
+      message: `Over its share of the model provider: ${f.overShare}`,
+    };
+  }
   if (f.upstreamProblem !== null) {
     return {
       ...out,

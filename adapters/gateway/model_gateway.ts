@@ -17,6 +17,10 @@
  *   replaces the reservation when its response ends. A request the budget cannot pay for,
  *   or past the request cap, is answered 400 in the provider's own error format, which the
  *   agent CLIs treat as final.
+ * - The attempt's share of the provider (provider_share.ts): at most four requests in flight
+ *   (the rest wait their turn); a refusal (408, 429, 5xx, unreachable) of an attempt within
+ *   its fair share is retried here as the provider asks, and one that outlasts the retries is
+ *   a fault; over its share the refusal is the candidate's doing and the attempt fails for it.
  * - Optionally the first model request must offer the world's MCP tools (an agent CLI that
  *   lost the MCP start-up race): otherwise 400 and the attempt is a fault.
  * - Requests are forwarded from an allow-list (forward_policy.ts): provider-side tools that
@@ -42,6 +46,15 @@ import {
 import { readParts } from "./request_parts.ts";
 import { requestProblem } from "./forward_policy.ts";
 import { callProvider, downstreamHeaders, meterBody, upstreamHeaders } from "./upstream.ts";
+import {
+  FAIR_BYTES_PER_MINUTE,
+  FAIR_REQUESTS_PER_MINUTE,
+  GATEWAY_TRIES,
+  isRetryable,
+  pause,
+  ProviderShare,
+  retryWaitMs,
+} from "./provider_share.ts";
 import type { ProviderApi } from "./usage_meter.ts";
 
 /** Where a request for one model goes and what its tokens cost. */
@@ -75,8 +88,10 @@ export interface ModelGatewayOptions {
   /** The tool-name prefix the first request must offer (e.g. "mcp__world__"); none: no check. */
   requireToolPrefix?: string;
   fetchImpl?: typeof fetch;
-  /** Milliseconds, for the log's times (default performance.now). */
+  /** Milliseconds, for the log's times and the attempt's share (default performance.now). */
   now?: () => number;
+  /** The wait before a request's next try (default provider_share.ts's retryWaitMs). */
+  retryWait?: (res: Response | null, tries: number) => number;
 }
 
 export interface GatewayLogEntry {
@@ -97,6 +112,10 @@ export interface GatewayLogEntry {
   reservedMicros?: number;
   /** The offered tools included the required world tools (first request of an agent CLI). */
   worldTools?: boolean;
+  /** Tries the gateway made (more than one: it retried a refusal within the share). */
+  tries?: number;
+  /** The attempt's requests and body bytes sent in the minute up to this one, with it. */
+  minute?: { requests: number; bytes: number };
   ms?: number;
 }
 
@@ -116,8 +135,16 @@ export interface GatewayFigures {
    * the first such, said; the attempt fails for it. Else null.
    */
   notTheAttempts: string | null;
-  /** The last forwarded request failed upstream (network, 429, 5xx): why. */
+  /**
+   * The last forwarded request failed upstream (network, 429, 5xx) after the gateway's
+   * retries, while the attempt was within its fair share (provider_share.ts): why. A fault.
+   */
   upstreamProblem: string | null;
+  /**
+   * The last forwarded request failed upstream while the attempt was over its fair share:
+   * the candidate's own load, said. The attempt fails for it, never a fault.
+   */
+  overShare: string | null;
   /** Responses that carried no usage. */
   unmetered: number;
   /** A request went to a model whose prices are unknown: the money figures are not costs. */
@@ -184,10 +211,6 @@ export function offeredToolNames(body: Record<string, unknown>): string[] {
   return out;
 }
 
-function isRetryable(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500;
-}
-
 /** What one attempt's model gateway knows, shared by the steps of every request. */
 interface GatewayState {
   opts: ModelGatewayOptions;
@@ -205,6 +228,8 @@ interface GatewayState {
   fault: string | null;
   notTheAttempts: string | null;
   upstreamProblem: string | null;
+  overShare: string | null;
+  share: ProviderShare;
   unpriced: boolean;
 }
 
@@ -238,6 +263,8 @@ export function createModelGateway(opts: ModelGatewayOptions): ModelGateway {
     fault: null,
     notTheAttempts: null,
     upstreamProblem: null,
+    overShare: null,
+    share: new ProviderShare(now),
     unpriced: false,
   };
   return {
@@ -334,7 +361,7 @@ async function admit(
     // Without it a streamed chat completion carries no usage to meter.
     body.stream_options = { ...(body.stream_options as object ?? {}), include_usage: true };
   }
-  return await forward(s, req, api, route, body, hold, entry);
+  return await forward(s, req, { api, route, body, bytes: bytes.length }, hold, entry);
 }
 
 /** The first request of an agent CLI must offer the world's tools: else a fault. */
@@ -416,52 +443,125 @@ function reserve(
   return r.hold;
 }
 
-/** Sends the request upstream; meters the response as it passes back. */
+/** A request on its way: its API, route, body (as forwarded) and size. */
+interface Outgoing {
+  api: ProviderApi;
+  route: ModelRoute;
+  body: Record<string, unknown>;
+  bytes: number;
+}
+
+const NOTHING_BILLED = { usage: { ...NO_USAGE }, reported: false, accepted: false, cut: false };
+
+/**
+ * Sends the request upstream once it has a slot of the attempt's share, retrying what the
+ * provider refuses while the attempt is within its share; meters the response as it passes
+ * back, holding the slot until it has.
+ */
 async function forward(
   s: GatewayState,
   req: Request,
-  api: ProviderApi,
-  route: ModelRoute,
-  body: Record<string, unknown>,
+  out: Outgoing,
   hold: Hold,
   entry: GatewayLogEntry,
 ): Promise<Response> {
+  const { api, route } = out;
   const started = s.now();
-  const headers = upstreamHeaders(req, api, route.apiKey);
-  const sent = await callProvider(s.doFetch, route.baseUrl, api, headers, body, s.aborter.signal);
-  if (!sent.ok) {
-    s.ledger.close(hold, { usage: { ...NO_USAGE }, reported: false, accepted: false, cut: false });
-    s.upstreamProblem = sent.message;
-    entry.ms = Math.round(s.now() - started);
-    return refuse(api, entry, 502, "upstream", `dvergr: ${sent.message}`);
+  // The candidate's load counts from its request, queued or not.
+  const load = s.share.record(out.bytes);
+  entry.minute = { requests: load.requests, bytes: load.bytes };
+  // The wait for a slot or a retry ends with the attempt.
+  const waiting = s.aborter.signal;
+  if (!(await s.share.slot(waiting))) {
+    s.ledger.close(hold, NOTHING_BILLED);
+    return refuse(api, entry, 503, "attempt-over", "dvergr: the attempt ended before its turn");
   }
-  const upstream = sent.response;
-  entry.status = upstream.status;
-  s.upstreamProblem = isRetryable(upstream.status)
-    ? `${route.baseUrl} answered ${upstream.status}`
+  let handedOn = false;
+  try {
+    const sent = await sendWithRetries(s, req, out, waiting, entry);
+    entry.ms = Math.round(s.now() - started);
+    if (!sent.ok) {
+      s.ledger.close(hold, NOTHING_BILLED);
+      noteFailure(s, sent.message);
+      return refuse(api, entry, 502, "upstream", `dvergr: ${sent.message}`);
+    }
+    const upstream = sent.response;
+    entry.status = upstream.status;
+    noteFailure(
+      s,
+      isRetryable(upstream.status) ? `${route.baseUrl} answered ${upstream.status}` : null,
+    );
+    const outHeaders = downstreamHeaders(upstream);
+    if (!upstream.body) {
+      s.ledger.close(hold, { ...NOTHING_BILLED, accepted: upstream.ok });
+      return new Response(null, { status: upstream.status, headers: outHeaders });
+    }
+    const sse = (upstream.headers.get("content-type") ?? "").includes("text/event-stream");
+    const [toClient, toMeter] = upstream.body.tee();
+    const metering = meterBody(api, toMeter, sse, upstream.ok).then((end) => {
+      s.ledger.close(hold, end);
+      entry.usage = end.usage;
+      entry.usageReported = end.reported;
+      entry.ms = Math.round(s.now() - started);
+    }).finally(() => s.share.release());
+    handedOn = true;
+    s.pending.add(metering);
+    metering.finally(() => s.pending.delete(metering));
+    return new Response(toClient, { status: upstream.status, headers: outHeaders });
+  } finally {
+    if (!handedOn) s.share.release();
+  }
+}
+
+/**
+ * The provider's answer to the request: tried again (GATEWAY_TRIES at most, waiting as the
+ * provider asks) while it is refused with a retryable status or cannot be reached and the
+ * attempt is within its share; over its share the answer is the candidate's.
+ */
+async function sendWithRetries(
+  s: GatewayState,
+  req: Request,
+  out: Outgoing,
+  waiting: AbortSignal,
+  entry: GatewayLogEntry,
+): Promise<{ ok: true; response: Response } | { ok: false; message: string }> {
+  const headers = upstreamHeaders(req, out.api, out.route.apiKey);
+  const wait = s.opts.retryWait ?? retryWaitMs;
+  for (let tries = 1;; tries++) {
+    const sent = await callProvider(
+      s.doFetch,
+      out.route.baseUrl,
+      out.api,
+      headers,
+      out.body,
+      s.aborter.signal,
+    );
+    entry.tries = tries;
+    const refused = !sent.ok || isRetryable(sent.response.status);
+    if (!refused || tries >= GATEWAY_TRIES || waiting.aborted) return sent;
+    if (!s.share.load().within) return sent;
+    const ms = wait(sent.ok ? sent.response : null, tries);
+    const last = sent.ok ? `${out.route.baseUrl} answered ${sent.response.status}` : sent.message;
+    if (sent.ok) await sent.response.body?.cancel().catch(() => {});
+    if (!(await pause(ms, waiting))) {
+      return { ok: false, message: `${last}, and the attempt ended before its retry` };
+    }
+  }
+}
+
+/**
+ * Records how the attempt's last forwarded request ended upstream: well (null), or failed,
+ * which is the provider's problem (a fault) while the attempt is within its share and the
+ * candidate's own when it is over (provider_share.ts).
+ */
+function noteFailure(s: GatewayState, problem: string | null): void {
+  const load = s.share.load();
+  s.upstreamProblem = problem !== null && load.within ? problem : null;
+  s.overShare = problem !== null && !load.within
+    ? `${problem}; the attempt had sent ${load.requests} requests (${load.bytes} bytes) ` +
+      `in the last minute, over its fair share of ${FAIR_REQUESTS_PER_MINUTE} requests and ` +
+      `${FAIR_BYTES_PER_MINUTE} bytes a minute`
     : null;
-  const outHeaders = downstreamHeaders(upstream);
-  if (!upstream.body) {
-    s.ledger.close(hold, {
-      usage: { ...NO_USAGE },
-      reported: false,
-      accepted: upstream.ok,
-      cut: false,
-    });
-    entry.ms = Math.round(s.now() - started);
-    return new Response(null, { status: upstream.status, headers: outHeaders });
-  }
-  const sse = (upstream.headers.get("content-type") ?? "").includes("text/event-stream");
-  const [toClient, toMeter] = upstream.body.tee();
-  const metering = meterBody(api, toMeter, sse, upstream.ok).then((end) => {
-    s.ledger.close(hold, end);
-    entry.usage = end.usage;
-    entry.usageReported = end.reported;
-    entry.ms = Math.round(s.now() - started);
-  });
-  s.pending.add(metering);
-  metering.finally(() => s.pending.delete(metering));
-  return new Response(toClient, { status: upstream.status, headers: outHeaders });
 }
 
 /** Waits (at most `ms`) for responses still streaming, then gives the figures. */
@@ -491,6 +591,7 @@ async function settle(s: GatewayState, ms = 5000): Promise<GatewayFigures> {
     fault: s.fault,
     notTheAttempts: s.notTheAttempts,
     upstreamProblem: s.upstreamProblem,
+    overShare: s.overShare,
     unmetered: s.ledger.unmetered,
     unpriced: s.unpriced,
   };

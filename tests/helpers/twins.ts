@@ -40,10 +40,19 @@ export interface TwinRun {
 export async function benchmarkTwins(
   twin: string,
   whenWrong: string,
-  opts: { repetitions: number; runs: number; each?: (run: TwinRun, n: number) => void },
+  opts: {
+    repetitions: number;
+    runs: number;
+    each?: (run: TwinRun, n: number) => void;
+    /** Prepares the home before the first run (e.g. its models.edn). */
+    home?: (home: string) => Promise<void>;
+    /** dvergr's environment beyond PATH. */
+    env?: Record<string, string>;
+  },
 ): Promise<void> {
   const dir = await writeBundleTo(wordDataset(3));
   const home = await Deno.makeTempDir();
+  await opts.home?.(home);
   const cells = 3 * opts.repetitions * 2;
   const args = [
     "benchmark",
@@ -60,7 +69,7 @@ export async function benchmarkTwins(
   ];
   try {
     for (let n = 0; n < opts.runs; n++) {
-      const r = await dvergr(args);
+      const r = await dvergr(args, opts.env);
       assert.equal(r.code, 0, r.err);
       if (n > 0) assert.match(r.err, new RegExp(`${cells} cells, ${cells} kept from earlier runs`));
       const j = JSON.parse(r.out);

@@ -390,16 +390,20 @@ Deno.test("createModelGateway() refuses unknown models and a model behind anothe
   assert.equal(seen.length, 0);
 });
 
-Deno.test("createModelGateway() answers 502 when the provider cannot be reached and remembers it", async () => {
-  const { gw } = gateway(() => Promise.reject(new TypeError("connection refused")));
+Deno.test("createModelGateway() answers 502 when the provider cannot be reached after its retries and remembers it", async () => {
+  const { gw, seen } = gateway(() => Promise.reject(new TypeError("connection refused")), {
+    retryWait: () => 0,
+  });
   const res = await gw.handle(post("/v1/messages", { model: "claude" }));
   assert.equal(res.status, 502);
   await res.text();
   assert.match((await gw.settle()).upstreamProblem ?? "", /connection refused/);
+  assert.equal(seen.length, 4);
 
-  const flaky = gateway(() => new Response("busy", { status: 529 }));
+  const flaky = gateway(() => new Response("busy", { status: 529 }), { retryWait: () => 0 });
   await (await flaky.gw.handle(post("/v1/messages", { model: "claude" }))).text();
   assert.match((await flaky.gw.settle()).upstreamProblem ?? "", /answered 529/);
+  assert.equal(flaky.gw.log[0].tries, 4);
 });
 
 Deno.test("createModelGateway() refuses a model that is not the attempt's, sends nothing, and the attempt fails for it", async () => {
