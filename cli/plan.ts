@@ -8,6 +8,7 @@ import { type PilotPlan, planFromPilot } from "../core/engine/plan_from_pilot.ts
 import { DEFAULT_ALPHA, DEFAULT_DELTA } from "../core/bench/sequential.ts";
 import { formatFixed } from "../core/bench/format_fixed.ts";
 import type { ComparisonPlan, FixedPlan } from "../core/bench/power_plan.ts";
+import { composeServices } from "../adapters/compose.ts";
 
 export const HELP = `dvergr plan <experiment> --half-width H [--alpha A] [options]
 
@@ -22,8 +23,9 @@ Options:
                   (required; e.g. 0.05)
   --alpha A       the error level: a (1 - A) interval (default 0.05)
   --delta D       the equivalence margin of the simulated stopping rule (default 0.02)
-  --baseline NAME the candidate the others are compared with (default: the pilot's
-                  leaderboard top)
+  --baseline NAME the candidate the others are compared with, as benchmark --baseline
+                  names it (a model candidate also by its model id or alias; default:
+                  the pilot's leaderboard top)
 ${EXPERIMENT_HOME_HELP}
   --json          print the plan as JSON
   -h, --help      show this help
@@ -136,7 +138,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
         alpha: opts.alpha,
         delta: opts.delta,
         baseline: opts.baseline,
-      }),
+      }, composeServices().candidates),
   );
   const planned = plan.comparisons.some((c) => c.plan !== null);
   if (opts.json) printJson(ctx, PLAN_FORMAT, plan);

@@ -56,6 +56,10 @@ export function createCandidateKinds(kinds: readonly CandidateKind[]): Candidate
     isInlineCommand: (spec) => kindOf(spec).inlineCommand === true,
     describe: () => kinds.map(formsOf),
     resolve: (specs, req) => resolveSpecs(kindOf, specs, req),
+    aliasesOf: (identity, ctx) => {
+      const k = byKind.get(String(identity.kind));
+      return k?.aliasesOf ? k.aliasesOf(identity, ctx) : Promise.resolve([]);
+    },
   };
 }
 

@@ -271,27 +271,30 @@ export async function benchmarkBundle(
 /**
  * The candidate a baseline names: its name, else the one candidate that answers to it (a
  * model's id, the name it was given as or an alias: `--baseline haiku`). Refuses one that no
- * candidate or more than one answers to, naming the candidates.
+ * candidate or more than one answers to, naming the candidates. `of` says whose candidates
+ * they are in its messages (`this run`, `experiment …`). The one resolution of `benchmark
+ * --baseline` and `plan --baseline` (core/engine/plan_from_pilot.ts).
  */
 export function resolveBaseline(
   baseline: string | undefined,
-  candidates: readonly Candidate[],
+  candidates: readonly { name: string; aliases?: readonly string[] }[],
+  of = "this run",
 ): string | undefined {
   if (baseline === undefined || candidates.some((c) => c.name === baseline)) return baseline;
   const answering = candidates.filter((c) => c.aliases?.includes(baseline));
   if (answering.length === 1) return answering[0].name;
-  const names = (list: readonly Candidate[]) => list.map((c) => `"${c.name}"`).join(", ");
+  const names = (list: readonly { name: string }[]) => list.map((c) => `"${c.name}"`).join(", ");
   if (answering.length > 1) {
     throw new DvergrError(
       "USAGE",
-      `Cannot compare against baseline "${baseline}": ${answering.length} candidates are that ` +
-        `model (${names(answering)})`,
+      `Cannot compare against baseline "${baseline}": ${answering.length} candidates are ` +
+        `that model (${names(answering)})`,
       { hint: `Name one of them: ${names(answering)}` },
     );
   }
   throw new DvergrError(
     "USAGE",
-    `Cannot compare against baseline "${baseline}": it is not a candidate of this run`,
+    `Cannot compare against baseline "${baseline}": it is not a candidate of ${of}`,
     { hint: `Name one of: ${names(candidates)} (a model candidate also by its model id or alias)` },
   );
 }

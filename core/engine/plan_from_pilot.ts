@@ -14,6 +14,8 @@ import { experimentBundle } from "./experiment_bundle.ts";
 import { planOfDefinition } from "../bench/experiment.ts";
 import type { Home } from "../ports/home.ts";
 import type { ExperimentMeta } from "../ports/state_store.ts";
+import type { CandidateKinds } from "../ports/candidate_kind.ts";
+import { resolveBaseline } from "./benchmark.ts";
 
 export interface PilotPlanRequest {
   /** The half-width the fixed-size interval should have (a reward difference). */
@@ -21,7 +23,10 @@ export interface PilotPlanRequest {
   alpha: number;
   /** The equivalence margin of the simulated stopping rule. */
   delta: number;
-  /** The candidate the others are compared with; default the pilot's scorecard baseline. */
+  /**
+   * The candidate the others are compared with, by name or as `benchmark --baseline` names
+   * it (a model's id or alias); default the pilot's scorecard baseline.
+   */
   baseline?: string;
 }
 
@@ -39,21 +44,41 @@ export interface PilotPlan {
   comparisons: { candidate: string; baseline: string; plan: ComparisonPlan | null }[];
 }
 
-/** Plans each comparison of experiment `meta` of `home` from its records. */
+/**
+ * The baseline a plan names, resolved as `benchmark --baseline` resolves it (resolveBaseline):
+ * a name, else the one candidate answering to it, its other names read from its recorded
+ * identity by the candidate kinds (only when the name is not a candidate's).
+ */
+async function pilotBaseline(
+  def: ExperimentDefinition,
+  experiment: string,
+  baseline: string | undefined,
+  kinds: CandidateKinds,
+  homeDir: string,
+): Promise<string | undefined> {
+  const named = baseline === undefined || def.candidates.some((c) => c.name === baseline);
+  const candidates = named ? def.candidates : await Promise.all(
+    def.candidates.map(async (c) => ({
+      name: c.name,
+      aliases: await kinds.aliasesOf(c.identity, { homeDir }),
+    })),
+  );
+  return resolveBaseline(baseline, candidates, `experiment ${experiment}`);
+}
+
+/**
+ * Plans each comparison of experiment `meta` of `home` from its records; `kinds` reads the
+ * other names a baseline may give a candidate by.
+ */
 export async function planFromPilot(
   home: Home,
   meta: ExperimentMeta,
   req: PilotPlanRequest,
+  kinds: CandidateKinds,
 ): Promise<PilotPlan> {
   const def = meta.definition as unknown as ExperimentDefinition;
   const names = def.candidates.map((c) => c.name);
-  if (req.baseline !== undefined && !names.includes(req.baseline)) {
-    throw new DvergrError(
-      "USAGE",
-      `Cannot plan against baseline "${req.baseline}": it is not a candidate of experiment ${meta.id}`,
-      { hint: `Name one of: ${names.map((n) => `"${n}"`).join(", ")}` },
-    );
-  }
+  const given = await pilotBaseline(def, meta.id, req.baseline, kinds, home.dir);
   if (names.length < 2) {
     throw new DvergrError(
       "USAGE",
@@ -64,7 +89,7 @@ export async function planFromPilot(
   const plan = planOfDefinition(def);
   const fold = new HistoryFold(names);
   await foldGroupedHistory(currentRecords(home.state.streamCellRecords(meta.id), plan), fold);
-  const baseline = req.baseline ??
+  const baseline = given ??
     scorecardOfFold(fold, {
       candidates: names,
       expectedCells: meta.cells,

@@ -65,7 +65,9 @@ export const experimentPlan = defineOp({
       "The equivalence margin of the simulated stopping rule (default 0.02)",
     ),
     baseline: z.string().min(1).optional().describe(
-      "The candidate the others are compared with (default: the pilot's leaderboard top)",
+      "The candidate the others are compared with, by name or, for a model candidate, by " +
+        "its model id or alias as catalog_benchmark's baseline (default: the pilot's " +
+        "leaderboard top)",
     ),
   }),
   output: PLAN_FORMAT,
@@ -78,7 +80,7 @@ export const experimentPlan = defineOp({
         alpha: input.alpha ?? DEFAULT_ALPHA,
         delta: input.delta ?? DEFAULT_DELTA,
         baseline: input.baseline,
-      }),
+      }, ctx.services.candidates),
     };
   },
 });

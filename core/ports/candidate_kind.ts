@@ -87,6 +87,11 @@ export interface CandidateKinds {
    * request with none is refused.
    */
   resolve(specs: CandidateSpec[], req: CandidateRequest): Promise<ResolvedCandidates>;
+  /**
+   * The other names the candidate of a recorded identity answers to (a model's id and the
+   * registry's aliases, `homeDir`'s models.edn included); [] for a kind without any.
+   */
+  aliasesOf(identity: Record<string, unknown>, ctx: { homeDir?: string }): Promise<string[]>;
 }
 
 /** One form of spec a kind reads, as help and schemas show it. */
@@ -143,4 +148,10 @@ export interface CandidateKind<S extends { kind: string } = CandidateSpec> {
   runsCommands?: boolean;
   /** The candidate a spec stands for. */
   resolve(spec: S, ctx: CandidateContext): Promise<Candidate>;
+  /**
+   * The other names a candidate of this kind answers to, from its recorded identity (as
+   * `Candidate.aliases`, less the name it was given as): for a recorded experiment, whose
+   * candidates are identities only. Absent: none.
+   */
+  aliasesOf?(identity: Record<string, unknown>, ctx: { homeDir?: string }): Promise<string[]>;
 }

@@ -9,6 +9,7 @@ import { callOp } from "../../core/ops/registry.ts";
 import { experimentPlan } from "../../core/ops/grading.ts";
 import { NO_RUNNER, testOpContext } from "../helpers/op_context.ts";
 import type { DvergrError } from "../../core/errors.ts";
+import { startFakeAnthropic } from "../helpers/fake_providers.ts";
 
 /** A pilot: builtin:reference writes case c1's word everywhere, so it passes c1 only. */
 async function pilot(): Promise<{ home: string; experiment: string }> {
@@ -102,7 +103,12 @@ Deno.test("dvergr plan refuses a missing --half-width, an unknown baseline and a
     home,
   ]);
   assert.equal(base.code, 2);
-  assert.match(base.err, /Cannot plan against baseline "x"/);
+  assert.match(
+    base.err,
+    new RegExp(
+      `Cannot compare against baseline "x": it is not a candidate of experiment ${experiment}`,
+    ),
+  );
   const missing = await dvergr(["plan", "ffffffff", "--half-width", "0.1", "--home", home]);
   assert.equal(missing.code, 2);
   assert.match(missing.err, /No experiment "ffffffff"/);
@@ -157,4 +163,68 @@ Deno.test("experiment_plan plans from a pilot in a room, as dvergr plan does", a
   );
   await empty.close();
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("dvergr plan and experiment_plan take a model candidate's alias as --baseline, as benchmark does", async () => {
+  // A model that answers at once without writing anything: every cell is graded.
+  const server = await startFakeAnthropic(() => ({ text: "Done." }), { apiKey: "ak" });
+  const dir = await writeBundleTo(wordDataset(3));
+  const home = await Deno.makeTempDir();
+  try {
+    const env = { ANTHROPIC_API_KEY: "ak", ANTHROPIC_BASE_URL: server.url };
+    const bench = await dvergr([
+      "benchmark",
+      dir,
+      "--candidate",
+      "builtin:reference",
+      "--models",
+      "claude-haiku-4-5",
+      "--baseline",
+      "haiku",
+      "--home",
+      home,
+      "--json",
+    ], env);
+    assert.equal(bench.code, 0, bench.err);
+    const { experiment } = JSON.parse(bench.out);
+    const args = ["plan", experiment, "--half-width", "0.2", "--home", home, "--json"];
+    // The registry's alias, its dated id and its model id all name the one haiku candidate.
+    for (const name of ["haiku", "claude-haiku-4-5-20251001", "claude-haiku-4-5"]) {
+      const r = await dvergr([...args, "--baseline", name]);
+      assert.equal(r.code, 0, r.err);
+      const plan = JSON.parse(r.out) as PilotPlan;
+      assert.equal(plan.baseline, "claude-haiku-4-5", name);
+      assert.deepEqual(plan.comparisons.map((c) => c.candidate), ["builtin:reference"]);
+    }
+    const sonnet = await dvergr([
+      "plan",
+      experiment,
+      "--half-width",
+      "0.2",
+      "--home",
+      home,
+      "--baseline",
+      "sonnet",
+    ]);
+    assert.equal(sonnet.code, 2);
+    assert.match(sonnet.err, /Cannot compare against baseline "sonnet": it is not a candidate/);
+    assert.match(sonnet.err, /a model candidate also by its model id or alias/);
+    const h = await openHome(home);
+    try {
+      const room = (await h.state.getExperiment(experiment))!.room;
+      const r = await callOp(experimentPlan, testOpContext(h, NO_RUNNER), {
+        room,
+        experiment,
+        half_width: 0.2,
+        baseline: "haiku",
+      }) as PilotPlan;
+      assert.equal(r.baseline, "claude-haiku-4-5");
+    } finally {
+      await h.close();
+    }
+  } finally {
+    await server.close();
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(dir.slice(0, dir.lastIndexOf("/")), { recursive: true });
+  }
 });

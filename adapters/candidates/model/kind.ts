@@ -12,14 +12,10 @@ export interface ModelSpec {
   model: string;
 }
 
-/** The registry's model candidate (loaded when first needed: builds without it still run). */
-async function registryModel(
-  model: string,
-  opts: { env: (name: string) => string | undefined; homeDir?: string },
-): Promise<Candidate> {
-  let mod: typeof import("./model_candidate.ts");
+/** The model candidates' module (loaded when first needed: builds without it still run). */
+async function modelModule(model: string): Promise<typeof import("./model_candidate.ts")> {
   try {
-    mod = await import("./model_candidate.ts");
+    return await import("./model_candidate.ts");
   } catch (e) {
     throw new DvergrError(
       "CANDIDATE_INVALID",
@@ -29,6 +25,14 @@ async function registryModel(
       { hint: "Use builtin:… or NAME=cmd:COMMAND candidates" },
     );
   }
+}
+
+/** The registry's model candidate. */
+async function registryModel(
+  model: string,
+  opts: { env: (name: string) => string | undefined; homeDir?: string },
+): Promise<Candidate> {
+  const mod = await modelModule(model);
   return await mod.createModelCandidate(model, { env: opts.env, homeDir: opts.homeDir });
 }
 
@@ -43,4 +47,8 @@ export const modelKind: CandidateKind<ModelSpec> = {
   }],
   resolve: (spec, ctx) =>
     ctx.createModel ? ctx.createModel(spec.model, ctx.index) : registryModel(spec.model, ctx),
+  async aliasesOf(identity, ctx) {
+    if (typeof identity.model !== "string") return [];
+    return (await modelModule(identity.model)).modelAliases(identity.model, ctx);
+  },
 };

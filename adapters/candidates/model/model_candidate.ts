@@ -43,6 +43,18 @@ export function modelCandidateName(modelId: string): string {
   return modelId.replace(/[^A-Za-z0-9_.-]/g, "-");
 }
 
+/**
+ * The names a model candidate of model `modelId` answers to: the id and the registry's
+ * aliases of it (the shipped registry merged with `homeDir`'s models.edn).
+ */
+export async function modelAliases(
+  modelId: string,
+  opts: { homeDir?: string; registry?: ModelRegistry },
+): Promise<string[]> {
+  const registry = opts.registry ?? await loadRegistry({ homeDir: opts.homeDir });
+  return [...new Set([modelId, ...(registry.entries.get(modelId)?.aliases ?? [])])];
+}
+
 /** A benchmark candidate for a registry model (id or alias); MODEL_UNKNOWN when there is none. */
 export async function createModelCandidate(
   modelIdOrAlias: string,
