@@ -10,9 +10,12 @@
  * - a heavier checker (token F1 over eight clause types, ~4 KB of quotes per answer,
  *   tests/fixtures/clojure/clause_f1_checker.clj).
  *
- * Cold: a new pool until its first verdict (the Clojure worker boots SCI, then loads the
- * checker). Warm: one worker, one call at a time (per-verdict mean, p50, p90), then two
- * workers with every call submitted at once (verdicts per second).
+ * Cold: a new pool until its first verdict (a new worker process starts SCI, then loads the
+ * checker), with SCI's boot image cache cold (the worker boots SCI and offers its image) and
+ * warm (the worker restores the image: sandbox/sci_image_cache.ts), alternating, in a cache
+ * directory of the bench's own. Warm: one worker, one call at a time (per-verdict mean, p50,
+ * p90), then two workers with every call submitted at once (verdicts per second). Each line
+ * carries the load average.
  */
 import { join } from "node:path";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";

@@ -12,6 +12,7 @@ import type { CheckerCallOptions, CheckerRun, JudgeRequestsRun } from "../core/c
 import type { Tagged } from "../core/edn/tagged.ts";
 import type { ClojureOutcome } from "./sci_engine.ts";
 import { readClojureJudgeRequests, readClojureVerdict } from "./clojure_verdict.ts";
+import { sciImageStore } from "./sci_image_cache.ts";
 import { toCheckerRun, toJudgeRequestsRun } from "./checker_runs.ts";
 import {
   createWorkerPool,
@@ -44,6 +45,7 @@ export const CLOJURE_WORKERS: WorkerSpec = {
   minMemoryBytes: 64 * 1024 * 1024,
   stackBytes: CLOJURE_STACK_BYTES,
   replaceAtOnce: false,
+  bootImages: () => sciImageStore(),
 };
 
 export type ClojurePoolOptions = WorkerPoolOptions;

@@ -26,6 +26,8 @@ export function createClojureService(
         memoryLimitBytes: Math.max(32 * 1024 * 1024, heapLimitBytes),
         memoryCapBytes: capBytes,
         stackBytes: init.stackBytes,
+        image: init.image,
+        keepImage: init.keepImage,
       }),
     "The Clojure sandbox",
   );

@@ -77,6 +77,7 @@ export interface Pool<O> {
   };
   workerPermissions: Record<string, string> | undefined;
   lastBootMs: number | undefined;
+  lastBootRestored: boolean;
 }
 
 /** A pool of `spec` workers with none started yet. */
@@ -107,6 +108,7 @@ export function newPool<O>(spec: WorkerSpec, opts: WorkerPoolOptions): Pool<O> {
     },
     workerPermissions: undefined,
     lastBootMs: undefined,
+    lastBootRestored: false,
   };
 }
 
@@ -166,5 +168,6 @@ export function poolStats<O>(p: Pool<O>): WorkerPoolStats {
     callsQueued: p.queue.length,
     ...(p.workerPermissions ? { workerPermissions: p.workerPermissions } : {}),
     ...(p.lastBootMs !== undefined ? { lastBootMs: p.lastBootMs } : {}),
+    ...(p.lastBootRestored ? { lastBootRestored: true } : {}),
   };
 }

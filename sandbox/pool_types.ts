@@ -2,6 +2,7 @@
  * The worker pool's shapes (sandbox/worker_pool.ts): what differs between kinds of worker,
  * the pool's options, statistics and results, and its interface.
  */
+import type { BootImageStore } from "./sci_image_cache.ts";
 import type { CheckerCallOptions } from "../core/checker.ts";
 import type { CheckerFunction, Faulted } from "./protocol.ts";
 import type { WorkerEntries, WorkerKind } from "./worker_handle.ts";
@@ -36,6 +37,11 @@ export interface WorkerSpec {
    * it starts only when a call needs it).
    */
   replaceAtOnce: boolean;
+  /**
+   * Where this kind's boot image is kept (Clojure workers: sandbox/sci_image_cache.ts), or
+   * null (none kept, or nowhere to keep it). Asked at each worker's start.
+   */
+  bootImages?: () => BootImageStore | null;
 }
 
 export interface WorkerPoolOptions {
@@ -81,6 +87,8 @@ export interface WorkerPoolStats {
   workerPermissions?: Record<string, string>;
   /** How long the last worker took to load its engine. */
   lastBootMs?: number;
+  /** The last worker restored its kind's boot image instead of booting (Clojure workers). */
+  lastBootRestored?: boolean;
 }
 
 /** What a call came to, with its console lines and its running time in the worker. */

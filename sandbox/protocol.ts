@@ -15,6 +15,13 @@ export interface InitMessage {
   memoryBytes: number;
   /** QuickJS stack limit, in bytes. */
   stackBytes: number;
+  /**
+   * A Clojure worker's boot image (sandbox/sci_image.ts) to restore instead of booting SCI;
+   * ignored by checker.js workers and by a module it does not fit.
+   */
+  image?: Uint8Array;
+  /** A Clojure worker that boots SCI sends its boot image back in "ready". */
+  keepImage?: boolean;
 }
 
 /** One call of a checker function on one input, as a worker's engine receives it. */
@@ -61,6 +68,10 @@ export type WorkerMessage<O = CallOutcome> =
     permissions: Record<string, string>;
     /** How long the worker took to load its engine. */
     bootMs: number;
+    /** The engine started from the init's boot image. */
+    restored?: boolean;
+    /** The boot image the worker made, when the init asked for one (`keepImage`). */
+    image?: Uint8Array;
   }
   | { type: "init-failed"; message: string }
   | ({

@@ -48,8 +48,16 @@ import {
   MAX_LOG_LINES,
 } from "./sci_boot_source.ts";
 import { FAST_EDN_CLJ, FAST_EDN_JS } from "./sci_fast_edn.ts";
+import { decodeImage, encodeImage } from "./sci_image.ts";
 
 export interface SciEngineSetup extends RuntimeLimits {
+  /**
+   * A boot image (sandbox/sci_image.ts) to restore instead of booting SCI; one that does not
+   * fit this module is ignored and SCI boots.
+   */
+  image?: Uint8Array;
+  /** When SCI boots (no image, or one refused): keep its boot image in `image`. */
+  keepImage?: boolean;
   /** Prepared checkers kept, at most, by their snapshots' total size; default 64 MiB. */
   preparedBytes?: number;
   /** The clock (`Date.now`); injectable for tests. */
@@ -179,37 +187,60 @@ export class SciEngine {
       }
       r.value.dispose();
     };
-    run(BEFORE_SCI_JS, "before-sci.js").dispose();
-    run(scittleSource, "scittle.js").dispose();
-    // scittle's browser build offers `import` for script tags; a checker gets no loader.
-    run("delete globalThis.import; undefined", "boot.js").dispose();
-    run(COMPAT_JS, "compat.js").dispose();
-    // The checker.js sandbox's guard: native array loops over a forged `length` stay
-    // interruptible (SCI's own setup above ran without it).
-    run(LOOP_GUARD_SOURCE, "loop_guard.js").dispose();
-    clj(COMPAT_CLJ, "compat.clj");
-    run(FAST_EDN_JS, "fast_edn.js").dispose();
-    clj(FAST_EDN_CLJ, "fast_edn.clj");
-    clj(GLUE_CLJ, "glue.clj");
-    const glue = run(GLUE_JS, "glue.js");
+    const handles = [ctx.undefined, ctx.null, ctx.true, ctx.false, ctx.global].map((h) => h.value);
+    const restored = setup.image !== undefined &&
+      restoreImage(ctx, snapshots, memory, setup.image, handles);
+    let image: Uint8Array | null = null;
+    if (!restored) {
+      run(BEFORE_SCI_JS, "before-sci.js").dispose();
+      run(scittleSource, "scittle.js").dispose();
+      // scittle's browser build offers `import` for script tags; a checker gets no loader.
+      run("delete globalThis.import; undefined", "boot.js").dispose();
+      run(COMPAT_JS, "compat.js").dispose();
+      // The checker.js sandbox's guard: native array loops over a forged `length` stay
+      // interruptible (SCI's own setup above ran without it).
+      run(LOOP_GUARD_SOURCE, "loop_guard.js").dispose();
+      clj(COMPAT_CLJ, "compat.clj");
+      run(FAST_EDN_JS, "fast_edn.js").dispose();
+      clj(FAST_EDN_CLJ, "fast_edn.clj");
+      clj(GLUE_CLJ, "glue.clj");
+      // Kept on a global until the handles below are taken: a restored image has it there.
+      run(`globalThis.${GLUE_GLOBAL} = ${GLUE_JS}; undefined`, "glue.js").dispose();
+      run("globalThis.__dvergrLogs.length = 0; undefined", "boot.js").dispose();
+      if (setup.keepImage) image = imageOf(snapshots, memory, handles);
+    }
+    const glue = run(
+      `(() => { const g = globalThis.${GLUE_GLOBAL}; delete globalThis.${GLUE_GLOBAL}; return g; })()`,
+      "boot.js",
+    );
     const prepareFn = ctx.getProp(glue, "prepare");
     const runFn = ctx.getProp(glue, "run");
     glue.dispose();
-    run("globalThis.__dvergrLogs.length = 0; undefined", "boot.js").dispose();
     const engine = new SciEngine(
       snapshots,
       prepared,
       rt,
       ctx,
-      setup,
+      // Not the image: the engine keeps no copy of it.
+      { ...setup, image: undefined },
       prepareFn,
       runFn,
       snapshots.take(),
     );
     engine.current = engine.base;
+    engine.restored = restored;
+    engine.image = image;
     booted.engine = engine;
     return engine;
   }
+
+  /** Whether the engine started from a boot image rather than booting SCI. */
+  restored = false;
+  /**
+   * The boot image of an engine that booted SCI with `keepImage` (sandbox/sci_image.ts),
+   * for the host to keep; null otherwise.
+   */
+  image: Uint8Array | null = null;
 
   /** Bytes of the base snapshot and of every prepared checker's, for stats and tests. */
   sizes(): { base: number; prepared: number[] } {
@@ -517,4 +548,66 @@ function located(chain: Described[]): string {
 function dataOf(chain: Described[]): string {
   const d = chain.find((x) => x.data !== undefined);
   return d ? ` ${d.data}` : "";
+}
+
+/** Where the glue waits between SCI's boot and the engine taking its handles. */
+const GLUE_GLOBAL = "__dvergrGlue";
+
+/** The boot image of the memory as it is now (sandbox/sci_image.ts). */
+function imageOf(snapshots: SnapshotMemory, memory: WebAssembly.Memory, handles: number[]) {
+  const s = snapshots.take();
+  const { gapStart, gapEnd, breakWord } = snapshots.layout;
+  return encodeImage({
+    meta: {
+      format: 1,
+      gapStart,
+      gapEnd,
+      breakWord,
+      top: s.top,
+      bufferBytes: memory.buffer.byteLength,
+      handles,
+    },
+    low: s.low,
+    high: s.high,
+  });
+}
+
+/**
+ * Restores a boot image into a module whose runtime and context were just opened, when the
+ * image fits it (the same layout and the same handles); false, with the memory untouched,
+ * when it does not.
+ */
+function restoreImage(
+  ctx: QuickJSContext,
+  snapshots: SnapshotMemory,
+  memory: WebAssembly.Memory,
+  bytes: Uint8Array,
+  handles: number[],
+): boolean {
+  const image = decodeImage(bytes);
+  if (!image) return false;
+  const { meta } = image;
+  const { gapStart, gapEnd, breakWord } = snapshots.layout;
+  const fits = meta.gapStart === gapStart && meta.gapEnd === gapEnd &&
+    meta.breakWord === breakWord && breakWord >= 0 &&
+    meta.handles.length === handles.length && meta.handles.every((h, i) => h === handles[i]);
+  if (!fits) return false;
+  if (meta.top > memory.buffer.byteLength) {
+    // Grown by QuickJS's own allocator, so the module sees its memory's new size.
+    const r = ctx.evalCode(
+      `"x".repeat(${meta.top - memory.buffer.byteLength})`,
+      "grow.js",
+      { type: "global" },
+    );
+    (r.error ?? r.value).dispose();
+    if (meta.top > memory.buffer.byteLength) return false;
+  }
+  snapshots.restore({
+    low: image.low,
+    high: image.high,
+    gapEnd: meta.gapEnd,
+    top: meta.top,
+    bytes: image.low.byteLength + image.high.byteLength,
+  });
+  return true;
 }

@@ -91,7 +91,14 @@ function spawn<O>(p: Pool<O>): void {
     () => failStart(p, slot, `${p.spec.engineName} did not load within ${p.spec.startTimeoutMs}ms`),
     p.spec.startTimeoutMs,
   );
-  slot.worker.send({ type: "init", memoryBytes: p.memoryBytes, stackBytes: p.stackBytes });
+  const init = { type: "init", memoryBytes: p.memoryBytes, stackBytes: p.stackBytes } as const;
+  const images = p.spec.bootImages?.() ?? null;
+  if (!images) return slot.worker.send(init);
+  // Read while the worker process starts; a worker gone meanwhile gets nothing.
+  void images.load().then((image) => {
+    if (!p.slots.includes(slot)) return;
+    slot.worker.send(image ? { ...init, image } : { ...init, keepImage: true });
+  });
 }
 
 function remove<O>(p: Pool<O>, slot: Slot<O>, replaced: boolean): void {
@@ -153,6 +160,8 @@ function onMessage<O>(p: Pool<O>, slot: Slot<O>, msg: WorkerMessage<O>): void {
     slot.state = "ready";
     p.workerPermissions = msg.permissions;
     p.lastBootMs = msg.bootMs;
+    p.lastBootRestored = msg.restored === true;
+    if (msg.image) void p.spec.bootImages?.()?.save(msg.image);
     p.startMs = mean(p.startMs, performance.now() - slot.spawnedAt);
     pump(p);
   } else if (msg.type === "init-failed") {

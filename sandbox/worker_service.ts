@@ -20,6 +20,10 @@ import { permissionStates } from "./permission_states.ts";
 export interface Engine<O> {
   /** Never throws for anything a checker does. */
   call(req: CallRequest): CallReport<O>;
+  /** Whether it started from the init's boot image (Clojure engines). */
+  restored?: boolean;
+  /** The boot image it made, when the init asked for one (Clojure engines). */
+  image?: Uint8Array | null;
 }
 
 /** Boots a worker's engine in freshly loaded QuickJS; a throw is reported as "init-failed". */
@@ -42,10 +46,15 @@ export function createWorkerService<O extends { ok: boolean }>(
     const started = performance.now();
     quickjs = await loadQuickJS(msg.memoryBytes);
     engine = boot(quickjs, msg);
+    const image = engine.image ?? undefined;
+    // Sent once: the worker need not keep its copy.
+    engine.image = null;
     send({
       type: "ready",
       permissions: permissionStates(),
       bootMs: Math.round(performance.now() - started),
+      ...(engine.restored ? { restored: true } : {}),
+      ...(image ? { image } : {}),
     });
   }
 

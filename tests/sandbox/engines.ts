@@ -9,6 +9,7 @@ const QUIET = { print: () => {}, printErr: () => {} } as never;
 /** SCI booted in a new module of at most 256 MiB; `memory` is its wasm memory. */
 export async function bootSci(
   stackBytes: number,
+  image: { image?: Uint8Array; keepImage?: boolean } = {},
 ): Promise<{ engine: SciEngine; memory: WebAssembly.Memory }> {
   const memory = new WebAssembly.Memory({ initial: 256, maximum: 4096 });
   const module = await newQuickJSWASMModuleFromVariant(
@@ -18,6 +19,7 @@ export async function bootSci(
     memoryLimitBytes: 200 * 1024 * 1024,
     memoryCapBytes: 256 * 1024 * 1024,
     stackBytes,
+    ...image,
   });
   return { engine, memory };
 }
