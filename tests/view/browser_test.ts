@@ -57,6 +57,8 @@ Deno.test({
   const puppeteer = (await import("npm:puppeteer-core@25.16.0")).default;
   const f = await viewHome();
   const gate = await Deno.makeTempDir({ prefix: "dvergr-gate-" });
+  // Readable to all: as root, the candidate runs as an unprivileged uid.
+  await Deno.chmod(gate, 0o755);
   const shots = Deno.env.get("DVERGR_ARTIFACTS")
     ? join(Deno.env.get("DVERGR_ARTIFACTS")!, "view")
     : await Deno.makeTempDir({ prefix: "dvergr-view-shots-" });

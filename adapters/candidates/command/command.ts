@@ -44,6 +44,12 @@ import {
 import { type AttemptCgroup, openAttemptCgroup, shellQuote } from "./cgroup.ts";
 import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
 import { commandProgram, lookUpProgram, under } from "./command_program.ts";
+import {
+  giveTo,
+  type HostIdentity,
+  sandboxHostIdentity,
+  stagedBwrapArgv,
+} from "./host_identity.ts";
 import { MARKS_FD, openSandboxMarks, type SandboxMarks } from "./sandbox_marks.ts";
 import {
   type AttemptContext,
@@ -186,11 +192,11 @@ function systemArgs(tmpBytes = 1 << 20): string[] {
   return args.concat(
     "--proc",
     "/proc",
-    // The candidate has no capability, but as root its uid is the host's root (the user
-    // namespace maps it there): the kernel lets that uid write every sysctl under /proc/sys
-    // (kernel.core_pattern, kernel.modprobe: the host's root would run a program it names).
-    // bwrap covers /proc/sys only when it finds the directory writable, which a 0555
-    // directory never is, so cover it (and /proc/fs, /proc/sysrq-trigger) here.
+    // Should the candidate's host uid ever be root's (it is not: host_identity.ts), the kernel
+    // would let it write every sysctl under /proc/sys (kernel.core_pattern: the host's root
+    // would run a program it names). bwrap covers /proc/sys only when it finds the directory
+    // writable, which a 0555 directory never is, so cover it (and /proc/fs, /proc/sysrq-trigger)
+    // here as a second wall.
     ...PROC_COVERS.flatMap((p) => ["--ro-bind-try", p, p]),
     "--dev",
     "/dev",
@@ -204,9 +210,9 @@ function systemArgs(tmpBytes = 1 << 20): string[] {
 /**
  * The sandbox's own identity: an unprivileged uid/gid in a user namespace of its own, every
  * capability dropped (bwrap also sets no_new_privs). As root, bwrap would otherwise keep the
- * full capability set inside, with uid 0 mapped to the host's root: enough to remount any
- * read-only bind read-write. The uid is not the host's: what the sandbox writes on the host
- * (its pack) is owned by whoever runs dvergr, which the user namespace maps to SANDBOX_UID.
+ * full capability set inside: enough to remount any read-only bind read-write. The user
+ * namespace maps SANDBOX_UID to the host uid that starts bwrap: the user running dvergr, or,
+ * when that is root, the sandbox's own host uid (host_identity.ts), never the host's root.
  */
 export const SANDBOX_UID = 1000;
 const IDENTITY_ARGS = [
@@ -231,10 +237,36 @@ export interface BwrapSupport {
 
 let bwrapProbe: Promise<BwrapSupport | null> | null = null;
 
-async function bwrapAccepts(args: string[]): Promise<boolean> {
+/**
+ * The argv that runs bubblewrap with `options` around `command`: as the user running dvergr,
+ * or, when that is root, as the sandbox's own host uid `id` (host_identity.ts).
+ */
+export function bwrapArgv(
+  id: HostIdentity | null,
+  options: string[],
+  command: string[],
+): string[] {
+  return id === null
+    ? ["bwrap", ...options, ...command]
+    : stagedBwrapArgv(id, options, command, SYSTEM_DIRS);
+}
+
+async function bwrapAccepts(id: HostIdentity | null, args: string[]): Promise<boolean> {
+  // As root, a directory only root can reach is bound too: what staging must carry through.
+  const hidden = id === null ? null : await Deno.makeTempDir({ prefix: "dvergr-probe-" });
   try {
-    const out = await new Deno.Command("bwrap", {
-      args: [...args, ...systemArgs(), "--die-with-parent", "/bin/sh", "-c", "exit 0"],
+    const argv = bwrapArgv(
+      id,
+      [
+        ...args,
+        ...systemArgs(),
+        ...(hidden ? ["--ro-bind", hidden, "/dvergr-probe"] : []),
+        "--die-with-parent",
+      ],
+      ["/bin/sh", "-c", hidden ? "test -d /dvergr-probe" : "exit 0"],
+    );
+    const out = await new Deno.Command(argv[0], {
+      args: argv.slice(1),
       stdin: "null",
       stdout: "null",
       stderr: "null",
@@ -242,22 +274,27 @@ async function bwrapAccepts(args: string[]): Promise<boolean> {
     return out.success;
   } catch {
     return false;
+  } finally {
+    if (hidden) await Deno.remove(hidden).catch(() => {});
   }
 }
 
 /**
  * What bubblewrap on this host can do, tried once per process with the same identity and
- * mounts an attempt gets: null when it cannot build the sandbox (missing, too old, or user
- * namespaces refused). `DVERGR_ISOLATION=none` turns it off.
+ * mounts an attempt gets, launched as an attempt is (as root: staged, as the sandbox's host
+ * uid): null when it cannot build the sandbox (missing, too old, user namespaces refused, or,
+ * as root, no private mount namespace). `DVERGR_ISOLATION=none` turns it off. Throws for a bad
+ * DVERGR_SANDBOX_HOST_UID/GID.
  */
 export function bwrapSupport(
   env: (name: string) => string | undefined,
 ): Promise<BwrapSupport | null> {
   if (env("DVERGR_ISOLATION") === "none") return Promise.resolve(null);
+  const id = sandboxHostIdentity(env);
   bwrapProbe ??= (async () => {
     // The sized /tmp tmpfs needs bwrap ≥ 0.5, as the world's writable directories do.
-    if (await bwrapAccepts([...IDENTITY_ARGS, ...NO_USERNS])) return { disableUserns: true };
-    if (await bwrapAccepts(IDENTITY_ARGS)) return { disableUserns: false };
+    if (await bwrapAccepts(id, [...IDENTITY_ARGS, ...NO_USERNS])) return { disableUserns: true };
+    if (await bwrapAccepts(id, IDENTITY_ARGS)) return { disableUserns: false };
     return null;
   })();
   return bwrapProbe;
@@ -568,9 +605,10 @@ function processEnding(
 }
 
 /** What walls the attempt's processes had, as recorded in its evidence. */
-function sandboxEvidence(): Record<string, unknown> {
+function sandboxEvidence(env: (name: string) => string | undefined): Record<string, unknown> {
   return {
     uid: SANDBOX_UID,
+    hostUid: sandboxHostIdentity(env)?.uid ?? Deno.uid(),
     capabilities: "none",
     seccomp: deniedSyscalls(Deno.build.arch).length > 0
       ? "on"
@@ -665,15 +703,16 @@ function shellArgv(spec: CommandSpec): string[] {
 }
 
 /**
- * bubblewrap's argv for one attempt (the supervisor around the candidate's shell), or why the
- * sandbox cannot be built (a missing mount, a world name that would hide the sandbox's own).
+ * bubblewrap's options for one attempt and its command (the supervisor around the candidate's
+ * shell), or why the sandbox cannot be built (a missing mount, a world name that would hide
+ * the sandbox's own).
  */
 async function sandboxArgv(
   s: CommandSetup,
   ctx: AttemptContext,
   gateway: AttemptGateway | null,
   files: SandboxFiles,
-): Promise<string[] | string> {
+): Promise<{ options: string[]; command: string[] } | string> {
   const { spec, limits } = s;
   const support = (await bwrapSupport(s.opts.env)) ?? { disableUserns: false };
   const args = [
@@ -708,17 +747,16 @@ async function sandboxArgv(
   if (gateway) args.push(...gateway.bwrapArgs());
   args.push(...sealArgs(limits.worldBytes), "--chdir", "/");
   // The go mark comes after the gateway's forwarder listens, just before the candidate.
-  return [
-    "bwrap",
-    ...args,
-    ...superviseArgv(shellArgv(spec), {
+  return {
+    options: args,
+    command: superviseArgv(shellArgv(spec), {
       timeoutMs: ctx.timeoutMs,
       graceMs: s.grace,
       writable,
       capture: ctx.writable,
       helpers: gateway?.forwarders ?? undefined,
     }),
-  ];
+  };
 }
 
 /**
@@ -732,9 +770,11 @@ async function attemptArgv(
   gateway: AttemptGateway | null,
   files: SandboxFiles | null,
   cgroup: AttemptCgroup | null,
+  id: HostIdentity | null,
 ): Promise<{ argv: string[]; grouped: boolean } | string> {
-  const inner = files ? await sandboxArgv(s, ctx, gateway, files) : shellArgv(s.spec);
-  if (typeof inner === "string") return inner;
+  const sandbox = files ? await sandboxArgv(s, ctx, gateway, files) : null;
+  if (typeof sandbox === "string") return sandbox;
+  const inner = sandbox ? bwrapArgv(id, sandbox.options, sandbox.command) : shellArgv(s.spec);
   const limited = launchArgv(
     { cgroup, marks: files?.marks.path ?? null, filter: files?.filter ?? null },
     [
@@ -871,7 +911,7 @@ async function processOutcome(
     stderrBytes: w.err.total,
     stdoutTail: w.out.text(),
     stderrTail: w.err.text(),
-    ...(isolated ? { sandbox: sandboxEvidence() } : {}),
+    ...(isolated ? { sandbox: sandboxEvidence(s.opts.env) } : {}),
     limits: {
       ...limitsIdentity(s.limits),
       enforcedBy: await enforcement(r.cgroupName, isolated),
@@ -912,6 +952,30 @@ async function processOutcome(
   };
 }
 
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * What the sandbox writes or connects to on the host, given to its host uid `id` for the
+ * attempt (objects the attempt made itself; never through a symlink): the pack, and the
+ * gateway's directory and socket. The marks FIFO and the seccomp filter need not be: the
+ * launch shell opens them as root before it drops to `id`, as it joins the cgroup.
+ */
+async function giveAttemptFiles(
+  id: HostIdentity,
+  files: SandboxFiles,
+  gateway: AttemptGateway | null,
+): Promise<void> {
+  await giveTo(id, files.capture);
+  if (!gateway?.dir) return;
+  await giveTo(id, gateway.dir);
+  for await (const e of Deno.readDir(gateway.dir)) {
+    const path = `${gateway.dir}/${e.name}`;
+    if ((await Deno.lstat(path)).isSocket) await giveTo(id, path);
+  }
+}
+
 /** Runs the process of one attempt (behind `gateway` when there is one). */
 async function runProcess(
   s: CommandSetup,
@@ -921,19 +985,28 @@ async function runProcess(
   const isolated = s.opts.isolation === "bwrap";
   const started = performance.now();
   const files = isolated ? await sandboxFiles(dirname(ctx.worldDir)) : null;
+  // Checked at preflight: a bad setting never reaches an attempt.
+  const id = isolated ? sandboxHostIdentity(s.opts.env) : null;
   let cgroup: AttemptCgroup | null = null;
   const cannot = (why: string) => ({
     ...faultOutcome(`Cannot start "${s.spec.name}": ${why}`, isolated),
     stdout: "",
   });
   try {
+    if (id && files) {
+      try {
+        await giveAttemptFiles(id, files, gateway);
+      } catch (e) {
+        return cannot(`its files cannot be given to the sandbox's uid: ${errorText(e)}`);
+      }
+    }
     // A few processes more for our own supervisor (it packs the world after a fork bomb).
     cgroup = await openAttemptCgroup(
       s.limits.memoryBytes,
       s.limits.processes + SUPERVISOR_PROCESSES,
       s.opts.env,
     );
-    const launch = await attemptArgv(s, ctx, gateway, files, cgroup);
+    const launch = await attemptArgv(s, ctx, gateway, files, cgroup, id);
     if (typeof launch === "string") return cannot(launch);
     let child: Deno.ChildProcess;
     try {
@@ -947,7 +1020,7 @@ async function runProcess(
         stderr: "piped",
       }).spawn();
     } catch (e) {
-      return cannot(e instanceof Error ? e.message : String(e));
+      return cannot(errorText(e));
     }
     const marks = files?.marks ?? null;
     const watched = watchProcess(s, ctx, child, launch.grouped, marks);
@@ -1006,6 +1079,28 @@ async function runAttempt(s: CommandSetup, ctx: AttemptContext): Promise<Candida
   return opts.finish ? opts.finish(result, { stdout, gateway: evidence }) : result;
 }
 
+/**
+ * As root, the candidate's host uid `id` reads only what every user may: a mount it could not
+ * list is refused before any cell starts (its contents would be invisible to the candidate).
+ */
+async function mountsReadable(spec: CommandSpec, id: HostIdentity): Promise<void> {
+  for (const m of spec.mounts ?? []) {
+    const mode = (await Deno.stat(m)).mode ?? 0o777;
+    if ((mode & 0o005) === 0o005) continue;
+    throw new DvergrError(
+      "CANDIDATE_INVALID",
+      `Cannot use candidate "${spec.name}": its mount "${m}" (mode ${
+        (mode & 0o777).toString(8).padStart(4, "0")
+      }) is not readable by the sandbox: dvergr runs as root, so the candidate runs as the ` +
+        `unprivileged uid ${id.uid} and reads only what every user may`,
+      {
+        hint: `Make it readable to all (chmod o+rx "${m}", and o+r on the files the candidate ` +
+          "reads), or mount a directory that is",
+      },
+    );
+  }
+}
+
 /** A missing mount or program is the user's mistake: said before any cell starts. */
 async function preflightCommand(spec: CommandSpec, opts: CommandOptions): Promise<void> {
   for (const m of spec.mounts ?? []) {
@@ -1022,6 +1117,9 @@ async function preflightCommand(spec: CommandSpec, opts: CommandOptions): Promis
       );
     }
   }
+  // A bad sandbox host uid is the user's mistake too, as is a mount it cannot read.
+  const id = opts.isolation === "bwrap" ? sandboxHostIdentity(opts.env) : null;
+  if (id) await mountsReadable(spec, id);
   // A misspelt program is the user's mistake: said once, not a failed attempt per cell.
   const problem = await programProblem(spec, opts.isolation, opts.env("PATH") ?? DEFAULT_PATH);
   if (problem) {

@@ -182,6 +182,8 @@ if (hasBwrap) {
 
   Deno.test("commandCandidate() [bwrap] reaches read-only mounts but cannot change them", async () => {
     const agents = await Deno.makeTempDir();
+    // As root the candidate is an unprivileged uid: it reads what every user may.
+    await Deno.chmod(agents, 0o755);
     await Deno.writeTextFile(
       `${agents}/agent.sh`,
       "cat docs/a.md > out/answer.txt; echo no > " + agents + "/agent.sh",

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { detectBwrap } from "../../../../adapters/candidates/command/command.ts";
+import { sandboxHostIdentity } from "../../../../adapters/candidates/command/host_identity.ts";
 
 const env = (k: string) => Deno.env.get(k);
 const hasBwrap = await detectBwrap(env);
@@ -46,6 +47,35 @@ async function readableRepo(tmp: string): Promise<string> {
   return copy;
 }
 
+/**
+ * The host's view of the candidate's held process (its Uid, Gid and Groups lines of
+ * /proc/PID/status), looked for until it shows or the probe ends; then lets it go.
+ */
+async function hostView(mount: string, probe: Promise<unknown>): Promise<string> {
+  let ended = false;
+  probe.finally(() => ended = true);
+  let seen = "";
+  for (let i = 0; i < 1200 && !ended && seen === ""; i++) {
+    const out = await new Deno.Command("/bin/sh", {
+      args: [
+        "-c",
+        'for p in /proc/[0-9]*; do [ "$p" = /proc/$$ ] && continue\n' +
+        '  case "$(tr "\\0" " " < "$p/cmdline" 2>/dev/null)" in\n' +
+        '    *"$1"*) grep -E "^(Uid|Gid|Groups):" "$p/status"; exit 0;;\n' +
+        "  esac\ndone\nexit 1",
+        "dvergr-walls-scan",
+        "dvergr-wall-hold " + mount,
+      ],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    if (out.success) seen = new TextDecoder().decode(out.stdout);
+    else await new Promise((r) => setTimeout(r, 50));
+  }
+  await Deno.writeTextFile(join(mount, "release"), "");
+  return seen;
+}
+
 interface Probe {
   status: string;
   message: string | null;
@@ -55,13 +85,18 @@ interface Probe {
 
 async function probe(
   user: "self" | "nobody",
-): Promise<{ found: Map<string, string>; probe: Probe; mount: string; hidden: string[] }> {
+): Promise<
+  { found: Map<string, string>; probe: Probe; mount: string; hidden: string[]; host: string }
+> {
   const tmp = await Deno.makeTempDir({ prefix: "dvergr-walls-" });
   try {
     await Deno.chmod(tmp, 0o755);
     const mount = join(tmp, "mounted");
     await Deno.mkdir(mount);
     await Deno.writeTextFile(join(mount, "kept.txt"), "host file");
+    // A file only the host's root may read, where the sandbox sees it.
+    await Deno.writeTextFile(join(mount, "secret.txt"), "root only", { mode: 0o600 });
+    await Deno.chmod(join(mount, "secret.txt"), 0o600);
     await Deno.chmod(mount, 0o777);
     // What a benchmark keeps outside the sandbox: a bundle's gold and checker, the home.
     const gold = join(tmp, "gold.edn");
@@ -89,13 +124,15 @@ async function probe(
       ...hidden,
     ];
     const argv = user === "nobody" ? asNobody(deno) : deno;
-    const out = await new Deno.Command(argv[0], {
+    const running = new Deno.Command(argv[0], {
       args: argv.slice(1),
       cwd: tmp,
       env: vars,
       stdout: "piped",
       stderr: "piped",
     }).output();
+    const host = await hostView(mount, running);
+    const out = await running;
     const stderr = new TextDecoder().decode(out.stderr);
     assert(out.success, `the probe failed as ${user}: ${stderr}`);
     const result = JSON.parse(new TextDecoder().decode(out.stdout)) as Probe;
@@ -105,8 +142,12 @@ async function probe(
       if (m) found.set(m[1], m[2]);
     }
     // Nothing the sandbox tried reached the host's files.
-    assert.deepEqual([...Deno.readDirSync(mount)].map((e) => e.name), ["kept.txt"]);
-    return { found, probe: result, mount, hidden };
+    assert.deepEqual([...Deno.readDirSync(mount)].map((e) => e.name).sort(), [
+      "kept.txt",
+      "release",
+      "secret.txt",
+    ]);
+    return { found, probe: result, mount, hidden, host };
   } finally {
     await Deno.remove(tmp, { recursive: true });
   }
@@ -155,6 +196,24 @@ function assertWalls(user: string, r: Awaited<ReturnType<typeof probe>>) {
   assert.equal(said("write-out"), "allowed", `${user}: the capture directory is writable`);
   assert.equal(r.probe.files["/out/written.txt"], "ok\n");
   assert.equal(r.probe.sandbox?.capabilities, "none");
+  // On the host the candidate is an unprivileged uid: the sandbox's own when dvergr is root.
+  const hostUid = user === "nobody" ? 65534 : sandboxHostIdentity(env)?.uid ?? Deno.uid();
+  assert.equal(r.probe.sandbox?.hostUid, hostUid, `${user}: the evidence's host uid`);
+  assert.match(
+    r.host,
+    new RegExp(`^Uid:\\s+${hostUid}\\s+${hostUid}\\s+${hostUid}\\s+${hostUid}$`, "m"),
+  );
+  assert.match(
+    r.host,
+    new RegExp(`^Gid:\\s+${hostUid}\\s+${hostUid}\\s+${hostUid}\\s+${hostUid}$`, "m"),
+  );
+  assert.match(r.host, /^Groups:\s*$/m, `${user}: supplementary groups`);
+  assert.equal(said("released"), "yes", `${user}: the held process was let go`);
+  if (isRoot) {
+    // Root's files are not the candidate's: root is not mapped into its user namespace.
+    if (user !== "nobody") assert.notEqual(said("world-owner"), said("uid"), `${user}: owner`);
+    assert.equal(said("read-secret"), "refused", `${user}: reads a 0600 file of root`);
+  }
 }
 
 Deno.test({

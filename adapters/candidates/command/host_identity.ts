@@ -1,0 +1,202 @@
+/**
+ * Who a sandboxed candidate is on the host. bubblewrap maps the candidate's uid (SANDBOX_UID
+ * inside) to the uid that starts bwrap. Started by an ordinary user, that is the user; started
+ * by root it would be the host's root: without capabilities, but the kernel would still grant
+ * it every file owned by root (a 0600 file under a `--mount` directory, say). So when dvergr
+ * runs as root, bwrap is started as a host uid of its own that owns nothing on the host
+ * (DEFAULT_SANDBOX_HOST_ID, or `DVERGR_SANDBOX_HOST_UID` / `DVERGR_SANDBOX_HOST_GID`): setpriv
+ * drops to it, with no supplementary groups and no inheritable capabilities, just before bwrap.
+ *
+ * That uid cannot reach what lives behind root's private directories (the deno binary and the
+ * agent CLIs under /root, the worlds and the attempt's files in 0700 directories). bubblewrap
+ * 0.8 resolves every bind source, `--bind-fd` ones included, by its path as the calling uid,
+ * so a descriptor opened by root does not help. Instead a first bwrap, run as root, makes a
+ * private mount namespace (and PID namespace, so that the sandbox dies with it) whose /tmp is
+ * an empty tmpfs and binds each host path the sandbox needs there (`/tmp/0`, `/tmp/1`…,
+ * read-only unless the sandbox writes it); the sandbox's bwrap, as the sandbox uid, binds
+ * those. No permission on the host changes, and nothing of
+ * the staging is visible outside that namespace. What the candidate writes on the host (its
+ * pack) is chowned to the sandbox uid for its attempt; dvergr, as root, reads it and removes it.
+ *
+ * One uid serves every attempt: attempts live in pid, mount, IPC and network namespaces of
+ * their own (no process, file, socket or IPC object of one is reachable from another), ptrace
+ * and keyrings are refused by seccomp, and each attempt's processes are bounded by its own
+ * cgroup. Only where no cgroup is available do the attempts share the uid's RLIMIT_NPROC
+ * backstop (root has cgroups nearly everywhere).
+ *
+ * Permissions: --allow-sys=uid, --allow-env, --allow-write (chown of the attempt's files).
+ */
+import { lchown } from "node:fs/promises";
+import { DvergrError } from "../../../core/errors.ts";
+
+/** A host uid and gid of the sandbox. */
+export interface HostIdentity {
+  uid: number;
+  gid: number;
+}
+
+/**
+ * The sandbox's host uid and gid by default: outside the ranges accounts, systemd (dynamic
+ * users, containers) and shadow's subordinate ids are given from, so no file or process of the
+ * host has it.
+ */
+export const DEFAULT_SANDBOX_HOST_ID = 2_000_000_000;
+
+function hostId(env: (name: string) => string | undefined, name: string, fallback: number) {
+  const text = env(name);
+  if (text === undefined || text === "") return fallback;
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text.trim()) || !Number.isSafeInteger(n) || n >= 0xffffffff) {
+    throw new DvergrError("USAGE", `${name}="${text}" is not a uid/gid`, {
+      hint:
+        `Set ${name} to a number from 1 to 4294967294 that no account or file uses, or unset it`,
+    });
+  }
+  if (n === 0) {
+    throw new DvergrError("USAGE", `${name} is 0: the sandbox would run as the host's root`, {
+      hint:
+        `Set ${name} to a non-zero id that no account or file uses, or unset it (default ${DEFAULT_SANDBOX_HOST_ID})`,
+    });
+  }
+  return n;
+}
+
+/**
+ * The host identity sandboxed candidates get when dvergr runs as root (null otherwise: bwrap
+ * then runs as the user, who is whom the candidate maps to). Throws for a bad setting.
+ */
+export function sandboxHostIdentity(
+  env: (name: string) => string | undefined,
+): HostIdentity | null {
+  if (Deno.uid() !== 0) return null;
+  const uid = hostId(env, "DVERGR_SANDBOX_HOST_UID", DEFAULT_SANDBOX_HOST_ID);
+  return { uid, gid: hostId(env, "DVERGR_SANDBOX_HOST_GID", uid) };
+}
+
+/** The staging tmpfs of the outer bwrap (only in its private mount namespace). */
+const STAGE = "/tmp";
+
+/** Bind sources the sandbox uid reaches itself: the system's directories and /proc. */
+function reachable(source: string, systemDirs: string[]): boolean {
+  return systemDirs.includes(source) || source.startsWith("/proc/");
+}
+
+/** bwrap's bind options: option → the outer (root) bwrap's option that stages its source. */
+const BINDS: Record<string, string> = {
+  "--bind": "--bind",
+  "--bind-try": "--bind-try",
+  "--ro-bind": "--ro-bind",
+  "--ro-bind-try": "--ro-bind-try",
+  "--dev-bind": "--ro-bind",
+  "--dev-bind-try": "--ro-bind-try",
+};
+
+/** How many arguments bwrap's other options take (those not listed take none). */
+const ARITY: Record<string, number> = {
+  "--symlink": 2,
+  "--setenv": 2,
+  "--file": 2,
+  "--bind-data": 2,
+  "--ro-bind-data": 2,
+  "--bind-fd": 2,
+  "--ro-bind-fd": 2,
+  "--tmpfs": 1,
+  "--dir": 1,
+  "--size": 1,
+  "--perms": 1,
+  "--proc": 1,
+  "--dev": 1,
+  "--mqueue": 1,
+  "--chdir": 1,
+  "--seccomp": 1,
+  "--add-seccomp-fd": 1,
+  "--uid": 1,
+  "--gid": 1,
+  "--hostname": 1,
+  "--remount-ro": 1,
+  "--unsetenv": 1,
+  "--chmod": 2,
+  "--args": 1,
+  "--userns": 1,
+  "--userns2": 1,
+  "--pidns": 1,
+  "--sync-fd": 1,
+  "--block-fd": 1,
+  "--userns-block-fd": 1,
+  "--info-fd": 1,
+  "--json-status-fd": 1,
+  "--lock-file": 1,
+  "--exec-label": 1,
+  "--file-label": 1,
+  "--cap-add": 1,
+  "--cap-drop": 1,
+};
+
+/**
+ * The argv that runs `bwrap options… command…` as `id` (see the module's comment): the outer
+ * bwrap stages every bind source that is not a system directory at /tmp/N, then setpriv drops
+ * to `id` and execs the sandbox's bwrap with those sources. Only `options` are rewritten,
+ * never the command's own arguments. Descriptors pass through both (the marks, the filter).
+ */
+export function stagedBwrapArgv(
+  id: HostIdentity,
+  options: string[],
+  command: string[],
+  systemDirs: string[],
+): string[] {
+  const outer: string[] = [];
+  const inner: string[] = [];
+  for (let i = 0; i < options.length; i++) {
+    const o = options[i];
+    const stage = BINDS[o];
+    if (stage === undefined || i + 2 >= options.length) {
+      // Another option: copied with its arguments (one of which may read like an option).
+      const n = Math.min(ARITY[o] ?? 0, options.length - i - 1);
+      inner.push(...options.slice(i, i + 1 + n));
+      i += n;
+      continue;
+    }
+    const source = options[i + 1];
+    const dest = options[i + 2];
+    i += 2;
+    if (reachable(source, systemDirs)) {
+      inner.push(o, source, dest);
+      continue;
+    }
+    const staged = `${STAGE}/${outer.length / 3}`;
+    outer.push(stage, source, staged);
+    inner.push(o, staged, dest);
+  }
+  return [
+    "bwrap",
+    // It dies with dvergr; its monitor, root without capabilities, cannot signal the sandbox
+    // uid's processes, so the parent-death signal of the sandbox's bwrap would never come.
+    // Its own PID namespace can: when its init (root, like the monitor) dies with the monitor,
+    // the kernel kills every process in it, the sandbox's included.
+    "--die-with-parent",
+    "--unshare-pid",
+    "--dev-bind",
+    "/",
+    "/",
+    "--tmpfs",
+    STAGE,
+    ...outer,
+    "setpriv",
+    `--reuid=${id.uid}`,
+    `--regid=${id.gid}`,
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--",
+    "bwrap",
+    ...inner,
+    ...command,
+  ];
+}
+
+/**
+ * Gives `path` (an object the attempt itself made: its pack, the gateway's directory and
+ * socket) to `id` for the attempt, never following a symlink.
+ */
+export async function giveTo(id: HostIdentity, path: string): Promise<void> {
+  await lchown(path, id.uid, id.gid);
+}

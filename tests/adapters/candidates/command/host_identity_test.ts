@@ -1,0 +1,172 @@
+import assert from "node:assert/strict";
+import { commandCandidate, detectBwrap } from "../../../../adapters/candidates/command/command.ts";
+import {
+  DEFAULT_SANDBOX_HOST_ID,
+  sandboxHostIdentity,
+  stagedBwrapArgv,
+} from "../../../../adapters/candidates/command/host_identity.ts";
+import type { DvergrError } from "../../../../core/errors.ts";
+
+const env = (k: string) => Deno.env.get(k);
+const isRoot = Deno.uid() === 0;
+const hasBwrap = await detectBwrap(env);
+const SYSTEM = ["/usr", "/etc"];
+
+Deno.test("stagedBwrapArgv() stages every bind source but the system's, then drops to the uid", () => {
+  const argv = stagedBwrapArgv(
+    { uid: 4242, gid: 4343 },
+    [
+      "--ro-bind",
+      "/usr",
+      "/usr",
+      "--symlink",
+      "--bind",
+      "/bin",
+      "--ro-bind-try",
+      "/proc/sys",
+      "/proc/sys",
+      "--ro-bind",
+      "/root/agents",
+      "/root/agents",
+      "--size",
+      "9",
+      "--tmpfs",
+      "/out",
+      "--bind",
+      "/tmp/attempt/capture-1",
+      "/.dvergr/capture.tar",
+    ],
+    ["/bin/sh", "-c", "x", "--bind", "/root/secret", "/s"],
+    SYSTEM,
+  );
+  const at = argv.indexOf("setpriv");
+  assert.deepEqual(argv.slice(0, at), [
+    "bwrap",
+    "--die-with-parent",
+    "--unshare-pid",
+    "--dev-bind",
+    "/",
+    "/",
+    "--tmpfs",
+    "/tmp",
+    "--ro-bind",
+    "/root/agents",
+    "/tmp/0",
+    "--bind",
+    "/tmp/attempt/capture-1",
+    "/tmp/1",
+  ]);
+  assert.deepEqual(argv.slice(at, at + 7), [
+    "setpriv",
+    "--reuid=4242",
+    "--regid=4343",
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--",
+    "bwrap",
+  ]);
+  assert.deepEqual(argv.slice(at + 7), [
+    "--ro-bind",
+    "/usr",
+    "/usr",
+    // An option's argument that reads like an option is left alone.
+    "--symlink",
+    "--bind",
+    "/bin",
+    "--ro-bind-try",
+    "/proc/sys",
+    "/proc/sys",
+    "--ro-bind",
+    "/tmp/0",
+    "/root/agents",
+    "--size",
+    "9",
+    "--tmpfs",
+    "/out",
+    "--bind",
+    "/tmp/1",
+    "/.dvergr/capture.tar",
+    // The command's own arguments are never rewritten.
+    "/bin/sh",
+    "-c",
+    "x",
+    "--bind",
+    "/root/secret",
+    "/s",
+  ]);
+});
+
+Deno.test({
+  name:
+    "sandboxHostIdentity() as root: a uid of its own, set by DVERGR_SANDBOX_HOST_UID/GID, never 0",
+  ignore: !isRoot,
+  fn() {
+    const vars = (v: Record<string, string>) => (k: string) => v[k];
+    assert.deepEqual(sandboxHostIdentity(vars({})), {
+      uid: DEFAULT_SANDBOX_HOST_ID,
+      gid: DEFAULT_SANDBOX_HOST_ID,
+    });
+    assert.deepEqual(sandboxHostIdentity(vars({ DVERGR_SANDBOX_HOST_UID: "61000" })), {
+      uid: 61000,
+      gid: 61000,
+    });
+    assert.deepEqual(
+      sandboxHostIdentity(
+        vars({ DVERGR_SANDBOX_HOST_UID: "61000", DVERGR_SANDBOX_HOST_GID: "62000" }),
+      ),
+      { uid: 61000, gid: 62000 },
+    );
+    for (const bad of ["0", "00"]) {
+      assert.throws(() => sandboxHostIdentity(vars({ DVERGR_SANDBOX_HOST_UID: bad })), (e) => {
+        assert.equal((e as DvergrError).code, "USAGE");
+        assert.match((e as Error).message, /is 0: the sandbox would run as the host's root/);
+        return true;
+      });
+    }
+    assert.throws(() => sandboxHostIdentity(vars({ DVERGR_SANDBOX_HOST_GID: "0" })), /is 0/);
+    for (const bad of ["-5", "nobody", "1e9", "4294967295"]) {
+      assert.throws(
+        () => sandboxHostIdentity(vars({ DVERGR_SANDBOX_HOST_UID: bad })),
+        /is not a uid\/gid/,
+      );
+    }
+  },
+});
+
+Deno.test({
+  name: "sandboxHostIdentity() is null when dvergr is not root: bwrap runs as the user",
+  ignore: isRoot,
+  fn() {
+    assert.equal(sandboxHostIdentity(() => "0"), null);
+  },
+});
+
+Deno.test({
+  name: "commandCandidate().preflight() as root refuses a mount the sandbox's uid cannot read",
+  ignore: !isRoot || !hasBwrap,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.chmod(dir, 0o700);
+      const cand = (e: (k: string) => string | undefined) =>
+        commandCandidate({ name: "t", command: "true", mounts: [dir] }, {
+          isolation: "bwrap",
+          env: e,
+        });
+      await assert.rejects(() => cand(env).preflight!(), (e: Error) => {
+        assert.equal((e as DvergrError).code, "CANDIDATE_INVALID");
+        assert.match(e.message, /its mount ".*" \(mode 0700\) is not readable by the sandbox/);
+        assert.match((e as DvergrError).hint ?? "", /chmod o\+rx/);
+        return true;
+      });
+      await Deno.chmod(dir, 0o755);
+      await cand(env).preflight!();
+      await assert.rejects(
+        () => cand((k) => k === "DVERGR_SANDBOX_HOST_UID" ? "0" : env(k)).preflight!(),
+        /DVERGR_SANDBOX_HOST_UID is 0/,
+      );
+    } finally {
+      await Deno.remove(dir);
+    }
+  },
+});
