@@ -190,6 +190,11 @@ export class SciEngine {
     const handles = [ctx.undefined, ctx.null, ctx.true, ctx.false, ctx.global].map((h) => h.value);
     const restored = setup.image !== undefined &&
       restoreImage(ctx, snapshots, memory, setup.image, handles);
+    if (restored) {
+      // The image holds the limits of the worker that made it: this worker's apply.
+      rt.setMemoryLimit(setup.memoryLimitBytes);
+      rt.setMaxStackSize(setup.stackBytes);
+    }
     let image: Uint8Array | null = null;
     if (!restored) {
       run(BEFORE_SCI_JS, "before-sci.js").dispose();

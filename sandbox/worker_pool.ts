@@ -97,7 +97,8 @@ function spawn<O>(p: Pool<O>): void {
   // Read while the worker process starts; a worker gone meanwhile gets nothing.
   void images.load().then((image) => {
     if (!p.slots.includes(slot)) return;
-    slot.worker.send(image ? { ...init, image } : { ...init, keepImage: true });
+    // A worker that cannot use the image (or got none) boots and sends its own back.
+    slot.worker.send(image ? { ...init, image, keepImage: true } : { ...init, keepImage: true });
   });
 }
 

@@ -49,6 +49,21 @@ Deno.test("SciEngine restores another engine's boot image: the same base, the sa
     assert.deepEqual(call(b.engine), { ok: true, edn: "{:checks {:first? true}, :reward 0.5}" });
   }
   assert.deepEqual(call(a.engine), call(b.engine));
+  // The image of an engine with a deeper QuickJS stack: the restoring engine's limit holds.
+  const deep = await bootSci(4 * 1024 * 1024, { keepImage: true });
+  const shallow = await bootSci(256 * 1024, { image: deep.engine.image! });
+  assert.equal(shallow.engine.restored, true);
+  const recursion = shallow.engine.call({
+    fn: "check",
+    key: "deep",
+    source: "(ns deep) (defn d [n] (if (zero? n) 0 (inc (d (dec n))))) " +
+      "(defn check [_] {:checks {} :reward (d 1000000)})",
+    input: INPUT,
+    timeoutMs: 60_000,
+  });
+  assert.equal(recursion.poisoned, false);
+  assert.equal(recursion.outcome.ok, false);
+  assert.match(recursion.outcome.ok ? "" : recursion.outcome.message, /allows 256 KiB/);
   // Bytes that are no image, and an image whose handles lie elsewhere, boot SCI instead.
   const garbage = await bootSci(256 * 1024, { image: new Uint8Array(64) });
   assert.equal(garbage.engine.restored, false);
