@@ -29,6 +29,7 @@ import {
 } from "../core/ops/benchmark_request.ts";
 import { composeServices } from "../adapters/compose.ts";
 import { candidateKinds } from "../adapters/candidates/registry.ts";
+import { bwrapSupport } from "../adapters/candidates/command/command.ts";
 import { benchmarkBundle, type BenchmarkOutcome } from "../core/engine/benchmark.ts";
 import { createProgress } from "./progress.ts";
 import { formatFixed } from "../core/bench/report.ts";
@@ -41,6 +42,7 @@ import { storeUrl } from "../adapters/store/postgres/url.ts";
 import { enqueueOnly } from "./benchmark_enqueue.ts";
 import { usageError } from "../core/errors.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
+import { BENCHMARK_WORKERS, takeBenchmarkPool } from "./prestart.ts";
 
 export const HELP = `dvergr benchmark <bundle> [options]
 
@@ -227,9 +229,10 @@ async function runWithProgress(
 ) {
   const { input, fileBundle } = opts;
   const home = await openHomeAt(opts.homeDir, opts.store);
-  const pool = createCheckerPool({ workers: 2 });
-  // A checker worker starts now, while the bundle is installed and the experiment planned,
-  // instead of under the first cells. checker.js wins when a bundle has both.
+  // Started before this command's modules loaded (cli/prestart.ts), else now: its first
+  // worker loads while the bundle is installed and the experiment planned, instead of under
+  // the first cells. checker.js wins when a bundle has both.
+  const pool = takeBenchmarkPool() ?? createCheckerPool({ workers: BENCHMARK_WORKERS });
   if (fileBundle.files.has("checker.js")) pool.warm("checker.js");
   else if (fileBundle.files.has("checker.clj")) pool.warm("checker.clj");
   const stop = onStopSignal();
@@ -316,6 +319,9 @@ function enqueueWithoutStore() {
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const { input, positionals } = opts;
+  // Whether bubblewrap works here (two short processes, asked once per process) is found
+  // while the bundle is read, not after it, when the candidates are resolved.
+  if (!input.check && !input.enqueue) void bwrapSupport(ctx.env);
   const fileBundle = await readBundleArg("benchmark", positionals[0], { home: input.home, ctx });
   if (input.check) return await runCheck(ctx, fileBundle, input.json === true);
 

@@ -34,6 +34,7 @@ export const COMMANDS: Record<string, {
   benchmark: {
     summary: "benchmark candidates on a bundle (resumable; scorecard and report)",
     load: () => import("./benchmark.ts"),
+    prestart: (args) => import("./prestart.ts").then((m) => m.prestartBenchmarkPool(args)),
   },
   demo: {
     summary: "benchmark two example agents on an example bundle, offline",

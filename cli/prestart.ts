@@ -5,8 +5,14 @@
  * prestartCommandPool) loads QuickJS while this thread loads the command, reads the bundle
  * and parses it. A ROOM/NAME bundle, or none, starts nothing (the command starts its pool
  * when it needs it).
+ *
+ * `dvergr benchmark` starts its checker pool of worker processes the same way
+ * (prestartBenchmarkPool): the first worker process boots Deno and loads QuickJS while the
+ * command's modules load and the bundle is read, parsed and installed in its room, instead
+ * of from the moment the home is open.
  */
 import { join } from "node:path";
+import type { CheckerPool } from "../sandbox/checker_pool.ts";
 
 /** Which checker file the directory `dir` holds, or null when it is not a bundle's. */
 async function checkerFileOf(dir: string): Promise<"checker.js" | "checker.clj" | null> {
@@ -33,4 +39,42 @@ export async function prestartSandbox(args: string[]): Promise<() => void> {
     return prestartCommandPool(file);
   }
   return () => {};
+}
+
+/** Checker workers of a benchmark run at once (the pool grows to this on demand). */
+export const BENCHMARK_WORKERS = 2;
+
+let benchmarkPool: CheckerPool | undefined;
+
+/**
+ * Starts the checker pool of `dvergr benchmark` (process workers, as the run's) for the first
+ * bundle directory among `args`; resolves to what closes it when the run did not take it.
+ */
+export async function prestartBenchmarkPool(args: string[]): Promise<() => void> {
+  // --check calibrates with a pool of its own; --enqueue runs no cell here.
+  if (args.includes("--check") || args.includes("--enqueue")) return () => {};
+  for (const arg of args) {
+    if (arg.startsWith("-")) continue;
+    const file = await checkerFileOf(arg);
+    if (file === null) continue;
+    const { createCheckerPool } = await import("../sandbox/checker_pool.ts");
+    const pool = createCheckerPool({ workers: BENCHMARK_WORKERS });
+    pool.warm(file);
+    benchmarkPool?.close();
+    benchmarkPool = pool;
+    return () => {
+      if (benchmarkPool === pool) {
+        benchmarkPool = undefined;
+        pool.close();
+      }
+    };
+  }
+  return () => {};
+}
+
+/** The pool prestartBenchmarkPool started, taken (the caller closes it), or undefined. */
+export function takeBenchmarkPool(): CheckerPool | undefined {
+  const pool = benchmarkPool;
+  benchmarkPool = undefined;
+  return pool;
 }
