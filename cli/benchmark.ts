@@ -79,6 +79,11 @@ Example: stop as soon as each candidate is known better, worse or the same as th
     --candidate builtin:reference --candidate builtin:noop \\
     --baseline builtin:noop --stop-when-decided
 
+Example: a web bundle whose attempts may not read a review site either (besides the
+bundle's own blocked sources; the home's web-policy.edn, when there is one, applies too)
+  dvergr benchmark examples/workflows/tool-rivals --models haiku \\
+    --block-sources toolreview.example
+
 Example: hand the experiment to workers on other machines
   dvergr benchmark examples/workflows/invoice-fields --candidate builtin:reference \\
     --store postgres://dvergr@db.internal:5432/dvergr --enqueue

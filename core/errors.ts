@@ -24,6 +24,7 @@ export type ErrorCode =
   | "API_KEY_MISSING"
   | "AGENT_CLI_MISSING"
   | "REGISTRY_INVALID"
+  | "POLICY_INVALID"
   | "ROOM_INVALID"
   | "CONFLICT"
   | "IO"

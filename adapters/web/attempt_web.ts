@@ -1,13 +1,25 @@
 /**
- * The web of one attempt: the bundle's policy in front of a live transport (a GET from the
- * host, Brave Search) or a frozen one (web.edn), with everything recorded. The deny-list is
- * decided here, before either transport is asked, so a frozen web cannot answer a blocked
- * host; search hits the attempt could not read (blocked or not allowed) are left out.
+ * The web of one attempt: the bundle's policy, composed with the user's (the home's
+ * web-policy.edn, `--allow-sources`/`--block-sources`), in front of a live transport (a GET
+ * from the host, Brave Search) or a frozen one (web.edn), with everything recorded. The
+ * deny-list is decided here, before either transport is asked, so a frozen web cannot
+ * answer a blocked host; search hits the attempt could not read (blocked or not allowed)
+ * are left out.
  */
+import { join } from "node:path";
 import type { Bundle } from "../../core/bundle/types.ts";
 import { BRAVE_SEARCH_URL, type FrozenPages, frozenTransport } from "../../core/web/frozen.ts";
 import { hostOf } from "../../core/web/host.ts";
-import { decideHost, policyOf, type WebMode, webModeOf } from "../../core/web/policy.ts";
+import {
+  decideHost,
+  effectivePolicy,
+  type WebMode,
+  webModeOf,
+  type WebPolicy,
+} from "../../core/web/policy.ts";
+import { readWebPolicyText, WEB_POLICY_FILE } from "../../core/web/policy_file.ts";
+import { DvergrError } from "../../core/errors.ts";
+import { readInputFile } from "../files/input_file.ts";
 import { WebRecorder } from "../../core/web/record.ts";
 import { pageText, pageTitle } from "../../core/web/text.ts";
 import type {
@@ -36,8 +48,9 @@ export interface LiveWebConfig {
 export function webSetupFor(
   bundle: Bundle,
   env: (k: string) => string | undefined,
+  user: WebPolicy | null = null,
 ): { mode: WebMode; live: LiveWebConfig | null } {
-  const mode = webModeOf(bundle.definition);
+  const mode = webModeOf(bundle.definition, user);
   if (mode !== "live") return { mode, live: null };
   return { mode, live: { brave: braveConfigFrom(env, bundle.name) } };
 }
@@ -71,13 +84,17 @@ function stripFragment(url: string): string {
   return i < 0 ? url : url.slice(0, i);
 }
 
-/** The attempt's web, or null when the bundle lets it read nothing. */
+/**
+ * The attempt's web, or null when the bundle lets it read nothing; `user` is the user's
+ * policy, composed with the bundle's.
+ */
 export function createAttemptWeb(
   bundle: Bundle,
   setup: { mode: WebMode; live: LiveWebConfig | null },
+  user: WebPolicy | null = null,
 ): AttemptWeb | null {
   if (setup.mode === "off") return null;
-  const policy = policyOf(bundle.definition);
+  const policy = effectivePolicy(bundle.definition, user);
   const recorder = new WebRecorder(setup.mode);
   const readable = (h: SearchHit) => {
     const host = hostOf(h.url);
@@ -169,7 +186,8 @@ export function createAttemptWeb(
 /** The host's web: live (keys from the environment) or frozen, under each bundle's policy. */
 export const hostWebClient: WebClient = {
   forBundle(bundle, opts): BundleWeb {
-    const mode = webModeOf(bundle.definition);
+    const user = opts.policy ?? null;
+    const mode = webModeOf(bundle.definition, user);
     let live: LiveWebConfig | null = null;
     const liveConfig = (): LiveWebConfig => {
       live ??= { ...opts.live, brave: braveConfigFrom(opts.env, bundle.name) };
@@ -182,8 +200,36 @@ export const hostWebClient: WebClient = {
       },
       open() {
         if (mode === "off") return null;
-        return createAttemptWeb(bundle, { mode, live: mode === "live" ? liveConfig() : null });
+        return createAttemptWeb(
+          bundle,
+          { mode, live: mode === "live" ? liveConfig() : null },
+          user,
+        );
       },
     };
   },
+  homePolicy: readHomePolicy,
 };
+
+/** Bytes a home's web-policy.edn may have. */
+const POLICY_FILE_MAX_BYTES = 1 << 20;
+
+/** `<homeDir>/web-policy.edn` read (core/web/policy_file.ts), or null when there is none. */
+export async function readHomePolicy(homeDir: string): Promise<WebPolicy | null> {
+  const file = join(homeDir, WEB_POLICY_FILE);
+  let bytes: Uint8Array;
+  try {
+    bytes = await readInputFile(file, {
+      shown: file,
+      what: "web policy",
+      maxBytes: POLICY_FILE_MAX_BYTES,
+      hint: `Make ${file} a regular file of at most 1 MiB, or remove it`,
+    });
+  } catch (e) {
+    if (e instanceof DvergrError && e.code === "NOT_FOUND" && /no such file/.test(e.message)) {
+      return null;
+    }
+    throw e;
+  }
+  return readWebPolicyText(new TextDecoder().decode(bytes), file);
+}

@@ -559,7 +559,7 @@ function valueAt(value: unknown, path: PropertyKey[]): unknown {
  * The 1-based line where a field's keys appear in order in the text, found by
  * searching each token after the previous one: good enough to point a person at it.
  */
-function lineOf(text: string, tokens: string[]): number | undefined {
+export function lineOf(text: string, tokens: string[]): number | undefined {
   let at = 0;
   let found = -1;
   for (const t of tokens) {

@@ -14,7 +14,7 @@ import { NO_USAGE } from "../bench/candidate.ts";
 import type { AttemptFault, JudgeSummary } from "../bench/records.ts";
 import { addUsage } from "../models/cost.ts";
 import type { WebEvidence, WebSummary } from "../web/record.ts";
-import type { WebMode } from "../web/policy.ts";
+import { policyIdentity, type WebMode, type WebPolicy } from "../web/policy.ts";
 import { type BlobStore, putJson } from "../ports/blob_store.ts";
 import type { AttemptWeb, LiveWebOptions, WebClient } from "../ports/web_client.ts";
 import type { Judge, JudgeFactory, JudgeOptions } from "../ports/judge.ts";
@@ -26,7 +26,10 @@ export const NO_BLOCKED_FETCH = "no-blocked-fetch?";
 export interface AttemptEffects {
   mode: WebMode;
   judge: Judge | null;
-  /** Part of the experiment definition (`verifier`): the judge's identity; null without one. */
+  /**
+   * Part of the experiment definition (`verifier`): the judge's identity, and the web policy
+   * when a user's policy changes the bundle's (policyIdentity()); null without either.
+   */
   identity: Record<string, unknown> | null;
   /**
    * Checks the keys the experiment's remaining cells need, throwing a DvergrError: the
@@ -41,6 +44,8 @@ export interface AttemptEffects {
 export interface EffectsOptions extends JudgeOptions {
   /** Replaces parts of the live web configuration (tests: timeouts, resolvers). */
   live?: LiveWebOptions;
+  /** The user's web policy, composed with the bundle's (core/web/policy.ts); default none. */
+  webPolicy?: WebPolicy | null;
 }
 
 /** The adapters the effects come from. */
@@ -75,11 +80,17 @@ export async function prepareEffects(
   const web = ports.web.forBundle(bundle, {
     env: opts.env,
     live: { ...opts.live, fetchImpl: opts.live?.fetchImpl ?? opts.fetchImpl },
+    policy: opts.webPolicy ?? null,
   });
+  const policy = policyIdentity(bundle.definition, opts.webPolicy ?? null);
+  const identity = {
+    ...(judge ? { judge: { ...judge.identity, maxRequests: j!.maxRequests } } : {}),
+    ...(policy ? { webPolicy: policy } : {}),
+  };
   return {
     mode: web.mode,
     judge,
-    identity: judge ? { judge: { ...judge.identity, maxRequests: j!.maxRequests } } : null,
+    identity: Object.keys(identity).length > 0 ? identity : null,
     preflight({ web: usesWeb }) {
       if (usesWeb) web.preflight();
       judge?.preflight();

@@ -32,6 +32,7 @@ import { DEFAULT_ALPHA, DEFAULT_DELTA, type StoppingRule } from "../bench/sequen
 import type { ResourceLimits } from "../bench/resource_limits.ts";
 import type { CandidateSpec, Isolation, NamedCommand } from "../ports/candidate_kind.ts";
 import type { Services } from "../ports/services.ts";
+import { userPolicyOf, type UserSources, type WebPolicy } from "../web/policy.ts";
 
 export interface BenchmarkRequest extends PlanOptions {
   /** The adapters it runs on (adapters/compose.ts). */
@@ -68,6 +69,12 @@ export interface BenchmarkRequest extends PlanOptions {
    * (`--stop-when-decided`); needs `baseline`.
    */
   stopWhenDecided?: { alpha?: number; delta?: number };
+  /**
+   * The user's sources (`--allow-sources`, `--block-sources`), composed with the home's
+   * web-policy.edn and then with the bundle's policy. A worker (`roomless`) reads no home
+   * file: the queued request carries the policy the experiment was enqueued with.
+   */
+  sources?: UserSources;
 }
 
 /** A benchmark ready to run: what prepareBenchmark() decided. */
@@ -89,6 +96,8 @@ export interface PreparedBenchmark {
   stopping?: StoppingRule;
   /** The bundle's file manifest in a shared store, once enqueued (core/engine/enqueue.ts). */
   bundleFiles?: string;
+  /** The user's web policy (the home's file and the request's sources), or null: none. */
+  webPolicy: WebPolicy | null;
 }
 
 export interface BenchmarkOutcome extends PreparedBenchmark {
@@ -108,6 +117,11 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
   const bundle = parseBundle(req.bundle);
   refuseCasesWithoutGold(bundle);
   const { home } = req;
+  // Read before anything is written: a malformed home policy leaves no room behind.
+  const webPolicy = userPolicyOf(
+    req.roomless ? null : await req.services.web.homePolicy(home.dir),
+    req.sources,
+  );
   const room = req.room ?? roomSlug(bundle.name);
   let commit: string | null = null;
   if (!req.roomless) {
@@ -132,7 +146,7 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     : undefined;
   const effects = await prepareEffects(
     bundle,
-    { env: req.env, homeDir: home.dir, ...req.effects },
+    { env: req.env, homeDir: home.dir, ...req.effects, webPolicy },
     req.services,
   );
   const plan = planExperiment(bundle, candidates, { ...req, verifier: effects.identity });
@@ -159,6 +173,7 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     baseline,
     effects,
     ...(stopping ? { stopping } : {}),
+    webPolicy,
   };
 }
 

@@ -12,6 +12,7 @@ import type { Bundle } from "../bundle/types.ts";
 import type { ExperimentPlan, PlanOptions } from "../bench/experiment.ts";
 import type { CandidateSpec } from "../ports/candidate_kind.ts";
 import type { ResourceLimits } from "../bench/resource_limits.ts";
+import { sourcesOf, type WebPolicy } from "../web/policy.ts";
 
 /** What of a benchmark request the queue carries (BenchmarkRequest has it all). */
 export interface EnqueuedRequest extends PlanOptions {
@@ -21,6 +22,8 @@ export interface EnqueuedRequest extends PlanOptions {
   limits?: ResourceLimits;
   mounts?: string[];
 }
+
+type QueuedSources = NonNullable<QueuedRequest["sources"]>;
 
 /** The plan's options of a request, as the queue carries them. */
 function planOptionsOf(req: EnqueuedRequest): Record<string, unknown> {
@@ -38,7 +41,7 @@ function planOptionsOf(req: EnqueuedRequest): Record<string, unknown> {
  */
 export async function enqueueBenchmark(
   home: Home,
-  prepared: { bundle: Bundle; plan: ExperimentPlan; room: string },
+  prepared: { bundle: Bundle; plan: ExperimentPlan; room: string; webPolicy?: WebPolicy | null },
   req: EnqueuedRequest,
   clock: () => Date = () => new Date(),
 ): Promise<string> {
@@ -68,6 +71,7 @@ export async function enqueueBenchmark(
     ...(req.stopWhenDecided ? { stopWhenDecided: req.stopWhenDecided } : {}),
     ...(req.limits ? { limits: req.limits as unknown as Record<string, unknown> } : {}),
     ...(req.mounts && req.mounts.length > 0 ? { mounts: req.mounts } : {}),
+    ...(prepared.webPolicy ? { sources: sourcesOf(prepared.webPolicy) as QueuedSources } : {}),
   };
   await home.queue.enqueue(plan.id, request);
   return files;

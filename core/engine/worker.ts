@@ -218,6 +218,7 @@ async function runQueued(q: QueuedExperiment, opts: WorkerOptions): Promise<Ran 
     stopWhenDecided: r.stopWhenDecided,
     limits: r.limits as ResourceLimits | undefined,
     mounts: r.mounts,
+    sources: r.sources,
   });
   const { plan } = prepared;
   if (plan.id !== q.experiment) {

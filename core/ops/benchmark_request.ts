@@ -12,6 +12,7 @@ import { type RangeName, RANGES, readRangeText } from "../ranges.ts";
 import { limitsFrom, type ResourceLimits } from "../bench/resource_limits.ts";
 import { PARAM_TEXTS_DOC, paramRuleHelp, readParamFlag, readParamTexts } from "../bundle/params.ts";
 import type { CandidateKindForms, CandidateKinds, CandidateSpec } from "../ports/candidate_kind.ts";
+import { sourceProblem, type UserSources } from "../web/policy.ts";
 
 /** How a field is written: as text on the command line, as JSON over MCP. */
 export type FieldValue =
@@ -155,6 +156,28 @@ export const BENCHMARK_FIELDS = {
     meta: "A",
     doc: "the error level of the sequences (default 0.05)",
     mcpDoc: "With stop_when_decided: the error level of the sequences (default 0.05)",
+  },
+  allowSources: {
+    value: { type: "list", repeat: true, commas: "host" },
+    flag: "allow-sources",
+    arg: "allow_sources",
+    meta: "H1,H2",
+    doc: "only these hosts (and their subdomains) may be read, within what\n" +
+      "the bundle allows: a user's sources narrow the bundle's web policy,\n" +
+      "never widen it nor give a web to a bundle without one",
+    mcpDoc: "Host names: only these (and their subdomains) may be read, within what the " +
+      "bundle allows (a user's sources narrow the bundle's web policy, never widen it nor " +
+      "give a web to a bundle without one)",
+  },
+  blockSources: {
+    value: { type: "list", repeat: true, commas: "host" },
+    flag: "block-sources",
+    arg: "block_sources",
+    meta: "H1,H2",
+    doc: "hosts (and their subdomains) never read, besides the bundle's\n" +
+      ":blocked-sources; both flags compose with <home>/web-policy.edn",
+    mcpDoc: "Host names never read (nor their subdomains), besides the bundle's " +
+      ":blocked-sources; both compose with the home's web-policy.edn",
   },
   mounts: {
     value: { type: "list", repeat: true },
@@ -448,6 +471,8 @@ export interface BenchmarkRequestFields {
   stopWhenDecided?: { alpha?: number; delta?: number };
   mounts?: string[];
   limits: ResourceLimits;
+  /** The user's sources (`--allow-sources`, `--block-sources`); absent: none given. */
+  sources?: UserSources;
 }
 
 /**
@@ -481,6 +506,32 @@ export function benchmarkRequestOf(
       processes: input.processes,
       openFiles: input.openFiles,
     }),
+    ...sourcesOfInput(input, surface),
+  };
+}
+
+/** `allow-sources` and `block-sources`, each entry a host name as source lists hold them. */
+function sourcesOfInput(input: BenchmarkInput, surface: Surface): { sources?: UserSources } {
+  const { allowSources: allow, blockSources: block } = input;
+  if (allow === undefined && block === undefined) return {};
+  for (const [key, list] of [["allowSources", allow], ["blockSources", block]] as const) {
+    for (const entry of list ?? []) {
+      const why = sourceProblem(entry);
+      if (why !== null) {
+        throw usageError(
+          `Cannot use ${fieldName(key, surface)}: ${why}`,
+          surface === "cli"
+            ? `Write ${fieldName(key, surface)} example.com,docs.example.org`
+            : `Give ${fieldName(key, surface)}: ["example.com", "docs.example.org"]`,
+        );
+      }
+    }
+  }
+  return {
+    sources: {
+      ...(allow !== undefined ? { allow } : {}),
+      ...(block !== undefined ? { block } : {}),
+    },
   };
 }
 

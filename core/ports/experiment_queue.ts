@@ -22,6 +22,11 @@ export interface QueuedRequest {
   limits?: Record<string, unknown>;
   /** Read-only mounts for inline command candidates (paths on the worker's machine). */
   mounts?: string[];
+  /**
+   * The user's web policy the experiment was enqueued with (the enqueuing home's
+   * web-policy.edn and its sources), as sources: workers apply it, not their own home's.
+   */
+  sources?: { allow?: string[]; block?: string[] };
 }
 
 export interface QueuedExperiment {

@@ -4,7 +4,7 @@
  * recorded. Implemented by adapters/web/.
  */
 import type { Bundle } from "../bundle/types.ts";
-import type { WebMode } from "../web/policy.ts";
+import type { WebMode, WebPolicy } from "../web/policy.ts";
 import type { WebRecorder } from "../web/record.ts";
 import type { WorldWeb } from "../web/types.ts";
 
@@ -33,9 +33,21 @@ export interface BundleWeb {
 }
 
 export interface WebClient {
-  /** The web of `bundle`'s attempts, reading keys from `env` when first needed. */
+  /**
+   * The web of `bundle`'s attempts, reading keys from `env` when first needed, under the
+   * bundle's policy composed with the user's `policy` (core/web/policy.ts) when given.
+   */
   forBundle(
     bundle: Bundle,
-    opts: { env: (name: string) => string | undefined; live?: LiveWebOptions },
+    opts: {
+      env: (name: string) => string | undefined;
+      live?: LiveWebOptions;
+      policy?: WebPolicy | null;
+    },
   ): BundleWeb;
+  /**
+   * The web policy of the home at `homeDir` (its `web-policy.edn`), or null when it has
+   * none; a malformed file is a DvergrError naming its line and field.
+   */
+  homePolicy(homeDir: string): Promise<WebPolicy | null>;
 }

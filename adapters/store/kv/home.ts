@@ -7,6 +7,7 @@
  * <home>/blobs/<ab>/<sha256> content-addressed evidence
  * <home>/worlds/p<pid>/…     attempt worlds while they exist (removed after capture)
  * <home>/candidates.edn      optional named command candidates
+ * <home>/web-policy.edn      optional web policy of every benchmark (docs/web-policy.md)
  * ```
  *
  * Permissions: --allow-read and --allow-write on the home; --allow-env=IGNORE_TEST_WIN32

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { readBundleDir } from "../../../adapters/files/bundle_dir.ts";
 import { parseBundle } from "../../../core/bundle/parse.ts";
-import { createAttemptWeb } from "../../../adapters/web/attempt_web.ts";
+import { createAttemptWeb, hostWebClient } from "../../../adapters/web/attempt_web.ts";
+import { sourcesPolicy } from "../../../core/web/policy.ts";
 import { callWorldTool } from "../../../core/world_tools/registry.ts";
 
 const EXAMPLE = new URL("../../../examples/workflows/tool-rivals", import.meta.url).pathname;
@@ -122,4 +123,41 @@ Deno.test("createAttemptWeb() calls a web unrestricted only when it is live and 
     live: null,
   })!;
   assert.notEqual(frozen.web.unrestricted, true);
+});
+
+Deno.test("createAttemptWeb() under a user's policy: a frozen web refuses what the user blocks, and a live web it narrows is no longer unrestricted", async () => {
+  const bundle = parseBundle(await readBundleDir(EXAMPLE));
+  const user = sourcesPolicy({ block: ["bolt-hardware.example"] });
+  const { web, recorder } = createAttemptWeb(bundle, { mode: "frozen", live: null }, user)!;
+  assert.deepEqual(await web.fetch("https://bolt-hardware.example/"), {
+    ok: false,
+    denied: "blocked",
+    message: "bolt-hardware.example is a blocked source for this task",
+  });
+  const found = await web.search("carpenters tools", 10);
+  assert.ok(found.ok && found.hits.length > 0);
+  assert.ok(found.ok && !found.hits.some((h) => h.url.includes("bolt-hardware.example")));
+  assert.equal((await web.fetch("https://nailco.example/about")).ok, true);
+  assert.deepEqual(recorder.evidence().denials, { blocked: 1 });
+
+  const open = parseBundle({
+    name: "w",
+    files: new Map([
+      ["workflow.edn", '{:title "L" :task "t" :web :live}'],
+      ["checker.js", "export function check() { return { checks: {}, reward: 1 }; }"],
+      ["fixtures/a.md", "a"],
+    ]),
+  });
+  const setup = {
+    mode: "live" as const,
+    live: { brave: { apiKey: "k", baseUrl: "http://127.0.0.1:9" } },
+  };
+  assert.equal(createAttemptWeb(open, setup, null)!.web.unrestricted, true);
+  // The model gateway forwards provider-side web tools only to an unrestricted web.
+  assert.equal(createAttemptWeb(open, setup, user)!.web.unrestricted, false);
+  assert.equal(hostWebClient.forBundle(open, { env: () => "k", policy: user }).mode, "live");
+  assert.equal(
+    hostWebClient.forBundle(open, { env: () => "k", policy: sourcesPolicy({ allow: [] }) }).mode,
+    "off",
+  );
 });

@@ -207,6 +207,10 @@ const SAME_REQUEST: { flags: string[]; args: Record<string, unknown> } = {
     "100",
     "--open-files",
     "256",
+    "--allow-sources",
+    "docs.example.com,Example.org",
+    "--block-sources",
+    "answers.example.org",
   ],
   args: {
     candidates: ["builtin:reference", "claude=agent:claude-code:claude-sonnet-4-5"],
@@ -226,6 +230,8 @@ const SAME_REQUEST: { flags: string[]; args: Record<string, unknown> } = {
     world_mib: 64,
     max_processes: 100,
     open_files: 256,
+    allow_sources: ["docs.example.com", "Example.org"],
+    block_sources: ["answers.example.org"],
   },
 };
 
@@ -247,6 +253,10 @@ Deno.test("benchmarkRequestOf(): benchmark's flags and catalog_benchmark's argum
   assert.deepEqual(cli.stopWhenDecided, { alpha: 0.1, delta: 0.05 });
   assert.equal(cli.limits.memoryBytes, 2048 * 1024 * 1024);
   assert.deepEqual(cli.specs.map((s) => s.kind), ["builtin", "agent", "model", "model"]);
+  assert.deepEqual(cli.sources, {
+    allow: ["docs.example.com", "Example.org"],
+    block: ["answers.example.org"],
+  });
   // Nothing given: the same defaults.
   const none = bothRequests(["--candidate", "builtin:noop"], { candidates: ["builtin:noop"] });
   assert.deepEqual(none.cli, none.mcp);
@@ -291,4 +301,24 @@ Deno.test("benchmarkRequestOf(): each surface names its own fields when it refus
   assert.throws(() => catalogBenchmark.input.parse({ room: "r", name: "n", repetitions: 11 }));
   assert.throws(() => parse(["b", "--case-ids", "a,,b"]), /--case-ids "a,,b": it has an empty id/);
   assert.throws(() => parse(["b", "--models", "a,"]), /the model list has an empty item/);
+  // A source is a host name, as a bundle's source lists hold them, on both surfaces.
+  assert.throws(
+    () =>
+      benchmarkRequestOf(
+        parse(["b", "--candidate", "builtin:noop", "--block-sources", "https://x.com/a"]).input,
+        candidateKinds,
+        "cli",
+      ),
+    /Cannot use --block-sources: "https:\/\/x.com\/a" is a URL: a source is a host name such as "x.com"/,
+  );
+  assert.throws(
+    () =>
+      benchmarkRequestOf(
+        readBenchmarkArgs({ candidates: ["builtin:noop"], allow_sources: ["x.com:8080"] }),
+        candidateKinds,
+        "mcp",
+      ),
+    /Cannot use allow_sources: "x.com:8080" is not a host name/,
+  );
+  assert.throws(() => parse(["b", "--allow-sources", "a,,b"]), /it has an empty host/);
 });

@@ -2,12 +2,18 @@ import assert from "node:assert/strict";
 import {
   composePolicies,
   decideHost,
+  effectivePolicy,
   joinDeny,
   meetAllow,
   minimalHosts,
   namesHostExplicitly,
+  policyIdentity,
   policyOf,
   readsAnything,
+  sourceProblem,
+  sourcesOf,
+  sourcesPolicy,
+  userPolicyOf,
   webModeOf,
 } from "../../../core/web/policy.ts";
 import { hostOf, isUnder, normalizeHost } from "../../../core/web/host.ts";
@@ -111,4 +117,74 @@ Deno.test("namesHostExplicitly() is true only for a host the allow-list names it
     false,
   );
   assert.equal(namesHostExplicitly({}, "localhost"), false);
+});
+
+Deno.test("A user's policy only narrows the bundle's: it never gives a web, widens an allow-list or unblocks a host", () => {
+  const user = userPolicyOf(
+    sourcesPolicy({ block: ["www.Wiki.internal"] }),
+    { allow: ["docs.a.com", "b.com"] },
+  )!;
+  assert.deepEqual(user, { allow: ["b.com", "docs.a.com"], deny: ["wiki.internal"] });
+  // Home file ∘ flags: the same composition, either way round.
+  assert.deepEqual(
+    userPolicyOf(sourcesPolicy({ allow: ["docs.a.com", "b.com"] }), { block: ["wiki.internal"] }),
+    user,
+  );
+  assert.equal(userPolicyOf(null, undefined), null);
+  assert.equal(userPolicyOf(null, {}), null);
+  assert.deepEqual(sourcesPolicy(sourcesOf(user)), user);
+
+  const bundle = { fetched: true, allowedSources: ["a.com"], blockedSources: ["x.a.com"] };
+  const p = effectivePolicy(bundle, user);
+  assert.deepEqual(p, { allow: ["docs.a.com"], deny: ["wiki.internal", "x.a.com"] });
+  assert.equal(decideHost(p, "docs.a.com").ok, true);
+  assert.deepEqual(decideHost(p, "a.com"), {
+    ok: false,
+    reason: "not-allowed",
+    message: "a.com is not among the sources this task may read",
+  });
+  // b.com: the user allows it, the bundle does not.
+  assert.equal(decideHost(p, "b.com").ok, false);
+  // Unblocking is not a thing: a user's allow-list naming a blocked host leaves it blocked.
+  const unblock = effectivePolicy(bundle, sourcesPolicy({ allow: ["x.a.com"] }));
+  assert.equal(decideHost(unblock, "x.a.com").ok, false);
+
+  // No web is given; a user's policy that lets nothing be read takes it away.
+  assert.equal(webModeOf({ fetched: false }, sourcesPolicy({ allow: ["a.com"] })), "off");
+  assert.equal(webModeOf(bundle, sourcesPolicy({ allow: ["b.com"] })), "off");
+  assert.equal(webModeOf({ fetched: false, web: "frozen" }, user), "frozen");
+});
+
+Deno.test("policyIdentity() names the composed policy only when the user's changes what the bundle's decides", () => {
+  const live = { fetched: true, allowedSources: ["a.com"] };
+  assert.equal(policyIdentity(live, null), null);
+  // Allowing more than the bundle, or blocking nothing, changes nothing.
+  assert.equal(policyIdentity(live, sourcesPolicy({ allow: ["a.com", "b.com"] })), null);
+  assert.equal(policyIdentity(live, sourcesPolicy({})), null);
+  assert.deepEqual(policyIdentity(live, sourcesPolicy({ block: ["docs.a.com"] })), {
+    allow: ["a.com"],
+    deny: ["docs.a.com"],
+  });
+  // A frozen web is narrowed too (a blocked host is refused before web.edn is asked).
+  assert.deepEqual(
+    policyIdentity({ fetched: false, web: "frozen" }, sourcesPolicy({ block: ["b.com"] })),
+    { allow: null, deny: ["b.com"] },
+  );
+  // A bundle without a web has nothing to narrow.
+  assert.equal(policyIdentity({ fetched: false }, sourcesPolicy({ block: ["b.com"] })), null);
+});
+
+Deno.test("sourceProblem() takes host names as source lists hold them, and says what a URL's host is", () => {
+  for (
+    const ok of ["example.com", "Docs.Example.COM", "www.a.com", "127.0.0.1", "[::1]", "a_b.c"]
+  ) {
+    assert.equal(sourceProblem(ok), null, ok);
+  }
+  assert.equal(
+    sourceProblem("https://docs.example.com/a?b"),
+    '"https://docs.example.com/a?b" is a URL: a source is a host name such as "docs.example.com" (it covers its subdomains and every path)',
+  );
+  for (const bad of ["x.com:8080", "x.com/path", "*.x.com", "a b.com", "bücher.de", "", "."]) {
+    assert.match(sourceProblem(bad)!, /is not a host name such as "docs\.example\.com"$/, bad);
+  }
 });
