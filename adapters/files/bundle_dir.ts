@@ -52,7 +52,7 @@ export async function readBundleDir(dir: string): Promise<FileBundle> {
   const realRoot = await Deno.realPath(root);
   const paths: string[] = [];
   const pace = pacer();
-  await walk(realRoot, realRoot, new Set([realRoot]), dir, paths, pace);
+  await walk({ realRoot, shown: dir, out: paths, pace }, realRoot, "", [realRoot]);
   const files: FileMap = new Map();
   // ignoreBOM keeps a leading U+FEFF in the text: it is part of the file, so of the
   // content id (the earlier system reads files as Java does, BOM included).
@@ -60,8 +60,9 @@ export async function readBundleDir(dir: string): Promise<FileBundle> {
   for (const rel of paths) {
     // Small files read synchronously cost a fraction of a thread hop each (a 1,000-case
     // bundle: 25 ms, not 50-250 ms).
-    await pace();
-    const bytes = Deno.readFileSync(join(realRoot, rel));
+    const turn = pace();
+    if (turn) await turn;
+    const bytes = Deno.readFileSync(`${realRoot}${sep}${rel}`);
     try {
       files.set(rel, decoder.decode(bytes));
     } catch {
@@ -78,34 +79,42 @@ export async function readBundleDir(dir: string): Promise<FileBundle> {
   return { name: basename(root), files: sortedFiles(files) };
 }
 
+/** What a walk of one bundle directory keeps: its root, its name for messages, what it found. */
+interface Walk {
+  realRoot: string;
+  shown: string;
+  out: string[];
+  pace: () => Promise<void> | undefined;
+}
+
 /**
- * Walks the directory `at` (its real path is the last of `ancestors`, the real paths of
- * the directories from the root down to it, which a symbolic link may not lead back to).
+ * Walks the directory `at`, the bundle path `rel` ("" for the root, else checked already):
+ * the real paths of the directories from the root down to it are `ancestors` (its own last),
+ * which a symbolic link may not lead back to. Paths are built by joining names (a name holds
+ * no "/", and the walk never meets "." or ".."), so each entry's check is its name's.
  */
-async function walk(
-  realRoot: string,
-  at: string,
-  ancestors: Set<string>,
-  shown: string,
-  out: string[],
-  pace: () => Promise<void> | undefined,
-): Promise<void> {
-  const realAt = [...ancestors].at(-1)!;
+async function walk(w: Walk, at: string, rel: string, ancestors: string[]): Promise<void> {
+  const { realRoot, shown } = w;
+  const realAt = ancestors[ancestors.length - 1];
   // Listed synchronously: an async listing costs several thread hops per directory, and a
   // dataset bundle has a directory or two per case (1,000 cases: 40 ms, not 100-270 ms).
-  await pace();
-  const entries = [...Deno.readDirSync(at)];
-  for (const e of entries) {
-    const full = join(at, e.name);
-    const rel = relative(realRoot, full).split(sep).join("/");
+  const turn = w.pace();
+  if (turn) await turn;
+  for (const e of Deno.readDirSync(at)) {
+    const full = `${at}${sep}${e.name}`;
+    const path = rel === "" ? e.name : `${rel}/${e.name}`;
     // Deno gives a name that is not UTF-8 with U+FFFD in place of its bad bytes.
     const why = e.name.includes("\ufffd")
       ? "has a name that is not UTF-8 text (bundle files are named in UTF-8)"
-      : relativePathProblem(rel);
+      : relativePathProblem(e.name);
     if (why) {
-      throw new DvergrError("PATH_INVALID", `Cannot read bundle "${shown}": path "${rel}" ${why}`, {
-        hint: "Rename the file",
-      });
+      throw new DvergrError(
+        "PATH_INVALID",
+        `Cannot read bundle "${shown}": path "${path}" ${why}`,
+        {
+          hint: "Rename the file",
+        },
+      );
     }
     if (e.isSymlink) {
       let target: string;
@@ -114,40 +123,40 @@ async function walk(
       } catch {
         throw new DvergrError(
           "PATH_INVALID",
-          `Cannot read bundle "${shown}": ${rel} is a broken symbolic link`,
+          `Cannot read bundle "${shown}": ${path} is a broken symbolic link`,
           { hint: "Remove the link or restore its target" },
         );
       }
       if (target !== realRoot && !target.startsWith(realRoot + sep)) {
         throw new DvergrError(
           "PATH_INVALID",
-          `Cannot read bundle "${shown}": ${rel} is a symbolic link leaving the bundle (to ${target})`,
+          `Cannot read bundle "${shown}": ${path} is a symbolic link leaving the bundle (to ${target})`,
           { hint: "Copy the file into the bundle instead of linking to it" },
         );
       }
       const st = await Deno.stat(target);
       if (st.isDirectory) {
-        if (ancestors.has(target)) {
+        if (ancestors.includes(target)) {
           const back = target === realRoot
             ? "the bundle's own directory"
             : `${relative(realRoot, target).split(sep).join("/")}/`;
           throw new DvergrError(
             "PATH_INVALID",
-            `Cannot read bundle "${shown}": ${rel} is a symbolic link that loops back to ${back}`,
+            `Cannot read bundle "${shown}": ${path} is a symbolic link that loops back to ${back}`,
             { hint: "Remove the link: a bundle is a tree of files, and this one would never end" },
           );
         }
-        await walk(realRoot, full, new Set([...ancestors, target]), shown, out, pace);
-      } else if (st.isFile) out.push(rel);
+        await walk(w, full, path, [...ancestors, target]);
+      } else if (st.isFile) w.out.push(path);
       continue;
     }
     if (e.isDirectory) {
-      await walk(realRoot, full, new Set([...ancestors, join(realAt, e.name)]), shown, out, pace);
-    } else if (e.isFile) out.push(rel);
+      await walk(w, full, path, [...ancestors, `${realAt}${sep}${e.name}`]);
+    } else if (e.isFile) w.out.push(path);
     else {
       throw new DvergrError(
         "PATH_INVALID",
-        `Cannot read bundle "${shown}": ${rel} is not a regular file`,
+        `Cannot read bundle "${shown}": ${path} is not a regular file`,
         { hint: "Bundles hold only regular text files" },
       );
     }
