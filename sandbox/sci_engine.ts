@@ -48,6 +48,7 @@ import {
   MAX_LOG_LINES,
 } from "./sci_boot_source.ts";
 import { FAST_EDN_CLJ, FAST_EDN_JS } from "./sci_fast_edn.ts";
+import { FAST_CORE_CLJ, FAST_CORE_JS } from "./sci_fast_core.ts";
 import { decodeImage, encodeImage } from "./sci_image.ts";
 
 export interface SciEngineSetup extends RuntimeLimits {
@@ -208,6 +209,8 @@ export class SciEngine {
       clj(COMPAT_CLJ, "compat.clj");
       run(FAST_EDN_JS, "fast_edn.js").dispose();
       clj(FAST_EDN_CLJ, "fast_edn.clj");
+      run(FAST_CORE_JS, "fast_core.js").dispose();
+      clj(FAST_CORE_CLJ, "fast_core.clj");
       clj(GLUE_CLJ, "glue.clj");
       // Kept on a global until the handles below are taken: a restored image has it there.
       run(`globalThis.${GLUE_GLOBAL} = ${GLUE_JS}; undefined`, "glue.js").dispose();

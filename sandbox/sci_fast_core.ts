@@ -1,0 +1,114 @@
+/**
+ * Fast paths for two clojure.core functions that token-based checkers (token F1, word
+ * counts) spend most of their time in, inside the Clojure sandbox. SCI calls ClojureScript's
+ * own `re-seq` and `frequencies`, compiled JavaScript, but in QuickJS their per-element cost
+ * (a lazy cons and a substring per match; a transient-map lookup and update per element)
+ * made up half of a token-F1 verdict. The fast paths are plain JavaScript evaluated at boot
+ * (so they lie in every snapshot) and give the same values:
+ *
+ * - `(re-seq re s)` with a JavaScript RegExp without the g or y flag and a string: the same
+ *   matches, found the way ClojureScript finds them (exec on the rest of the string after
+ *   each match, one character further after an empty one), each a string or, with groups,
+ *   the vector of the match array; as a seq of conses realised 64 matches at a time (the rest
+ *   stays lazy, so `(first (re-seq …))` of a huge text does not find every match). Anything
+ *   else goes to ClojureScript's `re-seq`.
+ * - `(frequencies coll)` of a seq or vector whose elements are all strings: counted in a
+ *   JavaScript Map and put into a transient map in the order each string first occurs, as
+ *   ClojureScript's reduce does, so the map is the same (same entries, same type, same
+ *   order). The seq is realised once; when an element is not a string, ClojureScript's
+ *   `frequencies` counts the realised seq.
+ */
+
+/** JavaScript evaluated in QuickJS after scittle: defines `globalThis.__dvergrFastCore(C)`. */
+export const FAST_CORE_JS = `(function () {
+  "use strict";
+  globalThis.__dvergrFastCore = function (C) {
+    const RegExpType = RegExp;
+    const MapType = Map;
+    const max = Math.max;
+    const CHUNK = 64;
+
+    // The items, then the tail, as conses (as re-seq*'s, each after the first in a lazy seq
+    // of ClojureScript's; here only every CHUNKth is).
+    function conses(items, tail) {
+      let acc = tail;
+      for (let i = items.length - 1; i >= 0; i--) acc = C.cons(items[i], acc);
+      return acc;
+    }
+
+    // The matches of re in s as ClojureScript's re-seq* finds them, CHUNK at a time; nil
+    // when there is none.
+    function matches(re, s) {
+      let cur = s;
+      const found = [];
+      for (;;) {
+        const m = re.exec(cur);
+        if (m !== null) {
+          found[found.length] = m.length === 1 ? m[0] : C.vec(m);
+          const post = m.index + max(1, m[0].length);
+          if (post <= cur.length) {
+            cur = cur.substring(post);
+            if (found.length < CHUNK) continue;
+            const rest = cur;
+            return conses(found, C.lazy(() => matches(re, rest)));
+          }
+        }
+        return found.length === 0 ? null : conses(found, C.lazy(() => null));
+      }
+    }
+
+    function reSeq(re, s) {
+      if (!(re instanceof RegExpType) || re.global || re.sticky || typeof s !== "string") {
+        return C.reSeq(re, s);
+      }
+      return matches(re, s);
+    }
+
+    function frequencies(coll) {
+      if (!C.isSeq(coll) && !C.isVector(coll)) return C.frequencies(coll);
+      const items = C.intoArray(coll);
+      const counts = new MapType();
+      for (let i = 0; i < items.length; i++) {
+        const x = items[i];
+        if (typeof x !== "string") return C.frequencies(coll);
+        const n = counts.get(x);
+        counts.set(x, n === undefined ? 1 : n + 1);
+      }
+      let t = C.transientMap();
+      for (const [k, n] of counts) t = C.assocBang(t, k, n);
+      return C.persistentBang(t);
+    }
+
+    return { reSeq, frequencies };
+  };
+})();`;
+
+/**
+ * The Clojure half, evaluated after FAST_CORE_JS: `clojure.core/re-seq` and
+ * `clojure.core/frequencies` become the fast paths, each holding the original for what it
+ * does not take.
+ */
+export const FAST_CORE_CLJ = `
+(ns dvergr.fast-core)
+(def ^:private original-re-seq re-seq)
+(def ^:private original-frequencies frequencies)
+(def ^:private fast
+  (js/globalThis.__dvergrFastCore
+    #js {:reSeq original-re-seq
+         :frequencies original-frequencies
+         :vec vec
+         :cons cons
+         :lazy (fn [f] (lazy-seq (f)))
+         :isSeq seq?
+         :isVector vector?
+         :intoArray into-array
+         :transientMap (fn [] (transient {}))
+         :assocBang assoc!
+         :persistentBang persistent!}))
+(js-delete js/globalThis "__dvergrFastCore")
+(ns-unmap 'clojure.core 're-seq)
+(intern 'clojure.core 're-seq (let [f (.-reSeq fast)] (fn re-seq [re s] (f re s))))
+(ns-unmap 'clojure.core 'frequencies)
+(intern 'clojure.core 'frequencies (let [f (.-frequencies fast)] (fn frequencies [coll] (f coll))))
+(in-ns 'user)
+`;
