@@ -45,6 +45,7 @@ r() { n=$1; shift; if "$@" >/dev/null 2>&1; then echo "$n=allowed"; else echo "$
   r write-out sh -c 'echo ok > /out/written.txt'
   # Who the host's files belong to, seen from inside: root's are not the candidate's.
   echo "world-owner=$(stat -c %u /docs/a.md)"
+  r read-world cat /docs/a.md
   r read-secret cat "$WALL_MOUNT/secret.txt"
   # Held until the host has looked at this process (its host uid), then let go.
   sh -c 'i=0; while [ ! -e "$1/release" ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done

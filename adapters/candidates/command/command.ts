@@ -47,6 +47,7 @@ import { commandProgram, lookUpProgram, under } from "./command_program.ts";
 import {
   giveTo,
   type HostIdentity,
+  readableWorld,
   sandboxHostIdentity,
   stagedBwrapArgv,
 } from "./host_identity.ts";
@@ -996,6 +997,7 @@ async function runProcess(
     if (id && files) {
       try {
         await giveAttemptFiles(id, files, gateway);
+        await readableWorld(ctx.worldDir);
       } catch (e) {
         return cannot(`its files cannot be given to the sandbox's uid: ${errorText(e)}`);
       }

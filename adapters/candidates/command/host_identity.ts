@@ -24,7 +24,8 @@
  * cgroup. Only where no cgroup is available do the attempts share the uid's RLIMIT_NPROC
  * backstop (root has cgroups nearly everywhere).
  *
- * Permissions: --allow-sys=uid, --allow-env, --allow-write (chown of the attempt's files).
+ * Permissions: --allow-sys=uid, --allow-env, --allow-write (chown of the attempt's files),
+ * --allow-run (/bin/sh tells the umask).
  */
 import { lchown } from "node:fs/promises";
 import { DvergrError } from "../../../core/errors.ts";
@@ -199,4 +200,39 @@ export function stagedBwrapArgv(
  */
 export async function giveTo(id: HostIdentity, path: string): Promise<void> {
   await lchown(path, id.uid, id.gid);
+}
+
+let umask: Promise<number> | null = null;
+
+/** dvergr's umask, as a shell it starts reports it (once; Deno.umask needs --allow-sys=umask). */
+function processUmask(): Promise<number> {
+  umask ??= new Deno.Command("/bin/sh", { args: ["-c", "umask"], stdin: "null", stderr: "null" })
+    .output()
+    .then((o) => parseInt(new TextDecoder().decode(o.stdout).trim(), 8))
+    // Unknown: as if it kept the world from others (the walk is then all the cost).
+    .then((n) => Number.isInteger(n) ? n : 0o077, () => 0o077);
+  return umask;
+}
+
+/**
+ * Makes the world at `dir` readable to the sandbox's uid where dvergr's umask kept its files
+ * from others (a hardened 027 or 077): the candidate reads the world as "others". Only the
+ * world's own entries (made by dvergr for this attempt, under its 0700 directory, so no other
+ * host user reaches them) get o+r, and directories o+rx; links are never followed. Nothing to do
+ * under the usual umask 022.
+ */
+export async function readableWorld(dir: string): Promise<void> {
+  if (((await processUmask()) & 0o005) === 0) return;
+  const walk = async (path: string): Promise<void> => {
+    for await (const e of Deno.readDir(path)) {
+      const child = `${path}/${e.name}`;
+      const info = await Deno.lstat(child);
+      if (info.isSymlink) continue;
+      if (info.isDirectory) {
+        await Deno.chmod(child, ((info.mode ?? 0) & 0o7777) | 0o005);
+        await walk(child);
+      } else if (info.isFile) await Deno.chmod(child, ((info.mode ?? 0) & 0o7777) | 0o004);
+    }
+  };
+  await walk(dir);
 }

@@ -123,7 +123,10 @@ async function probe(
       mount,
       ...hidden,
     ];
-    const argv = user === "nobody" ? asNobody(deno) : deno;
+    // Under umask 077 the world's files are its owner's alone: the candidate reads them all
+    // the same (as root dvergr opens them to others; as nobody they are the candidate's own).
+    const umask077 = ["/bin/sh", "-c", 'umask 077; exec "$@"', "dvergr-walls", ...deno];
+    const argv = user === "nobody" ? asNobody(umask077) : umask077;
     const running = new Deno.Command(argv[0], {
       args: argv.slice(1),
       cwd: tmp,
@@ -194,6 +197,7 @@ function assertWalls(user: string, r: Awaited<ReturnType<typeof probe>>) {
   }
   for (const p of r.hidden) assert.equal(said(`see:${p}`), "refused", `${user}: sees ${p}`);
   assert.equal(said("write-out"), "allowed", `${user}: the capture directory is writable`);
+  assert.equal(said("read-world"), "allowed", `${user}: reads the world made under umask 077`);
   assert.equal(r.probe.files["/out/written.txt"], "ok\n");
   assert.equal(r.probe.sandbox?.capabilities, "none");
   // On the host the candidate is an unprivileged uid: the sandbox's own when dvergr is root.
