@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { checkOutputFile } from "../adapters/files/output_file.ts";
 import { type BundleArg, parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
+import { lazyRunner } from "./home_arg.ts";
 import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
 import { BENCHMARK_FORMAT, diagnosisJson } from "./json_formats.ts";
@@ -148,14 +149,14 @@ export function stoppingLines(scorecard: Scorecard): string[] {
   ];
 }
 
-/** What --cases N does when the bundle has fewer cases than N, or none; null otherwise. */
+/**
+ * What --cases N does when the bundle has fewer cases than N; null otherwise (a bundle
+ * without cases refuses --cases before it is planned).
+ */
 export function casesNote(bundle: Bundle, cases: number | undefined): string | null {
   if (cases === undefined) return null;
   const n = bundle.cases.length;
-  if (n === 0) {
-    return `--cases ${cases} has no effect: bundle ${bundle.name} has no cases (one environment)`;
-  }
-  if (cases <= n) return null;
+  if (n === 0 || cases <= n) return null;
   return `--cases ${cases} asks for more cases than bundle ${bundle.name} has: ` +
     `it has ${n}, so all ${n} run`;
 }
@@ -348,8 +349,13 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     const home = await openHomeAt(homeDir, store);
     const { source } = fileBundle;
     const room = source.kind === "room" ? source.room : undefined;
-    const req = { ...request, services, bundle: fileBundle, home, room, env: ctx.env };
-    return await enqueueOnly(ctx, req, input.json === true);
+    const runner = lazyRunner(); // for a generator.js
+    const req = { ...request, services, bundle: fileBundle, home, room, env: ctx.env, runner };
+    try {
+      return await enqueueOnly(ctx, req, input.json === true);
+    } finally {
+      runner.close();
+    }
   }
   return await finish(
     ctx,

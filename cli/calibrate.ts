@@ -259,6 +259,7 @@ function printText(
 ): void {
   const out = (s: string) => ctx.stdout(s + "\n");
   out(`Calibrating ${bundle.name}  ${bundle.id}`);
+  if (result.case !== undefined) out(`  world ${result.case} (made by generator.js)`);
   if (result.reference) {
     out(`  reference                 ${runLine(result.reference)}`);
     if (verbose || !result.ok) checkLines(result.reference, "      ").forEach(out);

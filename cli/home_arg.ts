@@ -32,6 +32,7 @@ export function lazyRunner(): CheckerRunner {
   return {
     check: async (source, input, opts) => (await get()).check(source, input, opts),
     judgeRequests: async (source, input, opts) => (await get()).judgeRequests(source, input, opts),
+    generate: async (source, request, opts) => (await get()).generate(source, request, opts),
     close() {
       if (closed) return;
       closed = true;

@@ -64,6 +64,30 @@ export type JudgeRequestsRun =
   | { ok: true; requests: JudgeRequest[]; ms: number; logs?: string[] }
   | { ok: false; fault: CheckerFault; message: string; ms: number; logs?: string[] };
 
+/**
+ * What generator.js's `generate` is asked: the world's seed (derived from the benchmark's
+ * seed, the split and the index: core/bundle/generator.ts), its split and index, and the
+ * workflow's params.
+ */
+export interface GenerateRequest {
+  seed: number;
+  split: "train" | "test";
+  index: number;
+  params: Record<string, unknown>;
+}
+
+/** One generated world, as generate returned it (shape checked, paths not yet). */
+export interface GeneratedWorld {
+  /** World path → text, as a case's fixtures ("/docs/a.md"). */
+  files: Record<string, string>;
+  /** The world's gold, as a case's gold.edn reads (plain JSON). */
+  gold: unknown;
+}
+
+export type GeneratorRun =
+  | { ok: true; world: GeneratedWorld; ms: number; logs?: string[] }
+  | { ok: false; fault: CheckerFault; message: string; ms: number; logs?: string[] };
+
 export interface CheckerCallOptions {
   /** Time limit for this call; default 20,000 ms. */
   timeoutMs?: number;
@@ -77,6 +101,15 @@ export interface CheckerRunner {
     input: Omit<CheckerInput, "judgements">,
     opts?: CheckerCallOptions,
   ): Promise<JudgeRequestsRun>;
+  /**
+   * Runs generator.js's `generate` on a request in the same sandbox (no permissions, the
+   * same time and memory limits; Math.random starts from the request's seed).
+   */
+  generate(
+    source: string,
+    request: GenerateRequest,
+    opts?: CheckerCallOptions,
+  ): Promise<GeneratorRun>;
   /** Terminates the workers; the runner is unusable afterwards. */
   close(): void;
 }

@@ -23,8 +23,10 @@ export const RANGES = {
   timeoutMs: { min: 1000, max: DAY_MS, integer: true, unit: "ms" },
   /** Attempts per candidate per case. */
   repetitions: { min: 1, max: 1000, integer: true, unit: "" },
-  /** The first N cases of the fixed shuffle. */
+  /** The first N cases of the fixed shuffle; or the worlds a generator makes. */
   cases: { min: 1, max: 1_000_000, integer: true, unit: "" },
+  /** The seed generated worlds' seeds are derived from (`--seed`, MCP `seed`). */
+  seed: { min: 0, max: 4_294_967_295, integer: true, unit: "" },
   /** Cells at once. */
   parallel: { min: 1, max: 64, integer: true, unit: "" },
   /** Budget per attempt, in dollars. */

@@ -25,10 +25,10 @@
  */
 import type { CheckerInput, CheckerRunner } from "../core/checker.ts";
 import type { CallOutcome } from "./protocol.ts";
-import { readJudgeRequests, readVerdict } from "./verdict.ts";
+import { readGenerated, readJudgeRequests, readVerdict } from "./verdict.ts";
 import { clojureInput } from "../core/bundle/clojure_input.ts";
 import { createClojurePool } from "./clojure_pool.ts";
-import { toCheckerRun, toJudgeRequestsRun } from "./checker_runs.ts";
+import { toCheckerRun, toGeneratorRun, toJudgeRequestsRun } from "./checker_runs.ts";
 import {
   createWorkerPool,
   type WorkerPoolOptions,
@@ -112,6 +112,10 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
       }
       const r = await js.submit("judgeRequests", source, input, callOpts);
       return toJudgeRequestsRun(r, (o) => readJudgeRequests(o.json));
+    },
+    async generate(source, request, callOpts) {
+      const r = await js.submit("generate", source, request, callOpts);
+      return toGeneratorRun(r, (o) => readGenerated(o.json));
     },
     warm(file) {
       if (file === "checker.clj") clojurePool().warm();

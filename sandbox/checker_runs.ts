@@ -4,7 +4,14 @@
  * by both checker kinds; each passes its own reader (JSON for checker.js, EDN for
  * checker.clj). No permissions.
  */
-import type { CheckerRun, JudgeRequest, JudgeRequestsRun, Verdict } from "../core/checker.ts";
+import type {
+  CheckerRun,
+  GeneratedWorld,
+  GeneratorRun,
+  JudgeRequest,
+  JudgeRequestsRun,
+  Verdict,
+} from "../core/checker.ts";
 import type { Faulted } from "./protocol.ts";
 import type { Validated } from "./verdict.ts";
 import type { PoolResult } from "./worker_pool.ts";
@@ -27,6 +34,15 @@ export function toJudgeRequestsRun<O extends { ok: boolean }>(
 ): JudgeRequestsRun {
   const v = readResult(r, read);
   return v.ok ? { ok: true, requests: v.value, ms: r.ms, ...v.extra } : v.run;
+}
+
+/** A `generate` call's pool result as a GeneratorRun. */
+export function toGeneratorRun<O extends { ok: boolean }>(
+  r: PoolResult<O>,
+  read: Read<O, GeneratedWorld>,
+): GeneratorRun {
+  const v = readResult(r, read);
+  return v.ok ? { ok: true, world: v.value, ms: r.ms, ...v.extra } : v.run;
 }
 
 function readResult<O extends { ok: boolean }, T>(r: PoolResult<O>, read: Read<O, T>) {

@@ -74,6 +74,7 @@ export function loadCachingRunner(runner: CheckerRunner, dir: string): CheckerRu
       return run;
     },
     judgeRequests: (source, input, opts) => runner.judgeRequests(source, input, opts),
+    generate: (source, request, opts) => runner.generate(source, request, opts),
     close: () => runner.close(),
   };
 }

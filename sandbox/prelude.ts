@@ -14,13 +14,15 @@
  *   handed to `hostLog`; the host keeps a bounded number of bounded lines;
  * - replaces `Math.random` with a fixed-seed generator, so a checker that draws random
  *   numbers still gives the same verdict for the same input (`Date` is QuickJS's own and
- *   reads the clock: checkers may compare dates with today);
+ *   reads the clock: checkers may compare dates with today); a generator.js call starts it
+ *   from the world's seed instead (`reseed`), so each world draws its own numbers;
  * - returns, out of reach of checker.js, the helpers the worker uses afterwards, captured
  *   before checker.js can replace any global: `parse` (JSON.parse, for the input),
  *   `serialize` (the result as JSON text; values JSON cannot carry — undefined, NaN,
  *   ±Infinity, functions, symbols, bigints — become `{"\u0000dvergr": "<what it was>"}`
- *   so the host can name them) and `describe` (a thrown value as JSON text:
- *   `{kind, isError, name, message, stack, text}`, every part read defensively).
+ *   so the host can name them), `describe` (a thrown value as JSON text:
+ *   `{kind, isError, name, message, stack, text}`, every part read defensively) and
+ *   `reseed` (starts `Math.random` from a number: a generate call's world seed).
  */
 export const PRELUDE_SOURCE = `(function (hostLog, hostEdn) {
   "use strict";
@@ -149,5 +151,8 @@ export const PRELUDE_SOURCE = `(function (hostLog, hostEdn) {
     }
     try { return stringify(out); } catch (_) { return '{"kind":"unknown","isError":false}'; }
   }
-  return { parse: parse, serialize: serialize, describe: describe };
+  function reseed(s) {
+    seed = typeof s === "number" && finite(s) ? s | 0 : seed;
+  }
+  return { parse: parse, serialize: serialize, describe: describe, reseed: reseed };
 })`;

@@ -5,8 +5,11 @@
  */
 import type { CheckerFault } from "../core/checker.ts";
 
-/** Which function of a checker a call runs (`judge-requests` in checker.clj). */
-export type CheckerFunction = "check" | "judgeRequests";
+/**
+ * Which function of a checker a call runs (`judge-requests` in checker.clj); `generate` is
+ * generator.js's, run in the same sandbox.
+ */
+export type CheckerFunction = "check" | "judgeRequests" | "generate";
 
 /** Host → worker, once: how large its WebAssembly memory and QuickJS stack may grow. */
 export interface InitMessage {

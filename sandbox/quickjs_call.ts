@@ -43,6 +43,14 @@ export const MAX_PREPARED_BYTES = 64 * 1024 * 1024;
 
 type Phase = "setup" | "module" | "call" | "result";
 
+/** The prelude's functions, captured before any checker code ran. */
+interface Helpers {
+  parse: QuickJSHandle;
+  serialize: QuickJSHandle;
+  describe: QuickJSHandle;
+  reseed: QuickJSHandle;
+}
+
 interface Described {
   kind: string;
   isError: boolean;
@@ -60,6 +68,8 @@ interface CallState {
   refusedImports: string[];
   /** The checker was loaded (not found prepared) in this call. */
   loaded: boolean;
+  /** The file the call's source is: "checker.js", or "generator.js" for `generate`. */
+  file: string;
 }
 
 /** A checker loaded into the context, with the memory state right after it loaded. */
@@ -80,11 +90,7 @@ export class QuickJSSandbox {
   private readonly rt: QuickJSRuntime;
   private readonly ctx: QuickJSContext;
   private readonly snapshots: SnapshotMemory;
-  private readonly helpers: {
-    parse: QuickJSHandle;
-    serialize: QuickJSHandle;
-    describe: QuickJSHandle;
-  };
+  private readonly helpers: Helpers;
   private readonly base: MemorySnapshot;
   private readonly prepared: PreparedCache<Prepared>;
   private state: CallState = newState(Number.MAX_SAFE_INTEGER);
@@ -109,7 +115,9 @@ export class QuickJSSandbox {
     this.rt.setModuleLoader((name) => {
       this.state.refusedImports.push(name);
       return {
-        error: new Error(`checker.js cannot import "${name}": the sandbox loads no modules`),
+        error: new Error(
+          `${this.state.file} cannot import "${name}": the sandbox loads no modules`,
+        ),
       };
     });
     this.helpers = this.installPrelude();
@@ -131,7 +139,7 @@ export class QuickJSSandbox {
    * checker loaded, and reports a JSON result or a fault.
    */
   call(req: CallRequest): CallReport {
-    this.state = newState(Date.now() + req.timeoutMs);
+    this.state = newState(Date.now() + req.timeoutMs, sourceFile(req.fn));
     let outcome: CallOutcome;
     try {
       outcome = new CheckerCall(this, req).run();
@@ -145,9 +153,9 @@ export class QuickJSSandbox {
         outcome: {
           ok: false,
           fault: "crashed",
-          message: `The sandbox crashed while running the checker: ${errorText(e)}${
-            stack ? " (too deeply nested code or data?)" : ""
-          }`,
+          message: `The sandbox crashed while running ${
+            req.fn === "generate" ? "generator.js" : "the checker"
+          }: ${errorText(e)}${stack ? " (too deeply nested code or data?)" : ""}`,
         },
         logs: this.state.logs,
         poisoned: true,
@@ -186,7 +194,7 @@ export class QuickJSSandbox {
     }
     this.state.loaded = true;
     this.snapshots.restore(this.base);
-    const evaluated = this.ctx.evalCode(source, "checker.js", { type: "module" });
+    const evaluated = this.ctx.evalCode(source, this.state.file, { type: "module" });
     if (evaluated.error) fail(evaluated.error);
     const exports = settle(evaluated.value);
     const snapshot = this.snapshots.take();
@@ -249,12 +257,18 @@ export class QuickJSSandbox {
       parse: this.keep(ctx.getProp(obj, "parse")),
       serialize: this.keep(ctx.getProp(obj, "serialize")),
       describe: this.keep(ctx.getProp(obj, "describe")),
+      reseed: this.keep(ctx.getProp(obj, "reseed")),
     };
   }
 }
 
-function newState(deadline: number): CallState {
-  return { deadline, interrupted: false, logs: [], refusedImports: [], loaded: false };
+function newState(deadline: number, file = "checker.js"): CallState {
+  return { deadline, interrupted: false, logs: [], refusedImports: [], loaded: false, file };
+}
+
+/** The file whose source a call runs: generator.js for `generate`, else checker.js. */
+export function sourceFile(fn: CallRequest["fn"]): string {
+  return fn === "generate" ? "generator.js" : "checker.js";
 }
 
 /**
@@ -265,18 +279,21 @@ class CheckerCall {
   private readonly ctx: QuickJSContext;
   private readonly rt: QuickJSRuntime;
   private readonly setup: CallSetup;
-  private readonly helpers: {
-    parse: QuickJSHandle;
-    serialize: QuickJSHandle;
-    describe: QuickJSHandle;
-  };
+  private readonly helpers: Helpers;
   private readonly state: CallState;
   private readonly who: string;
+  /** "checker.js" or "generator.js". */
+  private readonly file: string;
 
   constructor(private readonly sandbox: QuickJSSandbox, private readonly req: CallRequest) {
     ({ ctx: this.ctx, rt: this.rt, setup: this.setup, helpers: this.helpers, state: this.state } =
       sandbox.parts);
-    this.who = req.fn === "check" ? "The checker" : "The checker's judgeRequests";
+    this.file = sourceFile(req.fn);
+    this.who = req.fn === "check"
+      ? "The checker"
+      : req.fn === "generate"
+      ? "generator.js's generate"
+      : "The checker's judgeRequests";
   }
 
   run(): CallOutcome {
@@ -302,6 +319,11 @@ class CheckerCall {
     const parsed = ctx.callFunction(helpers.parse, ctx.undefined, inputText);
     if (parsed.error) this.failWith(parsed.error, "setup");
     const input = parsed.value;
+    if (this.req.fn === "generate") {
+      // Each world draws its own Math.random numbers, the same ones every time.
+      const reseeded = ctx.callFunction(helpers.reseed, ctx.undefined, ctx.getProp(input, "seed"));
+      if (reseeded.error) this.failWith(reseeded.error, "setup");
+    }
 
     const fn = ctx.getProp(exports, this.req.fn);
     const fnType = ctx.typeof(fn);
@@ -312,12 +334,12 @@ class CheckerCall {
       throw new Fault(
         "no-check",
         fnType === "undefined"
-          ? `checker.js exports no \`${this.req.fn}\` function${
+          ? `${this.file} exports no \`${this.req.fn}\` function${
             onlyDefault
               ? ` (it has a default export; export the function by name: \`export function ${this.req.fn}(input)\`)`
               : ""
           }`
-          : `checker.js exports \`${this.req.fn}\` but it is ${article(fnType)}, not a function`,
+          : `${this.file} exports \`${this.req.fn}\` but it is ${article(fnType)}, not a function`,
       );
     }
 
@@ -361,7 +383,7 @@ class CheckerCall {
         throw new Fault(
           "timeout",
           phase === "module"
-            ? "checker.js never finished loading: its top-level await waits for a promise " +
+            ? `${this.file} never finished loading: its top-level await waits for a promise ` +
               "that nothing can settle (the sandbox has no timers or I/O)"
             : `${this.who} returned a promise that never settles: nothing is left to run ` +
               "(the sandbox has no timers or I/O)",
@@ -377,16 +399,19 @@ class CheckerCall {
     if (phase === "module") {
       return new Fault(
         "timeout",
-        `checker.js did not finish loading within ${this.req.timeoutMs}ms: its top level ` +
+        `${this.file} did not finish loading within ${this.req.timeoutMs}ms: its top level ` +
           "never ends",
       );
     }
-    return new Fault("timeout", `The checker did not finish within ${this.req.timeoutMs}ms`);
+    const who = this.req.fn === "generate" ? "generator.js" : "The checker";
+    return new Fault("timeout", `${who} did not finish within ${this.req.timeoutMs}ms`);
   }
 
   private noResult(): string {
     return this.req.fn === "check"
       ? "The checker returned no verdict"
+      : this.req.fn === "generate"
+      ? "generator.js's generate returned no world"
       : "judgeRequests returned no requests";
   }
 
@@ -397,7 +422,7 @@ class CheckerCall {
     if (this.state.interrupted) throw this.timeout(phase);
     const name = d.name ?? "";
     const message = d.message ?? "";
-    const where = checkerLine(d.stack);
+    const where = checkerLine(d.stack, this.file);
     // When not even the "out of memory" error can be allocated, QuickJS throws null; a
     // memory that grew to near its cap tells that null from a checker's own `throw null`.
     const exhausted = (name === "InternalError" &&
@@ -428,13 +453,17 @@ class CheckerCall {
       );
     }
     if (phase === "module" && name === "SyntaxError") {
-      throw new Fault("syntax", `checker.js has a syntax error: ${message}${where}`);
+      throw new Fault("syntax", `${this.file} has a syntax error: ${message}${where}`);
     }
     if (phase === "module" && this.state.refusedImports.length > 0) {
       throw new Fault(
         "syntax",
-        `checker.js cannot import ${this.state.refusedImports.map((n) => `"${n}"`).join(", ")}: ` +
-          "a checker must be self-contained (the sandbox loads no modules; `edn` is a global)",
+        `${this.file} cannot import ${
+          this.state.refusedImports.map((n) => `"${n}"`).join(", ")
+        }: ` +
+          `${
+            this.file === "checker.js" ? "a checker" : "a generator"
+          } must be self-contained (the sandbox loads no modules; \`edn\` is a global)`,
       );
     }
     if (phase === "result") {
@@ -443,7 +472,7 @@ class CheckerCall {
         `${this.noResult()}: it cannot be read as JSON: ${shown(d)}`,
       );
     }
-    const during = phase === "module" ? "checker.js threw while loading" : `${this.who} threw`;
+    const during = phase === "module" ? `${this.file} threw while loading` : `${this.who} threw`;
     throw new Fault("threw", `${during} ${shown(d)}${where}`);
   }
 
@@ -479,11 +508,11 @@ function shown(d: Described): string {
   return `a value that cannot be shown`;
 }
 
-/** " (checker.js line 3, column 7)" from the first checker.js frame of a stack, or "". */
-function checkerLine(stack: string | undefined): string {
-  const m = /checker\.js:(\d+)(?::(\d+))?/.exec(stack ?? "");
+/** " (checker.js line 3, column 7)" from the first frame of `file` in a stack, or "". */
+function checkerLine(stack: string | undefined, file: string): string {
+  const m = new RegExp(`${file.replace(".", "\\.")}:(\\d+)(?::(\\d+))?`).exec(stack ?? "");
   if (!m) return "";
-  return m[2] ? ` (checker.js line ${m[1]}, column ${m[2]})` : ` (checker.js line ${m[1]})`;
+  return m[2] ? ` (${file} line ${m[1]}, column ${m[2]})` : ` (${file} line ${m[1]})`;
 }
 
 function article(type: string): string {

@@ -3,7 +3,7 @@
  * requests of `judgeRequests`, read from the JSON text the sandbox produced.
  */
 import { z } from "zod";
-import type { JudgeRequest, Verdict } from "../core/checker.ts";
+import type { GeneratedWorld, JudgeRequest, Verdict } from "../core/checker.ts";
 
 /** How the sandbox marks a value JSON cannot carry (see sandbox/prelude.ts). */
 const MARK = "\u0000dvergr";
@@ -82,6 +82,49 @@ export function readJudgeRequests(json: string): Validated<JudgeRequest[]> {
     };
   }
   return { ok: true, value: r.data.map((q) => ({ id: q.id, prompt: q.prompt })) };
+}
+
+const WorldSchema = z.object({
+  files: z.record(z.string(), z.string({ error: TEXT }), {
+    error: "expected an object of world path → text",
+  }),
+}, { error: "expected an object with `files` and `gold`" });
+
+/**
+ * Reads a generated world from the JSON text of generator.js's `generate`: `{files: {path:
+ * text}, gold}` (extra keys dropped), gold any JSON value but null; a value JSON cannot carry
+ * (undefined, NaN, a function) anywhere in it is refused, naming where. World paths are
+ * checked by the caller (core/bundle/generator.ts).
+ */
+export function readGenerated(json: string): Validated<GeneratedWorld> {
+  const value = decode(json);
+  const no = (why: string) => ({
+    ok: false as const,
+    message: `generator.js's generate returned no world: ${why}`,
+  });
+  const r = WorldSchema.safeParse(value);
+  if (!r.success) return no(humanize(r.error, value));
+  const gold = (value as { gold?: unknown }).gold;
+  if (gold === undefined || gold === null || isMark(gold, "undefined")) {
+    return no("gold: missing (every world needs the gold its checker grades against)");
+  }
+  const bad = markIn(gold, "gold");
+  if (bad) return no(`${bad.path}: ${bad.what} cannot be gold (JSON cannot carry it)`);
+  return {
+    ok: true,
+    value: { files: Object.fromEntries(Object.entries(r.data.files)), gold },
+  };
+}
+
+/** The first value JSON could not carry inside `v` (a sandbox mark), with its path. */
+function markIn(v: unknown, path: string): { path: string; what: string } | null {
+  if (typeof v === "symbol") return { path, what: v.description ?? "a value" };
+  if (v === null || typeof v !== "object") return null;
+  for (const [k, x] of Object.entries(v)) {
+    const found = markIn(x, Array.isArray(v) ? `${path}[${k}]` : `${path}.${k}`);
+    if (found) return found;
+  }
+  return null;
 }
 
 /** JSON text to a value, with the sandbox's marks turned into symbols naming the value. */

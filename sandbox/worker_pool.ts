@@ -194,7 +194,9 @@ function onHang<O>(p: Pool<O>, slot: Slot<O>): void {
     head &&
       fault(
         "timeout",
-        `The checker did not finish within ${head.timeoutMs}ms${p.spec.timeoutSuffix}`,
+        `${
+          head.fn === "generate" ? "generator.js" : "The checker"
+        } did not finish within ${head.timeoutMs}ms${p.spec.timeoutSuffix}`,
       ),
     true,
   );
@@ -295,7 +297,9 @@ function submit<O>(
     );
     return done;
   }
-  job.key = checkerKey(source);
+  // generator.js is loaded under its own name: never the prepared module of a checker.js
+  // whose text happens to be the same.
+  job.key = checkerKey(fn === "generate" ? `generator.js\u0000${source}` : source);
   p.queue.push(job);
   pump(p);
   return done;

@@ -11,6 +11,7 @@
 import { checkRange } from "../ranges.ts";
 import { DvergrError } from "../errors.ts";
 import type { Bundle } from "../bundle/types.ts";
+import type { GeneratedIdentity, Split } from "../bundle/generator.ts";
 import { fillTask } from "../bundle/task.ts";
 import type { Candidate } from "./candidate.ts";
 import { cellKey } from "./records.ts";
@@ -34,6 +35,11 @@ export interface ExperimentDefinition {
   budgetMicros: number;
   /** What grades besides the bundle's checker (the judge model); absent when nothing does. */
   verifier?: Record<string, unknown>;
+  /**
+   * The worlds its cases are, when generator.js made them: the generator's hash, the split,
+   * the count, the seed and a hash of the worlds (core/bundle/generator.ts).
+   */
+  generated?: GeneratedIdentity;
   /**
    * The experiment whose attempts' kept evidence this one grades again (`dvergr regrade`):
    * no candidate runs; absent for an experiment whose candidates ran.
@@ -79,6 +85,10 @@ export interface PlanOptions {
   cases?: number;
   /** Exactly these cases (bundle order). */
   caseIds?: string[];
+  /** With a generator: the split its `cases` worlds are of (default test). */
+  split?: Split;
+  /** With a generator: the seed its worlds' seeds are derived from (default 20261001). */
+  seed?: number;
   repetitions?: number;
   params?: Record<string, unknown>;
   timeoutMs?: number;
@@ -188,6 +198,7 @@ export function planExperiment(
     timeoutMs,
     budgetMicros,
     ...(opts.verifier ? { verifier: opts.verifier } : {}),
+    ...(bundle.generated ? { generated: bundle.generated } : {}),
   };
   const id = experimentId(definition);
   return { id, definition, cells: planCells(id, candidates, cases, repetitions) };

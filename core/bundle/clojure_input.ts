@@ -9,6 +9,7 @@ import { isEdnMap, Keyword, mapGet } from "../edn/values.ts";
 import type { EdnValue } from "../edn/values.ts";
 import { keywordized, type Tagged, toTagged } from "../edn/tagged.ts";
 import type { Bundle } from "./types.ts";
+import { caseOf } from "./case_of.ts";
 import type { CheckerInput, ClojureEdn } from "../checker.ts";
 
 interface ClojureParts {
@@ -41,6 +42,13 @@ function partsOf(bundle: Bundle): ClojureParts {
 
 function goldOf(bundle: Bundle, caseId: string | null | undefined): Tagged {
   const p = partsOf(bundle);
+  const generated = bundle.generated || bundle.files.has("generator.js")
+    ? caseOf(bundle, caseId ?? null)
+    : undefined;
+  if (generated && generated.gold !== null) {
+    // A generated world's gold is JSON: its object keys become keywords, as params' do.
+    return toTagged(keywordized(generated.gold) as EdnValue);
+  }
   const own = caseId ? tagged(p, bundle, caseId, `cases/${caseId}/gold.edn`) : null;
   // As for checker.js: a case without gold (or with gold nil) gets the bundle's.
   return own !== null ? own : tagged(p, bundle, "", "gold.edn");

@@ -21,6 +21,7 @@ import {
   relativePathProblem,
 } from "./file_map.ts";
 import { sandboxNameProblems } from "./sandbox_names.ts";
+import { GENERATOR_FILE, readGeneratedCaseId } from "./generator.ts";
 import {
   calibrationSchema,
   certificationSchema,
@@ -189,15 +190,7 @@ function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } 
     });
   }
 
-  // fixtures or cases
-  const paths = [...files.keys()];
-  if (!paths.some((p) => p.startsWith("fixtures/") || p.startsWith("cases/"))) {
-    problems.push({
-      file: "fixtures/",
-      message:
-        "fixtures/ is empty and there are no cases/: every attempt's world would start with nothing",
-    });
-  }
+  problems.push(...worldSourceProblems(files));
 
   // other EDN files
   const gold = files.get("gold.edn");
@@ -248,6 +241,27 @@ function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } 
     a.file === b.file ? (a.line ?? 0) - (b.line ?? 0) : a.file < b.file ? -1 : 1
   );
   return { problems, parsed };
+}
+
+/** Where the worlds come from: fixtures/, cases/ or generator.js (beside fixtures/, not cases/). */
+function worldSourceProblems(files: FileMap): BundleProblem[] {
+  const paths = [...files.keys()];
+  const generator = files.has(GENERATOR_FILE);
+  if (generator && paths.some((p) => p.startsWith("cases/"))) {
+    return [{
+      file: GENERATOR_FILE,
+      message: "a bundle's worlds come from cases/ or from generator.js, not both: remove " +
+        "one (fixtures/ beside generator.js is shared by every generated world)",
+    }];
+  }
+  if (!generator && !paths.some((p) => p.startsWith("fixtures/") || p.startsWith("cases/"))) {
+    return [{
+      file: "fixtures/",
+      message: "fixtures/ is empty and there are no cases/ (nor a generator.js): every " +
+        "attempt's world would start with nothing",
+    }];
+  }
+  return [];
 }
 
 /** Reads calibration.edn (when the bundle has one) into `parsed`, its problems into `problems`. */
@@ -326,7 +340,17 @@ function readCases(files: FileMap, problems: BundleProblem[]): BundleCase[] {
 function checkCalibrationRefs(files: FileMap, parsed: Parsed, problems: BundleProblem[]): void {
   const text = files.get("calibration.edn") ?? "";
   const named = parsed.calibrationPlain?.case;
-  if (typeof named === "string" && !parsed.cases.some((k) => k.id === named)) {
+  if (typeof named === "string" && files.has(GENERATOR_FILE)) {
+    if (readGeneratedCaseId(named) === null) {
+      problems.push({
+        file: "calibration.edn",
+        field: ":case",
+        line: lineOf(text, [":case"]),
+        message: `names "${named}", which is no generated world: write gen-<split>-<index> ` +
+          `such as "gen-test-0000" (the world generate gives for that split and index)`,
+      });
+    }
+  } else if (typeof named === "string" && !parsed.cases.some((k) => k.id === named)) {
     problems.push({
       file: "calibration.edn",
       field: ":case",

@@ -79,8 +79,27 @@ export interface Bundle {
   web: Record<string, { title: string; body: string }> | null;
   /** Shared fixtures by world path. */
   fixtures: Record<string, string>;
-  /** Cases sorted by id (string order); empty for a single-environment bundle. */
+  /**
+   * Cases sorted by id (string order); empty for a single-environment bundle, and for a
+   * bundle with generator.js until its worlds are generated (core/bundle/generated_cases.ts).
+   */
   cases: BundleCase[];
+  /** Set once `cases` are generated worlds: what an experiment's definition records of them. */
+  generated?: GeneratedIdentity;
+}
+
+/** What an experiment's definition records of the worlds generator.js made for it. */
+export interface GeneratedIdentity {
+  file: "generator.js";
+  /** SHA-256 of generator.js. */
+  generator: string;
+  split: "train" | "test";
+  /** Worlds 0..count-1. */
+  count: number;
+  /** The benchmark seed each world's seed is derived from. */
+  seed: number;
+  /** SHA-256 over the worlds' own hashes: the worlds themselves, as generated. */
+  worlds: string;
 }
 
 /** One problem of a bundle's shape, located as precisely as known. */

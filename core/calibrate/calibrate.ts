@@ -9,6 +9,7 @@ import { checkerInputFor } from "../bundle/checker_input.ts";
 import type { Bundle, DamagedVariant } from "../bundle/types.ts";
 import type { CheckerRun, CheckerRunner } from "../checker.ts";
 import { type AutoCalibration, gradeMutations, judgeMutations } from "./auto.ts";
+import { withCalibrationWorld } from "../bundle/generated_cases.ts";
 
 export interface VariantResult {
   run: CheckerRun;
@@ -26,6 +27,11 @@ export interface CalibrationResult {
   problems: string[];
   /** With `auto`: the automatic mutations of the reference (their problems are in `problems`). */
   auto?: AutoCalibration;
+  /**
+   * The generated world it graded against (a bundle with generator.js): calibration.edn's
+   * `:case`, else `gen-test-0000`.
+   */
+  case?: string;
 }
 
 export interface CalibrateOptions {
@@ -40,9 +46,28 @@ export interface CalibrateOptions {
  * variants: a calibration without :damaged is then no problem.
  */
 export async function calibrate(
-  bundle: Bundle,
+  given: Bundle,
   runner: CheckerRunner,
   opts: CalibrateOptions = {},
+): Promise<CalibrationResult> {
+  const world = await withCalibrationWorld(given, runner);
+  if (world.problem !== undefined) {
+    return {
+      ok: false,
+      bundleId: given.id,
+      reference: null,
+      damaged: {},
+      problems: [world.problem],
+    };
+  }
+  const result = await calibrateBundle(world.bundle, runner, opts);
+  return world.case === undefined ? result : { ...result, case: world.case };
+}
+
+async function calibrateBundle(
+  bundle: Bundle,
+  runner: CheckerRunner,
+  opts: CalibrateOptions,
 ): Promise<CalibrationResult> {
   const cal = bundle.calibration;
   if (!cal || !cal.reference) {

@@ -11,6 +11,8 @@ import type { FileBundle } from "../bundle/file_map.ts";
 import type { Bundle } from "../bundle/types.ts";
 import { formatProblem, parseBundle } from "../bundle/parse.ts";
 import { goldProblems } from "./check.ts";
+import { withGeneratedCases } from "../bundle/generated_cases.ts";
+import { DEFAULT_GENERATOR_SEED, DEFAULT_SPLIT, generatorOf } from "../bundle/generator.ts";
 import type { CheckerRunner } from "../checker.ts";
 import type { TrustTier } from "../bench/records.ts";
 import { candidatesToRun, type CellStates, readCellStates } from "../bench/resume.ts";
@@ -39,6 +41,8 @@ export interface BenchmarkRequest extends PlanOptions {
   services: Services;
   bundle: FileBundle;
   specs: CandidateSpec[];
+  /** Runs the bundle's generator.js, when it has one (the checker's sandbox). */
+  runner?: CheckerRunner;
   home: Home;
   /**
    * The room to run in, where the bundle is `workflows/<bundle name>/` (a bundle named
@@ -114,7 +118,7 @@ export interface BenchmarkOutcome extends PreparedBenchmark {
  * fails now rather than inside a job.
  */
 export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedBenchmark> {
-  const bundle = parseBundle(req.bundle);
+  const bundle = await worldsOf(parseBundle(req.bundle), req);
   refuseCasesWithoutGold(bundle);
   const { home } = req;
   // Read before anything is written: a malformed home policy leaves no room behind.
@@ -175,6 +179,56 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     ...(stopping ? { stopping } : {}),
     webPolicy,
   };
+}
+
+/**
+ * The bundle with its generated worlds as cases when it has generator.js (`cases` worlds of
+ * `split`, from `seed`); refuses `split` and `seed` without a generator, `cases` on a bundle
+ * that has neither a generator nor cases, and a generator without `cases`.
+ */
+async function worldsOf(bundle: Bundle, req: BenchmarkRequest): Promise<Bundle> {
+  const { cases, split, seed } = req;
+  if (generatorOf(bundle) === null) {
+    if (split !== undefined || seed !== undefined) {
+      throw new DvergrError(
+        "USAGE",
+        `Cannot use ${split !== undefined ? "a split" : "a seed"} on bundle "${bundle.name}": ` +
+          "only generated worlds have splits and seeds, and it has no generator.js",
+        { hint: "Leave out --split and --seed (MCP: split, seed)" },
+      );
+    }
+    if (cases !== undefined && bundle.cases.length === 0) {
+      throw new DvergrError(
+        "USAGE",
+        `Cannot take ${cases} cases of bundle "${bundle.name}": it is one world (fixtures/, ` +
+          "no cases/ and no generator.js)",
+        {
+          hint: "Leave out --cases (MCP: cases), or add a generator.js exporting " +
+            "generate({seed, split, index, params}) to benchmark generated worlds",
+        },
+      );
+    }
+    return bundle;
+  }
+  if (req.caseIds !== undefined || cases === undefined) {
+    throw new DvergrError(
+      "USAGE",
+      req.caseIds !== undefined
+        ? `Cannot select cases by id in bundle "${bundle.name}": its worlds are generated`
+        : `Cannot benchmark bundle "${bundle.name}" without the number of worlds to generate`,
+      {
+        hint: "Give --cases N [--split train|test] [--seed S] (MCP: cases, split, seed): " +
+          "generator.js makes worlds 0..N-1 of the split (default test)",
+      },
+    );
+  }
+  if (!req.runner) throw new Error("prepareBenchmark: a generated bundle needs a runner");
+  return await withGeneratedCases(
+    bundle,
+    req.runner,
+    { split: split ?? DEFAULT_SPLIT, count: cases, seed: seed ?? DEFAULT_GENERATOR_SEED },
+    req.params,
+  );
 }
 
 /** A case whose checker would get gold nil (goldProblems) fails every cell: refused first. */

@@ -13,6 +13,8 @@ import { checkerInputFor } from "../bundle/checker_input.ts";
 import type { CheckerRun, CheckerRunner } from "../checker.ts";
 import { checkerFileLoadProblems, checkerLoadProblems } from "../bundle/checker_loads.ts";
 import { placeholderProblems } from "../bundle/task.ts";
+import { generatorProblems, withNamedWorld } from "../bundle/generated_cases.ts";
+import { generatorOf } from "../bundle/generator.ts";
 
 /** A bundle that has problems (with its content id), or the parsed bundle. */
 export type ShapeCheck =
@@ -30,7 +32,8 @@ export function shapeCheck(fb: FileBundle): ShapeCheck {
  * The shape check with the checker's load problems (loaded even when the EDN has problems),
  * else the shape check, then the task's placeholders that neither its :params nor `params` (the
  * command's) fill, and whether checker.js loads in the sandbox: a syntax error, an import or
- * a throw while loading is a problem with its line (the shape check reads it as text).
+ * a throw while loading is a problem with its line (the shape check reads it as text); and
+ * a generator.js's problems with the first world of every split (generatorProblems).
  */
 export async function loadCheck(
   runner: CheckerRunner,
@@ -50,6 +53,7 @@ export async function loadCheck(
     ...goldProblems(shape.bundle),
     ...placeholderProblems(shape.bundle, params),
     ...await checkerLoadProblems(shape.bundle, runner),
+    ...await generatorProblems(shape.bundle, runner, params),
   ];
   if (problems.length === 0) return shape;
   return { ok: false, name: fb.name, id: shape.bundle.id, problems };
@@ -88,6 +92,28 @@ export function answerCase(bundle: Bundle, requested?: string): string | null {
     );
   }
   return requested ?? bundle.calibration?.case ?? bundle.cases[0]?.id ?? null;
+}
+
+/**
+ * The bundle and case an answer is graded against: answerCase() for a bundle without a
+ * generator; for one with generator.js, the generated world `requested` names (else
+ * calibration.edn's :case, else gen-test-0000), made now and added as the bundle's case.
+ */
+export async function answerWorld(
+  bundle: Bundle,
+  runner: CheckerRunner,
+  requested?: string,
+): Promise<{ bundle: Bundle; caseId: string | null }> {
+  if (generatorOf(bundle) === null) return { bundle, caseId: answerCase(bundle, requested) };
+  const w = await withNamedWorld(bundle, runner, requested ?? bundle.calibration?.case);
+  if (w.problem !== undefined || w.case === undefined) {
+    throw usageError(
+      `Cannot grade the answer in a generated world of bundle "${bundle.name}": ${w.problem}`,
+      "Name a world as gen-<split>-<index> (--case gen-test-0000), and see `dvergr check` " +
+        "for generator.js's problems",
+    );
+  }
+  return { bundle: w.bundle, caseId: w.case };
 }
 
 /** The checker's verdict on an answer, with the case and the world paths it graded. */

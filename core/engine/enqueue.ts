@@ -28,7 +28,8 @@ type QueuedSources = NonNullable<QueuedRequest["sources"]>;
 /** The plan's options of a request, as the queue carries them. */
 function planOptionsOf(req: EnqueuedRequest): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of ["repetitions", "cases", "caseIds", "params", "timeoutMs", "budgetMicros"]) {
+  const keys = ["repetitions", "cases", "caseIds", "split", "seed", "params", "timeoutMs"];
+  for (const k of [...keys, "budgetMicros"]) {
     const v = (req as unknown as Record<string, unknown>)[k];
     if (v !== undefined) out[k] = v;
   }

@@ -210,6 +210,7 @@ async function runQueued(q: QueuedExperiment, opts: WorkerOptions): Promise<Ran 
     services: opts.services,
     bundle: files,
     specs: r.specs as CandidateSpec[],
+    runner: opts.runner,
     home,
     room: r.room,
     roomless: true,

@@ -13,12 +13,15 @@ import { limitsFrom, type ResourceLimits } from "../bench/resource_limits.ts";
 import { PARAM_TEXTS_DOC, paramRuleHelp, readParamFlag, readParamTexts } from "../bundle/params.ts";
 import type { CandidateKindForms, CandidateKinds, CandidateSpec } from "../ports/candidate_kind.ts";
 import { sourceProblem, type UserSources } from "../web/policy.ts";
+import { type Split, SPLITS } from "../bundle/generator.ts";
 
 /** How a field is written: as text on the command line, as JSON over MCP. */
 export type FieldValue =
   /** A number in a range of core/ranges.ts; MCP may allow less (`mcpMax`). */
   | { type: "number"; range: RangeName; mcpMax?: number }
   | { type: "text" }
+  /** One of a few words. */
+  | { type: "choice"; values: readonly string[] }
   /**
    * Texts: a repeatable flag (`repeat`) whose values may be comma-separated lists
    * (`commas`, naming an item for the error of an empty one); an array over MCP.
@@ -83,8 +86,24 @@ export const BENCHMARK_FIELDS = {
     flag: "cases",
     arg: "cases",
     meta: "N",
-    doc: "the first N cases of the fixed shuffle (seed 20261001)",
-    mcpDoc: "The first N cases of the fixed shuffle (default: all)",
+    doc: "the first N cases of the fixed shuffle (seed 20261001); with\n" +
+      "generator.js: the N worlds it makes (0..N-1 of {split})",
+    mcpDoc: "The first N cases of the fixed shuffle (default: all); with generator.js: " +
+      "the N worlds it makes (0..N-1 of split; needed)",
+  },
+  split: {
+    value: { type: "choice", values: SPLITS },
+    flag: "split",
+    arg: "split",
+    meta: "train|test",
+    doc: "with generator.js: which split's worlds (default test)",
+  },
+  seed: {
+    value: { type: "number", range: "seed" },
+    flag: "seed",
+    arg: "seed",
+    meta: "S",
+    doc: "with generator.js: the seed each world's seed is derived from\n(default 20261001)",
   },
   caseIds: {
     value: { type: "list", repeat: false, commas: "id" },
@@ -279,6 +298,7 @@ export type BenchmarkFieldName = keyof typeof BENCHMARK_FIELDS;
 
 type ValueOf<V extends FieldValue> = V extends { type: "number" } ? number
   : V extends { type: "text" } ? string
+  : V extends { type: "choice"; values: readonly (infer W)[] } ? W
   : V extends { type: "list" } ? string[]
   : V extends { type: "switch" } ? boolean
   : Record<string, string>;
@@ -354,6 +374,15 @@ function flagValue(f: BenchmarkField & { flag: string }, given: string | boolean
   const hint = "Run `dvergr benchmark --help`";
   if (v.type === "number") return readRangeText(v.range, given as string, `--${f.flag}`, hint);
   if (v.type === "switch" || v.type === "text") return given;
+  if (v.type === "choice") {
+    if (!v.values.includes(given as string)) {
+      throw usageError(
+        `Cannot use --${f.flag} "${given}": it is not one of ${v.values.join(", ")}`,
+        `Write --${f.flag} ${v.values.join(" or --" + f.flag + " ")}`,
+      );
+    }
+    return given;
+  }
   if (v.type === "params") {
     const texts: Record<string, string> = {};
     for (const t of given as string[]) {
@@ -420,6 +449,7 @@ function zodOf(f: BenchmarkField): z.ZodType {
     const n = r.integer ? z.number().int() : z.number();
     t = n.min(r.min).max(v.mcpMax ?? r.max);
   } else if (v.type === "text") t = z.string().min(1);
+  else if (v.type === "choice") t = z.enum(v.values as [string, ...string[]]);
   else if (v.type === "list") t = z.array(z.string().min(1));
   else if (v.type === "switch") t = z.boolean();
   else t = z.record(z.string().min(1), z.string());
@@ -463,6 +493,8 @@ export interface BenchmarkRequestFields {
   repetitions?: number;
   cases?: number;
   caseIds?: string[];
+  split?: Split;
+  seed?: number;
   parallel?: number;
   timeoutMs?: number;
   budgetMicros?: number;
@@ -493,6 +525,8 @@ export function benchmarkRequestOf(
     repetitions: input.repetitions,
     cases: input.cases,
     caseIds: input.caseIds,
+    ...(input.split !== undefined ? { split: input.split } : {}),
+    ...(input.seed !== undefined ? { seed: input.seed } : {}),
     parallel: input.parallel ?? 4,
     timeoutMs: input.timeoutMs,
     budgetMicros: budget === undefined ? undefined : Math.round(budget * 1_000_000),

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { DvergrError } from "../errors.ts";
 import { checkBundleName } from "../bundle/bundle_name.ts";
 import { parseBundle } from "../bundle/parse.ts";
-import { answerCase, gradeAnswer, loadCheck } from "../engine/check.ts";
+import { answerWorld, gradeAnswer, loadCheck } from "../engine/check.ts";
 import { contentId } from "../bundle/content_id.ts";
 import { PARAM_TEXTS_DOC, readParamTexts } from "../bundle/params.ts";
 import { calibrate } from "../calibrate/calibrate.ts";
@@ -181,16 +181,16 @@ export const catalogCheck = defineOp({
       }
       return summary;
     }
-    const caseId = answerCase(bundle, input.case);
+    const world = await answerWorld(bundle, ctx.runner, input.case);
     const files: Record<string, string> = {};
     for (const [p, text] of Object.entries(input.answer)) {
       files["/" + roomPath(p, "answer path")] = text;
     }
     return {
       ...summary,
-      verdict: await gradeAnswer(bundle, ctx.runner, {
+      verdict: await gradeAnswer(world.bundle, ctx.runner, {
         files,
-        caseId,
+        caseId: world.caseId,
         params,
         fetched: input.fetched,
         judgements: input.judgements,
@@ -440,6 +440,7 @@ export const catalogBenchmark = defineOp({
       room: input.room,
       home,
       env: ctx.env,
+      runner: ctx.runner,
     });
     const { bundle, plan, candidates, trust } = prepared;
 

@@ -42,6 +42,9 @@ export const calibrationFields = {
     ),
   ),
   problems: z.array(z.string()),
+  case: z.string().optional().describe(
+    "The generated world it graded against, for a bundle with generator.js (e.g. gen-test-0000)",
+  ),
   auto: typed<AutoCalibration>(
     z.looseObject({
       ok: z.boolean(),

@@ -41,6 +41,7 @@ function counting(inner: CheckerRunner): CheckerRunner & { calls: number } {
       return inner.check(...a);
     },
     judgeRequests: inner.judgeRequests,
+    generate: inner.generate,
     close: () => inner.close(),
   };
   return r;

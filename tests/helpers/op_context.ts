@@ -21,6 +21,7 @@ export function testOpContext(home: Home, runner: CheckerRunner, jobs?: JobRunne
 export const NO_RUNNER: CheckerRunner = {
   check: () => Promise.reject(new Error("these ops do not run checkers")),
   judgeRequests: () => Promise.reject(new Error("these ops do not run checkers")),
+  generate: () => Promise.reject(new Error("these ops do not run generators")),
   close() {},
 };
 

@@ -182,6 +182,10 @@ const SAME_REQUEST: { flags: string[]; args: Record<string, unknown> } = {
     "7",
     "--case-ids",
     "c1,c2",
+    "--split",
+    "train",
+    "--seed",
+    "42",
     "--parallel",
     "2",
     "--timeout-ms",
@@ -218,6 +222,8 @@ const SAME_REQUEST: { flags: string[]; args: Record<string, unknown> } = {
     repetitions: 3,
     cases: 7,
     case_ids: ["c1", "c2"],
+    split: "train",
+    seed: 42,
     parallel: 2,
     timeout_ms: 90000,
     budget_dollars: 0.25,
@@ -250,6 +256,8 @@ Deno.test("benchmarkRequestOf(): benchmark's flags and catalog_benchmark's argum
   assert.deepEqual(cli, mcp);
   assert.equal(cli.budgetMicros, 250_000);
   assert.deepEqual(cli.params, { x: "007", n: 3 });
+  assert.equal(cli.split, "train");
+  assert.equal(cli.seed, 42);
   assert.deepEqual(cli.stopWhenDecided, { alpha: 0.1, delta: 0.05 });
   assert.equal(cli.limits.memoryBytes, 2048 * 1024 * 1024);
   assert.deepEqual(cli.specs.map((s) => s.kind), ["builtin", "agent", "model", "model"]);
