@@ -4,6 +4,7 @@
  * of each comparison (core/bench/power_plan.ts): cases × repetitions for a fixed-size paired
  * interval, and the cells sequential stopping is expected to use.
  */
+import { generatorOf } from "../bundle/generator.ts";
 import { DvergrError } from "../errors.ts";
 import type { ExperimentDefinition } from "../bench/experiment.ts";
 import { foldGroupedHistory, HistoryFold } from "../bench/history_fold.ts";
@@ -98,7 +99,10 @@ export async function planFromPilot(
       experimentId: meta.id,
     }).baseline!;
   const bundle = await experimentBundle(home, meta).catch(() => null);
-  const casesAvailable = bundle === null ? null : Math.max(1, bundle.cases.length);
+  // A generator makes as many worlds as a benchmark asks for: no bound.
+  const casesAvailable = bundle === null || generatorOf(bundle) !== null
+    ? null
+    : Math.max(1, bundle.cases.length);
   return {
     experiment: meta.id,
     bundle: meta.bundleName,

@@ -32,6 +32,7 @@ import { experimentBundle, putBundleFiles } from "./experiment_bundle.ts";
 import { type ProgressEvent, runExperiment, type RunResult } from "./run_experiment.ts";
 import { currentRecords, scoreExperiment } from "./score_experiment.ts";
 import { regradeAttempt } from "./regrade_cell.ts";
+import { withGeneratedCases } from "../bundle/generated_cases.ts";
 
 export interface RegradeRequest {
   services: Services;
@@ -43,6 +44,8 @@ export interface RegradeRequest {
   env: (name: string) => string | undefined;
   /** Replaces parts of how the judge is reached (tests). */
   effects?: Partial<Omit<EffectsOptions, "env">>;
+  /** Makes the worlds of an experiment whose cases generator.js made. */
+  runner?: CheckerRunner;
 }
 
 /** A re-grade ready to run. */
@@ -105,9 +108,13 @@ export async function bundleAsRun(home: Home, meta: ExperimentMeta): Promise<Bun
  */
 export async function prepareRegrade(req: RegradeRequest): Promise<PreparedRegrade> {
   const { home, original } = req;
-  const bundle = parseBundle(req.bundle);
   const def = original.definition as unknown as ExperimentDefinition;
-  const originalBundle = await bundleAsRun(home, original);
+  const { originalBundle, bundle } = await generatedAgain(
+    req,
+    def,
+    await bundleAsRun(home, original),
+    parseBundle(req.bundle),
+  );
   const differs = taskDifferences(originalBundle, bundle, def);
   if (differs.length > 0) {
     throw new DvergrError(
@@ -126,10 +133,11 @@ export async function prepareRegrade(req: RegradeRequest): Promise<PreparedRegra
     { env: req.env, homeDir: home.dir, ...req.effects },
     req.services,
   );
-  const { verifier: _, regradeOf: __, ...rest } = def;
+  const { verifier: _, regradeOf: __, generated: ___, ...rest } = def;
   const definition: ExperimentDefinition = {
     ...rest,
     bundle: bundle.id,
+    ...(bundle.generated ? { generated: bundle.generated } : {}),
     ...(effects.identity ? { verifier: effects.identity } : {}),
     regradeOf: original.id,
   };
@@ -143,6 +151,37 @@ export async function prepareRegrade(req: RegradeRequest): Promise<PreparedRegra
     trust: await trustOf(home.state, bundle.id),
     effects,
     bundleFiles: await putBundleFiles(home.blobs, bundle.files),
+  };
+}
+
+/**
+ * For an experiment whose cases generator.js made: both bundles with those worlds made again
+ * (the same split, count, seed and params); the original's must be the worlds it ran (a hash
+ * in its definition), and the changed bundle's must pose the same task (taskDifferences
+ * compares their files; their gold may differ). Other experiments: the bundles as they are.
+ */
+async function generatedAgain(
+  req: RegradeRequest,
+  def: ExperimentDefinition,
+  originalBundle: Bundle,
+  bundle: Bundle,
+): Promise<{ originalBundle: Bundle; bundle: Bundle }> {
+  const g = def.generated;
+  if (!g) return { originalBundle, bundle };
+  if (!req.runner) throw new Error("prepareRegrade: generated worlds need a runner");
+  const set = { split: g.split, count: g.count, seed: g.seed };
+  const before = await withGeneratedCases(originalBundle, req.runner, set, def.params);
+  if (before.generated?.worlds !== g.worlds) {
+    throw new DvergrError(
+      "USAGE",
+      `Cannot re-grade experiment ${req.original.id}: its generator.js no longer makes the ` +
+        "worlds it ran (it is not deterministic), so their gold is not known",
+      { hint: "Make generate draw only from its seed (`dvergr check` compares two calls)" },
+    );
+  }
+  return {
+    originalBundle: before,
+    bundle: await withGeneratedCases(bundle, req.runner, set, def.params),
   };
 }
 

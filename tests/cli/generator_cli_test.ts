@@ -71,6 +71,10 @@ Deno.test("benchmark --cases 5 --split train twice: the same experiment and verd
   assert.equal(show.code, 0, show.err);
   for (let i = 0; i < 5; i++) assert.match(show.out, new RegExp(`gen-train-000${i}`));
   assert.doesNotMatch(show.out, /gen-test-/);
+  // A generator makes as many worlds as asked: the planner puts no bound on the cases.
+  const plan = await dvergr("plan", a.experiment, "--half-width", "0.2", "--home", home, "--json");
+  assert.equal(plan.code, 0, plan.err);
+  assert.equal((JSON.parse(plan.out) as { casesAvailable: number | null }).casesAvailable, null);
 
   // Another split is another experiment; the same over a fresh home resumes nothing but
   // finds the same id.

@@ -10,6 +10,7 @@ import { composeServices } from "../../../adapters/compose.ts";
 import { candidateKinds } from "../../../adapters/candidates/registry.ts";
 import { createCheckerPool } from "../../../sandbox/checker_pool.ts";
 import { benchmarkBundle, prepareBenchmark } from "../../../core/engine/benchmark.ts";
+import { regradeExperiment } from "../../../core/engine/regrade.ts";
 import type { FileBundle } from "../../../core/bundle/file_map.ts";
 import { DvergrError } from "../../../core/errors.ts";
 import { exitCodeOf } from "../../../cli/render.ts";
@@ -191,6 +192,59 @@ Deno.test("prepareBenchmark() refuses a failing generator and generated options 
     await refused({ bundle: oneWorld, seed: 3 }, "USAGE", /Cannot use a seed/);
     // Nothing was planned.
     assert.deepEqual(await home.state.listExperiments(), []);
+  } finally {
+    runner.close();
+    await home.close();
+  }
+});
+
+Deno.test("regradeExperiment() grades generated worlds again with their gold; another generator's worlds are another task", async () => {
+  const home = await memoryHome();
+  const runner = createCheckerPool({ workers: 1 });
+  const base = {
+    services: composeServices(),
+    home,
+    runner,
+    env: () => undefined,
+  };
+  try {
+    const bench = await benchmarkBundle({
+      ...base,
+      specs: SPECS,
+      isolation: "none",
+      bundle: generated(),
+      cases: 4,
+      split: "train",
+    });
+    const meta = (await home.state.getExperiment(bench.plan.id))!;
+    // A stricter checker: only worlds with an even n pass, which it reads from their gold.
+    const strict = CHECKER.replace("const right = ", "const right = gold.expected.n % 2 === 0 && ");
+    const regraded = await regradeExperiment({
+      ...base,
+      original: meta,
+      bundle: generated({ "checker.js": strict }),
+    });
+    assert.equal(regraded.scorecard.complete, true);
+    const odd = bench.bundle.cases.filter((c) =>
+      (c.gold as { expected: { n: number } }).expected.n % 2 !== 0
+    ).length;
+    assert.ok(odd > 0 && odd < 4, `odd worlds: ${odd}`);
+    assert.equal(regraded.comparison.passedToFailed, odd);
+    assert.equal(regraded.comparison.compared, 8);
+    assert.deepEqual(regraded.plan.definition.cases, bench.plan.definition.cases);
+    assert.equal(
+      regraded.plan.definition.generated!.worlds,
+      bench.plan.definition.generated!.worlds,
+    );
+    // A generator that makes other files poses another task.
+    await assert.rejects(
+      regradeExperiment({
+        ...base,
+        original: meta,
+        bundle: generated({ "generator.js": GENERATOR.replace('":"', '"/"') }),
+      }),
+      /poses another task \(case "gen-train-0000"'s fixtures/,
+    );
   } finally {
     runner.close();
     await home.close();
