@@ -44,6 +44,8 @@ export interface Slot<O> {
   inflight: Job<O>[];
   /** The watchdog of the first call in flight, or the start-up timer. */
   timer?: ReturnType<typeof setTimeout>;
+  /** The id of the boot image the worker's memory started from (Clojure workers), if known. */
+  baseId?: string;
 }
 
 /** The state of one pool, passed to each of its parts. */

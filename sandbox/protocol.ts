@@ -44,7 +44,18 @@ export interface CallMessage extends CallRequest {
   id: number;
 }
 
-export type HostMessage = InitMessage | CallMessage;
+/**
+ * Host → Clojure worker, after init: a checker image (sandbox/sci_image.ts) made on the
+ * same boot image, so the checker's first call here loads nothing; a worker that cannot
+ * use it ignores it.
+ */
+export interface PreparedMessage {
+  type: "prepared";
+  key: string;
+  image: Uint8Array;
+}
+
+export type HostMessage = InitMessage | CallMessage | PreparedMessage;
 
 /** A call that produced no result, and why. */
 export type Faulted = { ok: false; fault: CheckerFault; message: string };
@@ -82,4 +93,6 @@ export type WorkerMessage<O = CallOutcome> =
     id: number;
     /** The worker should be replaced to give its grown memory back. */
     recycle: boolean;
+    /** The checker image of the checker this call loaded, when the init asked for images. */
+    image?: Uint8Array;
   } & CallReport<O>);

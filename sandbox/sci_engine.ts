@@ -34,7 +34,7 @@ import type {
 } from "quickjs-emscripten-core";
 import type { CallReport, CallRequest, Faulted } from "./protocol.ts";
 import { LOOP_GUARD_SOURCE } from "./loop_guard.ts";
-import type { MemorySnapshot, SnapshotMemory } from "./wasm_snapshot.ts";
+import { type MemorySnapshot, SNAPSHOT_PAGE, type SnapshotMemory } from "./wasm_snapshot.ts";
 import { clip, errorText, Fault, mib } from "./fault_text.ts";
 import { openSnapshotRuntime, refuseOversized, type RuntimeLimits } from "./quickjs_runtime.ts";
 import type { PreparedCache } from "./quickjs_runtime.ts";
@@ -49,7 +49,7 @@ import {
 } from "./sci_boot_source.ts";
 import { FAST_EDN_CLJ, FAST_EDN_JS } from "./sci_fast_edn.ts";
 import { FAST_CORE_CLJ, FAST_CORE_JS } from "./sci_fast_core.ts";
-import { decodeImage, encodeImage } from "./sci_image.ts";
+import { decodeCheckerImage, decodeImage, encodeCheckerImage, encodeImage } from "./sci_image.ts";
 
 export interface SciEngineSetup extends RuntimeLimits {
   /**
@@ -256,6 +256,71 @@ export class SciEngine {
       base: this.base.bytes,
       prepared: [...this.prepared.values()].map((p) => p.snapshot.bytes),
     };
+  }
+
+  /**
+   * The checker image of a prepared checker (sandbox/sci_image.ts): its change to the base,
+   * for the host to keep; null when it is not prepared here.
+   */
+  checkerImage(key: string): Uint8Array | null {
+    const p = this.prepared.get(key);
+    const s = p?.snapshot;
+    if (!p || !s || !s.pages || s.base !== this.base) return null;
+    return encodeCheckerImage({
+      meta: {
+        format: 1,
+        key,
+        ns: p.ns,
+        check: p.check,
+        judge: p.judge,
+        gapEnd: s.gapEnd,
+        top: s.top,
+        pages: [...s.pages],
+      },
+      low: s.low,
+      high: s.high,
+    });
+  }
+
+  /**
+   * Takes a checker image made by an engine with the same base (one restored from the same
+   * boot image: the host pairs them) as the prepared checker `key`, so its first call loads
+   * nothing. Refused (false) when this engine did not start from a boot image, or the image
+   * is not one for `key` that fits this memory.
+   */
+  install(key: string, bytes: Uint8Array): boolean {
+    if (!this.restored || this.poisoned || this.prepared.has(key)) return false;
+    const { gapStart, gapEnd } = this.snapshots.layout;
+    const image = decodeCheckerImage(bytes, key, gapStart);
+    if (!image) return false;
+    const { meta, low, high } = image;
+    const shared = Math.min(meta.top, this.base.top) - gapEnd;
+    const tail = meta.top - (gapEnd + (shared & ~3));
+    let last = -1;
+    const fits = meta.gapEnd === gapEnd && shared >= 0 && tail >= 0 &&
+      meta.top <= this.snapshots.memory.buffer.byteLength &&
+      high.byteLength === meta.pages.length * SNAPSHOT_PAGE + tail &&
+      meta.pages.every((at) => {
+        const ok = at > last && at % SNAPSHOT_PAGE === 0 && at < shared;
+        last = at;
+        return ok;
+      });
+    if (!fits) return false;
+    this.prepared.set(key, {
+      snapshot: {
+        low,
+        high,
+        gapEnd,
+        top: meta.top,
+        bytes: low.byteLength + high.byteLength,
+        base: this.base,
+        pages: Uint32Array.from(meta.pages),
+      },
+      ns: meta.ns,
+      check: meta.check,
+      judge: meta.judge,
+    });
+    return true;
   }
 
   /** Whether a checker with this key is prepared in this engine. */

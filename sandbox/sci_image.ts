@@ -82,3 +82,69 @@ function validMeta(m: unknown): m is ImageMeta {
     (r.gapEnd as number) >= (r.gapStart as number) && Array.isArray(r.handles) &&
     r.handles.every(int);
 }
+
+/** What a checker image says about itself (a prepared checker, as its change to the base). */
+export interface CheckerImageMeta {
+  format: 1;
+  /** The checker's key (the SHA-256 of checker.clj). */
+  key: string;
+  ns: string;
+  check: "fn" | "value" | "none";
+  judge: "fn" | "value" | "none";
+  gapEnd: number;
+  top: number;
+  /** Offsets (from gapEnd) of the pages of `high` that differ from the base's. */
+  pages: number[];
+}
+
+/** A decoded checker image. */
+export interface CheckerImage {
+  meta: CheckerImageMeta;
+  low: Uint8Array;
+  high: Uint8Array;
+}
+
+/** A checker image's bytes: the same framing as a boot image's. */
+export function encodeCheckerImage(image: CheckerImage): Uint8Array {
+  const meta = new TextEncoder().encode(JSON.stringify(image.meta));
+  const out = new Uint8Array(4 + meta.byteLength + image.low.byteLength + image.high.byteLength);
+  new DataView(out.buffer).setUint32(0, meta.byteLength, true);
+  out.set(meta, 4);
+  out.set(image.low, 4 + meta.byteLength);
+  out.set(image.high, 4 + meta.byteLength + image.low.byteLength);
+  return out;
+}
+
+const KINDS = ["fn", "value", "none"];
+
+/**
+ * The checker image in `bytes` when they are one for `key` whose low part is `lowBytes`
+ * long; null otherwise. The pages are checked by the engine against its base.
+ */
+export function decodeCheckerImage(
+  bytes: Uint8Array,
+  key: string,
+  lowBytes: number,
+): CheckerImage | null {
+  try {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const metaLength = view.getUint32(0, true);
+    if (metaLength > 16 * 1024 * 1024 || 4 + metaLength + lowBytes > bytes.byteLength) {
+      return null;
+    }
+    const m = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + metaLength)));
+    const int = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+    const valid = typeof m === "object" && m !== null && m.format === FORMAT && m.key === key &&
+      typeof m.ns === "string" && KINDS.includes(m.check) && KINDS.includes(m.judge) &&
+      int(m.gapEnd) && int(m.top) && m.top >= m.gapEnd && Array.isArray(m.pages) &&
+      m.pages.every(int);
+    if (!valid) return null;
+    return {
+      meta: m as CheckerImageMeta,
+      low: bytes.subarray(4 + metaLength, 4 + metaLength + lowBytes),
+      high: bytes.subarray(4 + metaLength + lowBytes),
+    };
+  } catch {
+    return null;
+  }
+}

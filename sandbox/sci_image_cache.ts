@@ -1,8 +1,10 @@
 /**
  * Clojure workers' boot images kept on disk, so a new worker (in this process or the next
- * dvergr run) restores SCI's booted interpreter in ~0.1 s instead of booting it in 0.5–3 s
- * (sandbox/sci_image.ts says what an image is; the worker itself stays permission-less: the
- * host reads the image and sends it over the worker's stdin).
+ * dvergr run) restores SCI's booted interpreter in ~0.1 s instead of booting it in 0.5–3 s,
+ * and their checker images (a loaded checker.clj as its change to a boot image's memory,
+ * kept per boot image and checker), so its first call of a known checker loads nothing
+ * (sandbox/sci_image.ts says what the images are; the worker itself stays permission-less:
+ * the host reads the images and sends them over the worker's stdin).
  *
  * Where: `$XDG_CACHE_HOME/dvergr/sci-images`, else `$HOME/.cache/dvergr/sci-images`, a
  * directory only the user can enter (0700); nothing is kept without either variable. One
@@ -24,16 +26,22 @@ import { VERSION } from "../core/version.ts";
 
 /** Where a pool finds and keeps the boot image of its Clojure workers. */
 export interface BootImageStore {
-  /** The image kept, checked; null when none is (or it is not whole). */
-  load(): Promise<Uint8Array | null>;
-  /** Keeps `image` for the next workers; never throws. */
-  save(image: Uint8Array): Promise<void>;
+  /** The image kept, checked, with its id (its SHA-256); null when none is (or not whole). */
+  load(): Promise<{ image: Uint8Array; id: string } | null>;
+  /** Keeps `image` for the next workers; never throws. Its id, and the write under way. */
+  save(image: Uint8Array): { id: string; written: Promise<void> };
+  /** The checker image of checker `key` made on boot image `baseId`, checked; or null. */
+  loadChecker(baseId: string, key: string): Promise<Uint8Array | null>;
+  /** Keeps a checker image (unless one is kept for the pair); never throws. */
+  saveChecker(baseId: string, key: string, image: Uint8Array): Promise<void>;
 }
 
 const MAGIC = new TextEncoder().encode("DVSCIMG1");
 const HEADER = MAGIC.byteLength + 32 + 8;
 /** Images of other identities kept beside the current one (other checkouts, versions). */
 const KEEP_FILES = 4;
+/** Checker images kept (the most recently written). */
+const KEEP_CHECKER_FILES = 64;
 
 let identity: string | null = null;
 
@@ -70,10 +78,30 @@ export function sciImageDir(): string | null {
 export function sciImageStore(dir: string | null = sciImageDir()): BootImageStore | null {
   if (dir === null) return null;
   const file = join(dir, `${sandboxIdentity()}.img`);
+  const checkerFile = (baseId: string, key: string) =>
+    join(dir, `${baseId.slice(0, 32)}-${key.slice(0, 32)}.ckimg`);
   return {
-    load: () => readImage(file),
-    save: (image) => writeImage(dir, file, image),
+    async load() {
+      const image = await readImage(file);
+      return image ? { image, id: hex(digest(image)) } : null;
+    },
+    save(image) {
+      const hash = digest(image);
+      return { id: hex(hash), written: writeImage(dir, file, image, hash, ".img", KEEP_FILES) };
+    },
+    loadChecker: (baseId, key) => readImage(checkerFile(baseId, key)),
+    saveChecker(baseId, key, image) {
+      const target = checkerFile(baseId, key);
+      return Deno.stat(target).then(
+        () => {}, // Kept already (made on the same base, so the same).
+        () => writeImage(dir, target, image, digest(image), ".ckimg", KEEP_CHECKER_FILES),
+      );
+    },
   };
+}
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function digest(bytes: Uint8Array): Uint8Array {
@@ -101,14 +129,21 @@ export async function readImage(file: string): Promise<Uint8Array | null> {
   return image;
 }
 
-async function writeImage(dir: string, file: string, image: Uint8Array): Promise<void> {
+async function writeImage(
+  dir: string,
+  file: string,
+  image: Uint8Array,
+  hash: Uint8Array,
+  suffix: string,
+  keep: number,
+): Promise<void> {
   const tmp = `${file}.${crypto.randomUUID()}.tmp`;
   try {
     await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
     await Deno.chmod(dir, 0o700);
     const head = new Uint8Array(HEADER);
     head.set(MAGIC, 0);
-    head.set(digest(image), MAGIC.byteLength);
+    head.set(hash, MAGIC.byteLength);
     const view = new DataView(head.buffer);
     view.setUint32(MAGIC.byteLength + 32, image.byteLength % 2 ** 32, true);
     view.setUint32(MAGIC.byteLength + 36, Math.floor(image.byteLength / 2 ** 32), true);
@@ -120,7 +155,7 @@ async function writeImage(dir: string, file: string, image: Uint8Array): Promise
       f.close();
     }
     await Deno.rename(tmp, file);
-    await prune(dir, file);
+    await prune(dir, file, suffix, keep);
   } catch {
     // Not kept: the next worker boots SCI and offers its image again.
     await Deno.remove(tmp).catch(() => {});
@@ -132,15 +167,15 @@ async function writeAll(f: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   while (at < bytes.byteLength) at += await f.write(bytes.subarray(at));
 }
 
-/** Removes the oldest images of other identities beyond KEEP_FILES. */
-async function prune(dir: string, keep: string): Promise<void> {
+/** Removes the oldest files ending in `suffix` but `kept`, beyond `keep` in all. */
+async function prune(dir: string, kept: string, suffix: string, keep: number): Promise<void> {
   const others: { path: string; mtime: number }[] = [];
   for await (const e of Deno.readDir(dir)) {
     const path = join(dir, e.name);
-    if (!e.isFile || path === keep || !e.name.endsWith(".img")) continue;
+    if (!e.isFile || path === kept || !e.name.endsWith(suffix)) continue;
     const mtime = (await Deno.stat(path)).mtime?.getTime() ?? 0;
     others.push({ path, mtime });
   }
   others.sort((a, b) => b.mtime - a.mtime);
-  for (const o of others.slice(KEEP_FILES - 1)) await Deno.remove(o.path).catch(() => {});
+  for (const o of others.slice(keep - 1)) await Deno.remove(o.path).catch(() => {});
 }

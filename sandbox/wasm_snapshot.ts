@@ -59,6 +59,7 @@ export interface MemorySnapshot {
 
 /** The unit in which a snapshot is compared with its base. */
 const PAGE = 4096;
+export const SNAPSHOT_PAGE = PAGE;
 
 /** Index one past the highest non-zero byte of `bytes`, or 0. */
 function usedEnd(bytes: Uint8Array): number {

@@ -94,12 +94,29 @@ function spawn<O>(p: Pool<O>): void {
   const init = { type: "init", memoryBytes: p.memoryBytes, stackBytes: p.stackBytes } as const;
   const images = p.spec.bootImages?.() ?? null;
   if (!images) return slot.worker.send(init);
+  // The checkers the queue waits for, whose images (made on the same boot image) let their
+  // first calls load nothing.
+  const keys = [...new Set(p.queue.map((j) => j.key))].slice(0, 4);
   // Read while the worker process starts; a worker gone meanwhile gets nothing.
-  void images.load().then((image) => {
+  void (async () => {
+    const base = await images.load();
+    const checkers = base
+      ? await Promise.all(
+        keys.map(async (key) => ({ key, image: await images.loadChecker(base.id, key) })),
+      )
+      : [];
     if (!p.slots.includes(slot)) return;
+    slot.baseId = base?.id;
     // A worker that cannot use the image (or got none) boots and sends its own back.
-    slot.worker.send(image ? { ...init, image, keepImage: true } : { ...init, keepImage: true });
-  });
+    slot.worker.send(
+      base ? { ...init, image: base.image, keepImage: true } : { ...init, keepImage: true },
+    );
+    for (const { key, image } of checkers) {
+      if (!image) continue;
+      slot.worker.send({ type: "prepared", key, image });
+      slot.keys.add(key);
+    }
+  })();
 }
 
 function remove<O>(p: Pool<O>, slot: Slot<O>, replaced: boolean): void {
@@ -162,7 +179,10 @@ function onMessage<O>(p: Pool<O>, slot: Slot<O>, msg: WorkerMessage<O>): void {
     p.workerPermissions = msg.permissions;
     p.lastBootMs = msg.bootMs;
     p.lastBootRestored = msg.restored === true;
-    if (msg.image) void p.spec.bootImages?.()?.save(msg.image);
+    // Booted rather than restored: its own image is its base (none sent: unknown).
+    if (!msg.restored) {
+      slot.baseId = msg.image ? p.spec.bootImages?.()?.save(msg.image).id : undefined;
+    }
     p.startMs = mean(p.startMs, performance.now() - slot.spawnedAt);
     pump(p);
   } else if (msg.type === "init-failed") {
@@ -175,6 +195,9 @@ function onMessage<O>(p: Pool<O>, slot: Slot<O>, msg: WorkerMessage<O>): void {
       p.callMs = mean(p.callMs, performance.now() - job.startedAt);
     }
     if (msg.loaded) p.counts.checkersLoaded++;
+    if (msg.image && job && slot.baseId) {
+      void p.spec.bootImages?.()?.saveChecker(slot.baseId, job.key, msg.image);
+    }
     if (msg.poisoned || msg.recycle) {
       retire(p, slot, undefined, true);
     } else if (slot.inflight.length > 0) {

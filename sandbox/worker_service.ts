@@ -24,6 +24,10 @@ export interface Engine<O> {
   restored?: boolean;
   /** The boot image it made, when the init asked for one (Clojure engines). */
   image?: Uint8Array | null;
+  /** The checker image of a prepared checker, or null (Clojure engines). */
+  checkerImage?(key: string): Uint8Array | null;
+  /** Takes a checker image as the prepared checker `key`, if it can (Clojure engines). */
+  install?(key: string, image: Uint8Array): boolean;
 }
 
 /** Boots a worker's engine in freshly loaded QuickJS; a throw is reported as "init-failed". */
@@ -41,11 +45,14 @@ export function createWorkerService<O extends { ok: boolean }>(
 ): (message: HostMessage) => Promise<void> {
   let engine: Engine<O> | undefined;
   let quickjs: LoadedQuickJS | undefined;
+  /** The host keeps images: each checker this worker loads is sent back as one. */
+  let keepImages = false;
 
   async function init(msg: InitMessage): Promise<void> {
     const started = performance.now();
     quickjs = await loadQuickJS(msg.memoryBytes);
     engine = boot(quickjs, msg);
+    keepImages = msg.keepImage === true;
     const image = engine.image ?? undefined;
     // Sent once: the worker need not keep its copy.
     engine.image = null;
@@ -73,10 +80,12 @@ export function createWorkerService<O extends { ok: boolean }>(
       return;
     }
     const report = engine.call(msg);
+    const image = keepImages && report.loaded ? engine.checkerImage?.(msg.key) : null;
     send({
       type: "result",
       id: msg.id,
       ...report,
+      ...(image ? { image } : {}),
       // Wasm memory never shrinks: a worker that grew past half its cap is replaced.
       recycle: quickjs.memory.buffer.byteLength > quickjs.capBytes / 2,
     });
@@ -91,6 +100,8 @@ export function createWorkerService<O extends { ok: boolean }>(
       }
     } else if (msg.type === "call") {
       call(msg);
+    } else if (msg.type === "prepared") {
+      engine?.install?.(msg.key, msg.image);
     }
   };
 }

@@ -49,6 +49,24 @@ Deno.test("SciEngine restores another engine's boot image: the same base, the sa
     assert.deepEqual(call(b.engine), { ok: true, edn: "{:checks {:first? true}, :reward 0.5}" });
   }
   assert.deepEqual(call(a.engine), call(b.engine));
+  // A checker loaded by one engine is taken prepared by an engine restored from its image.
+  const checker = a.engine.checkerImage("counter")!;
+  assert.ok(checker.byteLength < a.engine.image.byteLength / 4);
+  const c = await bootSci(256 * 1024, { image: a.engine.image });
+  assert.equal(c.engine.install("counter", checker), true);
+  const first = c.engine.call({
+    fn: "check",
+    key: "counter",
+    source: COUNTER,
+    input: INPUT,
+    timeoutMs: 30_000,
+  });
+  assert.equal(first.loaded, false);
+  assert.deepEqual(first.outcome, call(a.engine));
+  // Not for another key, not twice, not into an engine that booted SCI itself.
+  assert.equal(c.engine.install("other", checker), false);
+  assert.equal(c.engine.install("counter", checker), false);
+  assert.equal(a.engine.install("x", a.engine.checkerImage("counter")!), false);
   // The image of an engine with a deeper QuickJS stack: the restoring engine's limit holds.
   const deep = await bootSci(4 * 1024 * 1024, { keepImage: true });
   const shallow = await bootSci(256 * 1024, { image: deep.engine.image! });
@@ -83,11 +101,11 @@ Deno.test("The boot image store: written whole in a 0700 directory, read back on
     const store = sciImageStore(cache)!;
     assert.equal(await store.load(), null);
     const image = Uint8Array.from({ length: 100_000 }, (_, i) => i % 251);
-    await store.save(image);
+    await store.save(image).written;
     assert.equal((await Deno.stat(cache)).mode! & 0o777, 0o700);
     const [file] = [...Deno.readDirSync(cache)].map((e) => join(cache, e.name));
     assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
-    assert.deepEqual(await store.load(), image);
+    assert.deepEqual((await store.load())?.image, image);
     const kept = await Deno.readFile(file);
     const flipped = kept.slice();
     flipped[kept.byteLength - 5] ^= 1;
@@ -96,23 +114,23 @@ Deno.test("The boot image store: written whole in a 0700 directory, read back on
       assert.equal(await readImage(file), null);
     }
     // A bad file is replaced by the next image saved.
-    await store.save(image);
-    assert.deepEqual(await store.load(), image);
+    await store.save(image).written;
+    assert.deepEqual((await store.load())?.image, image);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });
 
-Deno.test("createClojurePool(): the first worker keeps SCI's boot image on disk and the next pool's worker restores it; a corrupt image is booted past and rewritten", async () => {
+Deno.test("createClojurePool(): the first worker keeps SCI's boot image and its checker's image on disk, and the next pool's worker restores both; a corrupt image is booted past and rewritten", async () => {
   const dir = await Deno.makeTempDir();
   const saved = Deno.env.get("XDG_CACHE_HOME");
   Deno.env.set("XDG_CACHE_HOME", dir);
   const images = join(dir, "dvergr", "sci-images");
-  const imageFile = async () => {
+  const imageFile = async (suffix: string) => {
     // Written after the worker's ready message: waited for, bounded.
     for (let i = 0; i < 600; i++) {
       try {
-        const f = [...Deno.readDirSync(images)].find((e) => e.name.endsWith(".img"));
+        const f = [...Deno.readDirSync(images)].find((e) => e.name.endsWith(suffix));
         if (f) return join(images, f.name);
       } catch {
         // Not there yet.
@@ -128,19 +146,22 @@ Deno.test("createClojurePool(): the first worker keeps SCI's boot image on disk 
       assert.equal(r.ok && r.verdict.reward, 0.5);
       const again = await pool.check(COUNTER, toTagged(new Map()));
       assert.equal(again.ok && again.verdict.reward, 0.5);
-      return pool.stats().lastBootRestored === true;
+      const s = pool.stats();
+      return { restored: s.lastBootRestored === true, loaded: s.checkersLoaded };
     } finally {
       pool.close();
     }
   };
   try {
-    assert.equal(await run(), false);
-    const file = await imageFile();
-    assert.equal(await run(), true);
+    assert.deepEqual(await run(), { restored: false, loaded: 1 });
+    const file = await imageFile(".img");
+    await imageFile(".ckimg");
+    // Restored, with the checker prepared from its image: nothing loaded.
+    assert.deepEqual(await run(), { restored: true, loaded: 0 });
     const bytes = await Deno.readFile(file);
     bytes[bytes.byteLength - 100] ^= 0xff;
     await Deno.writeFile(file, bytes);
-    assert.equal(await run(), false);
+    assert.deepEqual(await run(), { restored: false, loaded: 1 });
     // Rewritten by that worker: whole again.
     for (let i = 0; i < 600 && (await readImage(file)) === null; i++) {
       await new Promise((ok) => setTimeout(ok, 100));
