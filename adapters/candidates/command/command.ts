@@ -51,7 +51,7 @@ import {
   sandboxHostIdentity,
   stagedBwrapArgv,
 } from "./host_identity.ts";
-import { MARKS_FD, openSandboxMarks, type SandboxMarks } from "./sandbox_marks.ts";
+import { MARKS_FD, OPEN_MARKS_FD, type SandboxMarks, StderrMarks } from "./sandbox_marks.ts";
 import {
   type AttemptContext,
   type Candidate,
@@ -321,18 +321,18 @@ export function identityArgs(support: BwrapSupport, filterFd: string | null): st
 
 /**
  * The first process of an attempt, one shell that execs `argv` after it has made and joined
- * the attempt's cgroup, opened the marks FIFO for writing on MARKS_FD and the seccomp filter on
- * SECCOMP_FD (each where given). Exit 125 when any of them fails: no mark, so a sandbox that
- * did not start.
+ * the attempt's cgroup, opened the marks descriptor MARKS_FD (a copy of its stderr:
+ * sandbox_marks.ts) and the seccomp filter on SECCOMP_FD (each where asked). Exit 125 when any
+ * of them fails: no mark, so a sandbox that did not start.
  */
 export function launchArgv(
-  p: { cgroup: AttemptCgroup | null; marks: string | null; filter: string | null },
+  p: { cgroup: AttemptCgroup | null; marks: boolean; filter: string | null },
   argv: string[],
 ): string[] {
   const lines: string[] = [];
   if (p.cgroup) lines.push(p.cgroup.joinScript);
   // `command` keeps a failed redirection from ending the shell before `exit 125`.
-  if (p.marks) lines.push(`command exec ${MARKS_FD}>${shellQuote(p.marks)} || exit 125`);
+  if (p.marks) lines.push(OPEN_MARKS_FD);
   if (p.filter) lines.push(`command exec ${SECCOMP_FD}<${shellQuote(p.filter)} || exit 125`);
   if (lines.length === 0) return argv;
   return ["/bin/sh", "-c", `${lines.join("\n")}\nexec "$@"`, "dvergr-launch", ...argv];
@@ -340,6 +340,9 @@ export function launchArgv(
 
 /** Processes the supervisor and bwrap need beside the candidate's. */
 const SUPERVISOR_PROCESSES = 8;
+
+/** How long an ended sandbox's marks may take to be read (reached only if its stderr stays open). */
+const MARKS_BACKSTOP_MS = 60_000;
 
 /** How long the supervisor may take past the time limit and grace to pack the world. */
 const SUPERVISOR_MARGIN_MS = 30_000;
@@ -435,11 +438,22 @@ class Tail {
   }
 }
 
-async function drain(stream: ReadableStream<Uint8Array>, tail: Tail): Promise<void> {
+/** Reads `stream` into `tail`, the sandbox's marks (on stderr) taken out by `marks`. */
+async function drain(
+  stream: ReadableStream<Uint8Array>,
+  tail: Tail,
+  marks: StderrMarks | null = null,
+): Promise<void> {
   try {
-    for await (const chunk of stream) tail.push(chunk);
+    for await (const chunk of stream) {
+      const kept = marks ? marks.feed(chunk) : chunk;
+      if (kept.length > 0) tail.push(kept);
+    }
   } catch {
     // The process was killed mid-write: what was read is kept.
+  } finally {
+    const rest = marks?.end();
+    if (rest && rest.length > 0) tail.push(rest);
   }
 }
 
@@ -472,20 +486,20 @@ function sizedTmpfs(extra: string[], bytes: number): string[] {
 }
 
 /**
- * Host files of one sandboxed attempt, beside its world: the pack, the seccomp filter and the
- * supervisor's marks.
+ * Host files of one sandboxed attempt, beside its world: the pack and the seccomp filter; and
+ * the supervisor's marks, read from the attempt's stderr.
  */
 interface SandboxFiles {
   capture: string;
   /** Null where dvergr has no seccomp table for this architecture. */
   filter: string | null;
-  marks: SandboxMarks;
+  marks: StderrMarks;
 }
 
 /** Made per attempt in the attempt's own directory (never a shared path in /tmp). */
 async function sandboxFiles(dir: string): Promise<SandboxFiles> {
   const capture = await Deno.makeTempFile({ dir, prefix: "capture-" });
-  const marks = await openSandboxMarks(dir);
+  const marks = new StderrMarks();
   const bpf = seccompFilter(Deno.build.arch);
   if (!bpf) return { capture, filter: null, marks };
   const filter = await Deno.makeTempFile({ dir, prefix: "seccomp-" });
@@ -777,7 +791,7 @@ async function attemptArgv(
   if (typeof sandbox === "string") return sandbox;
   const inner = sandbox ? bwrapArgv(id, sandbox.options, sandbox.command) : shellArgv(s.spec);
   const limited = launchArgv(
-    { cgroup, marks: files?.marks.path ?? null, filter: files?.filter ?? null },
+    { cgroup, marks: files !== null, filter: files?.filter ?? null },
     [
       ...((await hasPrlimit())
         ? rlimitArgv(s.limits, {
@@ -813,7 +827,7 @@ function watchProcess(
   ctx: AttemptContext,
   child: Deno.ChildProcess,
   grouped: boolean,
-  marks: SandboxMarks | null,
+  marks: StderrMarks | null,
 ): WatchedProcess {
   const kill = (signal: Deno.Signal) => {
     try {
@@ -842,7 +856,7 @@ function watchProcess(
 
   const out = new Tail(s.tailBytes);
   const err = new Tail(s.tailBytes);
-  const drained = Promise.all([drain(child.stdout, out), drain(child.stderr, err)]);
+  const drained = Promise.all([drain(child.stdout, out), drain(child.stderr, err, marks)]);
   const feed = (async () => {
     const w = child.stdin.getWriter();
     try {
@@ -871,6 +885,16 @@ function watchProcess(
         new Promise((r) => timer = setTimeout(r, 2000)),
       ]);
       clearTimeout(timer);
+      // The marks came before anything the candidate wrote: every one there was is read once
+      // go was or the stream has ended (which the sandbox's end brings: no process of it is
+      // left to hold the pipe). A backstop only for a holder we do not know of.
+      if (marks) {
+        await Promise.race([
+          marks.settled(),
+          new Promise((r) => timer = setTimeout(r, MARKS_BACKSTOP_MS)),
+        ]);
+        clearTimeout(timer);
+      }
       return { status, endedAt };
     },
   };
@@ -960,7 +984,7 @@ function errorText(e: unknown): string {
 /**
  * What the sandbox writes or connects to on the host, given to its host uid `id` for the
  * attempt (objects the attempt made itself; never through a symlink): the pack, and the
- * gateway's directory and socket. The marks FIFO and the seccomp filter need not be: the
+ * gateway's directory and socket. The marks descriptor (a copy of stderr) and the seccomp filter need not be: the
  * launch shell opens them as root before it drops to `id`, as it joins the cgroup.
  */
 async function giveAttemptFiles(
@@ -1027,7 +1051,6 @@ async function runProcess(
     const marks = files?.marks ?? null;
     const watched = watchProcess(s, ctx, child, launch.grouped, marks);
     const { status, endedAt } = await watched.ended();
-    await marks?.close();
     // Every process of the attempt, however it detached, ends with it.
     const cgroupName = cgroup ? `cgroup v${cgroup.version}` : null;
     const exceeded: LimitName[] = cgroup ? await cgroup.end() : [];
@@ -1046,7 +1069,6 @@ async function runProcess(
     }, started);
   } finally {
     await cgroup?.close();
-    await files?.marks.close();
     if (files) await Deno.remove(files.capture).catch(() => {});
     if (files?.filter) await Deno.remove(files.filter).catch(() => {});
   }

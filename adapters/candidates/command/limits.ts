@@ -23,7 +23,7 @@
 import { join } from "node:path";
 import { worldPathSegments } from "../../world/world.ts";
 import { paxRecords, TAR_BLOCK, tarField, tarMember } from "../../../core/codecs/tar.ts";
-import { MARKS_FD } from "./sandbox_marks.ts";
+import { MARK, MARKS_FD } from "./sandbox_marks.ts";
 
 export {
   DEFAULT_LIMITS,
@@ -169,11 +169,14 @@ export function sealArgs(worldBytes: number): string[] {
  * follow, then their names, then how many capture directories (packRoots) follow, then
  * theirs, then the candidate's argv. It starts the helpers, seeds the writable directories
  * (those with something to seed), says `started` on the host's marks descriptor
- * (sandbox_marks.ts), and starts the candidate with the task on stdin in a subshell of its
- * own that waits for the helpers, says `go` on the marks descriptor, closes it, starts the time
- * limit (a timer that signals the supervisor) and only then execs the candidate's command: no
- * process of the candidate ever holds that descriptor, and the time limit counts from the
- * candidate's own start. It stops the candidate at the time limit, kills every other process
+ * (sandbox_marks.ts), waits for the helpers, says `go` on the marks descriptor and closes it,
+ * then starts the candidate's command with the task on stdin and the time limit beside it: a
+ * `sleep` whose end interrupts the supervisor's wait for the candidate (a trap on SIGCHLD:
+ * when the wait ends with the candidate still running and the timer gone, the time limit is
+ * reached; another child's end, the gateway's forwarder's, only waits again). No process of
+ * the candidate ever holds the marks descriptor, the time limit counts from the candidate's
+ * own start, and it is one process (a sleep), not a shell waiting on one. It stops the
+ * candidate at the time limit, kills every other process
  * of the sandbox's PID namespace (kill -1 spares only itself and bwrap's init), records how it
  * ended and whether a writable directory is full, and packs the capture directories into the
  * capture file: at most PACK_ENTRIES + 1 entries, so the host knows when there were more.
@@ -201,22 +204,30 @@ seeded() {
 for d in $dirs; do
   if seeded "${SEED}/$d"; then cp -a "${SEED}/$d/." "/$d/" || exit 125; fi
 done
-echo started >&${MARKS_FD} || exit 125
+echo '${MARK} started' >&${MARKS_FD} || exit 125
+cd / || exit 125
+eval "$ready"
+echo '${MARK} go' >&${MARKS_FD} || exit 125
+exec ${MARKS_FD}>&- 4<&0 </dev/null
 timed=0
-trap 'timed=1' USR1
-exec 4<&0
-(
-  cd / || exit 125
-  eval "$ready"
-  echo go >&${MARKS_FD} || exit 125
-  exec ${MARKS_FD}>&-
-  ( (sleep "$limit"; kill -USR1 $$) </dev/null >/dev/null 2>&1 4<&- & )
-  exec "$@" <&4 4<&-
-) &
+trap : CHLD
+"$@" <&4 4<&- &
 c=$!
-exec 4<&- </dev/null ${MARKS_FD}>&-
-wait $c
-st=$?
+LC_ALL=C sleep "$limit" >/dev/null 2>&1 4<&- &
+t=$!
+exec 4<&-
+while :; do
+  wait $c
+  st=$?
+  if ! kill -0 "$c" 2>/dev/null; then
+    if [ "$st" -gt 128 ]; then wait "$c"; st=$?; fi
+    break
+  fi
+  if ! kill -0 "$t" 2>/dev/null; then timed=1; break; fi
+done
+trap - CHLD
+kill -KILL "$t" 2>/dev/null
+wait "$t" 2>/dev/null
 if [ "$timed" = 1 ]; then kill -TERM -1 2>/dev/null; sleep "$grace"; fi
 kill -KILL -1 2>/dev/null
 i=0

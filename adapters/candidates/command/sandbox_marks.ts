@@ -1,172 +1,144 @@
 /**
- * The host's end of a sandboxed attempt's marks: a FIFO in the attempt's own directory
- * (outside the sandbox) on which the supervisor says, in order, `started` (the sandbox and its
- * seeds are ready) and `go` (the candidate's own command is starting now). Only our processes
- * ever hold its descriptor: the supervisor closes it before the candidate runs, bwrap's init
- * closes it, and the candidate cannot open the host's file. So what the candidate does cannot
- * undo a mark (a truncated or replaced pack does not make a sandbox that never started), and
- * the marks tell the host when the candidate's time starts (dvergr's setup, the gateway's
- * forwarder and the capture are not charged to it).
+ * The host's end of a sandboxed attempt's marks: on MARKS_FD, a copy of the attempt's stderr
+ * pipe that the launch shell makes (`exec 8>&2`), the supervisor says, in order, `started` (the
+ * sandbox and its seeds are ready) and `go` (the candidate's own command is starting now),
+ * each as a line ending in MARK and the word. The host reads them out of the stderr it reads
+ * anyway (no FIFO, no reader process of ours per attempt: two fewer processes, ~3.4 MiB, per
+ * concurrent attempt) and takes them out of what it keeps of stderr.
  *
- * Permissions: --allow-run (/bin/sh: mkfifo, cat), --allow-read and --allow-write of the
- * attempt's directory.
+ * Only our processes write to that pipe before `go`: bwrap, the supervisor, its seeding and
+ * the gateway's forwarder; the candidate's command starts after `go` and closes nothing of
+ * ours. So the candidate cannot make or undo a mark (lines after `go` are its output, whatever
+ * they say; a mark is never read twice), and the marks tell the host when the candidate's time
+ * starts (dvergr's setup, the gateway's forwarder and the capture are not charged to it).
+ * Marks are in the pipe before anything the candidate writes, so they are read whatever the
+ * machine's load.
+ *
+ * Permissions: none.
  */
 
 /** The descriptor the sandbox's supervisor writes its marks to. */
 export const MARKS_FD = "8";
 
+/** What ends a mark's line, before its word: `dvergr-sandbox-mark started`. */
+export const MARK = "dvergr-sandbox-mark";
+
+/** The launch shell's line that opens MARKS_FD: the attempt's stderr pipe. */
+export const OPEN_MARKS_FD = `exec ${MARKS_FD}>&2`;
+
 /** What the supervisor said, as it says it. */
 export interface SandboxMarks {
-  /** The FIFO, for `withMarksFd`. */
-  path: string;
   /** The supervisor ran (bwrap built the sandbox, the writable directories are seeded). */
   readonly started: boolean;
   /** When the candidate's own command started (performance.now()), else null. */
   readonly goAt: number | null;
   /** Calls `f` when the candidate's command starts (at once when it has). */
   onGo(f: () => void): void;
-  /** Reads what is left, stops reading and removes the FIFO. */
-  close(): Promise<void>;
+  /** Resolves once `go` was heard or the stream ended (every mark there was is read). */
+  settled(): Promise<void>;
 }
 
-/** At most this much of the FIFO is read: two short marks are all it should carry. */
-const MAX_MARK_BYTES = 4096;
+/** A line before `go` longer than this is no mark: it goes to the output as it is. */
+const MAX_LINE = 4096;
 
-/**
- * The reader's shell: makes the FIFO, opens it for reading and writing (an open that never
- * waits, and keeps the FIFO open for the sandbox's writer, whose own open then never waits
- * either), has `cat` copy it to the shell's stdout, says `made`, and then waits on its stdin,
- * a pipe only dvergr holds the other end of. When that pipe ends — dvergr closed it, or dvergr
- * died, however (kill -9 included) — the shell kills `cat` and exits: no process of ours
- * reading marks outlives dvergr.
- */
-const READER = `mkfifo -m 600 "$1" || exit 1
-exec 4<>"$1"
-cat <&4 4<&- &
-c=$!
-exec 4<&-
-echo made
-read -r _
-kill -9 "$c" 2>/dev/null
-exit 0`;
+const encoder = new TextEncoder();
+const STARTED = encoder.encode(`${MARK} started`);
+const GO = encoder.encode(`${MARK} go`);
+const NL = 0x0a;
 
-/** The line close() writes after the sandbox's marks: when it comes back, all have. */
-const END = "end";
-
-/**
- * Makes the FIFO of one attempt in `dir` and starts reading it. A small process of ours makes
- * it and copies what the sandbox writes to a pipe this process reads: a read of the FIFO itself
- * would hold one of Deno's few blocking threads for the whole attempt, and a few dozen attempts
- * at once would hold them all (every file operation of dvergr would then wait). That process
- * cannot outlive dvergr (READER).
- */
-export async function openSandboxMarks(dir: string): Promise<SandboxMarks> {
-  const path = `${dir}/marks-${crypto.randomUUID()}`;
-  const reader = new Deno.Command("/bin/sh", {
-    args: ["-c", READER, "dvergr-marks", path],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const lifeline = reader.stdin.getWriter();
-  let started = false;
-  let goAt: number | null = null;
-  const waiting: (() => void)[] = [];
-  let made: (ok: boolean) => void = () => {};
-  const ready = new Promise<boolean>((r) => made = r);
-  let heardEnd: () => void = () => {};
-  const ended = new Promise<void>((r) => heardEnd = r);
-  let closed = false;
-  const reading = (async () => {
-    let text = "";
-    let total = 0;
-    let first = true;
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of reader.stdout) {
-        total += chunk.length;
-        if (total > MAX_MARK_BYTES + 5) break;
-        text += decoder.decode(chunk, { stream: true });
-        let nl: number;
-        while ((nl = text.indexOf("\n")) >= 0) {
-          const line = text.slice(0, nl).trim();
-          text = text.slice(nl + 1);
-          if (first) {
-            first = false;
-            made(line === "made");
-          } else if (line === END && closed) heardEnd();
-          else if (line === "started") started = true;
-          else if (line === "go" && started && goAt === null) {
-            goAt = performance.now();
-            for (const f of waiting.splice(0)) f();
-          }
-        }
-      }
-    } catch {
-      // The reader was killed: what was read is kept.
-    } finally {
-      made(false);
-      heardEnd();
-    }
-  })();
-  const stderr = new Response(reader.stderr).text();
-  /** Ends the lifeline: the shell kills `cat` and exits. */
-  const stop = async () => {
-    await lifeline.close().catch(() => {});
-    await reader.status;
-    await reading;
-  };
-  if (!(await ready)) {
-    await stop();
-    throw new Error(`mkfifo failed: ${(await stderr).trim()}`);
+function endsWith(bytes: Uint8Array, end: number, suffix: Uint8Array): boolean {
+  if (end < suffix.length) return false;
+  for (let i = 0; i < suffix.length; i++) {
+    if (bytes[end - suffix.length + i] !== suffix[i]) return false;
   }
-  return {
-    path,
-    get started() {
-      return started;
-    },
-    get goAt() {
-      return goAt;
-    },
-    onGo(f) {
-      if (goAt !== null) f();
-      else waiting.push(f);
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      // The sandbox has ended, so what it wrote is in the FIFO before END: once `cat` has
-      // copied END back every mark has been read, however long the machine takes to run it
-      // (no timer decides it). Read and write: an open that never waits, even were the
-      // reader gone (then the reading has ended too).
-      const written = await Deno.open(path, { read: true, write: true }).then(async (f) => {
-        try {
-          await f.write(new TextEncoder().encode(`\n${END}\n`));
-          return true;
-        } finally {
-          f.close();
-        }
-      }).catch(() => false);
-      if (written) await ended;
-      await stop();
-      await stderr.catch(() => "");
-      await Deno.remove(path).catch(() => {});
-    },
-  };
+  return true;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
 
 /**
- * Runs `argv` with the marks FIFO `path` open for writing on MARKS_FD (exit 125 when it cannot
- * be opened: no mark, so a sandbox that did not start).
+ * The marks of one attempt, read from its stderr: `feed()` each chunk of the stream and keep
+ * what it returns (the stream without the marks' lines); `end()` at the stream's end.
  */
-export function withMarksFd(path: string, argv: string[]): string[] {
-  return [
-    "/bin/sh",
-    "-c",
-    // `command` keeps a failed redirection from ending the shell before `exit 125`.
-    `command exec ${MARKS_FD}>"$1" || exit 125; shift; exec "$@"`,
-    "dvergr-marks",
-    path,
-    ...argv,
-  ];
+export class StderrMarks implements SandboxMarks {
+  private _started = false;
+  private _goAt: number | null = null;
+  /** The bytes before `go` not yet ending in a newline. */
+  private pending: Uint8Array = new Uint8Array(0);
+  private done = false;
+  private readonly waiting: (() => void)[] = [];
+  private settle!: () => void;
+  private readonly whenSettled = new Promise<void>((r) => this.settle = r);
+
+  get started(): boolean {
+    return this._started;
+  }
+
+  get goAt(): number | null {
+    return this._goAt;
+  }
+
+  onGo(f: () => void): void {
+    if (this._goAt !== null) f();
+    else this.waiting.push(f);
+  }
+
+  settled(): Promise<void> {
+    return this.whenSettled;
+  }
+
+  /** Reads the marks in `chunk`; returns the rest of it (the output to keep). */
+  feed(chunk: Uint8Array): Uint8Array {
+    if (this.done) return chunk;
+    const bytes = concat(this.pending, chunk);
+    const kept: Uint8Array[] = [];
+    let at = 0;
+    for (let nl = bytes.indexOf(NL, at); nl >= 0 && !this.done; nl = bytes.indexOf(NL, at)) {
+      const mark = endsWith(bytes, nl, STARTED) ? STARTED : endsWith(bytes, nl, GO) ? GO : null;
+      if (mark === null) kept.push(bytes.subarray(at, nl + 1));
+      else {
+        // What stood before the mark on its line (another writer's text) is output.
+        const before = nl - mark.length;
+        if (before > at) kept.push(bytes.subarray(at, before), encoder.encode("\n"));
+        this.hear(mark === GO ? "go" : "started");
+      }
+      at = nl + 1;
+    }
+    let rest = bytes.subarray(at);
+    if (!this.done && rest.length > MAX_LINE) {
+      kept.push(rest);
+      rest = new Uint8Array(0);
+    }
+    if (this.done) {
+      kept.push(rest);
+      this.pending = new Uint8Array(0);
+    } else this.pending = rest.slice();
+    return kept.length === 1 ? kept[0] : kept.reduce(concat, new Uint8Array(0));
+  }
+
+  /** The stream ended: what was held back is output; every mark there was is read. */
+  end(): Uint8Array {
+    const rest = this.pending;
+    this.pending = new Uint8Array(0);
+    this.done = true;
+    this.settle();
+    return rest;
+  }
+
+  private hear(word: "started" | "go"): void {
+    if (word === "started") this._started = true;
+    else if (this._started && this._goAt === null) {
+      this._goAt = performance.now();
+      // Everything after go is the candidate's: no line of it is read as a mark.
+      this.done = true;
+      this.settle();
+      for (const f of this.waiting.splice(0)) f();
+    }
+  }
 }
