@@ -51,7 +51,7 @@ import {
   sandboxHostIdentity,
   stagedBwrapArgv,
 } from "./host_identity.ts";
-import { MARKS_FD, OPEN_MARKS_FD, type SandboxMarks, StderrMarks } from "./sandbox_marks.ts";
+import { OPEN_MARKS_FD, type SandboxMarks, StderrMarks } from "./sandbox_marks.ts";
 import {
   type AttemptContext,
   type Candidate,
@@ -984,8 +984,9 @@ function errorText(e: unknown): string {
 /**
  * What the sandbox writes or connects to on the host, given to its host uid `id` for the
  * attempt (objects the attempt made itself; never through a symlink): the pack, and the
- * gateway's directory and socket. The marks descriptor (a copy of stderr) and the seccomp filter need not be: the
- * launch shell opens them as root before it drops to `id`, as it joins the cgroup.
+ * gateway's directory and socket. The marks descriptor (a copy of stderr) and the seccomp
+ * filter need not be: the launch shell opens them as root before it drops to `id`, as it joins
+ * the cgroup.
  */
 async function giveAttemptFiles(
   id: HostIdentity,
