@@ -37,7 +37,7 @@ const SOCKET = "gateway.sock";
  * Part of every gated candidate's identity: bump `version` when the gateway changes what a
  * candidate can reach or how it is metered; the tools' version follows the registry.
  */
-export const WORLD_GATEWAY_IDENTITY = { version: 2, tools: WORLD_TOOLS_VERSION };
+export const WORLD_GATEWAY_IDENTITY = { version: 3, tools: WORLD_TOOLS_VERSION };
 
 /** The key a candidate holds instead of a real one. */
 export const DUMMY_KEY = "dvergr-gateway-holds-the-key";
@@ -342,6 +342,7 @@ export function gatewayOutcome(
       gateway: {
         modelRequests: f.requests,
         byModel: f.byModel,
+        toolUses: f.toolUses,
         stopped: f.stopped,
         unmetered: f.unmetered,
         upstreamProblem: f.upstreamProblem,

@@ -7,7 +7,9 @@
  * reservations at once, so however many run in parallel, what is spent plus what is held
  * never passes the budget. When a response ends its metered usage replaces the hold; a
  * response that ended without reporting usage, or was cut off, is charged its hold (or its
- * usage, when that is more). The request cap counts requests when they are reserved.
+ * usage, when that is more). The request cap counts requests when they are reserved. The
+ * provider's own tools (web search, web fetch: provider_tools.ts) add their fees: reserved for
+ * every use a request allows, charged for every use metered.
  *
  * Permissions: none.
  */
@@ -21,6 +23,8 @@ import {
   picoPerToken,
   picoToMicros,
 } from "../../core/models/cost.ts";
+import { addToolUses, feesPico, NO_TOOL_FEES, type ToolFees } from "./provider_tools.ts";
+import { NO_TOOL_USES, type ToolUses } from "./usage_meter.ts";
 
 /** A price pair: what a call is billed and what it costs at list price. */
 export interface Prices {
@@ -28,16 +32,20 @@ export interface Prices {
   list: ModelPrices;
 }
 
-/** The most a request can cost: its tokens at most. */
+/** The most a request can cost: its tokens at most, and its provider-side tools' uses. */
 export interface WorstCase {
   inputTokens: number;
   outputTokens: number;
+  /** Uses of the provider's tools allowed, and each one's fee. */
+  tools?: { uses: ToolUses; fees: ToolFees };
 }
 
 /** A request's reservation, held from before it is forwarded until its response ends. */
 export interface Hold {
   model: string;
   prices: Prices;
+  /** The fee of each use of the provider's tools. */
+  fees: ToolFees;
   bill: bigint;
   list: bigint;
 }
@@ -55,6 +63,8 @@ export interface Ending {
   accepted: boolean;
   /** The body stopped before its end (the attempt was over, the connection broke). */
   cut: boolean;
+  /** Uses of the provider's tools the response reported (none: none). */
+  tools?: ToolUses;
 }
 
 /** Picodollars per token of the dearest kind of input token (plain, cache read, cache write). */
@@ -62,10 +72,15 @@ function dearestInput(p: ModelPrices): bigint {
   return [p.input, p.cacheRead, p.cacheWrite].map(picoPerToken).reduce((a, b) => (a > b ? a : b));
 }
 
-/** The most `worst` can cost at `p`, picodollars. */
-export function worstPico(worst: WorstCase, p: ModelPrices): bigint {
+/** The most `worst` can cost at `p` (its tools' fees at `which`), picodollars. */
+export function worstPico(
+  worst: WorstCase,
+  p: ModelPrices,
+  which: "bill" | "list" = "list",
+): bigint {
+  const fees = worst.tools ? feesPico(worst.tools.uses, worst.tools.fees, which) : 0n;
   return BigInt(worst.inputTokens) * dearestInput(p) +
-    BigInt(worst.outputTokens) * picoPerToken(p.output);
+    BigInt(worst.outputTokens) * picoPerToken(p.output) + fees;
 }
 
 /**
@@ -81,11 +96,23 @@ export function outputThatFits(room: bigint, inputTokens: number, p: ModelPrices
   return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n);
 }
 
+/** ", and up to N web searches and M fetches" for a refusal's message. */
+function toolsText(worst: WorstCase): string {
+  const u = worst.tools?.uses;
+  if (!u || u.webSearch + u.webFetch === 0) return "";
+  return `, and up to ${u.webSearch} web searches and ${u.webFetch} web fetches of the ` +
+    `provider (their fees and results)`;
+}
+
 export class BudgetLedger {
   private readonly byModel = new Map<string, { usage: Usage; prices: Prices }>();
   private readonly held = new Set<Hold>();
   /** Charged beyond metered usage: holds kept for responses without usage. */
   private kept = { bill: 0n, list: 0n };
+  /** Fees of the provider's tools metered. */
+  private fees = { bill: 0n, list: 0n };
+  /** Uses of the provider's tools metered. */
+  toolUses: ToolUses = { ...NO_TOOL_USES };
   /** Requests reserved (forwarded or being forwarded). */
   requests = 0;
   /** Responses that carried no usage. */
@@ -101,7 +128,7 @@ export class BudgetLedger {
 
   /** Spent and held now, picodollars, at bill or list price. */
   committed(which: "bill" | "list"): bigint {
-    let total = this.kept[which];
+    let total = this.kept[which] + this.fees[which];
     for (const { usage, prices } of this.byModel.values()) total += costPico(usage, prices[which]);
     for (const h of this.held) total += h[which];
     return total;
@@ -127,8 +154,9 @@ export class BudgetLedger {
     const hold: Hold = {
       model,
       prices,
-      bill: worstPico(worst, prices.bill),
-      list: worstPico(worst, prices.list),
+      fees: worst.tools?.fees ?? NO_TOOL_FEES,
+      bill: worstPico(worst, prices.bill, "bill"),
+      list: worstPico(worst, prices.list, "list"),
     };
     const room = this.room();
     if (hold.list > room) {
@@ -139,8 +167,9 @@ export class BudgetLedger {
         message: `this attempt's budget of ${formatDollars(this.budgetMicros)} (list price) ` +
           `cannot pay for this request: it could cost up to ${
             formatDollars(picoToMicros(hold.list))
-          } (${worst.inputTokens} input tokens, estimated from its size, and ` +
-          `${worst.outputTokens} output tokens), and ${formatDollars(picoToMicros(room))} ` +
+          } (${worst.inputTokens} input tokens, estimated from its size, ` +
+          `${worst.outputTokens} output tokens${toolsText(worst)}), and ` +
+          `${formatDollars(picoToMicros(room))} ` +
           `is left (requests in flight hold their worst case until they end)`,
       };
     }
@@ -158,10 +187,18 @@ export class BudgetLedger {
       usage: addUsage(cur?.usage ?? { ...NO_USAGE }, end.usage),
     });
     if (end.accepted && !end.reported) this.unmetered++;
+    const uses = end.tools ?? NO_TOOL_USES;
+    this.toolUses = addToolUses(this.toolUses, uses);
+    const fees = {
+      bill: feesPico(uses, hold.fees, "bill"),
+      list: feesPico(uses, hold.fees, "list"),
+    };
+    this.fees.bill += fees.bill;
+    this.fees.list += fees.list;
     // Without a complete account of what the provider did, it may have billed the worst.
     if (end.accepted && (end.cut || !end.reported)) {
       for (const which of ["bill", "list"] as const) {
-        const extra = hold[which] - costPico(end.usage, hold.prices[which]);
+        const extra = hold[which] - costPico(end.usage, hold.prices[which]) - fees[which];
         if (extra > 0n) this.kept[which] += extra;
       }
     }

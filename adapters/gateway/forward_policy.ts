@@ -3,13 +3,16 @@
  * allow-lists, so that a field or header nobody looked at is not a way out.
  *
  * - Tools: the client's own (functions, and the provider-defined tools a client runs
- *   itself) go up. Tools the provider runs reach the network or the key holder's account
- *   (Anthropic `web_search_*`, `web_fetch_*`, `code_execution_*`, `tool_search_*`,
- *   `mcp_toolset`, the `mcp_servers` and `container` fields; OpenAI `web_search*`,
- *   `file_search`, `code_interpreter`, `computer_use*`, `mcp`, `image_generation`, Chat's
- *   `web_search_options`; a content part the provider would fetch from a URL): they go up
- *   only when the attempt's web is live and its policy refuses no host, since dvergr can
- *   neither hold them to a policy nor record them. A tool of a type not listed is refused.
+ *   itself) go up. Tools the provider runs reach the network or the key holder's account.
+ *   Those whose cost the gateway bounds and meters (Anthropic `web_search_*`, `web_fetch_*`,
+ *   `tool_search_*`; OpenAI `web_search*`, `computer_use*`; a content part the provider
+ *   would fetch from a URL: provider_tools.ts) go up only when the attempt's web is live and
+ *   its policy refuses no host, since dvergr can neither hold them to a policy nor record
+ *   them. Those whose cost it can neither bound before they run nor meter (Anthropic
+ *   `code_execution_*`, `mcp_toolset`, the `mcp_servers` and `container` fields; OpenAI
+ *   `file_search`, `code_interpreter`, `mcp`, `image_generation`, Chat's
+ *   `web_search_options`) are refused always: the budget could not hold them. A tool of a
+ *   type not listed is refused.
  * - A priority service tier or an hour-long prompt cache is refused: billed above the
  *   registry's prices, it would pass the budget's reservation.
  * - State kept at the provider under the key (`previous_response_id`, `conversation`,
@@ -34,17 +37,22 @@ const CLIENT_TOOLS: Record<ProviderApi, RegExp> = {
   "openai-responses": /^(function|custom|namespace|local_shell|shell|apply_patch)$/,
 };
 
-/** Tool types the provider runs: allowed only with an unrestricted web. */
+/** Tool types the provider runs, budgeted (provider_tools.ts): only with an unrestricted web. */
 const PROVIDER_TOOLS: Record<ProviderApi, RegExp> = {
-  "anthropic-messages":
-    /^((web_search|web_fetch|code_execution|tool_search_tool_[a-z0-9]+)_\d{8}|mcp_toolset)$/,
+  "anthropic-messages": /^(web_search|web_fetch|tool_search_tool_[a-z0-9]+)_\d{8}$/,
   "openai-chat": /^$/,
-  "openai-responses":
-    /^(web_search\w*|file_search|code_interpreter|computer_use\w*|mcp|image_generation)$/,
+  "openai-responses": /^(web_search\w*|computer_use\w*)$/,
 };
 
-/** Request fields the provider acts on by reaching the network: with an unrestricted web. */
-const PROVIDER_FIELDS: Record<ProviderApi, string[]> = {
+/** Tool types the provider runs whose cost cannot be bounded or metered: never. */
+const UNBUDGETED_TOOLS: Record<ProviderApi, RegExp> = {
+  "anthropic-messages": /^(code_execution_\d{8}|mcp_toolset)$/,
+  "openai-chat": /^$/,
+  "openai-responses": /^(file_search|code_interpreter|mcp|image_generation)$/,
+};
+
+/** Request fields the provider acts on at a cost that cannot be bounded or metered: never. */
+const UNBUDGETED_FIELDS: Record<ProviderApi, string[]> = {
   "anthropic-messages": ["mcp_servers", "container"],
   "openai-chat": ["web_search_options"],
   "openai-responses": [],
@@ -101,11 +109,11 @@ export function requestProblem(
   }
   const dearer = pricedAbove(api, body);
   if (dearer !== null) return `the request asks for ${dearer}`;
-  for (const f of PROVIDER_FIELDS[api]) {
-    if (body[f] !== undefined && body[f] !== null) {
-      const p = needsWeb(`the request's ${f}`);
-      if (p) return p;
-    }
+  const unbudgeted = (what: string) =>
+    `${what}, which the provider runs at a cost the gateway can neither bound before it runs ` +
+    `nor meter: the attempt's budget could not hold it, so it is not forwarded`;
+  for (const f of UNBUDGETED_FIELDS[api]) {
+    if (body[f] !== undefined && body[f] !== null) return unbudgeted(`the request's ${f}`);
   }
   if (parts.fetched > 0) {
     const p = needsWeb("an image given by URL");
@@ -120,6 +128,7 @@ export function requestProblem(
       if (p) return p;
       continue;
     }
+    if (UNBUDGETED_TOOLS[api].test(type)) return unbudgeted(`the provider's tool "${type}"`);
     return `a tool of type "${String(type).slice(0, 60)}", which the gateway does not forward`;
   }
   return null;

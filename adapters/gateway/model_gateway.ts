@@ -13,8 +13,9 @@
  *   and at list price (core/models/cost.ts).
  * - The attempt's budget (list price) holds against requests in parallel: a request is
  *   forwarded only once it holds a reservation of its worst case (budget_ledger.ts,
- *   request_limits.ts), its output limit cut to what the budget can pay; the metered usage
- *   replaces the reservation when its response ends. A request the budget cannot pay for,
+ *   request_limits.ts, and the provider's own web tools: provider_tools.ts), its output
+ *   limit cut to what the budget can pay; the metered usage (and tool fees) replaces the
+ *   reservation when its response ends. A request the budget cannot pay for,
  *   or past the request cap, is answered 400 in the provider's own error format, which the
  *   agent CLIs treat as final.
  * - The attempt's share of the provider (provider_share.ts): at most four requests in flight
@@ -33,7 +34,8 @@
 import type { Usage } from "../../core/bench/candidate.ts";
 import { NO_USAGE } from "../../core/bench/candidate.ts";
 import { addUsage, type ModelPrices, picoToMicros } from "../../core/models/cost.ts";
-import type { ModelEntry, ProviderKind } from "../../core/models/registry.ts";
+import type { ModelEntry, ProviderKind, ToolPrices } from "../../core/models/registry.ts";
+import { boundProviderTools, feesPico, worstLoopInput } from "./provider_tools.ts";
 import { BudgetLedger, type Hold, outputThatFits } from "./budget_ledger.ts";
 import { BodyBytes } from "./request_body.ts";
 import {
@@ -55,7 +57,7 @@ import {
   ProviderShare,
   retryWaitMs,
 } from "./provider_share.ts";
-import type { ProviderApi } from "./usage_meter.ts";
+import type { ProviderApi, ToolUses } from "./usage_meter.ts";
 
 /** Where a request for one model goes and what its tokens cost. */
 export interface ModelRoute {
@@ -65,6 +67,10 @@ export interface ModelRoute {
   apiKey: string | null;
   bill: ModelPrices;
   list: ModelPrices;
+  /** Fees of the provider's own tools (the registry's `:tool-prices`); none: free. */
+  toolPrices?: ToolPrices;
+  /** False: the model bills no tool fees (a subscription); they still count at list price. */
+  toolsBilled?: boolean;
 }
 
 export interface ModelGatewayOptions {
@@ -110,6 +116,10 @@ export interface GatewayLogEntry {
   maxOutput?: number;
   /** The worst case reserved at list price, microdollars. */
   reservedMicros?: number;
+  /** Uses of the provider's web tools the request was allowed (provider_tools.ts). */
+  toolUsesAllowed?: ToolUses;
+  /** Uses of the provider's web tools its response reported. */
+  toolUses?: ToolUses;
   /** The offered tools included the required world tools (first request of an agent CLI). */
   worldTools?: boolean;
   /** Tries the gateway made (more than one: it retried a refusal within the share). */
@@ -126,6 +136,8 @@ export interface GatewayFigures {
   listMicros: number;
   /** Tokens by registry model id. */
   byModel: Record<string, Usage>;
+  /** Uses of the provider's own web tools (their fees are in the money figures). */
+  toolUses: ToolUses;
   /** Set when the budget or the request cap refused a request. */
   stopped: "budget" | "request-cap" | null;
   /** Why the attempt cannot be judged (world tools not offered), else null. */
@@ -426,13 +438,17 @@ function reserve(
 ): Hold | Response {
   const n = choices(api, body);
   const asked = askedOutput(api, body) ?? route.entry.maxTokens;
-  const inputTokens = worstInputTokens(bytes, images);
-  const fits = Math.floor(outputThatFits(s.ledger.room(), inputTokens, route.list) / n);
+  // The provider's own tools (bounded here, their caps written in) add their fees and results.
+  const tools = boundProviderTools(api, body, route.toolPrices ?? {}, route.toolsBilled ?? true);
+  const inputTokens = worstLoopInput(worstInputTokens(bytes, images), tools);
+  const room = s.ledger.room() - feesPico(tools.uses, tools.fees, "list");
+  const fits = Math.floor(outputThatFits(room > 0n ? room : 0n, inputTokens, route.list) / n);
   // Below the floor the request is refused (the ledger says why) rather than cut to nothing.
   const perChoice = Math.min(asked, Math.max(fits, Math.min(asked, MIN_OUTPUT_TOKENS)));
   const r = s.ledger.reserve(route.entry.id, { bill: route.bill, list: route.list }, {
     inputTokens,
     outputTokens: perChoice * n,
+    tools: { uses: tools.uses, fees: tools.fees },
   });
   if (!r.ok) return refuse(api, entry, 400, r.why, `dvergr: ${r.message}`);
   if (askedOutput(api, body) !== perChoice) {
@@ -440,6 +456,7 @@ function reserve(
   }
   entry.maxOutput = perChoice;
   entry.reservedMicros = picoToMicros(r.hold.list);
+  if (tools.uses.webSearch + tools.uses.webFetch > 0) entry.toolUsesAllowed = tools.uses;
   return r.hold;
 }
 
@@ -502,6 +519,7 @@ async function forward(
       s.ledger.close(hold, end);
       entry.usage = end.usage;
       entry.usageReported = end.reported;
+      if (end.tools && end.tools.webSearch + end.tools.webFetch > 0) entry.toolUses = end.tools;
       entry.ms = Math.round(s.now() - started);
     }).finally(() => s.share.release());
     handedOn = true;
@@ -587,6 +605,7 @@ async function settle(s: GatewayState, ms = 5000): Promise<GatewayFigures> {
     billedMicros: s.ledger.spentMicros("bill"),
     listMicros: s.ledger.spentMicros("list"),
     byModel: models,
+    toolUses: { ...s.ledger.toolUses },
     stopped: s.ledger.stopped,
     fault: s.fault,
     notTheAttempts: s.notTheAttempts,

@@ -38,7 +38,16 @@ export function routeFor(
   } catch (e) {
     return { problem: isDvergrError(e) ? e.message : String(e) };
   }
-  return { entry, baseUrl, apiKey: key, bill: entry.prices, list: listPrices(registry, entry) };
+  return {
+    entry,
+    baseUrl,
+    apiKey: key,
+    bill: entry.prices,
+    list: listPrices(registry, entry),
+    toolPrices: registry.toolPrices,
+    // A subscription (:list-price-of) is billed its own prices: no tool fees either.
+    toolsBilled: entry.listPriceOf === null,
+  };
 }
 
 /** A route, or why there is none; `notTheAttempts`: the model is not one of the attempt's. */

@@ -10,7 +10,13 @@ import { NO_USAGE } from "../../core/bench/candidate.ts";
 import { endpoint } from "../providers/http.ts";
 import type { Ending } from "./budget_ledger.ts";
 import { allowedBetas, passesDown } from "./forward_policy.ts";
-import { type MeteredUsage, type ProviderApi, SseUsageMeter, usageOfJson } from "./usage_meter.ts";
+import {
+  type MeteredUsage,
+  NO_TOOL_USES,
+  type ProviderApi,
+  SseUsageMeter,
+  usageOfJson,
+} from "./usage_meter.ts";
 
 /** Bytes of a JSON (not streamed) response kept for metering. */
 const MAX_METERED_JSON = 32 * 1024 * 1024;
@@ -101,7 +107,9 @@ export async function meterBody(
     // Cut off (attempt over, connection broken): what was seen is metered.
     cut = true;
   }
-  let m: MeteredUsage = sse ? sseMeter.result() : { usage: { ...NO_USAGE }, reported: false };
+  let m: MeteredUsage = sse
+    ? sseMeter.result()
+    : { usage: { ...NO_USAGE }, reported: false, tools: { ...NO_TOOL_USES } };
   if (!sse) {
     try {
       m = usageOfJson(api, JSON.parse(json));
@@ -110,5 +118,11 @@ export async function meterBody(
     }
   }
   // A stream that stopped before its closing usage may have cost more than it showed.
-  return { usage: m.usage, reported: m.reported, accepted, cut: cut || (sse && !m.final) };
+  return {
+    usage: m.usage,
+    reported: m.reported,
+    accepted,
+    cut: cut || (sse && !m.final),
+    tools: m.tools,
+  };
 }

@@ -9,16 +9,26 @@
  *   `.failed`) `.response.usage`: input_tokens incl. cached, output incl. reasoning.
  * - OpenAI Chat Completions: `usage` (prompt_tokens incl. cached); streamed, the chunk that
  *   carries `usage` (sent when `stream_options.include_usage` is true).
+ *
+ * Uses of the provider's own web tools are counted beside (provider_tools.ts): Anthropic's
+ * `usage.server_tool_use`, the Responses API's `web_search_call` output items.
  */
 import type { Usage } from "../../core/bench/candidate.ts";
 import { NO_USAGE } from "../../core/bench/candidate.ts";
 
 export type ProviderApi = "anthropic-messages" | "openai-chat" | "openai-responses";
 
+/** What the gateway meters: uses of the provider's web search and web fetch. */
+export type ToolKind = "webSearch" | "webFetch";
+export type ToolUses = Record<ToolKind, number>;
+export const NO_TOOL_USES: ToolUses = { webSearch: 0, webFetch: 0 };
+
 export interface MeteredUsage {
   usage: Usage;
   /** False when the response carried no usage at all. */
   reported: boolean;
+  /** Uses of the provider's own web tools. */
+  tools: ToolUses;
   /**
    * A stream's closing usage was seen (Anthropic `message_delta`, Responses' last event,
    * Chat's usage chunk); false when it stopped before (its output may be undercounted).
@@ -63,10 +73,16 @@ function openaiUsage(u: Record<string, unknown>): Usage {
 /** Usage of a whole (non-streamed) JSON response body. */
 export function usageOfJson(api: ProviderApi, body: unknown): MeteredUsage {
   const u = obj(obj(body)?.usage);
-  if (!u) return { usage: { ...NO_USAGE }, reported: false };
+  const tools = api === "anthropic-messages"
+    ? anthropicToolUses(u) ?? { ...NO_TOOL_USES }
+    : api === "openai-responses"
+    ? responsesToolUses(obj(body))
+    : { ...NO_TOOL_USES };
+  if (!u) return { usage: { ...NO_USAGE }, reported: false, tools };
   return {
     usage: api === "anthropic-messages" ? anthropicUsage(u) : openaiUsage(u),
     reported: true,
+    tools,
   };
 }
 
@@ -80,6 +96,7 @@ export class SseUsageMeter {
   private usage: Usage = { ...NO_USAGE };
   private reported = false;
   private final = false;
+  private tools: ToolUses = { ...NO_TOOL_USES };
   /** Bytes of an event kept while it is incomplete (a longer one is skipped). */
   private static readonly MAX_EVENT = 4 * 1024 * 1024;
 
@@ -101,7 +118,12 @@ export class SseUsageMeter {
     if (this.buffer !== "") this.line(this.buffer.replace(/\r$/, ""));
     this.buffer = "";
     this.line("");
-    return { usage: { ...this.usage }, reported: this.reported, final: this.final };
+    return {
+      usage: { ...this.usage },
+      reported: this.reported,
+      final: this.final,
+      tools: { ...this.tools },
+    };
   }
 
   private line(line: string): void {
@@ -130,6 +152,7 @@ export class SseUsageMeter {
         const u = obj(obj(j.message)?.usage);
         if (u) {
           this.usage = anthropicUsage(u);
+          this.tools = anthropicToolUses(u) ?? this.tools;
           this.reported = true;
         }
       } else if (j.type === "message_delta") {
@@ -147,6 +170,8 @@ export class SseUsageMeter {
               : this.usage.cacheWrite,
             output: u.output_tokens !== undefined ? next.output : this.usage.output,
           };
+          // Server tool uses are cumulative too.
+          this.tools = anthropicToolUses(u) ?? this.tools;
           this.reported = true;
           this.final = true;
         }
@@ -159,6 +184,7 @@ export class SseUsageMeter {
       const u = done ? obj(obj(j.response)?.usage) : null;
       if (u) {
         this.usage = openaiUsage(u);
+        this.tools = responsesToolUses(obj(j.response));
         this.reported = true;
         this.final = true;
       }
@@ -171,4 +197,26 @@ export class SseUsageMeter {
       this.final = true;
     }
   }
+}
+
+/** Uses counted in an Anthropic `usage` object (`server_tool_use`). */
+export function anthropicToolUses(usage: Record<string, unknown> | null): ToolUses | null {
+  const s = usage?.server_tool_use;
+  if (typeof s !== "object" || s === null) return null;
+  const o = s as Record<string, unknown>;
+  return {
+    webSearch: n(o.web_search_requests),
+    webFetch: n(o.web_fetch_requests),
+  };
+}
+
+/** Uses counted in an OpenAI Responses `response` object (its `web_search_call` items). */
+export function responsesToolUses(response: Record<string, unknown> | null): ToolUses {
+  const output = Array.isArray(response?.output)
+    ? response.output as Record<string, unknown>[]
+    : [];
+  return {
+    webSearch: output.filter((o) => o?.type === "web_search_call").length,
+    webFetch: 0,
+  };
 }

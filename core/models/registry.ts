@@ -2,7 +2,7 @@
  * The model registry: which models dvergr can run as candidates, who serves them and
  * what their tokens cost. The shipped `models.edn` beside this file is embedded in the
  * program; `<home>/models.edn` merges over it (entry by entry, key by key, :prices price
- * by price) and may add models. See models.edn for the fields.
+ * by price, :tool-prices tool by tool) and may add models. See models.edn for the fields.
  */
 import SHIPPED_MODELS_EDN from "./models.edn" with { type: "text" };
 import { DvergrError } from "../errors.ts";
@@ -46,8 +46,16 @@ export interface ModelEntry {
   priced: boolean;
 }
 
+/**
+ * The fees of the tools a provider runs itself, by provider and tool, in dollars per 1,000
+ * uses (`:tool-prices` of models.edn): the model gateway reserves and meters them.
+ */
+export type ToolPrices = Record<string, Record<string, number>>;
+
 export interface ModelRegistry {
   entries: Map<string, ModelEntry>;
+  /** Provider-side tool fees (dollars per 1,000 uses), by provider and tool. */
+  toolPrices: ToolPrices;
   /** Alias → id. */
   aliases: Map<string, string>;
   /** The files read, in merge order. */
@@ -70,6 +78,8 @@ interface RawEntry {
 export interface RegistryLayer {
   file: string;
   entries: Map<string, RawEntry>;
+  /** `:tool-prices`, as written (merged tool by tool). */
+  toolPrices?: ToolPrices;
 }
 
 export const SHIPPED_MODELS_FILE = "models.edn (shipped)";
@@ -123,7 +133,9 @@ export function parseModelsEdn(text: string, file: string): RegistryLayer {
     throw invalid(file, `expected a map {:models {…}}, found ${describe(plain)}`);
   }
   for (const k of Object.keys(plain)) {
-    if (k !== "models") throw invalid(file, `unknown key :${k} (expected only :models)`);
+    if (k !== "models" && k !== "tool-prices") {
+      throw invalid(file, `unknown key :${k} (expected :models and :tool-prices)`);
+    }
   }
   const models = plain.models ?? {};
   if (!isPlainObject(models)) {
@@ -139,7 +151,39 @@ export function parseModelsEdn(text: string, file: string): RegistryLayer {
     }
     entries.set(id, parseEntry(file, id, raw));
   }
-  return { file, entries };
+  const toolPrices = plain["tool-prices"] === undefined
+    ? undefined
+    : parseToolPrices(file, plain["tool-prices"]);
+  return { file, entries, ...(toolPrices ? { toolPrices } : {}) };
+}
+
+/** `:tool-prices {:anthropic {:web-search 10}}`: dollars per 1,000 uses, never negative. */
+function parseToolPrices(file: string, value: unknown): ToolPrices {
+  const shape = `expected {:anthropic {:web-search 10}, …} (dollars per 1,000 uses)`;
+  if (!isPlainObject(value)) {
+    throw invalid(file, `:tool-prices: ${shape}, found ${describe(value)}`);
+  }
+  const out: ToolPrices = {};
+  for (const [provider, tools] of Object.entries(value)) {
+    if (!["anthropic", "openai"].includes(provider)) {
+      throw invalid(file, `:tool-prices: unknown provider :${provider} (anthropic or openai)`);
+    }
+    if (!isPlainObject(tools)) {
+      throw invalid(file, `:tool-prices :${provider}: ${shape}, found ${describe(tools)}`);
+    }
+    out[provider] = {};
+    for (const [tool, fee] of Object.entries(tools)) {
+      if (typeof fee !== "number" || !Number.isFinite(fee) || fee < 0) {
+        throw invalid(
+          file,
+          `:tool-prices :${provider} :${tool}: expected dollars per 1,000 uses (a number, 0 or ` +
+            `more), found ${describe(fee)}`,
+        );
+      }
+      out[provider][tool] = fee;
+    }
+  }
+  return out;
 }
 
 function parseEntry(file: string, id: string, raw: unknown): RawEntry {
@@ -276,7 +320,13 @@ export function buildRegistry(layers: RegistryLayer[]): ModelRegistry {
   for (const [id, { raw, sources }] of merged) entries.set(id, completeEntry(id, raw, sources));
   const aliases = resolveAliases(layers, merged, entries);
   for (const e of entries.values()) resolveListPrice(e, entries, aliases);
-  return { entries, aliases, files: layers.map((l) => l.file) };
+  const toolPrices: ToolPrices = {};
+  for (const layer of layers) {
+    for (const [provider, tools] of Object.entries(layer.toolPrices ?? {})) {
+      toolPrices[provider] = { ...toolPrices[provider], ...tools };
+    }
+  }
+  return { entries, aliases, toolPrices, files: layers.map((l) => l.file) };
 }
 
 /** An entry merged over the layers, with the layers that defined it. */

@@ -154,7 +154,7 @@ Deno.test("createModelGateway() swaps the dummy key for the real one and forward
   assert.equal(o.seen[0].headers.get("x-api-key"), null);
 });
 
-Deno.test("createModelGateway() refuses provider-side tools that reach the network unless the web is unrestricted, and state kept at the provider always", async () => {
+Deno.test("createModelGateway() refuses provider-side tools that reach the network unless the web is unrestricted, and state kept at the provider or unbudgetable tools always", async () => {
   const ok = () => anthropicJson({ input_tokens: 1, output_tokens: 1 });
   const refused: [string, Record<string, unknown>][] = [
     ["/v1/messages", {
@@ -165,11 +165,6 @@ Deno.test("createModelGateway() refuses provider-side tools that reach the netwo
       model: "claude",
       tools: [{ type: "web_fetch_20250910", name: "web_fetch" }],
     }],
-    ["/v1/messages", { model: "claude", tools: [{ type: "code_execution_20250825", name: "c" }] }],
-    ["/v1/messages", {
-      model: "claude",
-      mcp_servers: [{ type: "url", url: "https://x.test/mcp" }],
-    }],
     ["/v1/messages", {
       model: "claude",
       messages: [{
@@ -178,6 +173,15 @@ Deno.test("createModelGateway() refuses provider-side tools that reach the netwo
       }],
     }],
     ["/v1/responses", { model: "gpt", tools: [{ type: "web_search_preview" }] }],
+    ["/v1/responses", { model: "gpt", tools: [{ type: "computer_use_preview" }] }],
+  ];
+  const always: [string, Record<string, unknown>][] = [
+    // Provider tools whose cost the gateway can neither bound nor meter.
+    ["/v1/messages", { model: "claude", tools: [{ type: "code_execution_20250825", name: "c" }] }],
+    ["/v1/messages", {
+      model: "claude",
+      mcp_servers: [{ type: "url", url: "https://x.test/mcp" }],
+    }],
     ["/v1/responses", {
       model: "gpt",
       tools: [{ type: "file_search", vector_store_ids: ["vs_1"] }],
@@ -185,10 +189,7 @@ Deno.test("createModelGateway() refuses provider-side tools that reach the netwo
     ["/v1/responses", { model: "gpt", tools: [{ type: "code_interpreter" }] }],
     ["/v1/responses", { model: "gpt", tools: [{ type: "mcp", server_url: "https://x.test" }] }],
     ["/v1/responses", { model: "gpt", tools: [{ type: "image_generation" }] }],
-    ["/v1/responses", { model: "gpt", tools: [{ type: "computer_use_preview" }] }],
     ["/v1/chat/completions", { model: "gpt", web_search_options: {} }],
-  ];
-  const always: [string, Record<string, unknown>][] = [
     ["/v1/responses", { model: "gpt", previous_response_id: "resp_of_someone_else" }],
     ["/v1/responses", { model: "gpt", conversation: "conv_1" }],
     ["/v1/responses", { model: "gpt", background: true }],

@@ -17,6 +17,7 @@ Deno.test("usageOfJson() counts Anthropic cache reads and writes into input", ()
   assert.deepEqual(m, {
     usage: { input: 135, output: 7, cacheRead: 30, cacheWrite: 5 },
     reported: true,
+    tools: { webSearch: 0, webFetch: 0 },
   });
 });
 
@@ -67,6 +68,7 @@ Deno.test("SseUsageMeter reads Anthropic message_start and the last message_delt
       usage: { input: 213, output: 25, cacheRead: 200, cacheWrite: 3 },
       reported: true,
       final: true,
+      tools: { webSearch: 0, webFetch: 0 },
     });
   }
   // Cut before its closing message_delta: usage seen, but not final.
@@ -100,6 +102,7 @@ Deno.test("SseUsageMeter reads response.completed of the Responses API and the u
     usage: { input: 12, output: 2, cacheRead: 0, cacheWrite: 0 },
     reported: true,
     final: true,
+    tools: { webSearch: 0, webFetch: 0 },
   });
   const none = new SseUsageMeter("openai-chat");
   none.push('data: {"choices":[]}\n\n');
