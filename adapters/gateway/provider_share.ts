@@ -8,11 +8,12 @@
  *
  * - **Bounded in flight.** The gateway forwards at most MAX_IN_FLIGHT requests of an attempt
  *   at once; the others wait in order (queued, not refused) while the candidate's time runs.
- * - **The gateway retries.** A request of an attempt within its fair share that the provider
- *   refuses with 408, 429 or 5xx (or cannot be reached) is sent again by the gateway, up to
- *   GATEWAY_TRIES tries, after the provider's `retry-after-ms` / `retry-after` (at most
- *   MAX_RETRY_WAIT_MS) or else 1, 2, 4 s; the wait ends when the candidate gives up the
- *   request or the attempt ends.
+ * - **The gateway retries once.** A request of an attempt within its fair share that the
+ *   provider refuses with 408, 429 or 5xx (or cannot be reached) is sent again by the gateway
+ *   (GATEWAY_TRIES tries), after the provider's `retry-after-ms` / `retry-after` (at most
+ *   MAX_RETRY_WAIT_MS) or else 1 s; the wait ends with the attempt. Once only: agents retry
+ *   too (Claude Code, Codex, the SDKs), and retries of both would multiply the waits until an
+ *   honest agent under an outage ran out of time (a failure) instead of ending in a fault.
  * - **Who could have caused it.** The attempt's fair share is at most
  *   FAIR_REQUESTS_PER_MINUTE requests and FAIR_BYTES_PER_MINUTE bytes of request bodies sent
  *   by the candidate (queued ones too) in the last minute. A provider failure that outlasts
@@ -37,9 +38,9 @@ export const FAIR_REQUESTS_PER_MINUTE = 60;
 /** Bytes of request bodies forwarded in a minute within an attempt's fair share. */
 export const FAIR_BYTES_PER_MINUTE = 8 * 1024 * 1024;
 /** Tries of one request the gateway makes for an attempt within its share. */
-export const GATEWAY_TRIES = 4;
+export const GATEWAY_TRIES = 2;
 /** The longest the gateway waits between two tries, whatever the provider asks. */
-export const MAX_RETRY_WAIT_MS = 30_000;
+export const MAX_RETRY_WAIT_MS = 10_000;
 
 const MINUTE_MS = 60_000;
 
@@ -117,7 +118,7 @@ export class ProviderShare {
 
 /**
  * Milliseconds to wait before try `tries + 1` of a request the provider answered `res` to:
- * its `retry-after-ms`, else its `retry-after` (seconds or a date), else 1, 2, 4 s; at most
+ * its `retry-after-ms`, else its `retry-after` (seconds or a date), else 1 s (then 2, 4…); at most
  * MAX_RETRY_WAIT_MS.
  */
 export function retryWaitMs(res: Response | null, tries: number, nowMs = Date.now()): number {

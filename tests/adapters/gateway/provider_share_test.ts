@@ -130,16 +130,16 @@ Deno.test("the model gateway keeps at most four requests of an attempt in flight
 
 Deno.test("the model gateway retries a 429 of an attempt within its share after the provider's retry-after-ms", async () => {
   const p = provider((n) =>
-    n <= 2 ? { status: 429, headers: { "retry-after-ms": "150" } } : { status: 200 }
+    n === 1 ? { status: 429, headers: { "retry-after-ms": "300" } } : { status: 200 }
   );
   const gw = gatewayTo(p.url);
   try {
     const t0 = performance.now();
     assert.equal(await ask(gw), 200);
-    // Two waits of the provider's 150 ms: the gateway waited at least as it was asked.
+    // The provider's 300 ms: the gateway waited at least as it was asked.
     assert.ok(performance.now() - t0 >= 300, `${performance.now() - t0} ms`);
-    assert.equal(p.stats.received, 3);
-    assert.equal(gw.log[0].tries, 3);
+    assert.equal(p.stats.received, 2);
+    assert.equal(gw.log[0].tries, 2);
     const { figures, outcome } = await outcomeOf(gw);
     assert.equal(figures.upstreamProblem, null);
     assert.equal(outcome.status, "completed");
@@ -153,7 +153,7 @@ Deno.test("a provider that keeps refusing an honest attempt within its share is 
   const gw = gatewayTo(p.url, () => 0);
   try {
     assert.equal(await ask(gw), 529);
-    assert.equal(p.stats.received, 4);
+    assert.equal(p.stats.received, 2);
     const { figures, outcome } = await outcomeOf(gw);
     assert.match(figures.upstreamProblem ?? "", /answered 529$/);
     assert.equal(figures.overShare, null);
@@ -180,7 +180,7 @@ Deno.test("a burst over the attempt's share that the provider refuses with 429 f
     assert.equal(outcome.status, "crashed");
     assert.match(outcome.message ?? "", /^Over its share of the model provider: /);
     // Only requests refused while the attempt was still within its share were tried again.
-    assert.ok(p.stats.received < burst + 3 * FAIR_REQUESTS_PER_MINUTE, `${p.stats.received}`);
+    assert.ok(p.stats.received < burst + FAIR_REQUESTS_PER_MINUTE, `${p.stats.received}`);
   } finally {
     await p.close();
   }
