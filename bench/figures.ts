@@ -37,7 +37,8 @@ export const TARGETS: Record<string, { what: string; goal: string }> = {
     goal: "≤ 10 MiB",
   },
   "2b": {
-    what: "an agent CLI attempt's overhead beyond the CLI's own start, local fake provider",
+    what:
+      "an agent CLI attempt's overhead beyond the CLI's own start, local fake provider (bench/agent_overhead_bench.ts)",
     goal: "≤ 100 ms",
   },
   "3a": {

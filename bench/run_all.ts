@@ -36,6 +36,8 @@ const BENCHES: Bench[] = [
   ["run", "casepack_bench.ts", [], false],
   ["run", "memory_bench.ts", memoryArgs, false],
   ["run", "concurrency_bench.ts", [], true],
+  // Needs bubblewrap and Claude Code (DVERGR_AGENT_CLIS); says so and ends without them.
+  ["run", "agent_overhead_bench.ts", quick ? ["1"] : [], true],
   // Starts a throwaway PostgreSQL cluster; says so and ends when no server is installed.
   ["run", "workers_bench.ts", [], false],
   ["run", "promptfoo_compare.ts", rounds, true],
