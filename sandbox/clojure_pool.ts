@@ -48,7 +48,13 @@ export const CLOJURE_WORKERS: WorkerSpec = {
   bootImages: () => sciImageStore(),
 };
 
-export type ClojurePoolOptions = WorkerPoolOptions;
+export interface ClojurePoolOptions extends WorkerPoolOptions {
+  /**
+   * Where boot and checker images are kept (sandbox/sci_image_cache.ts); null keeps none.
+   * Default: the user's cache directory, from the environment.
+   */
+  imageDir?: string | null;
+}
 export type ClojurePoolStats = WorkerPoolStats;
 
 /** Runs checker.clj sources; created by the checker pool on the first Clojure call. */
@@ -68,7 +74,10 @@ export interface ClojurePool {
 
 /** Creates a pool of Clojure workers; every call resolves to a value, never throws. */
 export function createClojurePool(opts: ClojurePoolOptions = {}): ClojurePool {
-  const pool = createWorkerPool<ClojureOutcome>(CLOJURE_WORKERS, opts);
+  const spec = opts.imageDir === undefined
+    ? CLOJURE_WORKERS
+    : { ...CLOJURE_WORKERS, bootImages: () => sciImageStore(opts.imageDir ?? null) };
+  const pool = createWorkerPool<ClojureOutcome>(spec, opts);
   return {
     async check(source, input, callOpts) {
       const r = await pool.submit("check", source, input, callOpts);
