@@ -118,7 +118,9 @@ function unisolatedRefused(): DvergrError {
     "Cannot run command candidates isolated: bubblewrap is not installed or cannot build its " +
       "sandbox here",
     {
-      hint: "Install bubblewrap (Debian: apt-get install bubblewrap), or set " +
+      hint: "Install bubblewrap (Debian: apt-get install bubblewrap; as root dvergr also " +
+        "needs setpriv of util-linux and the right to make mount namespaces, to start it as " +
+        "the sandbox's own unprivileged uid), or set " +
         "DVERGR_ISOLATION=none to run them in their world directories knowingly. Unisolated, " +
         "they can read and write anything the user can and reach the network; bytes written " +
         "are bounded per file only; memory and processes per process only, unless dvergr " +
