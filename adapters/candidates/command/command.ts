@@ -650,13 +650,20 @@ async function programProblem(
   spec: CommandSpec,
   isolation: Isolation,
   hostPath: string,
+  id: HostIdentity | null,
 ): Promise<{ message: string; hint: string } | null> {
   const program = commandProgram(spec.command);
   if (program === null) return null;
   const path = spec.env?.PATH ?? hostPath;
   const isolated = isolation === "bwrap";
   const roots = isolated ? sandboxRoots(spec.mounts ?? []) : null;
-  const found = await lookUpProgram(program, path, (d) => roots === null || under(roots, d));
+  // As root the sandbox's uid owns nothing: it runs what every user may run.
+  const found = await lookUpProgram(
+    program,
+    path,
+    (d) => roots === null || under(roots, d),
+    id ? 0o001 : 0o111,
+  );
   if (found === null || found.found) return null;
   const where = isolated ? "the sandbox" : "this host";
   const what = found.reason === "not-executable" ? "is not executable" : "does not exist";
@@ -665,7 +672,10 @@ async function programProblem(
     : `its program "${program}" ${
       found.reason === "not-executable" ? "is not executable" : "is not"
     } on ${where}'s PATH (${found.searched.join(":") || "no directory of PATH is visible"})`;
-  const hint = isolated
+  const hint = id && found.reason === "not-executable"
+    ? `dvergr runs as root, so the candidate runs as the unprivileged uid ${id.uid}: make the ` +
+      "program executable by all (chmod o+rx)"
+    : isolated
     ? "Check the program's spelling. The sandbox sees the system's directories, deno's and " +
       "the --mount (or :mounts) directories: --mount the directory that holds the program " +
       "and call it by its absolute path"
@@ -1146,7 +1156,12 @@ async function preflightCommand(spec: CommandSpec, opts: CommandOptions): Promis
   const id = opts.isolation === "bwrap" ? sandboxHostIdentity(opts.env) : null;
   if (id) await mountsReadable(spec, id);
   // A misspelt program is the user's mistake: said once, not a failed attempt per cell.
-  const problem = await programProblem(spec, opts.isolation, opts.env("PATH") ?? DEFAULT_PATH);
+  const problem = await programProblem(
+    spec,
+    opts.isolation,
+    opts.env("PATH") ?? DEFAULT_PATH,
+    id,
+  );
   if (problem) {
     throw new DvergrError(
       "CANDIDATE_INVALID",

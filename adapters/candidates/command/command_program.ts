@@ -93,11 +93,11 @@ export type ProgramLookup =
   | { found: true; path: string }
   | { found: false; reason: "missing" | "not-executable"; searched: string[] };
 
-async function executable(path: string): Promise<"yes" | "no" | "missing"> {
+async function executable(path: string, bits: number): Promise<"yes" | "no" | "missing"> {
   try {
     const info = await Deno.stat(path);
     if (!info.isFile) return "missing";
-    return ((info.mode ?? 0o755) & 0o111) !== 0 ? "yes" : "no";
+    return ((info.mode ?? 0o755) & bits) !== 0 ? "yes" : "no";
   } catch {
     return "missing";
   }
@@ -107,16 +107,19 @@ async function executable(path: string): Promise<"yes" | "no" | "missing"> {
  * Looks `program` up as the shell would on `path` (a PATH value), seeing only the host
  * directories for which `visible(dir)` holds (the sandbox's view); null when the lookup cannot
  * be decided here: an absolute or relative path outside what is visible, or a relative PATH
- * entry (the world, which the candidate may fill).
+ * entry (the world, which the candidate may fill). A file counts as executable when its mode
+ * has one of `bits` (default any x bit; 0o001 where the program runs as a uid that owns
+ * nothing: the sandbox's when dvergr is root).
  */
 export async function lookUpProgram(
   program: string,
   path: string,
   visible: (dir: string) => boolean,
+  bits = 0o111,
 ): Promise<ProgramLookup | null> {
   if (program.includes("/")) {
     if (!isAbsolute(program) || !visible(program)) return null;
-    const x = await executable(program);
+    const x = await executable(program, bits);
     if (x === "yes") return { found: true, path: program };
     return { found: false, reason: x === "no" ? "not-executable" : "missing", searched: [] };
   }
@@ -125,7 +128,7 @@ export async function lookUpProgram(
   const searched = dirs.filter(visible);
   let notExecutable = false;
   for (const d of searched) {
-    const x = await executable(join(d, program));
+    const x = await executable(join(d, program), bits);
     if (x === "yes") return { found: true, path: join(d, program) };
     if (x === "no") notExecutable = true;
   }

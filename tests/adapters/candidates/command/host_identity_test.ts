@@ -161,12 +161,26 @@ Deno.test({
       });
       await Deno.chmod(dir, 0o755);
       await cand(env).preflight!();
+      // A program only its owner may run is not the sandbox's to run.
+      await Deno.writeTextFile(`${dir}/agent`, "#!/bin/sh\necho hi\n", { mode: 0o700 });
+      await Deno.chmod(`${dir}/agent`, 0o700);
+      const agent = commandCandidate({ name: "t", command: `${dir}/agent`, mounts: [dir] }, {
+        isolation: "bwrap",
+        env,
+      });
+      await assert.rejects(() => agent.preflight!(), (e: Error) => {
+        assert.match(e.message, /its program ".*\/agent" is not executable in the sandbox/);
+        assert.match((e as DvergrError).hint ?? "", /executable by all \(chmod o\+rx\)/);
+        return true;
+      });
+      await Deno.chmod(`${dir}/agent`, 0o755);
+      await agent.preflight!();
       await assert.rejects(
         () => cand((k) => k === "DVERGR_SANDBOX_HOST_UID" ? "0" : env(k)).preflight!(),
         /DVERGR_SANDBOX_HOST_UID is 0/,
       );
     } finally {
-      await Deno.remove(dir);
+      await Deno.remove(dir, { recursive: true });
     }
   },
 });
