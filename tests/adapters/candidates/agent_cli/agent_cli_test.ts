@@ -316,14 +316,16 @@ for (const { cli, model } of CLIS) {
   });
 
   t("a provider that keeps failing makes the attempt a fault", async () => {
-    const { outcome, ms } = await runAgent(
+    // The CLI gives up after its own retries (and the gateway's one): a fault, not a time-out.
+    // The time limit is far past that so that a loaded machine's slowness cannot decide it.
+    const { outcome } = await runAgent(
       cli,
       model,
       () => ({ http: 500, body: '{"error":{"message":"overloaded"}}' }),
+      { timeoutMs: 300_000 },
     );
     assert.equal(outcome.status, "fault", outcome.message ?? "");
     assert.match(outcome.message ?? "", /provider kept failing/);
-    assert(ms < 45_000, `took ${ms} ms`);
   });
 
   t(
