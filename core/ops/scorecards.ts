@@ -209,7 +209,9 @@ export async function experimentReportParts(
   const diagnosis = diagnosisOfFold(await foldedRecords(home, meta, "history"), {
     candidates: definition.candidates.map((c) => c.name),
     cases: definition.cases,
-    bundleCases: bundle?.cases.length ?? definition.cases?.length ?? 0,
+    // Generated worlds are not kept with the bundle: the set it made is all its cases.
+    bundleCases: definition.generated?.count ?? bundle?.cases.length ??
+      definition.cases?.length ?? 0,
   });
   const options = reportOptionsOf({
     definition,

@@ -71,6 +71,13 @@ Deno.test("benchmark --cases 5 --split train twice: the same experiment and verd
   assert.equal(show.code, 0, show.err);
   for (let i = 0; i < 5; i++) assert.match(show.out, new RegExp(`gen-train-000${i}`));
   assert.doesNotMatch(show.out, /gen-test-/);
+  // The report again from the home is the one the benchmark wrote ("All 5 cases … ran").
+  const again5 = join(await Deno.makeTempDir(), "report.md");
+  const report = await dvergr("report", a.experiment, "--home", home, "-o", again5);
+  assert.equal(report.code, 0, report.err);
+  const kept = await Deno.readTextFile((JSON.parse(first.out) as { report: string }).report);
+  assert.equal(await Deno.readTextFile(again5), kept);
+  assert.match(kept, /All 5 cases of the bundle ran/);
   // A generator makes as many worlds as asked: the planner puts no bound on the cases.
   const plan = await dvergr("plan", a.experiment, "--half-width", "0.2", "--home", home, "--json");
   assert.equal(plan.code, 0, plan.err);
