@@ -1,4 +1,5 @@
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
+import { generatorOf } from "../core/bundle/generator.ts";
 import type { CliContext } from "./context.ts";
 import { CALIBRATE_FORMAT } from "../core/ops/check_formats.ts";
 import { printJson } from "./render.ts";
@@ -259,7 +260,9 @@ function printText(
 ): void {
   const out = (s: string) => ctx.stdout(s + "\n");
   out(`Calibrating ${bundle.name}  ${bundle.id}`);
-  if (result.case !== undefined) out(`  world ${result.case} (made by generator.js)`);
+  if (result.case !== undefined) {
+    out(`  world ${result.case} (made by ${generatorOf(bundle)?.file ?? "generator.js"})`);
+  }
   if (result.reference) {
     out(`  reference                 ${runLine(result.reference)}`);
     if (verbose || !result.ok) checkLines(result.reference, "      ").forEach(out);

@@ -74,6 +74,17 @@ export interface GenerateRequest {
   split: "train" | "test";
   index: number;
   params: Record<string, unknown>;
+  /**
+   * For generator.clj: the params as EDN (workflow.edn's :params with the run's over them),
+   * which `params` flattens. Not part of what generator.js gets.
+   */
+  clojure?: { params: Tagged };
+}
+
+/** Which generator a generate call runs. */
+export interface GenerateOptions extends CheckerCallOptions {
+  /** Default generator.js; generator.clj runs in the Clojure sandbox. */
+  file?: "generator.js" | "generator.clj";
 }
 
 /** One generated world, as generate returned it (shape checked, paths not yet). */
@@ -82,6 +93,8 @@ export interface GeneratedWorld {
   files: Record<string, string>;
   /** The world's gold, as a case's gold.edn reads (plain JSON). */
   gold: unknown;
+  /** generator.clj's gold as EDN (keywords, sets), which a checker.clj gets. */
+  goldEdn?: Tagged;
 }
 
 export type GeneratorRun =
@@ -102,13 +115,13 @@ export interface CheckerRunner {
     opts?: CheckerCallOptions,
   ): Promise<JudgeRequestsRun>;
   /**
-   * Runs generator.js's `generate` on a request in the same sandbox (no permissions, the
+   * Runs generator.js's (or generator.clj's) `generate` on a request in the same sandbox (no permissions, the
    * same time and memory limits; Math.random starts from the request's seed).
    */
   generate(
     source: string,
     request: GenerateRequest,
-    opts?: CheckerCallOptions,
+    opts?: GenerateOptions,
   ): Promise<GeneratorRun>;
   /** Terminates the workers; the runner is unusable afterwards. */
   close(): void;

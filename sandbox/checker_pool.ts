@@ -26,7 +26,7 @@
 import type { CheckerInput, CheckerRunner } from "../core/checker.ts";
 import type { CallOutcome } from "./protocol.ts";
 import { readGenerated, readJudgeRequests, readVerdict } from "./verdict.ts";
-import { clojureInput } from "../core/bundle/clojure_input.ts";
+import { clojureGenerateInput, clojureInput } from "../core/bundle/clojure_input.ts";
 import { createClojurePool } from "./clojure_pool.ts";
 import { toCheckerRun, toGeneratorRun, toJudgeRequestsRun } from "./checker_runs.ts";
 import {
@@ -59,6 +59,7 @@ export const STACK_BYTES = 128 * 1024;
 /** checker.js workers: what differs from Clojure workers. */
 export const CHECKER_WORKERS: WorkerSpec = {
   file: "checker.js",
+  generatorFile: "generator.js",
   subject: "the checker",
   sandboxName: "The sandbox",
   timeoutSuffix: "",
@@ -114,7 +115,11 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
       return toJudgeRequestsRun(r, (o) => readJudgeRequests(o.json));
     },
     async generate(source, request, callOpts) {
-      const r = await js.submit("generate", source, request, callOpts);
+      const { clojure, ...plain } = request;
+      if (callOpts?.file === "generator.clj") {
+        return await clojurePool().generate(source, clojureGenerateInput(plain, clojure), callOpts);
+      }
+      const r = await js.submit("generate", source, plain, callOpts);
       return toGeneratorRun(r, (o) => readGenerated(o.json));
     },
     warm(file) {

@@ -8,12 +8,21 @@
  *
  * Permissions: as sandbox/worker_pool.ts.
  */
-import type { CheckerCallOptions, CheckerRun, JudgeRequestsRun } from "../core/checker.ts";
+import type {
+  CheckerCallOptions,
+  CheckerRun,
+  GeneratorRun,
+  JudgeRequestsRun,
+} from "../core/checker.ts";
 import type { Tagged } from "../core/edn/tagged.ts";
 import type { ClojureOutcome } from "./sci_engine.ts";
-import { readClojureJudgeRequests, readClojureVerdict } from "./clojure_verdict.ts";
+import {
+  readClojureJudgeRequests,
+  readClojureVerdict,
+  readClojureWorld,
+} from "./clojure_verdict.ts";
 import { sciImageStore } from "./sci_image_cache.ts";
-import { toCheckerRun, toJudgeRequestsRun } from "./checker_runs.ts";
+import { toCheckerRun, toGeneratorRun, toJudgeRequestsRun } from "./checker_runs.ts";
 import {
   createWorkerPool,
   type WorkerPoolOptions,
@@ -30,6 +39,7 @@ export const CLOJURE_STACK_BYTES = 256 * 1024;
 /** Clojure workers: what differs from checker.js workers. */
 export const CLOJURE_WORKERS: WorkerSpec = {
   file: "checker.clj",
+  generatorFile: "generator.clj",
   subject: "checker.clj",
   sandboxName: "The Clojure sandbox",
   timeoutSuffix: " (checker.clj)",
@@ -66,6 +76,8 @@ export interface ClojurePool {
     input: Tagged,
     opts?: CheckerCallOptions,
   ): Promise<JudgeRequestsRun>;
+  /** generator.clj's `generate` on `{:seed :split :index :params}`. */
+  generate(source: string, input: Tagged, opts?: CheckerCallOptions): Promise<GeneratorRun>;
   /** Starts a Clojure worker (SCI boots in it: 0.5–3 s) before the first call needs it. */
   warm(): void;
   close(): void;
@@ -86,6 +98,10 @@ export function createClojurePool(opts: ClojurePoolOptions = {}): ClojurePool {
     async judgeRequests(source, input, callOpts) {
       const r = await pool.submit("judgeRequests", source, input, callOpts);
       return toJudgeRequestsRun(r, (o) => readClojureJudgeRequests(o.edn));
+    },
+    async generate(source, input, callOpts) {
+      const r = await pool.submit("generate", source, input, callOpts);
+      return toGeneratorRun(r, (o) => readClojureWorld(o.edn));
     },
     warm: () => pool.warm(),
     close: () => pool.close(),

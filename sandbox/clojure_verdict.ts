@@ -8,8 +8,9 @@ import { readEdn } from "../core/edn/read.ts";
 import { toPlain } from "../core/edn/plain.ts";
 import { isEdnMap, Keyword, mapGet } from "../core/edn/values.ts";
 import type { EdnValue } from "../core/edn/values.ts";
-import type { JudgeRequest, Verdict } from "../core/checker.ts";
-import { readJudgeRequests, readVerdict, type Validated } from "./verdict.ts";
+import type { GeneratedWorld, JudgeRequest, Verdict } from "../core/checker.ts";
+import { toTagged } from "../core/edn/tagged.ts";
+import { readGenerated, readJudgeRequests, readVerdict, type Validated } from "./verdict.ts";
 
 /** Reads `{:checks {kw bool} :reward n}` from the EDN a Clojure checker's `check` printed. */
 export function readClojureVerdict(edn: string): Validated<Verdict> {
@@ -51,9 +52,35 @@ export function readClojureJudgeRequests(edn: string): Validated<JudgeRequest[]>
   return readJudgeRequests(JSON.stringify(toPlain(v.value)));
 }
 
-function read(edn: string, what: string): Validated<EdnValue> {
+/**
+ * Reads `{:files {"/docs/a.md" "text"} :gold …}` from what generator.clj's `generate`
+ * printed: validated as generator.js's world is (sandbox/verdict.ts), and the gold also kept
+ * as EDN (keywords, sets), which a checker.clj gets as it was.
+ */
+export function readClojureWorld(edn: string): Validated<GeneratedWorld> {
+  const no = "generator.clj's generate returned no world";
+  const v = read(edn, no, "generator.clj's result");
+  if (!v.ok) return v;
+  if (!isEdnMap(v.value)) {
+    return {
+      ok: false,
+      message: `${no}: expected a map {:files {…} :gold …}, got ${shortEdn(v.value)}`,
+    };
+  }
+  const gold = mapGet(v.value, "gold");
+  const files = mapGet(v.value, "files");
+  const plain = {
+    ...(files !== undefined ? { files: toPlain(files) } : {}),
+    ...(gold !== undefined ? { gold: toPlain(gold) } : {}),
+  };
+  const world = readGenerated(JSON.stringify(plain), "generator.clj");
+  if (!world.ok) return world;
+  return { ok: true, value: { ...world.value, goldEdn: toTagged(gold) } };
+}
+
+function read(edn: string, what: string, file = "checker.clj's result"): Validated<EdnValue> {
   try {
-    return { ok: true, value: readEdn(edn, { file: "checker.clj's result" }) };
+    return { ok: true, value: readEdn(edn, { file }) };
   } catch (e) {
     if (e instanceof DvergrError && e.code === "EDN_SYNTAX") {
       return {

@@ -11,6 +11,8 @@ import type { WorkerEntries, WorkerKind } from "./worker_handle.ts";
 export interface WorkerSpec {
   /** The checker file this kind runs, for messages: "checker.js" or "checker.clj". */
   file: string;
+  /** The generator file this kind runs (`generate` calls): "generator.js" or "generator.clj". */
+  generatorFile: string;
   /** What faults name as running: "the checker" or "checker.clj". */
   subject: string;
   /** The sandbox, as messages name it: "The sandbox" or "The Clojure sandbox". */

@@ -192,12 +192,15 @@ export const GLUE_CLJ = `
 (ns dvergr.sandbox)
 (defn found-fns []
   (let [c (ns-resolve *ns* 'check)
-        j (ns-resolve *ns* 'judge-requests)]
+        j (ns-resolve *ns* 'judge-requests)
+        g (ns-resolve *ns* 'generate)]
     #js {:ns (str (ns-name *ns*))
          :check (when c @c)
          :hasCheck (some? c)
          :judge (when j @j)
-         :hasJudge (some? j)}))
+         :hasJudge (some? j)
+         :generate (when g @g)
+         :hasGenerate (some? g)}))
 (defn- bounded [x] (let [s (pr-str x)] (if (> (count s) 500) (str (subs s 0 500) "…") s)))
 (defn error-info [e]
   (let [d (ex-data e)]
@@ -231,6 +234,7 @@ export const GLUE_CLJ = `
        :exCause ex-cause
        :errorInfo error-info
        :verdictText verdict-text
+       :worldText (fn [v] (pr-str (if (map? v) (select-keys v [:files :gold]) v)))
        :requestsText (fn [v] (pr-str (if (sequential? v)
                                        (mapv #(if (map? %) (select-keys % [:id :prompt]) %) v)
                                        v)))})
@@ -253,6 +257,10 @@ export const GLUE_JS = `(function () {
   const ErrorCtor = Error;
   const DateCtor = Date;
   const TypeErrorCtor = TypeError;
+  const MathObj = Math;
+  const imul = Math.imul;
+  const defineProperty = Object.defineProperty;
+  const finite = Number.isFinite;
   let found = null;
 
   const isError = (x) => {
@@ -310,6 +318,30 @@ export const GLUE_JS = `(function () {
       ns: text(found.ns),
       check: found.hasCheck ? (C.isFn(found.check) ? "fn" : "value") : "none",
       judge: found.hasJudge ? (C.isFn(found.judge) ? "fn" : "value") : "none",
+      generate: found.hasGenerate ? (C.isFn(found.generate) ? "fn" : "value") : "none",
+    });
+  }
+
+  // A generate call draws its Math.random (and so rand) numbers from the world's seed, the
+  // same ones every time (the call's restored snapshot drops this again).
+  function reseed(tagged) {
+    let seed = 0;
+    for (let i = 1; i + 1 < tagged.length; i += 2) {
+      const key = tagged[i];
+      if (key && key[0] === "k" && key[2] === "seed" && finite(tagged[i + 1])) {
+        seed = tagged[i + 1] | 0;
+      }
+    }
+    defineProperty(MathObj, "random", {
+      value: function random() {
+        seed = (seed + 0x6d2b79f5) | 0;
+        let t = seed;
+        t = imul(t ^ (t >>> 15), t | 1);
+        t ^= t + imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+      },
+      writable: true,
+      configurable: true,
     });
   }
 
@@ -338,11 +370,13 @@ export const GLUE_JS = `(function () {
   function run(fn, inputJson) {
     let input;
     try {
-      input = decode(parse(inputJson));
+      const tagged = parse(inputJson);
+      if (fn === "generate") reseed(tagged);
+      input = decode(tagged);
     } catch (e) {
       return answer({ error: describe(e), phase: "input" });
     }
-    const f = fn === "check" ? found.check : found.judge;
+    const f = fn === "check" ? found.check : fn === "generate" ? found.generate : found.judge;
     let result;
     try {
       result = C.invoke(f, input);
@@ -351,7 +385,11 @@ export const GLUE_JS = `(function () {
     }
     let printed;
     try {
-      printed = fn === "check" ? C.verdictText(result) : C.requestsText(result);
+      printed = fn === "check"
+        ? C.verdictText(result)
+        : fn === "generate"
+        ? C.worldText(result)
+        : C.requestsText(result);
     } catch (e) {
       return answer({ error: describe(e), phase: "result" });
     }

@@ -6,8 +6,8 @@
  * - Boot: QuickJS, a console, scittle, the compatibility layer, the loop guard and the glue
  *   (sandbox/sci_boot_source.ts), then the base snapshot (~0.4 s, once per engine).
  * - Prepare (once per checker per engine, keyed by the SHA-256 of checker.clj): restore
- *   the base, evaluate checker.clj, find `check` and `judge-requests` in the namespace
- *   current after it, snapshot again.
+ *   the base, evaluate checker.clj, find `check`, `judge-requests` and `generate`
+ *   (generator.clj) in the namespace current after it, snapshot again.
  * - Call: restore the checker's snapshot, turn the tagged-JSON input into Clojure data,
  *   call, print the result with `pr-str`. Nothing of one call survives into the next:
  *   every call starts from a restored snapshot.
@@ -89,6 +89,7 @@ interface Prepared {
   ns: string;
   check: FnKind;
   judge: FnKind;
+  generate: FnKind;
 }
 
 /** One thrown value (and its causes) as the glue describes it. */
@@ -112,6 +113,7 @@ interface GlueAnswer {
   ns?: string;
   check?: FnKind;
   judge?: FnKind;
+  generate?: FnKind;
 }
 
 /** The SCI engine of one worker; see the module comment. */
@@ -119,6 +121,8 @@ export class SciEngine {
   private deadline = Infinity;
   private timeoutMs = 0;
   private interrupted = false;
+  /** The file the call in progress runs: checker.clj, or generator.clj for `generate`. */
+  private file = "checker.clj";
   private readonly remembered = new Map<string, ClojureOutcome>();
   /** The snapshot the memory is known to equal, if any. */
   private current: MemorySnapshot | null = null;
@@ -273,6 +277,7 @@ export class SciEngine {
         ns: p.ns,
         check: p.check,
         judge: p.judge,
+        generate: p.generate,
         gapEnd: s.gapEnd,
         top: s.top,
         pages: [...s.pages],
@@ -319,6 +324,7 @@ export class SciEngine {
       ns: meta.ns,
       check: meta.check,
       judge: meta.judge,
+      generate: meta.generate ?? "none",
     });
     return true;
   }
@@ -345,6 +351,7 @@ export class SciEngine {
       };
     }
     this.interrupted = false;
+    this.file = req.fn === "generate" ? "generator.clj" : "checker.clj";
     this.timeoutMs = req.timeoutMs;
     this.deadline = this.now() + req.timeoutMs;
     let outcome: ClojureOutcome;
@@ -372,12 +379,12 @@ export class SciEngine {
           ? {
             ok: false,
             fault: "memory",
-            message: `checker.clj overflowed the sandbox's stack (too deep a recursion?)`,
+            message: `${this.file} overflowed the sandbox's stack (too deep a recursion?)`,
           }
           : {
             ok: false,
             fault: "crashed",
-            message: `The sandbox crashed while running checker.clj: ${errorText(e)}`,
+            message: `The sandbox crashed while running ${this.file}: ${errorText(e)}`,
           };
       }
     }
@@ -405,6 +412,7 @@ export class SciEngine {
       ns: a.ns ?? "user",
       check: a.check ?? "none",
       judge: a.judge ?? "none",
+      generate: a.generate ?? "none",
     };
     this.prepared.set(req.key, p);
     this.current = snapshot;
@@ -419,20 +427,20 @@ export class SciEngine {
   }
 
   private runPrepared(p: Prepared, req: ClojureCallRequest, logs: string[]): ClojureOutcome {
-    const kind = req.fn === "check" ? p.check : p.judge;
+    const kind = req.fn === "check" ? p.check : req.fn === "generate" ? p.generate : p.judge;
+    const name = fnName(req.fn);
     if (kind === "none") {
       if (req.fn === "judgeRequests") return { ok: true, edn: "[]" };
       throw new Fault(
         "no-check",
-        `checker.clj defines no \`check\` (looked in namespace ${p.ns}, the namespace ` +
-          "current after loading it: define `(defn check [input] …)` there)",
+        `${this.file} defines no \`${name}\` (looked in namespace ${p.ns}, the namespace ` +
+          `current after loading it: define \`(defn ${name} [input] …)\` there)`,
       );
     }
     if (kind === "value") {
-      const name = req.fn === "check" ? "check" : "judge-requests";
       throw new Fault(
         "no-check",
-        `checker.clj defines \`${name}\` in namespace ${p.ns} but it is not a function`,
+        `${this.file} defines \`${name}\` in namespace ${p.ns} but it is not a function`,
       );
     }
     this.current = null;
@@ -480,7 +488,7 @@ export class SciEngine {
         r.value.dispose();
         throw new Fault(
           "invalid-verdict",
-          `checker.clj's result is too large (${length} characters; the limit is ${MAX_RESULT_CHARS})`,
+          `${this.file}'s result is too large (${length} characters; the limit is ${MAX_RESULT_CHARS})`,
         );
       }
       const text = isText ? ctx.getString(r.value) : "";
@@ -491,7 +499,7 @@ export class SciEngine {
       } catch {
         throw new Fault(
           "invalid-verdict",
-          "checker.clj's result could not be read: it changed what the sandbox relies on",
+          `${this.file}'s result could not be read: it changed what the sandbox relies on`,
         );
       }
       for (const line of answer.logs ?? []) {
@@ -533,7 +541,7 @@ export class SciEngine {
     }
     return new Fault(
       "threw",
-      `checker.clj ${phase === "load" ? "threw while loading" : "threw"}: ${name || "Error"}: ${
+      `${this.file} ${phase === "load" ? "threw while loading" : "threw"}: ${name || "Error"}: ${
         clip(message)
       }`,
     );
@@ -542,7 +550,9 @@ export class SciEngine {
   private timeout(): Fault {
     return new Fault(
       "timeout",
-      `The checker did not finish within ${this.timeoutMs}ms (checker.clj)`,
+      this.file === "generator.clj"
+        ? `generator.clj did not finish within ${this.timeoutMs}ms`
+        : `The checker did not finish within ${this.timeoutMs}ms (checker.clj)`,
     );
   }
 
@@ -553,13 +563,13 @@ export class SciEngine {
       if (d.message === "out of memory" || d.message === "string too long") {
         return new Fault(
           "memory",
-          `checker.clj ran out of memory (the sandbox allows ${mib(this.setup.memoryCapBytes)})`,
+          `${this.file} ran out of memory (the sandbox allows ${mib(this.setup.memoryCapBytes)})`,
         );
       }
       if (d.message === "stack overflow") {
         return new Fault(
           "memory",
-          `checker.clj overflowed its stack (the sandbox allows ${
+          `${this.file} overflowed its stack (the sandbox allows ${
             this.setup.stackBytes / 1024
           } KiB; too deep a recursion?)`,
         );
@@ -573,15 +583,18 @@ export class SciEngine {
     const memory = this.memoryFault(chain);
     if (memory) return memory;
     const top = chain[0] ?? { isError: false };
-    const at = located(chain);
+    const at = located(chain, this.file);
     const message = clip(top.message ?? top.text ?? "an unknown error");
     if (chain.some((d) => d.phase === "parse")) {
-      return new Fault("syntax", `checker.clj has a syntax error: ${message}${at}`);
+      return new Fault("syntax", `${this.file} has a syntax error: ${message}${at}`);
     }
     if (chain.some((d) => d.phase === "analysis")) {
-      return new Fault("syntax", `checker.clj does not compile: ${message}${at}`);
+      return new Fault("syntax", `${this.file} does not compile: ${message}${at}`);
     }
-    return new Fault("threw", `checker.clj threw while loading: ${message}${dataOf(chain)}${at}`);
+    return new Fault(
+      "threw",
+      `${this.file} threw while loading: ${message}${dataOf(chain)}${at}`,
+    );
   }
 
   private callFault(chain: Described[], phase: string, fn: ClojureFunction): Fault {
@@ -591,30 +604,43 @@ export class SciEngine {
     const top = chain[0] ?? { isError: false };
     const message = clip(top.message ?? top.text ?? "an unknown error");
     if (phase === "input") {
-      return new Fault("crashed", `The sandbox could not prepare the checker's input: ${message}`);
+      return new Fault(
+        "crashed",
+        `The sandbox could not prepare ${
+          fn === "generate" ? "generator.clj's" : "the checker's"
+        } input: ${message}`,
+      );
     }
     if (phase === "result") {
       return new Fault("invalid-verdict", `${noResult(fn)}: it cannot be printed: ${message}`);
     }
-    const who = fn === "check" ? "check" : "judge-requests";
     return new Fault(
       "threw",
-      `checker.clj's ${who} threw: ${message}${dataOf(chain)}${located(chain)}`,
+      `${this.file}'s ${fnName(fn)} threw: ${message}${dataOf(chain)}${located(chain, this.file)}`,
     );
   }
 }
 
 function noResult(fn: ClojureFunction): string {
-  return fn === "check" ? "The checker returned no verdict" : "judge-requests returned no requests";
+  return fn === "check"
+    ? "The checker returned no verdict"
+    : fn === "generate"
+    ? "generator.clj's generate returned no world"
+    : "judge-requests returned no requests";
+}
+
+/** The Clojure name of a call's function. */
+function fnName(fn: ClojureFunction): string {
+  return fn === "judgeRequests" ? "judge-requests" : fn;
 }
 
 /** " (checker.clj line 3, column 7)" from the innermost located error, or "". */
-function located(chain: Described[]): string {
+function located(chain: Described[], file: string): string {
   const d = [...chain].reverse().find((x) => typeof x.line === "number");
   if (!d) return "";
   return typeof d.column === "number"
-    ? ` (checker.clj line ${d.line}, column ${d.column})`
-    : ` (checker.clj line ${d.line})`;
+    ? ` (${file} line ${d.line}, column ${d.column})`
+    : ` (${file} line ${d.line})`;
 }
 
 /** " {:field 1}": the ex-data a checker attached to what it threw, when it did. */

@@ -91,6 +91,8 @@ export interface CheckerImageMeta {
   ns: string;
   check: "fn" | "value" | "none";
   judge: "fn" | "value" | "none";
+  /** generator.clj's `generate` (absent in images made before generators ran: none). */
+  generate?: "fn" | "value" | "none";
   gapEnd: number;
   top: number;
   /** Offsets (from gapEnd) of the pages of `high` that differ from the base's. */
@@ -136,6 +138,7 @@ export function decodeCheckerImage(
     const int = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
     const valid = typeof m === "object" && m !== null && m.format === FORMAT && m.key === key &&
       typeof m.ns === "string" && KINDS.includes(m.check) && KINDS.includes(m.judge) &&
+      (m.generate === undefined || KINDS.includes(m.generate)) &&
       int(m.gapEnd) && int(m.top) && m.top >= m.gapEnd && Array.isArray(m.pages) &&
       m.pages.every(int);
     if (!valid) return null;

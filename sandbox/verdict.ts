@@ -96,11 +96,11 @@ const WorldSchema = z.object({
  * (undefined, NaN, a function) anywhere in it is refused, naming where. World paths are
  * checked by the caller (core/bundle/generator.ts).
  */
-export function readGenerated(json: string): Validated<GeneratedWorld> {
+export function readGenerated(json: string, file = "generator.js"): Validated<GeneratedWorld> {
   const value = decode(json);
   const no = (why: string) => ({
     ok: false as const,
-    message: `generator.js's generate returned no world: ${why}`,
+    message: `${file}'s generate returned no world: ${why}`,
   });
   const r = WorldSchema.safeParse(value);
   if (!r.success) return no(humanize(r.error, value));

@@ -217,9 +217,9 @@ function onHang<O>(p: Pool<O>, slot: Slot<O>): void {
     head &&
       fault(
         "timeout",
-        `${
-          head.fn === "generate" ? "generator.js" : "The checker"
-        } did not finish within ${head.timeoutMs}ms${p.spec.timeoutSuffix}`,
+        head.fn === "generate"
+          ? `${p.spec.generatorFile} did not finish within ${head.timeoutMs}ms`
+          : `The checker did not finish within ${head.timeoutMs}ms${p.spec.timeoutSuffix}`,
       ),
     true,
   );
@@ -322,7 +322,7 @@ function submit<O>(
   }
   // generator.js is loaded under its own name: never the prepared module of a checker.js
   // whose text happens to be the same.
-  job.key = checkerKey(fn === "generate" ? `generator.js\u0000${source}` : source);
+  job.key = checkerKey(fn === "generate" ? `${p.spec.generatorFile}\u0000${source}` : source);
   p.queue.push(job);
   pump(p);
   return done;

@@ -10,7 +10,8 @@ import type { EdnValue } from "../edn/values.ts";
 import { keywordized, type Tagged, toTagged } from "../edn/tagged.ts";
 import type { Bundle } from "./types.ts";
 import { caseOf } from "./case_of.ts";
-import type { CheckerInput, ClojureEdn } from "../checker.ts";
+import { generatorOf } from "./generator.ts";
+import type { CheckerInput, ClojureEdn, GenerateRequest } from "../checker.ts";
 
 interface ClojureParts {
   params: Map<EdnValue, EdnValue>;
@@ -42,11 +43,12 @@ function partsOf(bundle: Bundle): ClojureParts {
 
 function goldOf(bundle: Bundle, caseId: string | null | undefined): Tagged {
   const p = partsOf(bundle);
-  const generated = bundle.generated || bundle.files.has("generator.js")
+  const generated = bundle.generated || generatorOf(bundle) !== null
     ? caseOf(bundle, caseId ?? null)
     : undefined;
+  if (generated && generated.goldEdn !== undefined) return generated.goldEdn;
   if (generated && generated.gold !== null) {
-    // A generated world's gold is JSON: its object keys become keywords, as params' do.
+    // generator.js's gold is JSON: its object keys become keywords, as params' do.
     return toTagged(keywordized(generated.gold) as EdnValue);
   }
   const own = caseId ? tagged(p, bundle, caseId, `cases/${caseId}/gold.edn`) : null;
@@ -78,6 +80,27 @@ export function clojureEdnFor(bundle: Bundle, answer: AnswerFacts): ClojureEdn {
     params.set(Keyword.of(name), keywordized(v) as EdnValue);
   }
   return { params: toTagged(params), gold: goldOf(bundle, answer.caseId) };
+}
+
+/**
+ * generator.clj's input, `{:seed n :split :train|:test :index n :params {…}}`, as tagged
+ * JSON: params as EDN when given (else the plain ones with their keys as keywords).
+ */
+export function clojureGenerateInput(
+  request: Omit<GenerateRequest, "clojure">,
+  clojure: GenerateRequest["clojure"],
+): Tagged {
+  return [
+    "m",
+    k("seed"),
+    request.seed,
+    k("split"),
+    k(request.split),
+    k("index"),
+    request.index,
+    k("params"),
+    clojure?.params ?? toTagged(keywordized(request.params) as EdnValue),
+  ];
 }
 
 /**

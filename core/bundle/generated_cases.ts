@@ -1,9 +1,9 @@
 /**
- * Generated worlds made: a bundle's generator.js asked (through the injected runner, which
- * runs it in the checker's sandbox) for the worlds of a benchmark, of `dvergr check` and of
- * calibration; the rules are in core/bundle/generator.ts. A generator that throws, hangs,
- * runs out of memory, returns something that is not a world, or a world that cannot be
- * made is a BUNDLE_INVALID error (exit 2) naming generator.js and the world.
+ * Generated worlds made: a bundle's generator.js (or generator.clj) asked (through the
+ * injected runner, which runs it in the checker's sandbox) for the worlds of a benchmark, of
+ * `dvergr check` and of calibration; the rules are in core/bundle/generator.ts. A generator
+ * that throws, hangs, runs out of memory, returns something that is not a world, or a world
+ * that cannot be made is a BUNDLE_INVALID error (exit 2) naming the generator and the world.
  */
 import { DvergrError } from "../errors.ts";
 import type { CheckerRunner, GeneratorRun } from "../checker.ts";
@@ -16,7 +16,7 @@ import {
   generatedIdentity,
   type GeneratedSet,
   generateRequest,
-  GENERATOR_FILE,
+  type Generator,
   generatorOf,
   readGeneratedCaseId,
   type Split,
@@ -24,6 +24,7 @@ import {
   worldProblems,
 } from "./generator.ts";
 import type { Bundle, BundleCase, BundleProblem } from "./types.ts";
+import { clojureEdnFor } from "./clojure_input.ts";
 
 /** Worlds asked for at once: enough to keep the sandbox's workers busy. */
 const WINDOW = 16;
@@ -31,24 +32,34 @@ const WINDOW = 16;
 /** One world made, or why it could not be. */
 type Made = { ok: true; case: BundleCase } | { ok: false; problem: BundleProblem };
 
-/** Asks the generator for world `index` of `set` and checks what it gave. */
+/**
+ * Asks the generator for world `index` of `set` and checks what it gave; `params` are the
+ * run's (over workflow.edn's :params).
+ */
 async function makeWorld(
   bundle: Bundle,
-  source: string,
+  gen: Generator,
   runner: CheckerRunner,
   set: { split: Split; seed: number; count: number },
   index: number,
   params: Record<string, unknown>,
 ): Promise<Made> {
   const id = generatedCaseId(set.split, index, set.count);
-  const run = await runner.generate(source, generateRequest(set, index, params));
-  if (!run.ok) return { ok: false, problem: runProblem(id, run) };
+  const request = generateRequest(set, index, { ...bundle.definition.params, ...params });
+  const run = gen.file === "generator.clj"
+    ? await runner.generate(
+      gen.source,
+      { ...request, clojure: { params: clojureEdnFor(bundle, { files: {}, params }).params } },
+      { file: gen.file },
+    )
+    : await runner.generate(gen.source, request);
+  if (!run.ok) return { ok: false, problem: runProblem(gen.file, id, run) };
   const problems = worldProblems(run.world, bundle.fixtures);
   if (problems.length > 0) {
     return {
       ok: false,
       problem: {
-        file: GENERATOR_FILE,
+        file: gen.file,
         message: `world ${id}: generate returned a world that cannot be made: ${
           problems.join("; ")
         }`,
@@ -58,25 +69,30 @@ async function makeWorld(
   return { ok: true, case: generatedCase(id, run.world) };
 }
 
-/** A failed generate call as a problem of generator.js, at its line when the sandbox gave one. */
-function runProblem(id: string, run: Extract<GeneratorRun, { ok: false }>): BundleProblem {
-  const at = /\(generator\.js line (\d+)(?:, column (\d+))?\)/.exec(run.message);
+/** A failed generate call as a problem of the generator, at its line when the sandbox gave one. */
+function runProblem(
+  file: Generator["file"],
+  id: string,
+  run: Extract<GeneratorRun, { ok: false }>,
+): BundleProblem {
+  const at = new RegExp(`\\(${file.replace(".", "\\.")} line (\\d+)(?:, column (\\d+))?\\)`)
+    .exec(run.message);
   return {
-    file: GENERATOR_FILE,
+    file,
     ...(at ? { line: Number(at[1]) } : {}),
     ...(at?.[2] ? { column: Number(at[2]) } : {}),
     message: `world ${id}: ${run.message}`,
   };
 }
 
-function invalid(bundle: Bundle, problems: BundleProblem[]): DvergrError {
+function invalid(bundle: Bundle, gen: Generator, problems: BundleProblem[]): DvergrError {
   return new DvergrError(
     "BUNDLE_INVALID",
-    `Bundle "${bundle.name}": generator.js could not make its worlds: ${
+    `Bundle "${bundle.name}": ${gen.file} could not make its worlds: ${
       problems.map((p) => p.message).join("; ")
     }`,
     {
-      hint: "Fix generator.js; `dvergr check` runs it on the first world of every split",
+      hint: `Fix ${gen.file}; \`dvergr check\` runs it on the first world of every split`,
       details: { bundle: bundle.name, problems },
     },
   );
@@ -90,7 +106,8 @@ function noGenerator(bundle: Bundle): DvergrError {
       hint: bundle.cases.length > 0
         ? "Its worlds are its cases/: --cases N takes the first N of them, without --split or --seed"
         : "Leave out --cases, --split and --seed (a bundle with fixtures/ only is one world), " +
-          "or add a generator.js exporting generate({seed, split, index, params})",
+          "or add a generator.js exporting generate({seed, split, index, params}) (or a " +
+          "generator.clj defining generate)",
     },
   );
 }
@@ -105,9 +122,8 @@ export async function withGeneratedCases(
   set: GeneratedSet,
   params: Record<string, unknown> = {},
 ): Promise<Bundle> {
-  const source = generatorOf(bundle);
-  if (source === null) throw noGenerator(bundle);
-  const merged = { ...bundle.definition.params, ...params };
+  const gen = generatorOf(bundle);
+  if (gen === null) throw noGenerator(bundle);
   const cases: BundleCase[] = new Array(set.count);
   for (let start = 0; start < set.count; start += WINDOW) {
     const indexes = Array.from(
@@ -115,13 +131,13 @@ export async function withGeneratedCases(
       (_, i) => start + i,
     );
     const made = await Promise.all(
-      indexes.map((i) => makeWorld(bundle, source, runner, set, i, merged)),
+      indexes.map((i) => makeWorld(bundle, gen, runner, set, i, params)),
     );
     const failed = made.flatMap((m) => m.ok ? [] : [m.problem]);
-    if (failed.length > 0) throw invalid(bundle, failed.slice(0, 3));
+    if (failed.length > 0) throw invalid(bundle, gen, failed.slice(0, 3));
     made.forEach((m, i) => cases[start + i] = (m as { case: BundleCase }).case);
   }
-  return { ...bundle, cases, generated: generatedIdentity(source, set, cases) };
+  return { ...bundle, cases, generated: generatedIdentity(gen, set, cases) };
 }
 
 /**
@@ -135,14 +151,13 @@ export async function generatorProblems(
   runner: CheckerRunner,
   params: Record<string, unknown> = {},
 ): Promise<BundleProblem[]> {
-  const source = generatorOf(bundle);
-  if (source === null) return [];
-  const merged = { ...bundle.definition.params, ...params };
+  const gen = generatorOf(bundle);
+  if (gen === null) return [];
   const problems: BundleProblem[] = [];
   for (const split of SPLITS) {
     const set = { split, seed: DEFAULT_GENERATOR_SEED, count: 1 };
     const [a, b] = await Promise.all(
-      [0, 0].map(() => makeWorld(bundle, source, runner, set, 0, merged)),
+      [0, 0].map(() => makeWorld(bundle, gen, runner, set, 0, params)),
     );
     if (!a.ok || !b.ok) {
       problems.push(!a.ok ? a.problem : (b as { problem: BundleProblem }).problem);
@@ -150,10 +165,10 @@ export async function generatorProblems(
     }
     if (caseHash(a.case) !== caseHash(b.case)) {
       problems.push({
-        file: GENERATOR_FILE,
+        file: gen.file,
         message: `world ${a.case.id}: generate answered the same request twice with different ` +
           `worlds (${differingPart(a.case, b.case)}): a generator must draw only from its ` +
-          "seed (Math.random starts from it), never from the clock (Date)",
+          "seed (Math.random and rand start from it), never from the clock (Date)",
       });
     }
   }
@@ -189,8 +204,8 @@ export async function withNamedWorld(
   runner: CheckerRunner,
   id: string | undefined,
 ): Promise<NamedWorld> {
-  const source = generatorOf(bundle);
-  if (source === null || bundle.cases.length > 0) return { bundle };
+  const gen = generatorOf(bundle);
+  if (gen === null || bundle.cases.length > 0) return { bundle };
   const which = id === undefined ? { split: DEFAULT_SPLIT, index: 0 } : readGeneratedCaseId(id);
   if (which === null) {
     return {
@@ -200,14 +215,7 @@ export async function withNamedWorld(
     };
   }
   const set = { split: which.split, seed: DEFAULT_GENERATOR_SEED, count: 0 };
-  const made = await makeWorld(
-    bundle,
-    source,
-    runner,
-    set,
-    which.index,
-    bundle.definition.params,
-  );
+  const made = await makeWorld(bundle, gen, runner, set, which.index, {});
   if (!made.ok) return { bundle, problem: made.problem.message };
   // The id as written (its digits), so the case is found by it.
   const kase = { ...made.case, id: id ?? made.case.id };

@@ -21,8 +21,16 @@ import type { Bundle, BundleCase, GeneratedIdentity } from "./types.ts";
 
 export type { GeneratedIdentity };
 
-/** The file a generator is. */
+/** The file a generator is: generator.js, else the earlier system's generator.clj. */
 export const GENERATOR_FILE = "generator.js";
+export const GENERATOR_FILES = [GENERATOR_FILE, "generator.clj"] as const;
+export type GeneratorFile = (typeof GENERATOR_FILES)[number];
+
+/** A bundle's generator: its file and source. */
+export interface Generator {
+  file: GeneratorFile;
+  source: string;
+}
 
 export const SPLITS = ["train", "test"] as const;
 export type Split = (typeof SPLITS)[number];
@@ -112,7 +120,12 @@ export function worldProblems(
 
 /** A generated world as a case of the bundle. */
 export function generatedCase(id: string, world: GeneratedWorld): BundleCase {
-  return { id, gold: world.gold, fixtures: { ...world.files } };
+  return {
+    id,
+    gold: world.gold,
+    fixtures: { ...world.files },
+    ...(world.goldEdn !== undefined ? { goldEdn: world.goldEdn } : {}),
+  };
 }
 
 /** The hash of one generated case (its id, files and gold), for GeneratedIdentity.worlds. */
@@ -131,15 +144,15 @@ function canonical(v: unknown): unknown {
   return v;
 }
 
-/** The identity of a generated set, from the generator's source and the cases made. */
+/** The identity of a generated set, from the generator and the cases made. */
 export function generatedIdentity(
-  source: string,
+  generator: Generator,
   set: GeneratedSet,
   cases: readonly BundleCase[],
 ): GeneratedIdentity {
   return {
-    file: GENERATOR_FILE,
-    generator: sha256Hex(source),
+    file: generator.file,
+    generator: sha256Hex(generator.source),
     split: set.split,
     count: set.count,
     seed: set.seed,
@@ -147,7 +160,11 @@ export function generatedIdentity(
   };
 }
 
-/** The bundle's generator source, or null when it has none. */
-export function generatorOf(bundle: Pick<Bundle, "files">): string | null {
-  return bundle.files.get(GENERATOR_FILE) ?? null;
+/** The bundle's generator (generator.js wins over generator.clj), or null when it has none. */
+export function generatorOf(bundle: Pick<Bundle, "files">): Generator | null {
+  for (const file of GENERATOR_FILES) {
+    const source = bundle.files.get(file);
+    if (source !== undefined) return { file, source };
+  }
+  return null;
 }

@@ -21,7 +21,7 @@ import {
   relativePathProblem,
 } from "./file_map.ts";
 import { sandboxNameProblems } from "./sandbox_names.ts";
-import { GENERATOR_FILE, readGeneratedCaseId } from "./generator.ts";
+import { generatorOf, readGeneratedCaseId } from "./generator.ts";
 import {
   calibrationSchema,
   certificationSchema,
@@ -246,12 +246,12 @@ function analyse(files: FileMap): { problems: BundleProblem[]; parsed: Parsed } 
 /** Where the worlds come from: fixtures/, cases/ or generator.js (beside fixtures/, not cases/). */
 function worldSourceProblems(files: FileMap): BundleProblem[] {
   const paths = [...files.keys()];
-  const generator = files.has(GENERATOR_FILE);
+  const generator = generatorOf({ files });
   if (generator && paths.some((p) => p.startsWith("cases/"))) {
     return [{
-      file: GENERATOR_FILE,
-      message: "a bundle's worlds come from cases/ or from generator.js, not both: remove " +
-        "one (fixtures/ beside generator.js is shared by every generated world)",
+      file: generator.file,
+      message: `a bundle's worlds come from cases/ or from ${generator.file}, not both: remove ` +
+        `one (fixtures/ beside ${generator.file} is shared by every generated world)`,
     }];
   }
   if (!generator && !paths.some((p) => p.startsWith("fixtures/") || p.startsWith("cases/"))) {
@@ -340,7 +340,7 @@ function readCases(files: FileMap, problems: BundleProblem[]): BundleCase[] {
 function checkCalibrationRefs(files: FileMap, parsed: Parsed, problems: BundleProblem[]): void {
   const text = files.get("calibration.edn") ?? "";
   const named = parsed.calibrationPlain?.case;
-  if (typeof named === "string" && files.has(GENERATOR_FILE)) {
+  if (typeof named === "string" && generatorOf({ files }) !== null) {
     if (readGeneratedCaseId(named) === null) {
       problems.push({
         file: "calibration.edn",

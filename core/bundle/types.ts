@@ -3,6 +3,7 @@
  * Values read from EDN are in their plain JS form (core/edn/plain.ts), as checkers see them.
  */
 import type { FileMap } from "./file_map.ts";
+import type { Tagged } from "../checker.ts";
 
 export interface WorkflowDefinition {
   title: string;
@@ -56,6 +57,8 @@ export interface BundleCase {
   gold: unknown;
   /** Case fixtures by world path ("/docs/case.edn"). */
   fixtures: Record<string, string>;
+  /** A world generator.clj made: its gold as EDN, which a checker.clj gets as it was. */
+  goldEdn?: Tagged;
 }
 
 export interface Bundle {
@@ -90,8 +93,8 @@ export interface Bundle {
 
 /** What an experiment's definition records of the worlds generator.js made for it. */
 export interface GeneratedIdentity {
-  file: "generator.js";
-  /** SHA-256 of generator.js. */
+  file: "generator.js" | "generator.clj";
+  /** SHA-256 of the generator's source. */
   generator: string;
   split: "train" | "test";
   /** Worlds 0..count-1. */

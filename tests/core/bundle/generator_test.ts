@@ -60,22 +60,31 @@ Deno.test("worldProblems() refuses what cannot be a world", () => {
   );
 });
 
+const JS = { file: "generator.js" as const, source: GENERATOR };
+
 Deno.test("generatedIdentity() changes with the generator, the set and the worlds", () => {
   const set = { split: "test" as const, count: 2, seed: 1 };
   const cases = [0, 1].map((i) =>
     generatedCase(generatedCaseId("test", i), { files: { "/a": String(i) }, gold: { n: i } })
   );
-  const id = generatedIdentity(GENERATOR, set, cases);
+  const id = generatedIdentity(JS, set, cases);
   assert.equal(id.file, "generator.js");
+  assert.equal(
+    generatedIdentity({ ...JS, file: "generator.clj" }, set, cases).file,
+    "generator.clj",
+  );
   assert.match(id.generator, /^[0-9a-f]{64}$/);
-  assert.deepEqual(generatedIdentity(GENERATOR, set, cases), id);
-  assert.notEqual(generatedIdentity(GENERATOR + " ", set, cases).generator, id.generator);
-  assert.notEqual(generatedIdentity(GENERATOR, { ...set, seed: 2 }, cases).seed, id.seed);
+  assert.deepEqual(generatedIdentity(JS, set, cases), id);
+  assert.notEqual(
+    generatedIdentity({ file: "generator.js", source: GENERATOR + " " }, set, cases).generator,
+    id.generator,
+  );
+  assert.notEqual(generatedIdentity(JS, { ...set, seed: 2 }, cases).seed, id.seed);
   const other = [cases[0], { ...cases[1], gold: { n: 9 } }];
-  assert.notEqual(generatedIdentity(GENERATOR, set, other).worlds, id.worlds);
+  assert.notEqual(generatedIdentity(JS, set, other).worlds, id.worlds);
   // Key order of gold does not matter.
   const reordered = [{ ...cases[0], gold: { n: 0 } }, cases[1]];
-  assert.equal(generatedIdentity(GENERATOR, set, reordered).worlds, id.worlds);
+  assert.equal(generatedIdentity(JS, set, reordered).worlds, id.worlds);
 });
 
 Deno.test("a bundle may have generator.js instead of fixtures/ and cases/, not beside cases/", () => {
