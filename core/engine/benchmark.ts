@@ -223,6 +223,13 @@ async function worldsOf(bundle: Bundle, req: BenchmarkRequest): Promise<Bundle> 
     );
   }
   if (!req.runner) throw new Error("prepareBenchmark: a generated bundle needs a runner");
+  // Refused before a world is made, not after a million of them.
+  checkRange("cases", cases, "cases");
+  checkRange(
+    "cells",
+    req.specs.length * cases * (req.repetitions ?? 1),
+    "the number of cells (candidates × cases × repetitions)",
+  );
   return await withGeneratedCases(
     bundle,
     req.runner,

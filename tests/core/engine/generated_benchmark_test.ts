@@ -174,6 +174,15 @@ Deno.test("prepareBenchmark() refuses a failing generator and generated options 
       /world gen-test-0000: generate returned a world that cannot be made: files: "\/\.dvergr\/seed" is under \/\.dvergr/,
     );
     await refused({ bundle: generated() }, "USAGE", /without the number of worlds to generate/);
+    // Too many cells is refused before any world is made (a generator that would hang).
+    await refused(
+      {
+        bundle: generated({ "generator.js": "export function generate() { for (;;) {} }" }),
+        cases: 600_000,
+      },
+      "USAGE",
+      /number of cells/,
+    );
     await refused(
       { bundle: generated(), cases: 2, caseIds: ["gen-test-0000"] },
       "USAGE",
