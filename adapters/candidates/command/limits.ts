@@ -503,8 +503,10 @@ function worldKey(name: string): string | null {
 }
 
 /**
- * Writes the hard link `segs` of the world as a copy of the file written back at `from` (its
- * bytes), or null when the link names nothing written back (outside, skipped, or later).
+ * Writes the hard link `segs` of the world as a hard link to the file written back at `from`
+ * (its size), or null when the link names nothing written back (outside, skipped, or later).
+ * A link, never a copy: a pack of one world-sized file and 50,000 links to it would otherwise
+ * write 50,000 times the world's bytes to the host's disk.
  */
 async function linkOut(
   worldDir: string,
@@ -514,8 +516,13 @@ async function linkOut(
   if (from === undefined) return null;
   const host = join(worldDir, ...segs);
   try {
-    await Deno.mkdir(join(host, ".."), { recursive: true });
-    await Deno.copyFile(from, host);
+    if (host !== from) {
+      await Deno.mkdir(join(host, ".."), { recursive: true });
+      // Over a file the host's copy holds, as a regular member is (a directory there stays).
+      const there = await Deno.lstat(host).catch(() => null);
+      if (there && !there.isDirectory) await Deno.remove(host);
+      await Deno.link(from, host);
+    }
     return (await Deno.stat(host)).size;
   } catch {
     return null;

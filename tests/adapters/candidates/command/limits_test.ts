@@ -201,6 +201,37 @@ Deno.test("readBackWorld() brings back non-ASCII names and hard links as tar pac
   await Deno.remove(world, { recursive: true });
 });
 
+Deno.test("readBackWorld() writes a pack's hard links as links, never as copies of the file", async () => {
+  // One file and many links to it cost the sandbox its bytes once; copies would cost the
+  // host's disk the bytes once per link (50,000 links to a 1 GiB file: 50 TB).
+  const src = await Deno.makeTempDir();
+  await Deno.mkdir(`${src}/out`);
+  await Deno.writeFile(`${src}/out/big`, new Uint8Array(MIB).fill(7));
+  for (let i = 0; i < 50; i++) await Deno.link(`${src}/out/big`, `${src}/out/l${i}`);
+  const pack = `${src}.tar`;
+  const tar = await new Deno.Command("tar", {
+    args: ["-C", src, "--format=posix", "-cf", pack, "out"],
+  }).output();
+  assert.ok(tar.success, new TextDecoder().decode(tar.stderr));
+  const world = await Deno.makeTempDir();
+  await Deno.mkdir(`${world}/out`);
+  await Deno.writeTextFile(`${world}/out/l0`, "the host's copy, replaced");
+  const back = await readBackWorld(world, ["out"], pack);
+  assert.equal(back.files, 51);
+  assert.deepEqual(back.skipped, []);
+  const inodes = new Set<number | null>();
+  for (let i = 0; i < 50; i++) {
+    const st = await Deno.stat(`${world}/out/l${i}`);
+    assert.equal(st.size, MIB);
+    inodes.add(st.ino);
+  }
+  inodes.add((await Deno.stat(`${world}/out/big`)).ino);
+  assert.equal(inodes.size, 1, "every link is the one file written back");
+  await Deno.remove(src, { recursive: true });
+  await Deno.remove(pack);
+  await Deno.remove(world, { recursive: true });
+});
+
 if (hasBwrap) {
   Deno.test("commandCandidate() [bwrap] captures non-ASCII names and a hard-linked answer", async () => {
     const { outcome, captured, world } = await attempt(
