@@ -1,9 +1,16 @@
 /**
  * Group commit of attempt records: a finished attempt's record waits in a queue, and one
  * committer commits everything queued in one atomic operation (the records with their small
- * blobs, the run's leases on their cells released, the room's version moved) as soon as the previous commit has
- * landed; no timer, no delay. A record counts only once its commit has landed, so a process
- * killed at any moment loses at most the cells whose records had not landed (in flight).
+ * blobs, the run's leases on their cells released, the room's version moved). While records
+ * stream in (the last came less than GATHER_MS ago) and fewer than GROUP_FULL are queued, the
+ * committer waits up to GATHER_MS for more to join before it commits (at once when the run
+ * asks for a flush): quick cells then share a commit, where each record going as soon as the
+ * previous commit had landed made a 1,000-cell run of an instant candidate commit ~270 times
+ * (3.7 records a commit, each its own KV transaction and sync; at 32 records a commit the KV
+ * store spends about half the CPU per record). A record that comes alone (slow attempts) is
+ * committed at once, as before. A record counts only once its commit has landed, so a
+ * process killed at any moment loses at most the cells whose records had not landed (in
+ * flight).
  */
 import type { AttemptRecord } from "../bench/records.ts";
 import type { StateStore } from "../ports/state_store.ts";
@@ -12,6 +19,15 @@ import { gcHint } from "../gc_hint.ts";
 /** Records committed between two garbage-collection hints (see core/gc_hint.ts). */
 const GC_EVERY = 10_000;
 
+/** Queued records that go at once, without waiting for others to join them. */
+export const GROUP_FULL = 32;
+
+/**
+ * Records that came less than this apart are a stream, whose commit waits at most this long
+ * for more records to join it.
+ */
+export const GATHER_MS = 5;
+
 export interface GroupCommitter {
   /**
    * Resolves once the record's commit has landed: true when written, false when another
@@ -19,10 +35,18 @@ export interface GroupCommitter {
    * written all the same).
    */
   commit(record: AttemptRecord, blobs?: ReadonlyMap<string, Uint8Array>): Promise<boolean>;
+  /** Commits what is queued without waiting for more (the run waits for its commits). */
+  flush(): void;
 }
 
 /** A committer of records whose cells `leaseOwner` holds the leases of. */
-export function groupCommitter(state: StateStore, leaseOwner: string): GroupCommitter {
+export function groupCommitter(
+  state: StateStore,
+  leaseOwner: string,
+  opts: { gatherMs?: number; full?: number } = {},
+): GroupCommitter {
+  const gatherMs = opts.gatherMs ?? GATHER_MS;
+  const full = opts.full ?? GROUP_FULL;
   let queue: {
     record: AttemptRecord;
     blobs?: ReadonlyMap<string, Uint8Array>;
@@ -30,10 +54,18 @@ export function groupCommitter(state: StateStore, leaseOwner: string): GroupComm
     reject: (e: unknown) => void;
   }[] = [];
   let busy = false;
+  let gathering: ReturnType<typeof setTimeout> | undefined;
+  /** When the last record was queued (performance.now()). */
+  let lastAt = -Infinity;
+  /** The run asked for a flush: what is queued goes as soon as it can. */
+  let urgent = false;
   const committed = gcHint(GC_EVERY);
-  const pump = () => {
+  const land = () => {
+    clearTimeout(gathering);
+    gathering = undefined;
     if (busy || queue.length === 0) return;
     busy = true;
+    urgent = false;
     const group = queue;
     queue = [];
     state.putAttempts(group.map(({ record, blobs }) => ({ record, blobs })), leaseOwner).then(
@@ -42,15 +74,31 @@ export function groupCommitter(state: StateStore, leaseOwner: string): GroupComm
     ).finally(() => {
       busy = false;
       committed(group.length);
-      pump();
+      next();
     });
+  };
+  /** Commits what is queued now, or, while records stream in, once more have joined. */
+  const next = () => {
+    if (busy || queue.length === 0 || gathering !== undefined) return;
+    const streaming = performance.now() - lastAt < gatherMs;
+    if (urgent || !streaming || queue.length >= full) land();
+    else gathering = setTimeout(land, gatherMs);
   };
   return {
     commit(record, blobs) {
       return new Promise((resolve, reject) => {
         queue.push({ record, blobs, resolve, reject });
-        pump();
+        const now = performance.now();
+        const streaming = now - lastAt < gatherMs;
+        lastAt = now;
+        if (busy) return;
+        if (!streaming || queue.length >= full) land();
+        else next();
       });
+    },
+    flush() {
+      urgent = true;
+      land();
     },
   };
 }

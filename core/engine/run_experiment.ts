@@ -6,10 +6,10 @@
  * and a cell that faults in this run gets one more try within it.
  *
  * A record is written only when an attempt has finished (verdict or fault), atomically;
- * records finished while the previous commit was landing are committed together in one
- * atomic operation (group_commit.ts), and a cell counts (progress, tally, retry) only once
- * its commit has landed: a process killed at any moment loses at most the attempts in
- * flight, those awaiting their commit included. A cancelled run (its signal aborted)
+ * records finished while the previous commit was landing, or within a few milliseconds of
+ * each other, are committed together in one atomic operation (group_commit.ts), and a cell
+ * counts (progress, tally, retry) only once its commit has landed: a process killed at any
+ * moment loses at most the attempts in flight, those awaiting their commit included. A cancelled run (its signal aborted)
  * records nothing for the attempts it interrupted.
  *
  * Several processes may run one experiment on one home (two `dvergr benchmark`, an MCP
@@ -280,7 +280,13 @@ class ExperimentRun {
       leaseMs: this.leaseMs,
       timer: this.timer,
     });
-    this.committer = groupCommitter(opts.state, this.leases.holder.owner);
+    // With a stopping rule each verdict may stop a comparison: none waits for company, or
+    // cells that turn out not to be needed would start meanwhile.
+    this.committer = groupCommitter(
+      opts.state,
+      this.leases.holder.owner,
+      seq ? { gatherMs: 0 } : {},
+    );
     this.queue = new PendingQueue(
       opts.plan,
       states,
@@ -460,6 +466,7 @@ class ExperimentRun {
 
   /** Waits for every commit on its way; throws the first that failed. */
   async landed(): Promise<void> {
+    this.committer.flush();
     while (this.landing.size > 0) await Promise.all([...this.landing]);
     if (this.commitFailure) throw this.commitFailure.error;
   }
@@ -488,8 +495,13 @@ class ExperimentRun {
     this.window.finished(timer.now() - t0);
     leases.handOver(key);
     const commit = this.commitCell(item, record, blobs.take());
+    // A fault's retry waits for its commit: it goes without waiting for company.
+    if (record.verdict === null) this.committer.flush();
     // Bounded: a committer that falls behind holds the workers back.
-    if (this.landing.size >= MAX_LANDING * this.parallel) await commit;
+    if (this.landing.size >= MAX_LANDING * this.parallel) {
+      this.committer.flush();
+      await commit;
+    }
     if (this.commitFailure) throw this.commitFailure.error;
   }
 
