@@ -437,6 +437,9 @@ function reserve(
   entry: GatewayLogEntry,
 ): Hold | Response {
   const n = choices(api, body);
+  // The answers reserved are the answers asked: an `n` the count does not read (the text
+  // "30") goes up as 1, never as what a lax server would make of it.
+  if (api === "openai-chat" && body.n !== undefined) body.n = n;
   const asked = askedOutput(api, body) ?? route.entry.maxTokens;
   // The provider's own tools (bounded here, their caps written in) add their fees and results.
   const tools = boundProviderTools(api, body, route.toolPrices ?? {}, route.toolsBilled ?? true);

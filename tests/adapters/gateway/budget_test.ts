@@ -156,3 +156,54 @@ Deno.test("the model gateway keeps the hold of a stream cut off before its usage
     await server.shutdown();
   }
 });
+
+Deno.test("the model gateway forwards the number of Chat answers it reserved, whatever `n` held", async () => {
+  // An OpenAI-compatible server that reads `n` and `max_tokens` laxly (a numeric string is a
+  // number, as pydantic-based servers read them) and bills every answer its output limit.
+  const seen: Record<string, unknown>[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const body = await req.json();
+    seen.push(body);
+    const n = Number(body.n ?? 1);
+    const out = n * Number(body.max_tokens);
+    return Response.json({
+      id: "c",
+      object: "chat.completion",
+      choices: Array.from({ length: n }, (_, index) => ({
+        index,
+        message: { role: "assistant", content: "ok" },
+        finish_reason: "stop",
+      })),
+      usage: { prompt_tokens: 20, completion_tokens: out, total_tokens: 20 + out },
+    });
+  });
+  const r = route(`http://127.0.0.1:${server.addr.port}`);
+  const lax: ModelRoute = { ...r, entry: { ...r.entry, provider: "openai-compatible" } };
+  const gw = await startAttemptGateway({ signal: new AbortController().signal }, {
+    transport: "tcp",
+    toolset: { tools: [], run: () => Promise.resolve({ content: "", isError: true }) },
+    model: { route: () => lax, budgetMicros: 1_000_000, maxRequests: 10 },
+  });
+  try {
+    for (const n of ["30", 2.5, null]) {
+      const res = await fetch(`${gw.env.OPENAI_BASE_URL}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "claude",
+          n,
+          max_tokens: 1000,
+          messages: [{ role: "user", content: "spend" }],
+        }),
+      });
+      await res.body?.cancel();
+    }
+    const ev = await gw.finish();
+    assert.deepEqual(seen.map((b) => b.n), [1, 1, 1]);
+    // Three answers of 1,000 tokens at $15/M and their input: $0.045 (n "30" billed $0.45).
+    assert(ev.figures.billedMicros <= 50_000, `billed ${ev.figures.billedMicros} µ$`);
+  } finally {
+    await gw.finish();
+    await server.shutdown();
+  }
+});
