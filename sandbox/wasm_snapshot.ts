@@ -61,12 +61,16 @@ export interface MemorySnapshot {
 const PAGE = 4096;
 export const SNAPSHOT_PAGE = PAGE;
 
-/** Index one past the highest non-zero byte of `bytes`, or 0. */
+/**
+ * One past the highest non-zero byte of `bytes` (a whole memory), rounded up to 8, or 0. Read
+ * as 32-bit words: a fresh worker runs this before V8 has optimised it, and reading 64-bit
+ * words makes a BigInt of each (twice the time in a worker's start).
+ */
 function usedEnd(bytes: Uint8Array): number {
-  const words = new BigUint64Array(bytes.buffer, 0, bytes.byteLength >>> 3);
+  const words = new Uint32Array(bytes.buffer, 0, bytes.byteLength >>> 2);
   let i = words.length - 1;
-  while (i >= 0 && words[i] === 0n) i--;
-  return (i + 1) * 8;
+  while (i >= 0 && words[i] === 0) i--;
+  return i < 0 ? 0 : ((i >>> 1) + 1) * 8;
 }
 
 /**
