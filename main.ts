@@ -59,7 +59,8 @@ export async function runMain(argv: string[], ctx: CliContext): Promise<number> 
       );
     }
     const help = rest.includes("-h") || rest.includes("--help");
-    const release = help ? undefined : entry.prestart?.(rest).catch(() => () => {});
+    // Started before the command's modules load, so that it loads beside them.
+    const release = help ? undefined : await entry.prestart?.(rest).catch(() => () => {});
     try {
       const command = await entry.load();
       if (help) {
@@ -68,7 +69,7 @@ export async function runMain(argv: string[], ctx: CliContext): Promise<number> 
       }
       return await command.run(ctx, command.parse(rest));
     } finally {
-      (await release)?.();
+      release?.();
     }
   } catch (e) {
     // The reader of stdout has gone (`| head -1`): what it wanted it has; end quietly.
