@@ -122,12 +122,12 @@ export function causeOf(r: AttemptRecord): [string, string] | null {
     }
     case "crashed": {
       // Going over a resource limit or the capture's entries, a shell that could not run
-      // what the command named, a request for a model not the attempt's, or a provider that
-      // refused the attempt's requests over its share, is the cause itself, whatever the exit
-      // status was.
+      // what the command named, a supervisor stopped before the files were read back, a
+      // request for a model not the attempt's, or a provider that refused the attempt's
+      // requests over its share, is the cause itself, whatever the exit status was.
       const limit = firstLine(r.ending?.message);
       if (
-        / went over its | the shell could not run it | wrote more than [\d,]+ entries |^Refused a model request: |^Over its share of the model provider: /
+        / went over its | the shell could not run it | wrote more than [\d,]+ entries | stopped the sandbox's supervisor |^Refused a model request: |^Over its share of the model provider: /
           .test(limit)
       ) {
         const text = limit.replace(/^"[^"]*" /, "");

@@ -165,3 +165,19 @@ Deno.test("causeHint() tells a command that is not found from a script that is n
     "the shell could not run it (exit 127): sh: 1: x: not found",
   );
 });
+
+Deno.test("causeOf() names a crash by a stopped supervisor, not by the exit status 0 it read", () => {
+  // The candidate exited 0, then its pack was cut (chmod 000 of it, a killed supervisor).
+  const cut = crashed("c1", {
+    ending: {
+      message: '"x" stopped the sandbox\'s supervisor before its files were read back',
+      exitCode: 0,
+      signal: null,
+      stderrTail: null,
+    },
+  });
+  assert.equal(
+    causeOf(cut)![1],
+    "stopped the sandbox's supervisor before its files were read back",
+  );
+});
