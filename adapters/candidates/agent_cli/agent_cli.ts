@@ -6,7 +6,8 @@
  * - only the world's MCP tools (`mcp__world__*`): built-in file, shell and web tools off;
  * - no permission prompts, a turn limit (Claude's --max-turns; for Codex the gateway's
  *   request cap), task on stdin, its JSON result kept as evidence;
- * - a throwaway HOME (tmpfs), a cleared environment, the CLI's install directory read-only;
+ * - a throwaway HOME (tmpfs; Claude's working directory too), a cleared environment, the CLI's
+ *   install directory read-only;
  * - the model reached only through the attempt's model gateway, pinned to MODEL of the
  *   registry: the real key stays with dvergr, tokens and cost are metered there;
  * - the MCP start-up race guarded: Claude waits for MCP (MCP_CONNECTION_NONBLOCKING=0),
@@ -155,6 +156,10 @@ export function claudeCommand(
   const mcp =
     `"{\\"mcpServers\\":{\\"${WORLD_SERVER}\\":{\\"type\\":\\"http\\",\\"url\\":\\"$DVERGR_MCP_URL\\"}}}"`;
   return [
+    // In its home, not the world's root: Claude Code counts the files under its working
+    // directory at start (ripgrep over the whole of /, ~0.3 s of CPU), except in its home.
+    'cd "$HOME" &&',
+    "exec",
     shellQuote(executable),
     "-p",
     "--model",

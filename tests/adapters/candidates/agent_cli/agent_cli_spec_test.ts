@@ -118,6 +118,8 @@ Deno.test("dvergr benchmark with an agent CLI that is not installed exits 2 befo
 
 Deno.test("claudeCommand() and codexCommand() turn built-in tools off and reach MCP by DVERGR_MCP_URL", () => {
   const c = claudeCommand("/x/claude", "m", 7, ["--effort", "low"]);
+  // In its home: Claude Code counts the files of any other working directory (here /).
+  assert.match(c, /^cd "\$HOME" && exec \/x\/claude -p /);
   assert.match(c, /-p --model m --tools '' --mcp-config .*\$DVERGR_MCP_URL.* --strict-mcp-config/);
   assert.match(
     c,
