@@ -5,9 +5,12 @@
  * scripted provider of ours on 127.0.0.1 (tests/helpers/fake_agent_provider.ts: one model
  * turn that says "done"), as a benchmark attempt runs it (bubblewrap, the world gateway with
  * its MCP server and model route, seeding, capture), against the same CLI with the same
- * prompt run bare on the host, straight at the same provider (no sandbox, no gateway, no MCP
- * server). The two alternate, N rounds (default 5); prints each median, the overhead (the
- * attempt's median less the bare CLI's) and the load average before and after:
+ * prompt, flags and environment run bare on the host, straight at the same provider (no
+ * sandbox, no model gateway), twice: with the same MCP configuration, served by the world
+ * gateway's MCP server on a host port (the peer: an agent CLI given the world's tools at all
+ * connects to an MCP server before its first model request), and with no MCP server. The
+ * three alternate, N rounds (default 5); prints each median, the overhead (the attempt's
+ * median less the bare CLI's with MCP, and less the one without) and the load average:
  *
  *   deno run <dvergr permissions> bench/agent_overhead_bench.ts [rounds]
  *
@@ -16,11 +19,14 @@
  */
 import { createAgentCandidate, findAgentCli } from "../adapters/candidates/agent_cli/agent_cli.ts";
 import { detectBwrap } from "../adapters/candidates/command/command.ts";
+import { commandGateway } from "../adapters/gateway/command_gateway.ts";
+import { routeFor } from "../adapters/gateway/routes.ts";
 import { createWorld } from "../adapters/world/world.ts";
 import type { AttemptContext } from "../core/bench/candidate.ts";
 import {
   buildRegistry,
   parseModelsEdn,
+  resolveModel,
   SHIPPED_MODELS_EDN,
   SHIPPED_MODELS_FILE,
 } from "../core/models/registry.ts";
@@ -49,8 +55,10 @@ const provider = startFakeAgentProvider(() => {
   return { text: "done" };
 });
 /** Per run: from its start to the model request, and from the request to its end. */
-const split: Record<"bare" | "attempt", { toAsk: number; fromAsk: number }[]> = {
+type Arm = "bare" | "bareMcp" | "attempt";
+const split: Record<Arm, { toAsk: number; fromAsk: number }[]> = {
   bare: [],
+  bareMcp: [],
   attempt: [],
 };
 const registry = buildRegistry([
@@ -61,11 +69,12 @@ const registry = buildRegistry([
     "models.edn (bench)",
   ),
 ]);
+const benchEnv = (k: string) => (k === "ANTHROPIC_API_KEY" ? KEY : env(k));
 const candidate = await createAgentCandidate(
   { name: "claude-code", cli: "claude-code", model: "fake-claude", maxTurns: 4 },
   {
     isolation: "bwrap",
-    env: (k) => (k === "ANTHROPIC_API_KEY" ? KEY : env(k)),
+    env: benchEnv,
     registry,
     killGraceMs: 500,
   },
@@ -75,23 +84,29 @@ await candidate.preflight?.();
 /** Where an attempt's time went: before the CLI's go, the CLI's run, after the sandbox ended. */
 const phases: { setup: number; ran: number; after: number }[] = [];
 
+function attemptContext(world: { files: AttemptContext["world"]; dir: string }): AttemptContext {
+  return {
+    task: TASK,
+    caseId: "c1",
+    repetition: 0,
+    world: world.files,
+    worldDir: world.dir,
+    reference: null,
+    timeoutMs: 120_000,
+    budgetMicros: 1_000_000,
+    profile: "developer",
+    writable: ["/out"],
+    signal: new AbortController().signal,
+  };
+}
+
+const newWorld = () => createWorld({ "/docs/case.txt": "quiet harbour" }, { mkdirs: ["/out"] });
+
 /** One benchmark attempt of the candidate, from its start to its outcome. */
 async function attemptMs(): Promise<number> {
-  const world = await createWorld({ "/docs/case.txt": "quiet harbour" }, { mkdirs: ["/out"] });
+  const world = await newWorld();
   try {
-    const ctx: AttemptContext = {
-      task: TASK,
-      caseId: "c1",
-      repetition: 0,
-      world: world.files,
-      worldDir: world.dir,
-      reference: null,
-      timeoutMs: 120_000,
-      budgetMicros: 1_000_000,
-      profile: "developer",
-      writable: ["/out"],
-      signal: new AbortController().signal,
-    };
+    const ctx = attemptContext(world);
     const t0 = performance.now();
     const outcome = await candidate.run(ctx);
     const ms = performance.now() - t0;
@@ -109,9 +124,34 @@ async function attemptMs(): Promise<number> {
   }
 }
 
-/** The same CLI, the same prompt and flags but MCP's, on the host, straight at the provider. */
-async function bareMs(): Promise<number> {
+/** The world gateway's MCP server on a host port, for the bare CLI (its model route unused). */
+const bareGateway = commandGateway({
+  env: benchEnv,
+  registry,
+  maxRequests: 4,
+  pinned: (reg) => routeFor(reg, resolveModel(reg, "fake-claude"), benchEnv),
+});
+
+/**
+ * The same CLI, prompt, flags and environment on the host, straight at the provider; with
+ * `mcp`, connected to a world gateway's MCP server as the attempt's CLI is (started before
+ * the clock, as a peer's own MCP server would be running).
+ */
+async function bareMs(mcp: boolean): Promise<number> {
   const home = await Deno.makeTempDir();
+  const world = mcp ? await newWorld() : null;
+  const gateway = world ? await bareGateway(attemptContext(world), "tcp") : null;
+  const mcpArgs = gateway
+    ? [
+      "--mcp-config",
+      JSON.stringify({
+        mcpServers: { world: { type: "http", url: gateway.env.DVERGR_MCP_URL } },
+      }),
+      "--strict-mcp-config",
+      "--allowedTools",
+      "mcp__world__*",
+    ]
+    : [];
   try {
     const t0 = performance.now();
     const out = await new Deno.Command(claude, {
@@ -121,6 +161,7 @@ async function bareMs(): Promise<number> {
         "fake-claude",
         "--tools",
         "",
+        ...mcpArgs,
         "--max-turns",
         "4",
         "--output-format",
@@ -136,6 +177,7 @@ async function bareMs(): Promise<number> {
         ANTHROPIC_BASE_URL: provider.url,
         ANTHROPIC_API_KEY: KEY,
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        MCP_CONNECTION_NONBLOCKING: "0",
         CLAUDE_CODE_MAX_RETRIES: "2",
         DISABLE_AUTOUPDATER: "1",
         DISABLE_TELEMETRY: "1",
@@ -151,13 +193,17 @@ async function bareMs(): Promise<number> {
     await w.close();
     const done = await out.output();
     const ms = performance.now() - t0;
-    split.bare.push({ toAsk: askedAt - t0, fromAsk: t0 + ms - askedAt });
+    split[mcp ? "bareMcp" : "bare"].push({ toAsk: askedAt - t0, fromAsk: t0 + ms - askedAt });
     if (!done.success) {
       throw new Error(`bare claude failed: ${new TextDecoder().decode(done.stderr).slice(-400)}`);
+    }
+    if (gateway && (await gateway.finish()).mcpToolLists === 0) {
+      throw new Error("the bare CLI never listed the world's MCP tools");
     }
     return ms;
   } finally {
     await Deno.remove(home, { recursive: true });
+    await world?.remove();
   }
 }
 
@@ -169,12 +215,15 @@ function median(xs: number[]): number {
 const loads = [await loadAverage()];
 const attempts: number[] = [];
 const bare: number[] = [];
+const bareMcp: number[] = [];
 try {
   // One of each first: caches warm (the CLI's own files, the gateway's modules).
-  await bareMs();
+  await bareMs(false);
+  await bareMs(true);
   await attemptMs();
   for (let i = 0; i < ROUNDS; i++) {
-    bare.push(await bareMs());
+    bare.push(await bareMs(false));
+    bareMcp.push(await bareMs(true));
     attempts.push(await attemptMs());
   }
 } finally {
@@ -183,12 +232,15 @@ try {
 loads.push(await loadAverage());
 const a = median(attempts);
 const b = median(bare);
+const bm = median(bareMcp);
 const fmt = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(", ");
-console.log(`claude-code bare on the host:       median ${b.toFixed(0)} ms (${fmt(bare)})`);
-console.log(`claude-code as a dvergr attempt:    median ${a.toFixed(0)} ms (${fmt(attempts)})`);
+console.log(`claude-code bare, no MCP server:     median ${b.toFixed(0)} ms (${fmt(bare)})`);
+console.log(`claude-code bare, world MCP server:  median ${bm.toFixed(0)} ms (${fmt(bareMcp)})`);
+console.log(`claude-code as a dvergr attempt:     median ${a.toFixed(0)} ms (${fmt(attempts)})`);
 console.log(
-  `dvergr's overhead per agent attempt: ${(a - b).toFixed(0)} ms (${ROUNDS} alternating rounds, ` +
-    `load average ${loads.join(" → ")}; ${claude})`,
+  `dvergr's overhead per agent attempt: ${(a - bm).toFixed(0)} ms over the bare CLI with the ` +
+    `same MCP server, ${(a - b).toFixed(0)} ms over it without one (${ROUNDS} alternating ` +
+    `rounds, load average ${loads.join(" → ")}; ${claude})`,
 );
 if (phases.length > 0) {
   const m = (k: "setup" | "ran" | "after") => median(phases.map((p) => p[k])).toFixed(0);
@@ -198,7 +250,7 @@ if (phases.length > 0) {
       `${m("after")} ms after it (read back, the gateway's close)`,
   );
 }
-for (const k of ["bare", "attempt"] as const) {
+for (const k of ["bare", "bareMcp", "attempt"] as const) {
   const xs = split[k].slice(1); // the warm-up's left out
   const m = (f: "toAsk" | "fromAsk") => median(xs.map((x) => x[f])).toFixed(0);
   console.log(
@@ -207,8 +259,9 @@ for (const k of ["bare", "attempt"] as const) {
 }
 reportFigure({
   target: "2b",
-  figure: `${(a - b).toFixed(0)} ms`,
-  peer: `bare CLI ${b.toFixed(0)} ms`,
+  figure: `${(a - bm).toFixed(0)} ms`,
+  peer: `bare CLI with the world MCP server ${bm.toFixed(0)} ms`,
   load: loads.join(" → "),
-  note: `attempt ${a.toFixed(0)} ms, median of ${ROUNDS}`,
+  note: `attempt ${a.toFixed(0)} ms; ${(a - b).toFixed(0)} ms over the bare CLI without MCP ` +
+    `(${b.toFixed(0)} ms); median of ${ROUNDS}`,
 });
