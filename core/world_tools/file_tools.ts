@@ -2,6 +2,7 @@
  * The world's file tools: list_files, read_file and (profile "developer" only) write_file,
  * limited to the attempt's writable directories (docs/compatibility.md §1.3 :profile, :capture).
  */
+import type { WorldFiles } from "../bench/candidate.ts";
 import type { ToolOutput, ToolWorld, WorldTool } from "./types.ts";
 
 export const WRITING_PROFILE = "developer";
@@ -12,6 +13,16 @@ export const READ_LIMIT = 60_000;
 export const LIST_LIMIT = 1_000;
 /** Characters write_file accepts. */
 export const WRITE_LIMIT = 1_000_000;
+/**
+ * Bytes write_file may leave in one world: the files it wrote, each at its last size. The
+ * world is on the host's disk, beside no quota of the sandbox's: without a bound, a candidate
+ * calling write_file in a loop fills the host's disk (1.5 GB in 86 s measured). Eight times
+ * what a capture reads back (8 MiB).
+ */
+export const WRITE_TOTAL_LIMIT = 64 * 1024 * 1024;
+
+/** What write_file left in each world: bytes by path, and their sum. */
+const written = new WeakMap<WorldFiles, { sizes: Map<string, number>; total: number }>();
 
 function dirOf(w: string): string {
   const d = "/" + w.replace(/^\/+|\/+$/g, "");
@@ -133,7 +144,19 @@ const writeFile: WorldTool = {
         `content has ${args.content.length} characters, over the limit of ${WRITE_LIMIT}`,
       );
     }
+    const left = written.get(world.files) ?? { sizes: new Map<string, number>(), total: 0 };
+    const bytes = new TextEncoder().encode(args.content).length;
+    const total = left.total - (left.sizes.get(p.path) ?? 0) + bytes;
+    if (total > WRITE_TOTAL_LIMIT) {
+      return fail(
+        `writing ${p.path} would leave ${total} bytes written by write_file in this world, ` +
+          `over the limit of ${WRITE_TOTAL_LIMIT}`,
+      );
+    }
     await world.files.write(p.path, args.content);
+    left.sizes.set(p.path, bytes);
+    left.total = total;
+    written.set(world.files, left);
     return ok(`Wrote ${args.content.length} characters to ${p.path}`);
   },
 };

@@ -6,7 +6,11 @@ import {
   type ToolWorld,
   WORLD_TOOL_NAMES,
 } from "../../../core/world_tools/registry.ts";
-import { READ_LIMIT } from "../../../core/world_tools/file_tools.ts";
+import {
+  READ_LIMIT,
+  WRITE_LIMIT,
+  WRITE_TOTAL_LIMIT,
+} from "../../../core/world_tools/file_tools.ts";
 import type { WorldWeb } from "../../../core/web/types.ts";
 
 async function withWorld(fn: (w: Awaited<ReturnType<typeof createWorld>>) => Promise<void>) {
@@ -205,4 +209,33 @@ Deno.test("callWorldTool() web_search shows a hit's description cut to 300 chara
   });
   const description = out.content.split("\n")[2].trim();
   assert.equal(description, ("widgets " + "y".repeat(400)).slice(0, 300) + "…");
+});
+
+Deno.test("callWorldTool() bounds the bytes write_file leaves in one world, not its calls", async () => {
+  const sizes = new Map<string, number>();
+  const files = {
+    ...stub,
+    write: (p: string, t: string) => (sizes.set(p, t.length), Promise.resolve()),
+  };
+  const tw: ToolWorld = { files, profile: "developer", writable: ["/out"], web: null };
+  const full = "x".repeat(WRITE_LIMIT);
+  // Replacing one file again and again leaves one file's bytes.
+  for (let i = 0; i < 80; i++) {
+    const r = await callWorldTool("write_file", { path: "/out/same", content: full }, tw);
+    assert.equal(r.isError, false, r.content);
+  }
+  // New files count until the world holds the limit; then writes are refused, and say why.
+  const fit = Math.floor(WRITE_TOTAL_LIMIT / WRITE_LIMIT) - 1;
+  for (let i = 0; i < fit; i++) {
+    const r = await callWorldTool("write_file", { path: `/out/f${i}`, content: full }, tw);
+    assert.equal(r.isError, false, r.content);
+  }
+  const over = await callWorldTool("write_file", { path: "/out/one-more", content: full }, tw);
+  assert.equal(over.isError, true);
+  assert.match(over.content, /over the limit of 67108864/);
+  assert.equal(sizes.has("/out/one-more"), false);
+  // Another world has its own bound.
+  const other = { ...tw, files: { ...stub } };
+  const r = await callWorldTool("write_file", { path: "/out/f0", content: full }, other);
+  assert.equal(r.isError, false);
 });
