@@ -90,6 +90,9 @@ function tree(all: Proc[], root: number): { ours: Proc[]; candidates: Proc[] } {
 function kindOf(args: string): string {
   if (args.includes("dvergr-supervisor")) return "supervisor (sh)";
   if (args.startsWith("bwrap")) return "bwrap";
+  if (args.startsWith("tcpserver") || args.includes("/tcpserver")) {
+    return "tcpserver (gateway forwarder)";
+  }
   if (args.includes("socat")) return "socat (gateway forwarder)";
   if (args.startsWith("cat ")) return "marks reader (cat)";
   if (args.startsWith("sleep ")) return "time limit (sleep)";

@@ -3,9 +3,10 @@
  * (every other path), served by dvergr outside the sandbox on one Unix socket in a fresh 0700
  * directory. The directory is bound read-only into bubblewrap at /run/dvergr, where a
  * forwarder of ours exposes the socket on a 127.0.0.1 port inside the sandbox's own network
- * namespace, listening before the candidate starts: socat (Debian's package; one small
- * process, a few ms) where the system has it, else forwarder.js run by deno with only the
- * permissions it needs (~35 MiB, 50–150 ms to start). The MCP server itself is made on its
+ * namespace, listening before the candidate starts: tcpserver (Debian's ucspi-tcp, ~1.4 MiB
+ * resident) starting one socat per connection where the system has both, socat listening
+ * itself (~4.6 MiB, most of it OpenSSL's and Kerberos' pages) where it has only socat, else
+ * forwarder.js run by deno with only the permissions it needs (~35 MiB, 50–150 ms to start). The MCP server itself is made on its
  * first request: most scripts never ask it. Nothing else of the network is reachable from
  * inside. Without bubblewrap (attempts marked not isolated) the server listens on an
  * ephemeral 127.0.0.1 port of the host instead.
@@ -49,8 +50,11 @@ export interface AttemptGatewayOptions {
   model: Omit<ModelGatewayOptions, "now">;
   /** Parent of the per-attempt directory (default the system temp dir; keep it short). */
   tmpDir?: string;
-  /** "deno": forward with deno even where socat is installed (`DVERGR_FORWARDER=deno`). */
-  forwarder?: "deno";
+  /**
+   * Which forwarder to use even where a lighter one is installed (`DVERGR_FORWARDER=socat` or
+   * `deno`): socat listening itself, or deno.
+   */
+  forwarder?: "socat" | "deno";
   /** Wraps the MCP server's handler (tests: a slow or failing MCP start). */
   wrapMcp?: (handle: (req: Request) => Promise<Response>) => (req: Request) => Promise<Response>;
 }
@@ -125,26 +129,53 @@ export function socatBinary(): string | null {
   return socatPath = null;
 }
 
+/** Where tcpserver (ucspi-tcp) is in the sandbox's system directories (null: not installed). */
+let tcpserverPath: string | null | undefined;
+export function tcpserverBinary(): string | null {
+  if (tcpserverPath !== undefined) return tcpserverPath;
+  for (const p of ["/usr/bin/tcpserver", "/usr/local/bin/tcpserver", "/bin/tcpserver"]) {
+    try {
+      if (Deno.statSync(p).isFile) return tcpserverPath = p;
+    } catch {
+      // not here
+    }
+  }
+  return tcpserverPath = null;
+}
+
+/** What forwards the gateway's socket to the sandbox's loopback port. */
+export type GatewayForwarder =
+  | { tcpserver: string; socat: string }
+  | { socat: string }
+  | { deno: string };
+
 /** The port's entry in /proc/net/tcp while it listens on 127.0.0.1 ("0100007F:4589 0A"). */
 function listening(port: number): string {
   return `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")} 0A`;
 }
 
 /**
- * The forwarder's shell lines inside the sandbox: socat (forking per connection) when `socat`
- * is given, else deno running forward.js. It starts in the background without the marks
+ * The forwarder's shell lines inside the sandbox: tcpserver listening and starting a socat
+ * for each connection (nothing but tcpserver while the candidate has no connection open: a
+ * third of socat's memory), socat listening and forking per connection, or deno running
+ * forward.js. tcpserver looks up no names (-R -H, -l), and bounds the connections it serves
+ * at once (-c; more wait in the listen queue). It starts in the background without the marks
  * descriptor or the candidate's stdin, while the sandbox seeds the world; `ready` returns once
  * the port listens (read from /proc/net/tcp with shell builtins, a short sleep between looks
  * after the first few), and exits 125 when the forwarder died. However long the forwarder
  * takes to listen, only the host's setup limit ends the wait.
  */
 export function forwarderScripts(
-  forwarder: { socat: string } | { deno: string },
+  forwarder: GatewayForwarder,
 ): { start: string; ready: string } {
   const socket = `${SANDBOX_GATEWAY_DIR}/${SOCKET}`;
   const port = SANDBOX_GATEWAY_PORT;
   const detached = "</dev/null >/dev/null 2>&1 4<&- 8>&- &";
-  const start = "socat" in forwarder
+  const start = "tcpserver" in forwarder
+    ? `${shellQuote(forwarder.tcpserver)} -R -H -l 127.0.0.1 -c 256 127.0.0.1 ${port} ` +
+      `${shellQuote(forwarder.socat)} -lf /dev/null - UNIX-CONNECT:${socket} ${detached}` +
+      "\nforwarder=$!"
+    : "socat" in forwarder
     ? `${shellQuote(forwarder.socat)} -lf /dev/null TCP4-LISTEN:${port},bind=127.0.0.1,` +
       `reuseaddr,fork UNIX-CONNECT:${socket} ${detached}\nforwarder=$!`
     : [
@@ -201,11 +232,13 @@ export function denoBinary(): string | null {
 }
 
 /**
- * What forwards the sockets inside the sandbox: socat where the system has it, else (or when
- * `prefer` says so) deno; null when there is neither.
+ * What forwards the sockets inside the sandbox: tcpserver with socat where the system has
+ * both, else socat, else deno (or what `prefer` says); null when there is none.
  */
-export function gatewayForwarder(prefer?: "deno"): { socat: string } | { deno: string } | null {
+export function gatewayForwarder(prefer?: "socat" | "deno"): GatewayForwarder | null {
   const socat = prefer === "deno" ? null : socatBinary();
+  const tcpserver = prefer === undefined ? tcpserverBinary() : null;
+  if (socat !== null && tcpserver !== null) return { tcpserver, socat };
   if (socat !== null) return { socat };
   const deno = denoBinary();
   return deno === null ? null : { deno };

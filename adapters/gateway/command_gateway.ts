@@ -55,6 +55,11 @@ export interface CommandGatewayOptions {
   wrapMcp?: AttemptGatewayOptions["wrapMcp"];
 }
 
+/** The forwarder `DVERGR_FORWARDER` asks for ("socat" or "deno"; else the lightest there). */
+function forwarderChoice(text: string | undefined): "socat" | "deno" | undefined {
+  return text === "socat" || text === "deno" ? text : undefined;
+}
+
 /** A gateway factory for command candidates. */
 export function commandGateway(opts: CommandGatewayOptions): GatewayFactory {
   let registry: Promise<ModelRegistry> | null = opts.registry
@@ -67,7 +72,7 @@ export function commandGateway(opts: CommandGatewayOptions): GatewayFactory {
     const byModel = pinned ? null : registryRouter(reg, opts.env, opts.models);
     return await startAttemptGateway(ctx, {
       transport,
-      forwarder: opts.env("DVERGR_FORWARDER") === "deno" ? "deno" : undefined,
+      forwarder: forwarderChoice(opts.env("DVERGR_FORWARDER")),
       toolset: worldToolset(ctx),
       wrapMcp: opts.wrapMcp,
       model: {

@@ -10,7 +10,7 @@ import { DVERGR_PERMISSIONS } from "../../core/permissions.ts";
 import { wordDataset, writeBundleTo } from "../helpers/dataset_bundle.ts";
 import { descendants, gone, type Proc } from "../helpers/processes.ts";
 import { detectBwrap } from "../../adapters/candidates/command/command.ts";
-import { socatBinary } from "../../adapters/gateway/attempt_gateway.ts";
+import { socatBinary, tcpserverBinary } from "../../adapters/gateway/attempt_gateway.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const hasBwrap = await detectBwrap((k) => Deno.env.get(k));
@@ -53,7 +53,14 @@ Deno.test({
     const names = ours.map((p) => p.cmd.split(" ")[0].split("/").at(-1));
     try {
       assert.ok(ours.some((p) => p.cmd === marker), `the candidate never ran: ${names}`);
-      for (const name of ["bwrap", "sh", "sleep", ...(socatBinary() ? ["socat"] : [])]) {
+      for (
+        const name of [
+          "bwrap",
+          "sh",
+          "sleep",
+          ...(socatBinary() ? [tcpserverBinary() ? "tcpserver" : "socat"] : []),
+        ]
+      ) {
         assert.ok(names.includes(name), `${names}`);
       }
     } finally {

@@ -11,6 +11,7 @@ import {
   DUMMY_KEY,
   forwarderScripts,
   socatBinary,
+  tcpserverBinary,
 } from "../../../adapters/gateway/attempt_gateway.ts";
 import { createWorld } from "../../../adapters/world/world.ts";
 import type { AttemptContext } from "../../../core/bench/candidate.ts";
@@ -112,11 +113,12 @@ r.files = files;
 await Deno.writeTextFile("/out/probe.json", JSON.stringify(r));
 `;
 
-for (const forwarder of ["socat", "deno"] as const) {
+for (const forwarder of ["tcpserver", "socat", "deno"] as const) {
   Deno.test({
     name:
       `commandCandidate() with the world gateway (${forwarder} forwarding) reaches MCP and the model gateway only, and never sees the real key`,
-    ignore: !hasBwrap || (forwarder === "socat" && socatBinary() === null),
+    ignore: !hasBwrap || (forwarder !== "deno" && socatBinary() === null) ||
+      (forwarder === "tcpserver" && tcpserverBinary() === null),
     fn: async () => {
       const provider = startFakeAgentProvider(caseReader());
       const home = `{:models {"fake-claude" {:provider :anthropic :base-url "${provider.url}"
@@ -127,7 +129,11 @@ for (const forwarder of ["socat", "deno"] as const) {
       ]);
       const world = await createWorld({ "/docs/case.txt": "quiet harbour" }, { mkdirs: ["/out"] });
       const env = (k: string) =>
-        k === "ANTHROPIC_API_KEY" ? SECRET : k === "DVERGR_FORWARDER" ? forwarder : hostEnv(k);
+        k === "ANTHROPIC_API_KEY"
+          ? SECRET
+          : k === "DVERGR_FORWARDER"
+          ? (forwarder === "tcpserver" ? undefined : forwarder)
+          : hostEnv(k);
       try {
         const deno = Deno.execPath();
         const cand = commandCandidate(
