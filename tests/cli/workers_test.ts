@@ -216,8 +216,13 @@ Deno.test({
         async () => await closed(sql).catch(() => 0) === 1,
         "every cell after the restart (the experiment closed)",
       ).catch(async (e) => {
-        w.kill("SIGKILL");
-        throw new Error(`${e.message}; the worker said:\n${(await ended(w)).err}`);
+        try {
+          w.kill("SIGKILL");
+        } catch {
+          // It had ended already: what it said tells why.
+        }
+        const e2 = await ended(w);
+        throw new Error(`${e.message}; the worker (exit ${e2.code}) said:\n${e2.err}`);
       });
       w.kill("SIGTERM");
       const e = await ended(w);

@@ -13,6 +13,7 @@ export type Sql = postgres.Sql;
 
 export { isPostgresUrl, redactUrl, storeUrl } from "./url.ts";
 import { redactUrl } from "./url.ts";
+import { guardClosedSocketWrites } from "./closed_socket_guard.ts";
 
 export interface ConnectOptions {
   /** Connections in the pool (default 10). */
@@ -34,6 +35,7 @@ function reason(e: unknown): string {
  * refuses the login, is a DvergrError naming it (exit 2), not a stack trace.
  */
 export async function connectPostgres(url: string, opts: ConnectOptions = {}): Promise<Sql> {
+  guardClosedSocketWrites();
   let sql: Sql;
   try {
     sql = postgres(url, {
