@@ -9,6 +9,8 @@
  *
  * - `--memory-100k` makes the memory bench compare 10,000 with 100,000 cells (minutes)
  *   instead of 1,000 with 10,000.
+ * - `--casepack-100k` writes the 100,000-row case pack (the README's figure; tens of minutes on
+ *   a busy disk) instead of 10,000 rows.
  * - `--quick` runs only the benches with a target, one round each where a bench alternates
  *   runs (a minute or two instead of several): a look, not figures for the README.
  *
@@ -22,6 +24,7 @@ import { type Figure, figuresIn, figureTable } from "./figures.ts";
 
 const quick = Deno.args.includes("--quick");
 const memoryArgs = Deno.args.includes("--memory-100k") ? ["--large"] : [];
+const casepackRows = Deno.args.includes("--casepack-100k") ? "100000" : "10000";
 const rounds = quick ? ["--runs", "1"] : [];
 
 /** How a bench runs: `deno run` (prints its own figures) or `deno bench`; its args; in --quick. */
@@ -33,7 +36,7 @@ const BENCHES: Bench[] = [
   ["bench", "edn_bench.ts", [], false],
   ["run", "engine_bench.ts", [], false],
   ["run", "room_store_bench.ts", [], false],
-  ["run", "casepack_bench.ts", [], false],
+  ["run", "casepack_bench.ts", ["--rows", casepackRows], false],
   ["run", "memory_bench.ts", memoryArgs, false],
   ["run", "concurrency_bench.ts", [], true],
   // Needs bubblewrap and Claude Code (DVERGR_AGENT_CLIS); says so and ends without them.
