@@ -10,6 +10,8 @@ import { commandGateway } from "../../../adapters/gateway/command_gateway.ts";
 import {
   DUMMY_KEY,
   forwarderScripts,
+  type GatewayForwarder,
+  SANDBOX_GATEWAY_PORT,
   socatBinary,
   tcpserverBinary,
 } from "../../../adapters/gateway/attempt_gateway.ts";
@@ -327,9 +329,12 @@ Deno.test("startAttemptGateway() refuses a 4 GiB body to the models or to MCP wi
   }
 });
 
-/** Runs the forwarder's start and ready lines in a network namespace of their own. */
-async function readyWith(forwarder: string): Promise<{ code: number; ms: number }> {
-  const { start, ready } = forwarderScripts({ socat: forwarder });
+/**
+ * Runs the forwarder's start and ready lines in a network namespace of their own; once ready,
+ * a client connects to the port (exit 3 when it cannot: the port did not listen).
+ */
+async function readyWith(forwarder: GatewayForwarder): Promise<{ code: number; ms: number }> {
+  const { start, ready } = forwarderScripts(forwarder);
   const t0 = performance.now();
   const out = await new Deno.Command("bwrap", {
     args: [
@@ -345,7 +350,8 @@ async function readyWith(forwarder: string): Promise<{ code: number; ms: number 
       "/proc",
       "/bin/sh",
       "-c",
-      `${start}\n${ready}\nkill "$forwarder"`,
+      `${start}\n${ready}\n${socatBinary()} -u /dev/null ` +
+      `TCP4:127.0.0.1:${SANDBOX_GATEWAY_PORT} || exit 3\nkill "$forwarder"`,
     ],
     stdout: "null",
     stderr: "null",
@@ -355,7 +361,7 @@ async function readyWith(forwarder: string): Promise<{ code: number; ms: number 
 
 Deno.test({
   name:
-    "forwarderScripts(): ready waits for a forwarder however slow it is to listen, and exits 125 only when it died",
+    "forwarderScripts(): ready waits until the forwarder listens however slow it is, and exits 125 only when it died",
   ignore: !hasBwrap || socatBinary() === null,
   async fn() {
     const dir = await Deno.makeTempDir();
@@ -366,10 +372,14 @@ Deno.test({
     await Deno.writeTextFile(dead, "#!/bin/sh\nexit 1\n");
     await Deno.chmod(slow, 0o755);
     await Deno.chmod(dead, 0o755);
-    const waited = await readyWith(slow);
+    const waited = await readyWith({ socat: slow });
     assert.equal(waited.code, 0);
     assert.ok(waited.ms >= 2000, `${waited.ms}`);
-    assert.equal((await readyWith(dead)).code, 125);
+    const socat = socatBinary()!;
+    assert.equal((await readyWith({ socat })).code, 0);
+    const tcpserver = tcpserverBinary();
+    if (tcpserver) assert.equal((await readyWith({ tcpserver, socat })).code, 0);
+    assert.equal((await readyWith({ socat: dead })).code, 125);
     await Deno.remove(dir, { recursive: true });
   },
 });
