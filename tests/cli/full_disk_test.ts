@@ -2,12 +2,15 @@
  * A file system that cannot take the home's writes during a benchmark — full (a small tmpfs)
  * or a file over RLIMIT_FSIZE — ends the run with exit 2 and code IO, naming the file and
  * saying what the system said, never with a stack trace; the rerun, with room again, keeps
- * the cells committed before and runs the rest.
+ * the cells committed before and runs the rest. A sandbox's pack of its world that finds no
+ * room on the host is the same stop, never the candidate's failure kept from the run.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { DVERGR_RUN_FLAGS } from "../../core/permissions.ts";
+import { detectBwrap } from "../../adapters/candidates/command/command.ts";
+import { wordDataset, writeBundleTo } from "../helpers/dataset_bundle.ts";
 
 const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 const INVOICES = fileURLToPath(new URL("../../examples/workflows/invoice-fields", import.meta.url));
@@ -174,6 +177,78 @@ Deno.test({
       assert.doesNotMatch(r.err, /fault/);
     } finally {
       await Deno.remove(home, { recursive: true });
+    }
+  },
+});
+
+const hasBwrap = await detectBwrap((k) => Deno.env.get(k));
+
+/**
+ * Inside a mount namespace of its own: an 8 MiB tmpfs at the home's worlds ($1), the
+ * benchmark, the tmpfs grown, the benchmark again.
+ */
+const WORLDS_SCRIPT = `set -u
+worlds=$1; out=$2; shift 2
+mkdir -p "$worlds" && mount -t tmpfs -o size=8m dvergr-worlds "$worlds" || exit 90
+"$@" >"$out/out1" 2>"$out/err1"; echo $? >"$out/rc1"
+mount -o remount,size=128m "$worlds" || exit 91
+"$@" >"$out/out2" 2>"$out/err2"; echo $? >"$out/rc2"`;
+
+/** Each writes 12 MB beside its answer: more than the worlds' file system holds for its pack. */
+const BULKY = (name: string, answer: string) =>
+  `${name}=cmd:head -c 12000000 /dev/zero > out/bulk; ${answer} > out/answer.txt`;
+
+Deno.test({
+  name: "benchmark whose worlds' file system cannot hold a sandbox's pack exits 2 with IO, " +
+    "keeps no attempt as a failure, and the rerun grades both candidates" +
+    (canMount && hasBwrap ? "" : " (skipped: no mount namespace or no bubblewrap)"),
+  ignore: !canMount || !hasBwrap,
+  async fn() {
+    const bundle = await writeBundleTo(wordDataset(1));
+    const root = await Deno.makeTempDir();
+    try {
+      const home = join(root, "h");
+      const shell = await run("unshare", [
+        ...UNSHARE,
+        "sh",
+        "-c",
+        WORLDS_SCRIPT,
+        "sh",
+        join(home, "worlds"),
+        root,
+        "env",
+        `PATH=${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+        Deno.execPath(),
+        "run",
+        ...DVERGR_RUN_FLAGS,
+        MAIN,
+        "benchmark",
+        bundle,
+        "--candidate",
+        BULKY("right", "cat docs/q.txt"),
+        "--candidate",
+        BULKY("wrong", "echo wrong"),
+        "--home",
+        home,
+      ]);
+      assert.equal(shell.code, 0, shell.err);
+      const ran = async (n: number): Promise<Ran> => ({
+        code: Number((await Deno.readTextFile(join(root, `rc${n}`))).trim()),
+        out: await Deno.readTextFile(join(root, `out${n}`)),
+        err: await Deno.readTextFile(join(root, `err${n}`)),
+      });
+      const first = await ran(1);
+      assertIoStop(first, new RegExp(`"${home}/worlds/`), /No space left/);
+      // Neither attempt is the candidate's failure: the rerun keeps none and runs both cells.
+      const second = await ran(2);
+      assert.equal(second.code, 0, second.err);
+      assert.match(second.err, /Experiment [0-9a-f-]+: 2 cells/);
+      assert.doesNotMatch(second.err, /kept from earlier runs/);
+      assert.match(second.out, /right +reward 1\.000 +passed 1\/1/);
+      assert.match(second.out, /wrong +reward 0\.000 +passed 0\/1/);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+      await Deno.remove(bundle, { recursive: true });
     }
   },
 });

@@ -32,6 +32,7 @@ import {
   type LimitName,
   limitsIdentity,
   PACK_ENTRIES,
+  PACK_NO_ROOM,
   type ReadBack,
   readBackWorld,
   type ResourceLimits,
@@ -51,6 +52,7 @@ import {
   sandboxHostIdentity,
   stagedBwrapArgv,
 } from "./host_identity.ts";
+import { storageProblem } from "../../files/os_error.ts";
 import { OPEN_MARKS_FD, type SandboxMarks, StderrMarks } from "./sandbox_marks.ts";
 import {
   type AttemptContext,
@@ -1012,6 +1014,36 @@ async function giveAttemptFiles(
   }
 }
 
+/**
+ * Throws the IO error of a pack that came back short because the host's file system holding
+ * the capture file `capture` had no room (the supervisor's PACK_NO_ROOM): the host's fault,
+ * which stops the run for the rerun to resume, never the candidate's failure. The candidate
+ * cannot cause it: its own exit with that status leaves the supervisor with another, and the
+ * supervisor says it only when tar failed and `df` saw no room.
+ */
+function packRoom(
+  name: string,
+  capture: string,
+  status: Deno.CommandStatus,
+  back: ReadBack,
+): void {
+  if (status.signal || status.code !== PACK_NO_ROOM) return;
+  if (back.status !== null && !back.truncated) return;
+  const cause = Object.assign(new Error(`No space left on device (os error 28): "${capture}"`), {
+    code: "ENOSPC",
+  });
+  throw new DvergrError(
+    "IO",
+    `Cannot write the capture file "${capture}" of "${name}": No space left on device ` +
+      "(its file system had no room for the files the sandbox packed)",
+    {
+      hint: "Free space on the file system of the home's worlds directory, then run the " +
+        "command again: the rerun runs the attempts this run did not finish",
+      cause,
+    },
+  );
+}
+
 /** Runs the process of one attempt (behind `gateway` when there is one). */
 async function runProcess(
   s: CommandSetup,
@@ -1068,7 +1100,11 @@ async function runProcess(
     cgroup = null;
     const back = files
       ? await readBackWorld(ctx.worldDir, writableTopLevel(ctx.writable), files.capture)
+        .catch((e) => {
+          throw storageProblem(e, `the world of "${s.spec.name}" "${ctx.worldDir}"`);
+        })
       : null;
+    if (back && files) packRoom(s.spec.name, files.capture, status, back);
     if (back?.status && back.status.full.length > 0) exceeded.push("world-bytes");
     return await processOutcome(s, ctx, watched, {
       status,

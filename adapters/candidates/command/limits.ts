@@ -109,6 +109,15 @@ export function packRoots(capture: string[]): string[] {
   return roots;
 }
 
+/**
+ * The supervisor's exit status when its pack could not be written because the host's file
+ * system that holds the capture file has no room (tar failed and `df` shows less than
+ * PACK_ROOM_KIB KiB available there). Never the candidate's: a candidate's own exit with this
+ * status leaves the supervisor with 125 instead.
+ */
+export const PACK_NO_ROOM = 123;
+const PACK_ROOM_KIB = 1024;
+
 /** Where the supervisor finds the world's own files, and where it leaves its results. */
 const SEED = "/.dvergr/seed";
 const RUN = "/.dvergr/run";
@@ -180,6 +189,8 @@ export function sealArgs(worldBytes: number): string[] {
  * of the sandbox's PID namespace (kill -1 spares only itself and bwrap's init), records how it
  * ended and whether a writable directory is full, and packs the capture directories into the
  * capture file: at most PACK_ENTRIES + 1 entries, so the host knows when there were more.
+ * When that pack fails on a host file system without room, it exits PACK_NO_ROOM (the host
+ * then stops the run with an IO error: the host's fault, never the candidate's).
  * Before it forks again it waits, with shell builtins only, until /proc shows no process but
  * bwrap's init and itself: a killed process holds its slot of the attempt's process limit
  * until init reaps it, so after a fork bomb every fork of the pack would fail and the world
@@ -248,10 +259,14 @@ if [ -n "$dirs" ]; then
 fi
 cd /
 printf 'exit=%s\\ntimedout=%s\\nfull=%s\\n' "$st" "$timed" "$full" > ${RUN}/status
-{ printf '%s\\0' ${STATUS}; if [ -n "$packed" ]; then find $packed -print0 2>/dev/null | head -z -n ${
+if ! { printf '%s\\0' ${STATUS}; if [ -n "$packed" ]; then find $packed -print0 2>/dev/null | head -z -n ${
   PACK_ENTRIES + 1
 }; fi; } |
-  LC_ALL=C.UTF-8 tar --format=posix --null --no-recursion -T - -cf ${CAPTURE} 2>/dev/null
+  LC_ALL=C.UTF-8 tar --format=posix --null --no-recursion -T - -cf ${CAPTURE} 2>/dev/null; then
+  room=$( (cd / && exec df -Pk ${CAPTURE}) 2>/dev/null | { read -r _; read -r _ _ _ a _; echo "$a"; })
+  if [ "$room" -lt ${PACK_ROOM_KIB} ] 2>/dev/null; then exit ${PACK_NO_ROOM}; fi
+fi
+if [ "$st" = ${PACK_NO_ROOM} ]; then exit 125; fi
 exit $st
 `;
 

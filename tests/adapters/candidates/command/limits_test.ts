@@ -14,6 +14,7 @@ import { commandGateway } from "../../../../adapters/gateway/command_gateway.ts"
 import {
   DEFAULT_LIMITS,
   NPROC_HEADROOM,
+  PACK_NO_ROOM,
   packRoots,
   readBackWorld,
   type ResourceLimits,
@@ -379,6 +380,21 @@ if (hasBwrap) {
       const { outcome, world } = await attempt(`echo x > /out/x; ${forge}; kill -9 2`, "bwrap", {});
       await world.remove();
       assert.equal(outcome.status, "crashed", `${forge}: ${outcome.message}`);
+    }
+  });
+
+  Deno.test("commandCandidate() [bwrap] that spoils its pack and exits with the no-room status fails, never an IO error", async () => {
+    // The supervisor cannot write the pack, and the candidate's exit is the status that says
+    // the host's disk was full: with room on the host it stays the candidate's failure.
+    for (const spoil of ["chmod 000 /.dvergr/capture.tar", "kill -9 2"]) {
+      const { outcome, world } = await attempt(
+        `echo x > /out/x; ${spoil}; exit ${PACK_NO_ROOM}`,
+        "bwrap",
+        {},
+      );
+      await world.remove();
+      assert.equal(outcome.status, "crashed", `${spoil}: ${outcome.message}`);
+      assert.match(outcome.message ?? "", /supervisor/);
     }
   });
 
