@@ -88,6 +88,7 @@ function tree(all: Proc[], root: number): { ours: Proc[]; candidates: Proc[] } {
 
 /** What a process of ours is, for the breakdown. */
 function kindOf(args: string): string {
+  if (args.includes("dvergr-staged")) return "staging bwrap (one per dvergr process)";
   if (args.includes("dvergr-supervisor")) return "supervisor (sh)";
   if (args.startsWith("bwrap")) return "bwrap";
   if (args.startsWith("tcpserver") || args.includes("/tcpserver")) {

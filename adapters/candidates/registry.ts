@@ -119,7 +119,8 @@ function unisolatedRefused(): DvergrError {
       "sandbox here",
     {
       hint: "Install bubblewrap (Debian: apt-get install bubblewrap; as root dvergr also " +
-        "needs setpriv of util-linux and the right to make mount namespaces, to start it as " +
+        "needs setpriv, nsenter and mount of util-linux and the right to make mount namespaces, " +
+        "to start it as " +
         "the sandbox's own unprivileged uid), or set " +
         "DVERGR_ISOLATION=none to run them in their world directories knowingly. Unisolated, " +
         "they can read and write anything the user can and reach the network; bytes written " +

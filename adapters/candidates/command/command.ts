@@ -48,8 +48,10 @@ import { commandProgram, lookUpProgram, under } from "./command_program.ts";
 import {
   giveTo,
   type HostIdentity,
+  openStage,
   readableWorld,
   sandboxHostIdentity,
+  type Stage,
   stagedBwrapArgv,
 } from "./host_identity.ts";
 import { storageProblem } from "../../files/os_error.ts";
@@ -245,21 +247,23 @@ let bwrapProbe: Promise<BwrapSupport | null> | null = null;
  * or, when that is root, as the sandbox's own host uid `id` (host_identity.ts).
  */
 export function bwrapArgv(
-  id: HostIdentity | null,
+  staged: { id: HostIdentity; stage: Stage } | null,
   options: string[],
   command: string[],
 ): string[] {
-  return id === null
+  return staged === null
     ? ["bwrap", ...options, ...command]
-    : stagedBwrapArgv(id, options, command, SYSTEM_DIRS);
+    : stagedBwrapArgv(staged.id, staged.stage, options, command, SYSTEM_DIRS);
 }
 
 async function bwrapAccepts(id: HostIdentity | null, args: string[]): Promise<boolean> {
   // As root, a directory only root can reach is bound too: what staging must carry through.
   const hidden = id === null ? null : await Deno.makeTempDir({ prefix: "dvergr-probe-" });
+  let stage: Stage | null = null;
   try {
+    stage = id === null ? null : await openStage();
     const argv = bwrapArgv(
-      id,
+      id === null || stage === null ? null : { id, stage },
       [
         ...args,
         ...systemArgs(),
@@ -278,6 +282,7 @@ async function bwrapAccepts(id: HostIdentity | null, args: string[]): Promise<bo
   } catch {
     return false;
   } finally {
+    await stage?.close();
     if (hidden) await Deno.remove(hidden).catch(() => {});
   }
 }
@@ -797,11 +802,11 @@ async function attemptArgv(
   gateway: AttemptGateway | null,
   files: SandboxFiles | null,
   cgroup: AttemptCgroup | null,
-  id: HostIdentity | null,
+  staged: { id: HostIdentity; stage: Stage } | null,
 ): Promise<{ argv: string[]; grouped: boolean } | string> {
   const sandbox = files ? await sandboxArgv(s, ctx, gateway, files) : null;
   if (typeof sandbox === "string") return sandbox;
-  const inner = sandbox ? bwrapArgv(id, sandbox.options, sandbox.command) : shellArgv(s.spec);
+  const inner = sandbox ? bwrapArgv(staged, sandbox.options, sandbox.command) : shellArgv(s.spec);
   const limited = launchArgv(
     { cgroup, marks: files !== null, filter: files?.filter ?? null },
     [
@@ -1056,6 +1061,7 @@ async function runProcess(
   // Checked at preflight: a bad setting never reaches an attempt.
   const id = isolated ? sandboxHostIdentity(s.opts.env) : null;
   let cgroup: AttemptCgroup | null = null;
+  let stage: Stage | null = null;
   const cannot = (why: string) => ({
     ...faultOutcome(`Cannot start "${s.spec.name}": ${why}`, isolated),
     stdout: "",
@@ -1075,7 +1081,14 @@ async function runProcess(
       s.limits.processes + SUPERVISOR_PROCESSES,
       s.opts.env,
     );
-    const launch = await attemptArgv(s, ctx, gateway, files, cgroup, id);
+    if (id && files) {
+      try {
+        stage = await openStage();
+      } catch (e) {
+        return cannot(`its staging namespace cannot start: ${errorText(e)}`);
+      }
+    }
+    const launch = await attemptArgv(s, ctx, gateway, files, cgroup, id && stage && { id, stage });
     if (typeof launch === "string") return cannot(launch);
     let child: Deno.ChildProcess;
     try {
@@ -1116,6 +1129,7 @@ async function runProcess(
     }, started);
   } finally {
     await cgroup?.close();
+    await stage?.close();
     if (files) await Deno.remove(files.capture).catch(() => {});
     if (files?.filter) await Deno.remove(files.filter).catch(() => {});
   }

@@ -10,12 +10,17 @@
  * That uid cannot reach what lives behind root's private directories (the deno binary and the
  * agent CLIs under /root, the worlds and the attempt's files in 0700 directories). bubblewrap
  * 0.8 resolves every bind source, `--bind-fd` ones included, by its path as the calling uid,
- * so a descriptor opened by root does not help. Instead a first bwrap, run as root, makes a
- * private mount namespace (and PID namespace, so that the sandbox dies with it) whose /tmp is
- * an empty tmpfs and binds each host path the sandbox needs there (`/tmp/0`, `/tmp/1`…,
- * read-only unless the sandbox writes it); the sandbox's bwrap, as the sandbox uid, binds
- * those. No permission on the host changes, and nothing of
- * the staging is visible outside that namespace. What the candidate writes on the host (its
+ * so a descriptor opened by root does not help. Instead one staging bwrap per dvergr process,
+ * run as root and dying with it, holds a private mount namespace with an empty tmpfs over a
+ * directory of its own (`<stage>`). Each attempt enters it (nsenter, as root), mounts a small
+ * tmpfs of its own there (`<stage>/a<N>`) and binds each host path the sandbox needs under it
+ * (`<stage>/a<N>/0`, `<stage>/a<N>/1`…, read-only unless the sandbox writes it); then setpriv
+ * drops to the sandbox uid, sets the parent-death signal again (the change of uid clears it),
+ * and execs the sandbox's bwrap, which binds those: when dvergr dies, the sandbox's bwrap is
+ * killed, and its --die-with-parent takes the sandbox's init and so its PID namespace. The
+ * attempt's directory is unmounted (lazily) and removed after it. No permission on the host
+ * changes, and nothing of the staging is visible outside that namespace. What the candidate
+ * writes on the host (its
  * pack) is chowned to the sandbox uid for its attempt; dvergr, as root, reads it and removes it.
  *
  * One uid serves every attempt: attempts live in pid, mount, IPC and network namespaces of
@@ -25,7 +30,7 @@
  * backstop (root has cgroups nearly everywhere).
  *
  * Permissions: --allow-sys=uid, --allow-env, --allow-write (chown of the attempt's files),
- * --allow-run (/bin/sh tells the umask).
+ * --allow-run (/bin/sh tells the umask; bwrap and nsenter stage), --allow-read of /proc.
  */
 import { lchown } from "node:fs/promises";
 import { DvergrError } from "../../../core/errors.ts";
@@ -73,9 +78,6 @@ export function sandboxHostIdentity(
   const uid = hostId(env, "DVERGR_SANDBOX_HOST_UID", DEFAULT_SANDBOX_HOST_ID);
   return { uid, gid: hostId(env, "DVERGR_SANDBOX_HOST_GID", uid) };
 }
-
-/** The staging tmpfs of the outer bwrap (only in its private mount namespace). */
-const STAGE = "/tmp";
 
 /** Bind sources the sandbox uid reaches itself: the system's directories and /proc. */
 function reachable(source: string, systemDirs: string[]): boolean {
@@ -133,14 +135,141 @@ const ARITY: Record<string, number> = {
   "--cap-drop": 1,
 };
 
+/** One attempt's place in the staging namespace (see the module's comment). */
+export interface Stage {
+  /** The host pid of the staging namespace's init, whose namespaces the attempt enters. */
+  pid: number;
+  /** The attempt's directory in the staging /tmp. */
+  dir: string;
+  /** Unmounts and removes the directory (nothing when the staging namespace is gone). */
+  close(): Promise<void>;
+}
+
+let staging: Promise<{ pid: number; root: string }> | null = null;
+let stages = 0;
+
 /**
- * The argv that runs `bwrap options… command…` as `id` (see the module's comment): the outer
- * bwrap stages every bind source that is not a system directory at /tmp/N, then setpriv drops
- * to `id` and execs the sandbox's bwrap with those sources. Only `options` are rewritten,
- * never the command's own arguments. Descriptors pass through both (the marks, the filter).
+ * Starts this process's staging bwrap: its init's host pid once its namespaces are set up (its
+ * own child, the holder, runs), and the staging tmpfs's place. That is an empty directory of
+ * dvergr's own (in the temp dir, removed when dvergr exits), so that no source a sandbox binds
+ * is hidden under it (the worlds are in the temp dir too). The child is unref'd: it never keeps
+ * dvergr alive, and dies with it (--die-with-parent).
+ */
+async function startStaging(): Promise<{ pid: number; root: string }> {
+  const root = await Deno.makeTempDir({ prefix: "dvergr-stage-" });
+  globalThis.addEventListener("unload", () => {
+    try {
+      Deno.removeSync(root);
+    } catch {
+      // already gone, or the process is past removing it
+    }
+  });
+  // bwrap says its init's pid on stderr (--info-fd 2), the holder says on stdout when the
+  // mounts are made (Deno may not read other processes' /proc entries).
+  const child = new Deno.Command("bwrap", {
+    args: ["--die-with-parent", "--unshare-pid", "--info-fd", "2", "--dev-bind", "/", "/"]
+      .concat(["--tmpfs", root, "/bin/sh", "-c", "echo dvergr-staged; exec sleep infinity"]),
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  child.unref();
+  child.status.then(() => staging = null);
+  // Bounded by time, not by a count of reads: a loaded host may take seconds to start it.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((r) => timer = setTimeout(() => r(null), 60_000));
+  const ready = await readUntil(child.stdout, /dvergr-staged\n/, late);
+  const info = await readUntil(child.stderr, /"child-pid"\s*:\s*(\d+)/, late);
+  clearTimeout(timer);
+  const pid = Number(info?.[1]);
+  if (ready && Number.isSafeInteger(pid) && pid > 0) return { pid, root };
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // already ended
+  }
+  throw new Error("the staging bubblewrap did not start");
+}
+
+/** Reads `stream` until its text matches `pattern` (null: it ended or `late` came first). */
+async function readUntil(
+  stream: ReadableStream<Uint8Array>,
+  pattern: RegExp,
+  late: Promise<null>,
+): Promise<RegExpExecArray | null> {
+  const reader = stream.getReader();
+  let text = "";
+  try {
+    for (;;) {
+      const found = pattern.exec(text);
+      if (found) return found;
+      const got = await Promise.race([reader.read(), late]);
+      if (got === null || got.done) return null;
+      text += new TextDecoder().decode(got.value);
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
+
+/** The shell that makes an attempt's staging directory and binds, then execs the rest. */
+const STAGE_SCRIPT = `d=$1; n=$2; shift 2
+mkdir -m 0755 "$d" && mount -t tmpfs -o size=64k,mode=0755 dvergr-stage "$d" || exit 1
+i=0
+while [ "$i" -lt "$n" ]; do
+  how=$1; src=$2; shift 2
+  if [ -e "$src" ]; then
+    if [ -d "$src" ]; then mkdir "$d/$i"; else : > "$d/$i"; fi || exit 1
+    if [ "$how" = ro ]; then mount --rbind -o ro -- "$src" "$d/$i" || exit 1
+    else mount --rbind -- "$src" "$d/$i" || exit 1; fi
+  fi
+  i=$((i + 1))
+done
+exec "$@"`;
+
+/** A place for one attempt in this process's staging namespace (started on first use). */
+export async function openStage(): Promise<Stage> {
+  staging ??= startStaging().catch((e) => {
+    staging = null;
+    throw e;
+  });
+  const { pid, root } = await staging;
+  const dir = `${root}/a${++stages}`;
+  return {
+    pid,
+    dir,
+    async close() {
+      await new Deno.Command("nsenter", {
+        args: [
+          `--target=${pid}`,
+          "--mount",
+          "--root",
+          "--wd",
+          "--",
+          "/bin/sh",
+          "-c",
+          'umount -l "$1"; rmdir "$1"',
+          "sh",
+          dir,
+        ],
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).output().catch(() => {});
+    },
+  };
+}
+
+/**
+ * The argv that runs `bwrap options… command…` as `id` (see the module's comment): the
+ * attempt enters the staging namespaces, stages every bind source that is not a system
+ * directory at <stage>/N, then setpriv drops to `id` and execs the sandbox's bwrap with those
+ * sources. Only `options` are rewritten, never the command's own arguments. Descriptors pass
+ * through (the marks, the filter).
  */
 export function stagedBwrapArgv(
   id: HostIdentity,
+  stage: Pick<Stage, "pid" | "dir">,
   options: string[],
   command: string[],
   systemDirs: string[],
@@ -149,8 +278,8 @@ export function stagedBwrapArgv(
   const inner: string[] = [];
   for (let i = 0; i < options.length; i++) {
     const o = options[i];
-    const stage = BINDS[o];
-    if (stage === undefined || i + 2 >= options.length) {
+    const how = BINDS[o];
+    if (how === undefined || i + 2 >= options.length) {
       // Another option: copied with its arguments (one of which may read like an option).
       const n = Math.min(ARITY[o] ?? 0, options.length - i - 1);
       inner.push(...options.slice(i, i + 1 + n));
@@ -164,29 +293,33 @@ export function stagedBwrapArgv(
       inner.push(o, source, dest);
       continue;
     }
-    const staged = `${STAGE}/${outer.length / 3}`;
-    outer.push(stage, source, staged);
+    const staged = `${stage.dir}/${outer.length / 2}`;
+    outer.push(how.startsWith("--ro-") ? "ro" : "rw", source);
     inner.push(o, staged, dest);
   }
   return [
-    "bwrap",
-    // It dies with dvergr; its monitor, root without capabilities, cannot signal the sandbox
-    // uid's processes, so the parent-death signal of the sandbox's bwrap would never come.
-    // Its own PID namespace can: when its init (root, like the monitor) dies with the monitor,
-    // the kernel kills every process in it, the sandbox's included.
-    "--die-with-parent",
-    "--unshare-pid",
-    "--dev-bind",
-    "/",
-    "/",
-    "--tmpfs",
-    STAGE,
+    "nsenter",
+    `--target=${stage.pid}`,
+    "--mount",
+    // The staging bwrap's root, not the namespace's first one (which its pivot_root left).
+    "--root",
+    "--wd",
+    "--",
+    "/bin/sh",
+    "-c",
+    STAGE_SCRIPT,
+    "dvergr-stage",
+    stage.dir,
+    String(outer.length / 2),
     ...outer,
     "setpriv",
     `--reuid=${id.uid}`,
     `--regid=${id.gid}`,
     "--clear-groups",
     "--inh-caps=-all",
+    // Set after the change of uid, which clears it: the sandbox's bwrap dies with dvergr, and
+    // its --die-with-parent takes the sandbox's init, and so its PID namespace, with it.
+    "--pdeathsig=KILL",
     "--",
     "bwrap",
     ...inner,

@@ -165,7 +165,11 @@ async function sandboxTree(worldDir: string): Promise<SandboxTree> {
     return { pid: Number(pid), ppid: Number(ppid), args: args.join(" ") };
   });
   const pids = new Set(
-    rows.filter((r) => r.args.startsWith("bwrap") && r.args.includes(worldDir)).map((r) => r.pid),
+    // Unstaged, bwrap names the world; staged as root, it is this process's child (the launch
+    // execs it) and names only its staged copy. One attempt runs at a time here.
+    rows.filter((r) =>
+      r.args.startsWith("bwrap") && (r.args.includes(worldDir) || r.ppid === Deno.pid)
+    ).map((r) => r.pid),
   );
   for (let grew = true; grew;) {
     grew = false;

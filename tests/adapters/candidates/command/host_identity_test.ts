@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { commandCandidate, detectBwrap } from "../../../../adapters/candidates/command/command.ts";
 import {
   DEFAULT_SANDBOX_HOST_ID,
+  openStage,
   sandboxHostIdentity,
   stagedBwrapArgv,
 } from "../../../../adapters/candidates/command/host_identity.ts";
@@ -15,6 +16,7 @@ const SYSTEM = ["/usr", "/etc"];
 Deno.test("stagedBwrapArgv() stages every bind source but the system's, then drops to the uid", () => {
   const argv = stagedBwrapArgv(
     { uid: 4242, gid: 4343 },
+    { pid: 777, dir: "/tmp/a5" },
     [
       "--ro-bind",
       "/usr",
@@ -40,32 +42,38 @@ Deno.test("stagedBwrapArgv() stages every bind source but the system's, then dro
     SYSTEM,
   );
   const at = argv.indexOf("setpriv");
-  assert.deepEqual(argv.slice(0, at), [
-    "bwrap",
-    "--die-with-parent",
-    "--unshare-pid",
-    "--dev-bind",
-    "/",
-    "/",
-    "--tmpfs",
-    "/tmp",
-    "--ro-bind",
-    "/root/agents",
-    "/tmp/0",
-    "--bind",
-    "/tmp/attempt/capture-1",
-    "/tmp/1",
+  assert.deepEqual(argv.slice(0, 9), [
+    "nsenter",
+    "--target=777",
+    "--mount",
+    "--root",
+    "--wd",
+    "--",
+    "/bin/sh",
+    "-c",
+    argv[8],
   ]);
-  assert.deepEqual(argv.slice(at, at + 7), [
+  // The attempt's directory, how many sources, each read-only or not with its path.
+  assert.deepEqual(argv.slice(9, at), [
+    "dvergr-stage",
+    "/tmp/a5",
+    "2",
+    "ro",
+    "/root/agents",
+    "rw",
+    "/tmp/attempt/capture-1",
+  ]);
+  assert.deepEqual(argv.slice(at, at + 8), [
     "setpriv",
     "--reuid=4242",
     "--regid=4343",
     "--clear-groups",
     "--inh-caps=-all",
+    "--pdeathsig=KILL",
     "--",
     "bwrap",
   ]);
-  assert.deepEqual(argv.slice(at + 7), [
+  assert.deepEqual(argv.slice(at + 8), [
     "--ro-bind",
     "/usr",
     "/usr",
@@ -77,14 +85,14 @@ Deno.test("stagedBwrapArgv() stages every bind source but the system's, then dro
     "/proc/sys",
     "/proc/sys",
     "--ro-bind",
-    "/tmp/0",
+    "/tmp/a5/0",
     "/root/agents",
     "--size",
     "9",
     "--tmpfs",
     "/out",
     "--bind",
-    "/tmp/1",
+    "/tmp/a5/1",
     "/.dvergr/capture.tar",
     // The command's own arguments are never rewritten.
     "/bin/sh",
@@ -182,5 +190,37 @@ Deno.test({
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
+  },
+});
+
+Deno.test({
+  name:
+    "openStage() as root: attempts share one staging namespace, each its own directory there, removed when it closes",
+  ignore: !isRoot || !hasBwrap,
+  async fn() {
+    const a = await openStage();
+    const b = await openStage();
+    assert.equal(a.pid, b.pid);
+    assert.notEqual(a.dir, b.dir);
+    const list = async (pid: number, dir: string) => {
+      const out = await new Deno.Command("nsenter", {
+        args: [`--target=${pid}`, "--mount", "--root", "--wd", "--", "ls", "-A", dir],
+        stderr: "null",
+      }).output();
+      return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l !== "");
+    };
+    const root = a.dir.slice(0, a.dir.lastIndexOf("/"));
+    // Nothing of the staging is on the host: its directory there stays empty.
+    assert.deepEqual([...Deno.readDirSync(root)], []);
+    // The attempt's directory is made by its launch: none yet.
+    assert.deepEqual(await list(a.pid, root), []);
+    const made = await new Deno.Command("nsenter", {
+      args: [`--target=${a.pid}`, "--mount", "--root", "--wd", "--", "mkdir", a.dir],
+    }).output();
+    assert.ok(made.success);
+    assert.deepEqual(await list(a.pid, root), [a.dir.slice(root.length + 1)]);
+    await a.close();
+    await b.close();
+    assert.deepEqual(await list(a.pid, root), []);
   },
 });
