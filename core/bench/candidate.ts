@@ -45,6 +45,11 @@ export interface AttemptContext {
    * does not time itself (see Candidate.timesItself).
    */
   signal: AbortSignal;
+  /**
+   * Called by a candidate that waited for its turn before it started (sandboxed commands
+   * without a cgroup run one at a time): the engine's backstop counts from then.
+   */
+  admitted?: () => void;
 }
 
 /**

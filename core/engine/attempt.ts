@@ -278,6 +278,7 @@ async function runCandidate(
   // dvergr's setup (and, under load, turn instant crashes into time-outs).
   const limit = candidate.timesItself ? undefined : setTimeout(() => ctl.abort(), def.timeoutMs);
   let hardStop: ReturnType<typeof setTimeout> | undefined;
+  let backstopped: (o: CandidateOutcome) => void = () => {};
   try {
     const grace = a.opts.stopGraceMs ?? 5000;
     return await Promise.race([
@@ -294,8 +295,13 @@ async function runCandidate(
         writable: bundle.definition.capture,
         web: web?.web ?? null,
         signal: ctl.signal,
+        admitted: () => {
+          if (hardStop !== undefined) clearTimeout(hardStop);
+          hardStop = stopBackstop(candidate, def.timeoutMs, grace, ctl, backstopped);
+        },
       }),
       new Promise<CandidateOutcome>((resolve) => {
+        backstopped = resolve;
         hardStop = stopBackstop(candidate, def.timeoutMs, grace, ctl, resolve);
       }),
     ]);

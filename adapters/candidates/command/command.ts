@@ -43,6 +43,7 @@ import {
   writableTopLevel,
 } from "./limits.ts";
 import { type AttemptCgroup, openAttemptCgroup, shellQuote } from "./cgroup.ts";
+import { noteSerialOnce, unboundedAttempts } from "./gate.ts";
 import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
 import { commandProgram, lookUpProgram, under } from "./command_program.ts";
 import {
@@ -1062,6 +1063,7 @@ async function runProcess(
   const id = isolated ? sandboxHostIdentity(s.opts.env) : null;
   let cgroup: AttemptCgroup | null = null;
   let stage: Stage | null = null;
+  let release: (() => void) | null = null;
   const cannot = (why: string) => ({
     ...faultOutcome(`Cannot start "${s.spec.name}": ${why}`, isolated),
     stdout: "",
@@ -1081,6 +1083,14 @@ async function runProcess(
       s.limits.processes + SUPERVISOR_PROCESSES,
       s.opts.env,
     );
+    if (cgroup === null && isolated) {
+      // RLIMIT_NPROC is per user: one attempt at a time, each after the last one's sandbox.
+      noteSerialOnce(s.opts.env);
+      release = await unboundedAttempts.enter(ctx.signal);
+      if (release === null) return cannot("the run was stopped while it waited for its turn");
+      // Its time starts at its go mark; the engine's backstop, from now.
+      ctx.admitted?.();
+    }
     if (id && files) {
       try {
         stage = await openStage();
@@ -1107,6 +1117,8 @@ async function runProcess(
     const marks = files?.marks ?? null;
     const watched = watchProcess(s, ctx, child, launch.grouped, marks);
     const { status, endedAt } = await watched.ended();
+    // The sandbox's PID namespace ended with it, and every process it held.
+    release?.();
     // Every process of the attempt, however it detached, ends with it.
     const cgroupName = cgroup ? `cgroup v${cgroup.version}` : null;
     const exceeded: LimitName[] = cgroup ? await cgroup.end() : [];
@@ -1128,6 +1140,7 @@ async function runProcess(
       cgroupName,
     }, started);
   } finally {
+    release?.();
     await cgroup?.close();
     await stage?.close();
     if (files) await Deno.remove(files.capture).catch(() => {});
