@@ -7,9 +7,11 @@
  */
 import assert from "node:assert/strict";
 import {
+  AGENT_CLIS,
   type AgentCli,
   createAgentCandidate,
   findAgentCli,
+  TESTED_VERSIONS,
 } from "../../../../adapters/candidates/agent_cli/agent_cli.ts";
 import { detectBwrap } from "../../../../adapters/candidates/command/command.ts";
 import { DUMMY_KEY } from "../../../../adapters/gateway/attempt_gateway.ts";
@@ -155,6 +157,11 @@ interface SandboxTree {
   text: string;
 }
 
+/** A command line that runs one of the agent CLIs (their executables' names). */
+const RUNS_AGENT_CLI = new RegExp(
+  `\\b(${AGENT_CLIS.map((c) => TESTED_VERSIONS[c].bin).join("|")})\\b`,
+);
+
 /** The attempt's processes: bwrap (its command line binds the world) and its descendants. */
 async function sandboxTree(worldDir: string): Promise<SandboxTree> {
   const out = await new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,args="] }).output();
@@ -166,9 +173,12 @@ async function sandboxTree(worldDir: string): Promise<SandboxTree> {
   });
   const pids = new Set(
     // Unstaged, bwrap names the world; staged as root, it is this process's child (the launch
-    // execs it) and names only its staged copy. One attempt runs at a time here.
+    // execs it) and names only its staged copy, so it is told by the agent CLI it runs: other
+    // test modules of this process run sandboxes of their own (a hanging `cmd:` candidate…).
+    // One agent attempt runs at a time here.
     rows.filter((r) =>
-      r.args.startsWith("bwrap") && (r.args.includes(worldDir) || r.ppid === Deno.pid)
+      r.args.startsWith("bwrap") &&
+      (r.args.includes(worldDir) || (r.ppid === Deno.pid && RUNS_AGENT_CLI.test(r.args)))
     ).map((r) => r.pid),
   );
   for (let grew = true; grew;) {
