@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
 import { loadAverage as load, reportFigure } from "./figures.ts";
+import { promptfooEvalArgv, promptfooMainIn } from "./side_by_side_bundle.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -35,7 +36,7 @@ const { values } = parseArgs({
   },
 });
 const scratch = values.promptfoo ?? Deno.env.get("PROMPTFOO_DIR");
-const promptfooMain = scratch ? join(scratch, "node_modules/promptfoo/dist/src/main.js") : "";
+const promptfooMain = promptfooMainIn(scratch);
 const cases = Number(values.cases);
 const runs = Number(values.runs);
 const parallel = values.parallel;
@@ -176,18 +177,7 @@ for (let r = 0; r < runs; r++) {
     const loadPf = await load();
     await Deno.mkdir(join(dir, `pf-home-${r}`));
     const p = await timed(
-      [
-        "node",
-        promptfooMain,
-        "eval",
-        "-c",
-        config,
-        "-j",
-        parallel,
-        "--no-cache",
-        "--no-write",
-        "--no-table",
-      ],
+      promptfooEvalArgv(promptfooMain, config, parallel),
       { ...quiet, PATH: path, HOME: join(dir, `pf-home-${r}`) },
       // On Node.js 20 promptfoo may fail on its way out after "Eval complete"; every test
       // must have passed.

@@ -27,7 +27,12 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { sideBySideBenchmarkArgv, writeSideBySideBundle } from "./side_by_side_bundle.ts";
+import {
+  promptfooEvalArgv,
+  promptfooMainIn,
+  sideBySideBenchmarkArgv,
+  writeSideBySideBundle,
+} from "./side_by_side_bundle.ts";
 import { loadAverage, reportFigure } from "./figures.ts";
 
 const { values } = parseArgs({
@@ -41,7 +46,7 @@ const { values } = parseArgs({
   },
 });
 const scratch = values.promptfoo ?? Deno.env.get("PROMPTFOO_DIR");
-const promptfooMain = scratch ? join(scratch, "node_modules/promptfoo/dist/src/main.js") : "";
+const promptfooMain = promptfooMainIn(scratch);
 const cases = Number(values.cases);
 const runs = Number(values.runs);
 const parallel = values.parallel;
@@ -161,18 +166,7 @@ try {
     // promptfoo logs under $HOME/.promptfoo: a home of its own per run, made first.
     await Deno.mkdir(join(dir, `pf-home-${r}`));
     const p = await timed(
-      [
-        "node",
-        promptfooMain,
-        "eval",
-        "-c",
-        config,
-        "-j",
-        parallel,
-        "--no-cache",
-        "--no-write",
-        "--no-table",
-      ],
+      promptfooEvalArgv(promptfooMain, config, parallel),
       { ...quiet, PATH: path, HOME: join(dir, `pf-home-${r}`) },
       dir,
       // On Node.js 20 promptfoo often fails on its way out ("write after end" in its file

@@ -56,3 +56,24 @@ export function sideBySideBenchmarkArgv(
     home,
   ];
 }
+
+/** promptfoo's main script in the scratch directory promptfoo 0.123.1 was installed into. */
+export function promptfooMainIn(scratch: string | undefined): string {
+  return scratch ? join(scratch, "node_modules/promptfoo/dist/src/main.js") : "";
+}
+
+/** The command that runs a promptfoo eval of `config` as the benches time it (no cache, writes or table). */
+export function promptfooEvalArgv(main: string, config: string, parallel: string): string[] {
+  return [
+    "node",
+    main,
+    "eval",
+    "-c",
+    config,
+    "-j",
+    parallel,
+    "--no-cache",
+    "--no-write",
+    "--no-table",
+  ];
+}
