@@ -4,9 +4,9 @@
  * Anthropic Messages format and bills every request all the output it was allowed.
  */
 import assert from "node:assert/strict";
+import { testRoute } from "../../helpers/model_route.ts";
 import { startAttemptGateway } from "../../../adapters/gateway/attempt_gateway.ts";
 import type { ModelRoute } from "../../../adapters/gateway/model_gateway.ts";
-import type { ModelEntry } from "../../../core/models/registry.ts";
 import { costMicros } from "../../../core/models/cost.ts";
 
 const PRICES = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
@@ -34,21 +34,7 @@ function greedyProvider(hold: number) {
 }
 
 function route(baseUrl: string): ModelRoute {
-  const entry: ModelEntry = {
-    id: "claude",
-    provider: "anthropic",
-    apiModel: "claude-api",
-    aliases: [],
-    prices: PRICES,
-    listPriceOf: null,
-    maxTokens: 4096,
-    baseUrl,
-    apiKeyEnv: null,
-    doc: null,
-    sources: [],
-    priced: true,
-  };
-  return { entry, baseUrl, apiKey: "REAL", bill: PRICES, list: PRICES };
+  return testRoute(baseUrl, { prices: PRICES, maxTokens: 4096 });
 }
 
 Deno.test("the model gateway holds a budget of $0.10 against 30 requests in parallel that each ask for $0.96", async () => {

@@ -5,6 +5,7 @@
  * share, and a refusal the candidate's own burst caused a failure with its cause, never a fault.
  */
 import assert from "node:assert/strict";
+import { testRoute } from "../../helpers/model_route.ts";
 import { createModelGateway, type ModelRoute } from "../../../adapters/gateway/model_gateway.ts";
 import { gatewayOutcome } from "../../../adapters/gateway/attempt_gateway.ts";
 import {
@@ -13,7 +14,6 @@ import {
   MAX_RETRY_WAIT_MS,
   retryWaitMs,
 } from "../../../adapters/gateway/provider_share.ts";
-import type { ModelEntry } from "../../../core/models/registry.ts";
 
 const PRICES = { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 };
 
@@ -48,21 +48,7 @@ function provider(reply: (n: number) => { status: number; headers?: Record<strin
 }
 
 function route(baseUrl: string): ModelRoute {
-  const entry: ModelEntry = {
-    id: "claude",
-    provider: "anthropic",
-    apiModel: "claude-api",
-    aliases: [],
-    prices: PRICES,
-    listPriceOf: null,
-    maxTokens: 100,
-    baseUrl,
-    apiKeyEnv: null,
-    doc: null,
-    sources: [],
-    priced: true,
-  };
-  return { entry, baseUrl, apiKey: "REAL", bill: PRICES, list: PRICES };
+  return testRoute(baseUrl, { prices: PRICES, maxTokens: 100 });
 }
 
 function gatewayTo(url: string, retryWait?: (res: Response | null, tries: number) => number) {

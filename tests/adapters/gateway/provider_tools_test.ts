@@ -6,6 +6,7 @@
  * reports metered into the attempt's cost.
  */
 import assert from "node:assert/strict";
+import { testRoute } from "../../helpers/model_route.ts";
 import { createModelGateway, type ModelRoute } from "../../../adapters/gateway/model_gateway.ts";
 import {
   boundProviderTools,
@@ -38,28 +39,14 @@ function provider(reply: (body: Record<string, unknown>) => Response) {
 }
 
 function route(url: string, provider: ModelEntry["provider"]): ModelRoute {
-  const entry: ModelEntry = {
-    id: provider === "anthropic" ? "claude" : "gpt",
-    provider,
-    apiModel: "api-model",
-    aliases: [],
+  return testRoute(url, {
     prices: PRICES,
-    listPriceOf: null,
     maxTokens: 100,
-    baseUrl: url,
-    apiKeyEnv: null,
-    doc: null,
-    sources: [],
-    priced: true,
-  };
-  return {
-    entry,
-    baseUrl: url,
-    apiKey: "REAL",
-    bill: PRICES,
-    list: PRICES,
+    provider,
+    id: provider === "anthropic" ? "claude" : "gpt",
+    apiModel: "api-model",
     toolPrices: SHIPPED.toolPrices,
-  };
+  });
 }
 
 function gatewayTo(r: ModelRoute, budgetMicros = 5_000_000) {
