@@ -40,8 +40,8 @@ export interface BootImage {
 
 const FORMAT = 1;
 
-/** The image's bytes. */
-export function encodeImage(image: BootImage): Uint8Array {
+/** An image's bytes (boot or checker image): its meta's length, its meta, low, high. */
+function frame(image: { meta: unknown; low: Uint8Array; high: Uint8Array }): Uint8Array {
   const meta = new TextEncoder().encode(JSON.stringify(image.meta));
   const out = new Uint8Array(4 + meta.byteLength + image.low.byteLength + image.high.byteLength);
   new DataView(out.buffer).setUint32(0, meta.byteLength, true);
@@ -51,16 +51,30 @@ export function encodeImage(image: BootImage): Uint8Array {
   return out;
 }
 
+/**
+ * The meta of framed image bytes and where the memory after it starts, or null when the
+ * length says more than `maxMeta` bytes or more than the bytes hold (JSON errors throw).
+ */
+function unframe(bytes: Uint8Array, maxMeta: number): { meta: unknown; start: number } | null {
+  if (bytes.byteLength < 4) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const metaLength = view.getUint32(0, true);
+  if (metaLength > maxMeta || 4 + metaLength > bytes.byteLength) return null;
+  const meta = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + metaLength)));
+  return { meta, start: 4 + metaLength };
+}
+
+/** The image's bytes. */
+export function encodeImage(image: BootImage): Uint8Array {
+  return frame(image);
+}
+
 /** The image in `bytes`, or null when they are not an image of this format. */
 export function decodeImage(bytes: Uint8Array): BootImage | null {
   try {
-    if (bytes.byteLength < 4) return null;
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const metaLength = view.getUint32(0, true);
-    if (metaLength > 4096 || 4 + metaLength > bytes.byteLength) return null;
-    const meta = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + metaLength)));
-    if (!validMeta(meta)) return null;
-    const lowStart = 4 + metaLength;
+    const framed = unframe(bytes, 4096);
+    if (framed === null || !validMeta(framed.meta)) return null;
+    const { meta, start: lowStart } = framed;
     const highStart = lowStart + meta.gapStart;
     if (highStart + (meta.top - meta.gapEnd) !== bytes.byteLength) return null;
     return {
@@ -108,13 +122,7 @@ export interface CheckerImage {
 
 /** A checker image's bytes: the same framing as a boot image's. */
 export function encodeCheckerImage(image: CheckerImage): Uint8Array {
-  const meta = new TextEncoder().encode(JSON.stringify(image.meta));
-  const out = new Uint8Array(4 + meta.byteLength + image.low.byteLength + image.high.byteLength);
-  new DataView(out.buffer).setUint32(0, meta.byteLength, true);
-  out.set(meta, 4);
-  out.set(image.low, 4 + meta.byteLength);
-  out.set(image.high, 4 + meta.byteLength + image.low.byteLength);
-  return out;
+  return frame(image);
 }
 
 const KINDS = ["fn", "value", "none"];
@@ -129,12 +137,11 @@ export function decodeCheckerImage(
   lowBytes: number,
 ): CheckerImage | null {
   try {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const metaLength = view.getUint32(0, true);
-    if (metaLength > 16 * 1024 * 1024 || 4 + metaLength + lowBytes > bytes.byteLength) {
-      return null;
-    }
-    const m = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + metaLength)));
+    const framed = unframe(bytes, 16 * 1024 * 1024);
+    if (framed === null || framed.start + lowBytes > bytes.byteLength) return null;
+    const { start } = framed;
+    // deno-lint-ignore no-explicit-any
+    const m = framed.meta as any;
     const int = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
     const valid = typeof m === "object" && m !== null && m.format === FORMAT && m.key === key &&
       typeof m.ns === "string" && KINDS.includes(m.check) && KINDS.includes(m.judge) &&
@@ -144,8 +151,8 @@ export function decodeCheckerImage(
     if (!valid) return null;
     return {
       meta: m as CheckerImageMeta,
-      low: bytes.subarray(4 + metaLength, 4 + metaLength + lowBytes),
-      high: bytes.subarray(4 + metaLength + lowBytes),
+      low: bytes.subarray(start, start + lowBytes),
+      high: bytes.subarray(start + lowBytes),
     };
   } catch {
     return null;
