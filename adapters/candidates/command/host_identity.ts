@@ -239,19 +239,9 @@ export async function openStage(): Promise<Stage> {
     pid,
     dir,
     async close() {
-      await new Deno.Command("nsenter", {
-        args: [
-          `--target=${pid}`,
-          "--mount",
-          "--root",
-          "--wd",
-          "--",
-          "/bin/sh",
-          "-c",
-          'umount -l "$1"; rmdir "$1"',
-          "sh",
-          dir,
-        ],
+      const [program, ...args] = inStage(pid, 'umount -l "$1"; rmdir "$1"', "sh", dir);
+      await new Deno.Command(program, {
+        args,
         stdin: "null",
         stdout: "null",
         stderr: "null",
@@ -298,18 +288,7 @@ export function stagedBwrapArgv(
     inner.push(o, staged, dest);
   }
   return [
-    "nsenter",
-    `--target=${stage.pid}`,
-    "--mount",
-    // The staging bwrap's root, not the namespace's first one (which its pivot_root left).
-    "--root",
-    "--wd",
-    "--",
-    "/bin/sh",
-    "-c",
-    STAGE_SCRIPT,
-    "dvergr-stage",
-    stage.dir,
+    ...inStage(stage.pid, STAGE_SCRIPT, "dvergr-stage", stage.dir),
     String(outer.length / 2),
     ...outer,
     "setpriv",
@@ -368,4 +347,24 @@ export async function readableWorld(dir: string): Promise<void> {
     }
   };
   await walk(dir);
+}
+
+/**
+ * A shell `script` (with `args`, the first its $0) run in the staging bubblewrap's mount
+ * namespace, as root, at that bubblewrap's root: not the namespace's first one, which its
+ * pivot_root left.
+ */
+function inStage(pid: number, script: string, ...args: string[]): string[] {
+  return [
+    "nsenter",
+    `--target=${pid}`,
+    "--mount",
+    "--root",
+    "--wd",
+    "--",
+    "/bin/sh",
+    "-c",
+    script,
+    ...args,
+  ];
 }
