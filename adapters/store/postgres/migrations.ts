@@ -35,7 +35,7 @@ export const MIGRATIONS: Migration[] = [
         state text not null default 'open',
         enqueued_at timestamptz not null default now()
       );
-      -- A cell's lease: who runs it, until when (ms since the epoch, the holder's clock).
+      -- A cell's lease: who runs it, until when (ms since the epoch, the server's clock).
       create table dvergr_leases (
         experiment text not null,
         cell text collate "C" not null,

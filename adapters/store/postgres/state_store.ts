@@ -12,6 +12,7 @@ import { type ConnectOptions, connectPostgres, type Sql } from "./connect.ts";
 import { migrate } from "./migrations.ts";
 import { postgresBlobStore } from "./blob_store.ts";
 import * as leases from "./leases.ts";
+import { serverClock } from "./server_clock.ts";
 import * as records from "./records.ts";
 
 /** Marks a change of the rooms' records: their version moves (what subscriptions poll). */
@@ -79,9 +80,13 @@ async function one<T>(rows: Promise<Record<string, unknown>[]>, column: string):
   return r.length === 0 ? null : JSON.parse(String(r[0][column])) as T;
 }
 
-/** The state store on an open pool whose schema is current. */
-export function postgresStateStore(sql: Sql): StateStore {
+/**
+ * The state store on an open pool whose schema is current. `clock` is this process's (the
+ * one callers' lease times are on; tests give a skewed one).
+ */
+export function postgresStateStore(sql: Sql, clock: () => number = Date.now): StateStore {
   const blobs = postgresBlobStore(sql);
+  const server = serverClock(sql, clock);
   const commit = (commits: Parameters<StateStore["putAttempts"]>[0], owner?: string) =>
     records.putAttempts(sql, commits, owner, touchExperiments);
   return {
@@ -100,13 +105,15 @@ export function postgresStateStore(sql: Sql): StateStore {
     streamCellRecords: (id) => records.streamCellRecords(sql, id),
     streamAttemptHistory: (id) => records.streamAttemptHistory(sql, id),
     async takeLease(id, cell, holder, ms, now) {
-      return (await leases.takeLeases(sql, id, [cell], holder, ms, now))[0];
+      return (await leases.takeLeases(sql, server, id, [cell], holder, ms, now))[0];
     },
-    takeLeases: (id, cells, holder, ms, now) => leases.takeLeases(sql, id, cells, holder, ms, now),
+    takeLeases: (id, cells, holder, ms, now) =>
+      leases.takeLeases(sql, server, id, cells, holder, ms, now),
     async renewLease(id, cell, owner, ms, now) {
-      return (await leases.renewLeases(sql, id, [cell], owner, ms, now))[0];
+      return (await leases.renewLeases(sql, server, id, [cell], owner, ms, now))[0];
     },
-    renewLeases: (id, cells, owner, ms, now) => leases.renewLeases(sql, id, cells, owner, ms, now),
+    renewLeases: (id, cells, owner, ms, now) =>
+      leases.renewLeases(sql, server, id, cells, owner, ms, now),
     async releaseLease(id, cell, owner) {
       await leases.releaseLeases(sql, id, [cell], owner);
     },
@@ -116,7 +123,7 @@ export function postgresStateStore(sql: Sql): StateStore {
     async breakLease(id, cell, owner) {
       return (await leases.releaseLeases(sql, id, [cell], owner)).has(cell);
     },
-    leaseOf: (id, cell) => leases.leaseOf(sql, id, cell),
+    leaseOf: (id, cell) => leases.leaseOf(sql, server, id, cell),
     async putScorecard(id, scorecard) {
       await sql`insert into dvergr_scorecards (experiment, scorecard)
         values (${id}, ${JSON.stringify(scorecard)})
@@ -150,7 +157,7 @@ export function postgresStateStore(sql: Sql): StateStore {
 /** Connects to the store at `url`, migrates its schema, and opens the state store on it. */
 export async function openPostgresStateStore(
   url: string,
-  opts: ConnectOptions = {},
+  opts: ConnectOptions & { clock?: () => number } = {},
 ): Promise<StateStore> {
   const sql = await connectPostgres(url, opts);
   try {
@@ -159,5 +166,5 @@ export async function openPostgresStateStore(
     await sql.end({ timeout: 1 });
     throw e;
   }
-  return postgresStateStore(sql);
+  return postgresStateStore(sql, opts.clock);
 }

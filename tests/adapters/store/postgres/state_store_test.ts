@@ -148,6 +148,46 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "postgresStateStore() leases run out on the server's clock, whatever the workers' clocks say",
+  ignore,
+  async fn() {
+    const url = await cluster!.database();
+    const MIN = 60_000;
+    // Two workers whose clocks are ten minutes behind and ahead of the server's (and this one's).
+    const behind = () => Date.now() - 10 * MIN;
+    const ahead = () => Date.now() + 10 * MIN;
+    const slow = await openPostgresStateStore(url, { max: 2, clock: behind });
+    const fast = await openPostgresStateStore(url, { max: 2, clock: ahead });
+    const right = await openPostgresStateStore(url, { max: 2 });
+    try {
+      await right.putExperiment(meta);
+      const [c1, c2] = [cellKey("a", "c1", 0), cellKey("a", "c2", 0)];
+      const w = (owner: string) => ({ pid: 1, host: owner, owner });
+      // A worker whose clock is behind holds its lease for the time it asked, not less.
+      const held = await slow.takeLease("e1", c1, w("slow"), 30_000, behind());
+      assert(held.ok);
+      assert(Math.abs(held.lease.until - (behind() + 30_000)) < 5_000, "until on its own clock");
+      const taken = await right.takeLease("e1", c1, w("right"), 30_000, Date.now());
+      assert(!taken.ok && taken.holder.owner === "slow", "a live lease is not taken over");
+      const seen = (await right.leaseOf("e1", c1))!;
+      assert(Math.abs(seen.until - (Date.now() + 30_000)) < 5_000, "until on the reader's clock");
+      // A worker whose clock is ahead does not keep its lease long past the time it asked.
+      assert((await fast.takeLease("e1", c2, w("fast"), 200, ahead())).ok);
+      let over = false;
+      for (let i = 0; i < 100 && !over; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        over = (await right.takeLease("e1", c2, w("right"), 30_000, Date.now())).ok;
+      }
+      assert(over, "the lease ran out 0.2 s after it was taken, on the server's clock");
+      assert.equal(await fast.renewLease("e1", c2, "fast", 30_000, ahead()), false);
+    } finally {
+      for (const s of [slow, fast, right]) s.close();
+    }
+  },
+});
+
+Deno.test({
   name: "postgresStateStore() streams latest records and every try in key order, a page at a time",
   ignore,
   async fn() {
