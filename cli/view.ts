@@ -3,6 +3,7 @@ import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { EXPERIMENT_HOME_HELP, experimentHomes, openExperimentHome } from "./experiment_homes.ts";
+import { lazyRunner } from "./home_arg.ts";
 import type { ViewHome } from "../view/server.ts";
 
 /** The viewer's default port (the MCP server's HTTP port is the one before). */
@@ -63,12 +64,15 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   }
   const stop = onStopSignal();
   const homes: ViewHome[] = [];
+  // Generated worlds are made again in the checker's sandbox, started only when one is viewed.
+  const runner = lazyRunner();
   try {
     for (const h of found) homes.push({ label: h.label, home: await openExperimentHome(h) });
     const { serveView } = await import("../view/server.ts");
     const { newToken } = await import("../mcp/token.ts");
     const server = serveView({
       homes,
+      runner,
       token: newToken(),
       port: opts.port,
       log: (line) => ctx.stderr(line + "\n"),
@@ -81,6 +85,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     return 0;
   } finally {
     stop.dispose();
+    runner.close();
     for (const h of homes) await h.home.close();
   }
 }

@@ -18,6 +18,10 @@ import { experimentReportParts } from "../core/ops/scorecards.ts";
 import { experimentCells, loadAttempt } from "../core/ops/attempts.ts";
 import { experimentBundle } from "../core/engine/experiment_bundle.ts";
 import { fixturesFor } from "../core/engine/attempt.ts";
+import { generatedCaseAgain } from "../core/bundle/generated_cases.ts";
+import type { Bundle } from "../core/bundle/types.ts";
+import type { CheckerRunner } from "../core/checker.ts";
+import type { ExperimentDefinition } from "../core/bench/experiment.ts";
 import { type ExperimentRow, experimentsPage } from "../core/view/experiments_page.ts";
 import {
   comparePage,
@@ -42,6 +46,11 @@ export interface ViewOptions {
   token: string;
   /** The time (ms since the epoch) a lease is compared with; default the system's. */
   now?: () => number;
+  /**
+   * Runs a bundle's generator (in the checker's sandbox) to make a generated world again for
+   * an attempt's files; without it they are compared with the shared fixtures.
+   */
+  runner?: CheckerRunner;
 }
 
 function headers(type: string, nonce: string | null): HeadersInit {
@@ -138,7 +147,40 @@ export function viewHandler(opts: ViewOptions): (req: Request) => Promise<Respon
       repetition: Number(rep),
     });
     const bundle = await experimentBundle(found.vh.home, found.meta);
-    return html(attemptPage(token, view, bundle ? fixturesFor(bundle, caseId) : null));
+    if (bundle === null) return html(attemptPage(token, view, null));
+    const world = await worldOf(bundle, found.meta, caseId);
+    return html(attemptPage(token, view, world.fixtures, world.note));
+  }
+
+  /**
+   * The files a cell's world started from: the bundle's (shared fixtures and the case's), or
+   * for a generated world the generator's, made again from the experiment's seed.
+   */
+  async function worldOf(
+    bundle: Bundle,
+    meta: ExperimentMeta,
+    caseId: string | null,
+  ): Promise<{ fixtures: Record<string, string>; note?: string }> {
+    const def = meta.definition as unknown as ExperimentDefinition;
+    const g = def.generated;
+    if (!g || caseId === null) return { fixtures: fixturesFor(bundle, caseId) };
+    const shared = { fixtures: { ...bundle.fixtures } };
+    if (!opts.runner) {
+      return { ...shared, note: `Against the shared fixtures only: ${g.file} is not run here.` };
+    }
+    const set = { split: g.split, count: g.count, seed: g.seed };
+    const made = await generatedCaseAgain(bundle, opts.runner, set, caseId, def.params);
+    if (!made.ok) {
+      return {
+        ...shared,
+        note:
+          `Against the shared fixtures only: ${g.file} could not make ${caseId} again (${made.why}).`,
+      };
+    }
+    return {
+      fixtures: { ...bundle.fixtures, ...made.case.fixtures },
+      note: `Against the world ${g.file} made for ${caseId} (seed ${g.seed}), made again.`,
+    };
   }
 
   async function route(url: URL): Promise<Response> {

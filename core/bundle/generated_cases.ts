@@ -113,6 +113,31 @@ function noGenerator(bundle: Bundle): DvergrError {
 }
 
 /**
+ * The world `caseId` of `set` made again (the viewer shows an attempt's files against the
+ * world it was given), or why not: `caseId` is not one of the set's, or the generator fails
+ * now. Only that world is made; `params` are the run's.
+ */
+export async function generatedCaseAgain(
+  bundle: Bundle,
+  runner: CheckerRunner,
+  set: GeneratedSet,
+  caseId: string,
+  params: Record<string, unknown> = {},
+): Promise<{ ok: true; case: BundleCase } | { ok: false; why: string }> {
+  const gen = generatorOf(bundle);
+  if (gen === null) return { ok: false, why: "the bundle has no generator" };
+  const at = readGeneratedCaseId(caseId);
+  if (
+    at === null || at.split !== set.split || at.index >= set.count ||
+    generatedCaseId(set.split, at.index, set.count) !== caseId
+  ) {
+    return { ok: false, why: `${caseId} is not one of the experiment's generated worlds` };
+  }
+  const made = await makeWorld(bundle, gen, runner, set, at.index, params);
+  return made.ok ? made : { ok: false, why: made.problem.message };
+}
+
+/**
  * The bundle with the `count` worlds of `set` as its cases (ids `gen-<split>-<index>`) and
  * their identity in `generated`; `params` are the run's (over workflow.edn's :params).
  */

@@ -98,7 +98,7 @@ function fileDiff(path: string, text: string, fixture: string | undefined): stri
   return `${head}<p>Against the fixture:</p><pre class="diff">${lines.join("")}</pre>`;
 }
 
-function files(v: AttemptView, fixtures: Record<string, string> | null): string {
+function files(v: AttemptView, fixtures: Record<string, string> | null, note?: string): string {
   const paths = Object.keys(v.captured).sort();
   const parts = [
     `<h2>Files</h2><p>${
@@ -107,7 +107,7 @@ function files(v: AttemptView, fixtures: Record<string, string> | null): string 
         : `${paths.length} captured${
           fixtures === null ? " (the bundle's fixtures are not in this home: shown whole)" : ""
         }.`
-    }</p>`,
+    }${note ? ` ${escapeHtml(note)}` : ""}</p>`,
   ];
   for (const p of paths) parts.push(fileDiff(p, v.captured[p], fixtures?.[p]));
   for (const s of v.skipped) {
@@ -249,11 +249,16 @@ function judgePart(v: AttemptView): string {
   return `<h2>Judge</h2>${head}${qa.join("\n")}`;
 }
 
-/** The attempt's page; `fixtures` is the world the cell started from (null when unknown). */
+/**
+ * The attempt's page; `fixtures` is the world the cell started from (null when unknown), and
+ * `worldNote` says where it came from when that is not the bundle's files as they are (a
+ * generated world made again).
+ */
 export function attemptPage(
   token: string,
   v: AttemptView,
   fixtures: Record<string, string> | null,
+  worldNote?: string,
 ): string {
   const cell = `${v.candidate}${v.case === null ? "" : ` / ${v.case}`} / ${v.repetition}`;
   const body = `<h1>${escapeHtml(cell)}</h1>
@@ -262,7 +267,7 @@ export function attemptPage(
   }.</p>
 ${summary(v)}
 ${checks(v)}
-${files(v, fixtures)}
+${files(v, fixtures, worldNote)}
 ${processPart(v)}
 ${modelPart(v)}
 ${gatewayPart(v)}
