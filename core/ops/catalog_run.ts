@@ -382,7 +382,7 @@ function whatWentWrong(d: Diagnosis): { broken: string[]; flaggedCases: string |
 }
 
 /** A benchmark's progress event as op progress (MCP notifications, job records). */
-function opProgressOf(e: ProgressEvent): OpProgress {
+export function opProgressOf(e: ProgressEvent): OpProgress {
   if (e.type === "start") return { progress: e.kept, total: e.total, faults: 0, phase: "running" };
   if (e.type === "stopped") {
     return {

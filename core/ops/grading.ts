@@ -7,10 +7,11 @@ import { z } from "zod";
 import { RANGES } from "../ranges.ts";
 import { DEFAULT_ALPHA, DEFAULT_DELTA } from "../bench/sequential.ts";
 import { planFromPilot } from "../engine/plan_from_pilot.ts";
-import { defineOp, type Op } from "./op.ts";
+import { defineOp, type Op, type OpProgress } from "./op.ts";
 import { findExperiment, LEADERBOARD_ROW, leaderboardRows } from "./scorecards.ts";
 import type { RegradeComparison } from "../bench/regrade_comparison.ts";
 import { readRoomBundle } from "./room_bundles.ts";
+import { opProgressOf } from "./catalog_run.ts";
 import { defineFormat, fields, typed } from "../json_format.ts";
 import type { PilotPlan } from "../engine/plan_from_pilot.ts";
 
@@ -106,18 +107,30 @@ export const regradeComparisonShape = typed<RegradeComparison>(z.looseObject({
   judge: z.object({ reused: z.number(), asked: z.number(), billedMicros: z.number() }),
 }));
 
+/** What a finished re-grade adds to what its start says. */
+const regradeEnd = {
+  complete: z.boolean(),
+  leaderboard: z.array(LEADERBOARD_ROW),
+  comparison: regradeComparisonShape,
+};
+
 const REGRADE_FORMAT = defineFormat(
   "experiment-regrade",
-  1,
-  "An experiment graded again with a changed checker: the new experiment and what changed (experiment_regrade).",
+  2,
+  "A re-grade started as a job (poll job_status; its result is the finished form), or run to " +
+    "its end where there are no jobs: the new experiment and what changed (experiment_regrade).",
   z.object({
+    job: z.string().optional().describe("The job to poll with job_status"),
+    pollAfterMs: z.number().int().optional(),
+    status: z.literal("running").optional(),
     room: fields.room,
     original: fields.experiment,
     experiment: fields.experiment,
     bundleId: fields.bundleId,
-    complete: z.boolean(),
-    leaderboard: z.array(LEADERBOARD_ROW),
-    comparison: regradeComparisonShape,
+    cells: z.number().int(),
+    ...Object.fromEntries(Object.entries(regradeEnd).map(([k, v]) => [k, v.optional()])) as {
+      [K in keyof typeof regradeEnd]: z.ZodOptional<(typeof regradeEnd)[K]>;
+    },
   }),
 );
 
@@ -133,7 +146,9 @@ export const experimentRegrade = defineOp({
     "the verdicts that changed cell by cell (passedToFailed, failedToPassed, reward " +
     "changed), per candidate before and after, the cells not re-graded and why (evidence " +
     "gone: no verdict, counted as unfinished, not as failures), and the judge answers " +
-    "reused or asked anew. Calling it again resumes.",
+    "reused or asked anew. It runs as a job: the call checks the bundle and plans, then " +
+    "returns {job, experiment}; poll job_status {job, wait_ms} for the result (the same " +
+    "fields with complete, leaderboard and comparison). Calling it again resumes.",
   kind: "write",
   toolset: "scorecards",
   roomScoped: true,
@@ -149,26 +164,54 @@ export const experimentRegrade = defineOp({
   output: REGRADE_FORMAT,
   async handler(ctx, input) {
     const meta = await findExperiment(ctx, input.room, input.experiment);
-    const { regradeExperiment } = await import("../engine/regrade.ts");
-    const o = await regradeExperiment({
+    const { prepareRegrade, runRegrade } = await import("../engine/regrade.ts");
+    // Comparing the bundles and planning happen now: a bad request fails here, not in the job.
+    const prepared = await prepareRegrade({
       services: ctx.services,
       home: ctx.home,
       original: meta,
       bundle: await readRoomBundle(ctx.home.rooms, input.room, input.name),
       env: ctx.env,
       runner: ctx.runner,
-      signal: ctx.signal,
-      clock: ctx.clock,
     });
-    return {
+    const started = {
       room: input.room,
       original: meta.id,
-      experiment: o.plan.id,
-      bundleId: o.bundle.id,
-      complete: o.scorecard.complete,
-      leaderboard: leaderboardRows(o.scorecard),
-      comparison: o.comparison,
+      experiment: prepared.plan.id,
+      bundleId: prepared.bundle.id,
+      cells: prepared.plan.cells.length,
     };
+    const work = async (signal: AbortSignal, progress: (p: OpProgress) => void) => {
+      progress({ progress: 0, total: started.cells, faults: 0, phase: "running" });
+      const o = await runRegrade(ctx.home, prepared, {
+        services: ctx.services,
+        runner: ctx.runner,
+        signal,
+        clock: ctx.clock,
+        onEvent: (e) => progress(opProgressOf(e)),
+      });
+      return {
+        ...started,
+        complete: o.scorecard.complete,
+        leaderboard: leaderboardRows(o.scorecard),
+        comparison: o.comparison,
+      };
+    };
+    if (!ctx.jobs) {
+      // No job runner (a one-shot call, or the job's own process): run to the end here.
+      return await work(ctx.signal ?? new AbortController().signal, (p) => ctx.progress?.(p));
+    }
+    const { job } = await ctx.jobs.start("regrade", input.room, work, {
+      op: "experiment_regrade",
+      input,
+    });
+    ctx.progress?.({
+      progress: 0,
+      total: started.cells,
+      phase: "started",
+      message: `job ${job} started: ${started.cells} cells`,
+    });
+    return { job, pollAfterMs: 2000, status: "running" as const, ...started };
   },
 });
 

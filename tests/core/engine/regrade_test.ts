@@ -14,6 +14,8 @@ import { regradeExperiment } from "../../../core/engine/regrade.ts";
 import { readRoomBundle } from "../../../core/ops/room_bundles.ts";
 import { callOp } from "../../../core/ops/registry.ts";
 import { experimentRegrade } from "../../../core/ops/grading.ts";
+import { jobList, jobStatus } from "../../../core/ops/jobs.ts";
+import { createJobRunner } from "../../../adapters/jobs/job_runner.ts";
 import type { Services } from "../../../core/ports/services.ts";
 import { ANY_ANSWER_CHECKER, cityFiles, RIGHT_CHECKER } from "../../helpers/city_bundle.ts";
 import { testOpContext } from "../../helpers/op_context.ts";
@@ -103,10 +105,54 @@ Deno.test("experiment_regrade re-grades an experiment of a room with the room's 
   });
   assert.equal(out.original, meta.id);
   assert.equal(out.complete, true);
-  assert.equal(out.comparison.compared, 6);
-  assert.deepEqual(out.leaderboard.map((r) => [r.candidate, r.passes]), [
+  assert.equal(out.cells, 6);
+  assert.equal(out.comparison!.compared, 6);
+  assert.deepEqual(out.leaderboard!.map((r) => [r.candidate, r.passes]), [
     ["builtin:reference", 3],
     ["builtin:noop", 0],
   ]);
   await home.close();
+});
+
+Deno.test("experiment_regrade over a job runner returns its job at once; job_status gives the result", async () => {
+  const { home, meta } = await cityRoomExperiment();
+  const jobs = createJobRunner(home.state);
+  try {
+    const ctx = testOpContext(home, pool, jobs);
+    const started = await callOp(experimentRegrade, ctx, {
+      room: "r",
+      experiment: meta.id.slice(0, 8),
+      name: "city",
+    });
+    assert.equal(started.status, "running");
+    assert.equal(started.original, meta.id);
+    assert.equal(started.cells, 6);
+    assert.equal(started.comparison, undefined, "the comparison is the job's result");
+    let ended = await callOp(jobStatus, ctx, { job: started.job!, wait_ms: 20_000 });
+    for (let i = 0; i < 30 && ended.status === "running"; i++) {
+      ended = await callOp(jobStatus, ctx, { job: started.job!, wait_ms: 20_000 });
+    }
+    assert.equal(ended.status, "succeeded");
+    const result = ended.result as {
+      experiment: string;
+      complete: boolean;
+      comparison: { compared: number };
+    };
+    assert.equal(result.experiment, started.experiment);
+    assert.equal(result.complete, true);
+    assert.equal(result.comparison.compared, 6);
+    // A bundle that poses another task (another fixture) fails the call itself, before any job.
+    await home.rooms.writeFiles("r", new Map([["workflows/city/fixtures/extra.txt", "x"]]), "more");
+    await assert.rejects(
+      () => callOp(experimentRegrade, ctx, { room: "r", experiment: meta.id, name: "city" }),
+      (e) => {
+        assert.match((e as Error).message, /extra\.txt|fixtures/);
+        return true;
+      },
+    );
+    assert.equal((await callOp(jobList, ctx, {})).jobs.length, 1, "no second job");
+  } finally {
+    await jobs.close();
+    await home.close();
+  }
 });
