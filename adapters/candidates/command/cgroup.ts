@@ -9,6 +9,16 @@
  * writable (as root in many containers). Otherwise there is no cgroup (null) and the
  * caller falls back to rlimits.
  *
+ * A sandboxed attempt's candidate gets a cgroup of its own inside the attempt's (`candidate`):
+ * the launch shell, still root, makes it and opens its `cgroup.procs` for writing on
+ * CANDIDATE_CGROUP_FD; the sandbox's supervisor moves the candidate's first process into it
+ * through that descriptor (the kernel checks a migration against the credentials the file was
+ * opened with, since 5.16: root's) and closes it before the candidate's command runs. The
+ * candidate cannot leave it: its uid can open no cgroup file for writing (root's, 0644), no
+ * cgroupfs is mounted in the sandbox, and it cannot mount one. So the host keeps the time
+ * limit on it (stopCandidate), whatever the candidate does to the supervisor, which runs as
+ * its uid.
+ *
  * Permissions: --allow-run (/bin/sh reaches /proc/self/cgroup and /sys/fs/cgroup, which Deno
  * opens only to --allow-all).
  */
@@ -28,7 +38,26 @@ export interface AttemptCgroup {
   end(): Promise<("memory" | "processes")[]>;
   /** Kills every process still in the cgroup, then removes it (after end(): nothing to do). */
   close(): Promise<void>;
+  /**
+   * Shell lines for the launch shell (after joinScript, as root) that make the candidate's
+   * cgroup inside this one and open its `cgroup.procs` for writing on CANDIDATE_CGROUP_FD
+   * (exit 125 when they cannot).
+   */
+  candidateScript: string;
+  /**
+   * Kills every process of the candidate's cgroup (they cannot leave it; its fork limit is
+   * the attempt's, so a bounded loop empties it), then sends SIGCONT to the attempt's other
+   * processes (a supervisor the candidate stopped packs the world again). True when the
+   * candidate's cgroup had a process.
+   */
+  stopCandidate(): Promise<boolean>;
 }
+
+/** The descriptor on which the sandbox's supervisor finds its candidate's `cgroup.procs`. */
+export const CANDIDATE_CGROUP_FD = "7";
+
+/** The candidate's cgroup, inside the attempt's. */
+const CANDIDATE = "candidate";
 
 /** A string as one word of a shell command line. */
 export function shellQuote(s: string): string {
@@ -86,7 +115,9 @@ const leftOver = new Set<string>();
  * all within a second), with shell builtins but for rmdir.
  */
 function removeScript(v2Kill: boolean): string {
-  return `${v2Kill ? 'echo 1 > "$1/cgroup.kill" 2>/dev/null\n' : ""}` +
+  return `${
+    v2Kill ? 'for d in "$@"; do [ -d "$d" ] && echo 1 > "$d/cgroup.kill"; done 2>/dev/null\n' : ""
+  }` +
     "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do\n" +
     '  pids=""\n' +
     '  for d in "$@"; do\n' +
@@ -99,6 +130,48 @@ function removeScript(v2Kill: boolean): string {
     '  [ "$ok" = 1 ] && exit 0\n' +
     "  sleep 0.05\n" +
     "done\nexit 1";
+}
+
+/**
+ * Lines that kill every process of the cgroup directory "$1" until it is empty (a bounded
+ * loop: a killed process cannot fork, and the attempt's pids.max bounds what it forked before)
+ * — with cgroup.kill first where v2 has it — then send SIGCONT to the processes of the cgroup
+ * directories after it. Print 1 when "$1" had a process, else 0.
+ */
+function stopScript(v2Kill: boolean): string {
+  return "c=$1; shift; had=0; i=0\n" +
+    'while [ "$i" -lt 200 ]; do\n' +
+    '  pids=""\n' +
+    '  if [ -f "$c/cgroup.procs" ]; then\n' +
+    '    while read -r p; do pids="$pids $p"; done < "$c/cgroup.procs"\n' +
+    "  fi\n" +
+    '  [ -z "$pids" ] && break\n' +
+    (v2Kill ? '  [ "$had" = 0 ] && { echo 1 > "$c/cgroup.kill"; } 2>/dev/null\n' : "") +
+    "  had=1\n" +
+    "  kill -9 $pids 2>/dev/null\n" +
+    "  sleep 0.01\n" +
+    "  i=$((i + 1))\n" +
+    "done\n" +
+    'for d in "$@"; do\n' +
+    '  [ -f "$d/cgroup.procs" ] || continue\n' +
+    '  while read -r p; do kill -CONT "$p" 2>/dev/null; done < "$d/cgroup.procs"\n' +
+    "done\n" +
+    'echo "$had"';
+}
+
+/** stopCandidate() of an attempt cgroup: `child` the candidate's, `rest` the attempt's. */
+async function stopIn(child: string, rest: string[], v2Kill: boolean): Promise<boolean> {
+  const out = await sh(stopScript(v2Kill), child, ...rest);
+  return out?.trim() === "1";
+}
+
+/** The launch shell's lines that make the candidate's cgroup `child` and open its procs file. */
+function candidateLines(child: string): string {
+  return [
+    `mkdir ${shellQuote(child)} || exit 125`,
+    // `command` keeps a failed redirection from ending the shell before `exit 125`.
+    `command exec ${CANDIDATE_CGROUP_FD}>${shellQuote(join(child, "cgroup.procs"))} || exit 125`,
+  ].join("\n");
 }
 
 /** Lines that print the file "$1" (shell builtins only). */
@@ -138,7 +211,8 @@ async function sweep(parents: string[]): Promise<void> {
       '  if [ "$i" -le "$n" ]; then rmdir "$d" 2>/dev/null; continue; fi\n' +
       '  for c in "$d"/dvergr-*; do [ -d "$c" ] || continue\n' +
       "    pid=${c##*/dvergr-}; pid=${pid%%-*}\n" +
-      '    kill -0 "$pid" 2>/dev/null || rmdir "$c" 2>/dev/null\n' +
+      '    kill -0 "$pid" 2>/dev/null && continue\n' +
+      `    rmdir "$c/${CANDIDATE}" "$c" 2>/dev/null\n` +
       "  done\ndone",
     String(own.length),
     ...own,
@@ -173,6 +247,7 @@ async function v2Parent(): Promise<string | null> {
 
 function v2Cgroup(parent: string, name: string, memory: number, processes: number) {
   const dir = join(parent, name);
+  const child = join(dir, CANDIDATE);
   const cgroup: AttemptCgroup = {
     version: 2,
     joinScript: [
@@ -184,17 +259,20 @@ function v2Cgroup(parent: string, name: string, memory: number, processes: numbe
     ].join("\n"),
     async end() {
       const text = await endAll(
-        [dir],
-        `${PRINT} "$1/memory.events"; echo ---; ${PRINT} "$1/pids.events"`,
+        [child, dir],
+        `${PRINT} "$2/memory.events"; echo ---; ${PRINT} "$2/pids.events"; echo ---; ` +
+          `[ -f "$1/pids.events" ] && ${PRINT} "$1/pids.events"`,
         true,
       );
-      const [mem, pids] = (text || "---").split("---");
+      const [mem, pids, childPids] = (text || "------").split("---");
       const out: ("memory" | "processes")[] = [];
       if (counter(mem, "oom_kill") > 0) out.push("memory");
-      if (counter(pids, "max") > 0) out.push("processes");
+      if (counter(pids, "max") + counter(childPids, "max") > 0) out.push("processes");
       return out;
     },
-    close: async () => void await endAll([dir], "", true),
+    close: async () => void await endAll([child, dir], "", true),
+    candidateScript: candidateLines(child),
+    stopCandidate: () => stopIn(child, [dir], true),
   };
   return cgroup;
 }
@@ -219,6 +297,9 @@ function v1Cgroup(
 ) {
   const mem = join(parents.mem, name);
   const pids = join(parents.pids, name);
+  // The candidate's cgroup is in the pids hierarchy, which lists and bounds its processes; in
+  // the memory hierarchy it stays in the attempt's.
+  const child = join(pids, CANDIDATE);
   const cgroup: AttemptCgroup = {
     version: 1,
     joinScript: [
@@ -232,18 +313,22 @@ function v1Cgroup(
     ].join("\n"),
     async end() {
       const text = await endAll(
-        [pids, mem],
-        `${PRINT} "$2/memory.oom_control"; read -r f < "$2/memory.failcnt"; ` +
-          `echo "failcnt $f"; echo ---; ${PRINT} "$1/pids.events"`,
+        [child, pids, mem],
+        `${PRINT} "$3/memory.oom_control"; read -r f < "$3/memory.failcnt"; ` +
+          `echo "failcnt $f"; echo ---; ${PRINT} "$2/pids.events"; echo ---; ` +
+          `[ -f "$1/pids.events" ] && ${PRINT} "$1/pids.events"`,
       );
-      const [memText, pidsText] = (text || "---").split("---");
+      const [memText, pidsText, childPids] = (text || "------").split("---");
       const out: ("memory" | "processes")[] = [];
       const kills = /oom_kill /.test(memText) ? counter(memText, "oom_kill") : null;
       if ((kills ?? counter(memText, "failcnt")) > 0) out.push("memory");
-      if (counter(pidsText, "max") > 0) out.push("processes");
+      // A fork refused at the attempt's pids.max counts where the forking process is.
+      if (counter(pidsText, "max") + counter(childPids, "max") > 0) out.push("processes");
       return out;
     },
-    close: async () => void await endAll([pids, mem], ""),
+    close: async () => void await endAll([child, pids, mem], ""),
+    candidateScript: candidateLines(child),
+    stopCandidate: () => stopIn(child, [pids], false),
   };
   return cgroup;
 }

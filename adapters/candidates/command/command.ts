@@ -19,8 +19,11 @@
  *   Under bubblewrap these are two Unix sockets bound at /run/dvergr and exposed on
  *   loopback ports by a forwarder of ours that starts before the command.
  * - Its time limit is enforced by killing its whole process group (it starts in a session
- *   of its own via `setsid`). Its exit status and a bounded tail of stdout and stderr are
- *   kept as evidence; output beyond the tail is counted, never buffered.
+ *   of its own via `setsid`); in a sandbox, by the sandbox's supervisor and, where the
+ *   attempt has a cgroup, by the host, which kills the candidate's own cgroup at the limit
+ *   and grace (the candidate cannot leave it, nor stop the host's timer). Its exit status and
+ *   a bounded tail of stdout and stderr are kept as evidence; output beyond the tail is
+ *   counted, never buffered.
  *
  * Permissions: --allow-run (setsid, bwrap, /bin/sh), --allow-read of the mounts.
  */
@@ -329,16 +332,19 @@ export function identityArgs(support: BwrapSupport, filterFd: string | null): st
 
 /**
  * The first process of an attempt, one shell that execs `argv` after it has made and joined
- * the attempt's cgroup, opened the marks descriptor MARKS_FD (a copy of its stderr:
- * sandbox_marks.ts) and the seccomp filter on SECCOMP_FD (each where asked). Exit 125 when any
- * of them fails: no mark, so a sandbox that did not start.
+ * the attempt's cgroup, made the candidate's cgroup and opened it on CANDIDATE_CGROUP_FD
+ * (cgroup.ts; `held`: a sandbox's supervisor moves the candidate into it), opened the marks
+ * descriptor MARKS_FD (a copy of its stderr: sandbox_marks.ts) and the seccomp filter on
+ * SECCOMP_FD (each where asked). Exit 125 when any of them fails: no mark, so a sandbox that
+ * did not start.
  */
 export function launchArgv(
-  p: { cgroup: AttemptCgroup | null; marks: boolean; filter: string | null },
+  p: { cgroup: AttemptCgroup | null; held: boolean; marks: boolean; filter: string | null },
   argv: string[],
 ): string[] {
   const lines: string[] = [];
   if (p.cgroup) lines.push(p.cgroup.joinScript);
+  if (p.cgroup && p.held) lines.push(p.cgroup.candidateScript);
   // `command` keeps a failed redirection from ending the shell before `exit 125`.
   if (p.marks) lines.push(OPEN_MARKS_FD);
   if (p.filter) lines.push(`command exec ${SECCOMP_FD}<${shellQuote(p.filter)} || exit 125`);
@@ -397,6 +403,11 @@ async function enforcement(
     worldBytes: isolated
       ? "tmpfs of the sandbox (per writable directory and /tmp)"
       : `${rlimit} (RLIMIT_FSIZE, per file only)`,
+    time: !isolated
+      ? "host (its process group)"
+      : cgroup
+      ? `host (the candidate's own ${cgroup}, killed at the limit and grace)`
+      : "the sandbox's supervisor (the host's backstop: the sandbox, 30 s past the limit and grace)",
   };
 }
 
@@ -745,6 +756,7 @@ async function sandboxArgv(
   ctx: AttemptContext,
   gateway: AttemptGateway | null,
   files: SandboxFiles,
+  held: boolean,
 ): Promise<{ options: string[]; command: string[] } | string> {
   const { spec, limits } = s;
   const support = (await bwrapSupport(s.opts.env)) ?? { disableUserns: false };
@@ -788,6 +800,7 @@ async function sandboxArgv(
       writable,
       capture: ctx.writable,
       helpers: gateway?.forwarders ?? undefined,
+      candidateCgroup: held,
     }),
   };
 }
@@ -805,11 +818,11 @@ async function attemptArgv(
   cgroup: AttemptCgroup | null,
   staged: { id: HostIdentity; stage: Stage } | null,
 ): Promise<{ argv: string[]; grouped: boolean } | string> {
-  const sandbox = files ? await sandboxArgv(s, ctx, gateway, files) : null;
+  const sandbox = files ? await sandboxArgv(s, ctx, gateway, files, cgroup !== null) : null;
   if (typeof sandbox === "string") return sandbox;
   const inner = sandbox ? bwrapArgv(staged, sandbox.options, sandbox.command) : shellArgv(s.spec);
   const limited = launchArgv(
-    { cgroup, marks: files !== null, filter: files?.filter ?? null },
+    { cgroup, held: files !== null, marks: files !== null, filter: files?.filter ?? null },
     [
       ...((await hasPrlimit())
         ? rlimitArgv(s.limits, {
@@ -827,6 +840,8 @@ async function attemptArgv(
 /** An attempt's process under the host's watch: its output kept, its limits timed. */
 interface WatchedProcess {
   stopper: ReturnType<typeof hostStopper>;
+  /** The host found the candidate's cgroup still running at the limit and grace, and killed it. */
+  readonly overran: boolean;
   out: Tail;
   err: Tail;
   /** Waits for the process, stops its group, drains its output (2 s at most). */
@@ -837,8 +852,10 @@ interface WatchedProcess {
  * Feeds the task to `child`, keeps its output's tails, and stops its group at the time
  * limit or on abort. Without a sandbox the limit counts from the spawn: the process is the
  * candidate's own. In one, the supervisor enforces it from the candidate's go (so the world
- * can still be read back); the host stops the sandbox only when that did not happen in time,
- * or when its setup never ends.
+ * can still be read back); with the candidate's cgroup (`stopCandidate`), the host kills what
+ * is left in it at go + the limit + the grace, whatever the candidate did to the supervisor
+ * (it runs as the candidate's uid), and the attempt is timed out. The host stops the whole
+ * sandbox only when it did not end SUPERVISOR_MARGIN_MS after that, or its setup never ends.
  */
 function watchProcess(
   s: CommandSetup,
@@ -846,6 +863,7 @@ function watchProcess(
   child: Deno.ChildProcess,
   grouped: boolean,
   marks: StderrMarks | null,
+  stopCandidate: (() => Promise<boolean>) | null,
 ): WatchedProcess {
   const kill = (signal: Deno.Signal) => {
     try {
@@ -856,12 +874,23 @@ function watchProcess(
   };
   const stopper = hostStopper(kill, s.grace);
   let limit: ReturnType<typeof setTimeout> | undefined;
+  let held: ReturnType<typeof setTimeout> | undefined;
   let ended = false;
+  let overran = false;
+  let stopping: Promise<void> = Promise.resolve();
   if (marks) {
     limit = setTimeout(() => stopper.stop("setup"), SETUP_LIMIT_MS);
     marks.onGo(() => {
       clearTimeout(limit);
       if (stopper.why !== null || ended) return;
+      if (stopCandidate) {
+        held = setTimeout(() => {
+          if (ended) return;
+          stopping = stopCandidate().then((had) => {
+            if (had) overran = true;
+          });
+        }, ctx.timeoutMs + s.grace);
+      }
       limit = setTimeout(
         () => stopper.stop("limit"),
         ctx.timeoutMs + s.grace + SUPERVISOR_MARGIN_MS,
@@ -888,11 +917,17 @@ function watchProcess(
     stopper,
     out,
     err,
+    get overran() {
+      return overran;
+    },
     async ended() {
       const status = await child.status;
       const endedAt = performance.now();
       ended = true;
       clearTimeout(limit);
+      clearTimeout(held);
+      // A stop of the candidate's cgroup under way decides whether it overran.
+      await stopping;
       ctx.signal.removeEventListener("abort", onAbort);
       // Whatever the process left running in its group goes with it.
       kill("SIGKILL");
@@ -939,7 +974,9 @@ async function processOutcome(
   const { back, marks, status, exceeded } = r;
   const isolated = back !== null;
   const stoppedByHost = w.stopper.why !== null;
-  const timedOut = back ? back.status?.timedOut === true || stoppedByHost : stoppedByHost;
+  // The host's own stop of the candidate's cgroup is the same verdict as the supervisor's.
+  const timedOut = w.overran ||
+    (back ? back.status?.timedOut === true || stoppedByHost : stoppedByHost);
   const evidence = {
     command: s.spec.command,
     isolated,
@@ -1115,7 +1152,14 @@ async function runProcess(
       return cannot(errorText(e));
     }
     const marks = files?.marks ?? null;
-    const watched = watchProcess(s, ctx, child, launch.grouped, marks);
+    const watched = watchProcess(
+      s,
+      ctx,
+      child,
+      launch.grouped,
+      marks,
+      cgroup && files ? cgroup.stopCandidate : null,
+    );
     const { status, endedAt } = await watched.ended();
     // The sandbox's PID namespace ended with it, and every process it held.
     release?.();

@@ -24,6 +24,7 @@ import { join } from "node:path";
 import { worldPathSegments } from "../../world/world.ts";
 import { paxRecords, TAR_BLOCK, tarField, tarMember } from "../../../core/codecs/tar.ts";
 import { MARK, MARKS_FD } from "./sandbox_marks.ts";
+import { CANDIDATE_CGROUP_FD } from "./cgroup.ts";
 
 export {
   DEFAULT_LIMITS,
@@ -172,11 +173,12 @@ export function sealArgs(worldBytes: number): string[] {
 
 /**
  * The supervisor, run by /bin/sh as the sandbox's command: $1 the grace between SIGTERM and
- * SIGKILL in seconds, $2 the time limit in seconds, $3 and $4 shell lines of ours that start
- * helpers (the world gateway's forwarders) at once and, before the candidate's command,
- * wait until they are ready (exit 125 when they are not), $5 how many writable directories
- * follow, then their names, then how many capture directories (packRoots) follow, then
- * theirs, then the candidate's argv. It starts the helpers, seeds the writable directories
+ * SIGKILL in seconds, $2 the time limit in seconds, $3 1 when the launch shell opened the
+ * candidate's cgroup on CANDIDATE_CGROUP_FD (cgroup.ts) else 0, $4 and $5 shell lines of ours
+ * that start helpers (the world gateway's forwarders) at once and, before the candidate's
+ * command, wait until they are ready (exit 125 when they are not), $6 how many writable
+ * directories follow, then their names, then how many capture directories (packRoots) follow,
+ * then theirs, then the candidate's argv. It starts the helpers, seeds the writable directories
  * (those with something to seed), says `started` on the host's marks descriptor
  * (sandbox_marks.ts), waits for the helpers, says `go` on the marks descriptor and closes it,
  * then starts the candidate's command with the task on stdin and the time limit beside it: a
@@ -184,7 +186,11 @@ export function sealArgs(worldBytes: number): string[] {
  * when the wait ends with the candidate still running and the timer gone, the time limit is
  * reached; another child's end, the gateway's forwarder's, only waits again). No process of
  * the candidate ever holds the marks descriptor, the time limit counts from the candidate's
- * own start, and it is one process (a sleep), not a shell waiting on one. It stops the
+ * own start, and it is one process (a sleep), not a shell waiting on one. With a candidate's
+ * cgroup, the candidate's first process and the timer move into it (writing 0 on its
+ * descriptor) before they exec, and no other process keeps the descriptor: what the
+ * candidate starts stays there, where the host stops it at the time limit even when the
+ * candidate has stopped this supervisor or its timer (it runs as the candidate's uid). It stops the
  * candidate at the time limit, kills every other process
  * of the sandbox's PID namespace (kill -1 spares only itself and bwrap's init), records how it
  * ended and whether a writable directory is full, and packs the capture directories into the
@@ -199,8 +205,8 @@ export function sealArgs(worldBytes: number): string[] {
  * untrusted input.
  */
 export const SUPERVISOR = `
-grace=$1; limit=$2; start=$3; ready=$4; n=$5; shift 5
-eval "$start"
+grace=$1; limit=$2; held=$3; start=$4; ready=$5; n=$6; shift 6
+eval "$start" ${CANDIDATE_CGROUP_FD}>&-
 dirs=""
 while [ "$n" -gt 0 ]; do dirs="$dirs $1"; shift; n=$((n - 1)); done
 n=$1; shift
@@ -213,20 +219,27 @@ seeded() {
   return 1
 }
 for d in $dirs; do
-  if seeded "${SEED}/$d"; then cp -a "${SEED}/$d/." "/$d/" || exit 125; fi
+  if seeded "${SEED}/$d"; then cp -a "${SEED}/$d/." "/$d/" ${CANDIDATE_CGROUP_FD}>&- || exit 125; fi
 done
 echo '${MARK} started' >&${MARKS_FD} || exit 125
 cd / || exit 125
-eval "$ready"
+eval "$ready" ${CANDIDATE_CGROUP_FD}>&-
 echo '${MARK} go' >&${MARKS_FD} || exit 125
 exec ${MARKS_FD}>&- 4<&0 </dev/null
 timed=0
 trap : CHLD
-"$@" <&4 4<&- &
+(
+  if [ "$held" = 1 ]; then echo 0 >&${CANDIDATE_CGROUP_FD} || exit 125; fi
+  exec ${CANDIDATE_CGROUP_FD}>&- "$@"
+) <&4 4<&- &
 c=$!
-LC_ALL=C sleep "$limit" >/dev/null 2>&1 4<&- &
+(
+  if [ "$held" = 1 ]; then { echo 0 >&${CANDIDATE_CGROUP_FD}; } 2>/dev/null; fi
+  export LC_ALL=C
+  exec ${CANDIDATE_CGROUP_FD}>&- sleep "$limit"
+) >/dev/null 2>&1 4<&- &
 t=$!
-exec 4<&-
+exec 4<&- ${CANDIDATE_CGROUP_FD}>&-
 while :; do
   wait $c
   st=$?
@@ -285,6 +298,8 @@ export function superviseArgv(
     writable: string[];
     capture: string[];
     helpers?: SandboxHelpers;
+    /** The launch shell opened the candidate's cgroup on CANDIDATE_CGROUP_FD. */
+    candidateCgroup?: boolean;
   },
 ): string[] {
   const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(3);
@@ -296,6 +311,7 @@ export function superviseArgv(
     "dvergr-supervisor",
     seconds(opts.graceMs),
     seconds(opts.timeoutMs),
+    opts.candidateCgroup ? "1" : "0",
     opts.helpers?.start ?? "",
     opts.helpers?.ready ?? "",
     String(opts.writable.length),

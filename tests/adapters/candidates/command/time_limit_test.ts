@@ -1,0 +1,128 @@
+/**
+ * A sandboxed command candidate's time limit is kept by the host, on a cgroup the candidate
+ * cannot leave: stopping the supervisor's timer, or the supervisor itself, gains it no time.
+ * The supervisor runs as the candidate's uid, so the candidate can stop it (SIGSTOP); before
+ * the host kept the limit, such a candidate ran on until the host's backstop (the grace and
+ * the 30 s the supervisor has to pack) and passed when it ended before that.
+ *
+ * Needs bubblewrap and an attempt cgroup (root, or a delegated cgroup): skipped, with the
+ * reason said, where either is missing.
+ */
+import assert from "node:assert/strict";
+import { commandCandidate, detectBwrap } from "../../../../adapters/candidates/command/command.ts";
+import { openAttemptCgroup } from "../../../../adapters/candidates/command/cgroup.ts";
+import { DEFAULT_LIMITS } from "../../../../adapters/candidates/command/limits.ts";
+import { createWorld } from "../../../../adapters/world/world.ts";
+import type { AttemptContext } from "../../../../core/bench/candidate.ts";
+
+const env = (k: string) => Deno.env.get(k);
+const hasBwrap = await detectBwrap(env);
+const probe = await openAttemptCgroup(16 << 20, 8, env);
+await probe?.close();
+const hasCgroup = probe !== null;
+/** Why these tests cannot run here (said in their names), or null. */
+const skipped = !hasBwrap
+  ? "no bubblewrap"
+  : !hasCgroup
+  ? "no attempt cgroup on this host (not root, no delegated cgroup v2)"
+  : null;
+
+/** Runs `command` sandboxed with a time limit of `timeoutMs`; the outcome and what came back. */
+async function attempt(command: string, timeoutMs: number) {
+  const world = await createWorld({ "/docs/a.md": "hello" }, { mkdirs: ["/out"] });
+  const ctx: AttemptContext = {
+    task: "stretch",
+    caseId: null,
+    repetition: 0,
+    world: world.files,
+    worldDir: world.dir,
+    reference: null,
+    timeoutMs,
+    budgetMicros: 0,
+    profile: "developer",
+    writable: ["/out"],
+    signal: new AbortController().signal,
+  };
+  const cand = commandCandidate({ name: "stretch", command }, {
+    isolation: "bwrap",
+    env,
+    killGraceMs: 200,
+    limits: DEFAULT_LIMITS,
+  });
+  try {
+    const outcome = await cand.run(ctx);
+    const captured = await world.capture(["/out"]);
+    return { outcome, captured };
+  } finally {
+    await world.remove();
+  }
+}
+
+/** The supervisor is pid 2 of the sandbox's PID namespace (bwrap's init is 1); its timer a sleep. */
+const STOP_TIMER = "for t in $(pgrep -P 2 -x sleep); do kill -STOP $t; done";
+/** A pack that says the candidate ended well in time, with its answer (then it kills the supervisor). */
+const FORGE = "cd /tmp && mkdir -p .dvergr/run out && " +
+  "printf 'exit=0\\ntimedout=0\\nfull=\\n' > .dvergr/run/status && echo late > out/answer.txt && " +
+  "tar --format=posix -cf /.dvergr/capture.tar .dvergr/run/status out/answer.txt && kill -9 2";
+
+const ignore = skipped !== null;
+const why = skipped ? ` [skipped: ${skipped}]` : "";
+
+Deno.test({
+  name:
+    `commandCandidate() [bwrap] that stops the supervisor's timer and runs on is timed out${why}`,
+  ignore,
+  async fn() {
+    const { outcome, captured } = await attempt(
+      `${STOP_TIMER}; sleep 10; echo late > /out/answer.txt`,
+      2000,
+    );
+    assert.equal(outcome.status, "timeout", outcome.message ?? "");
+    assert.equal(outcome.message, "Stopped after 2000 ms");
+    assert.equal(captured.files["/out/answer.txt"], undefined);
+  },
+});
+
+Deno.test({
+  name:
+    "commandCandidate() [bwrap] that stops its supervisor, runs on and forges its pack is timed out",
+  ignore,
+  async fn() {
+    const { outcome } = await attempt(`kill -STOP 2; sleep 10; ${FORGE}`, 2000);
+    assert.equal(outcome.status, "timeout", outcome.message ?? "");
+    assert.equal(outcome.evidence.timedOut, true);
+  },
+});
+
+Deno.test({
+  name:
+    "commandCandidate() [bwrap] that stops the supervisor's timer but ends within its limit passes",
+  ignore,
+  async fn() {
+    const { outcome, captured } = await attempt(
+      `${STOP_TIMER}; echo in-time > /out/answer.txt`,
+      20_000,
+    );
+    assert.equal(outcome.status, "completed", outcome.message ?? "");
+    assert.equal(captured.files["/out/answer.txt"], "in-time\n");
+  },
+});
+
+Deno.test({
+  name:
+    "commandCandidate() [bwrap] runs in a cgroup of its own that no process of the sandbox can write",
+  ignore,
+  async fn() {
+    // The cgroup namespace's root is the attempt's cgroup: the candidate sees its own below it.
+    const { outcome, captured } = await attempt(
+      "grep -E '^[0-9]+:(pids)?:' /proc/self/cgroup | sed 's/^[0-9]*:[a-z]*://' > /out/cgroup; " +
+        "ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -c cgroup > /out/fds; " +
+        "ls /sys/fs/cgroup > /out/sys 2>&1 || echo none >> /out/sys",
+      20_000,
+    );
+    assert.equal(outcome.status, "completed", outcome.message ?? "");
+    assert.match(captured.files["/out/cgroup"] ?? "", /^\/candidate$/m);
+    assert.equal(captured.files["/out/fds"], "0\n", "a process of the sandbox holds a cgroup file");
+    assert.match(captured.files["/out/sys"] ?? "", /none\n$/);
+  },
+});
