@@ -145,18 +145,65 @@ export interface Stage {
   close(): Promise<void>;
 }
 
-let staging: Promise<{ pid: number; root: string }> | null = null;
+/** This process's staging bwrap: its init's host pid, the staging tmpfs's place, its end. */
+interface Staging {
+  pid: number;
+  root: string;
+  stop(): void;
+}
+
+let staging: Promise<Staging> | null = null;
 let stages = 0;
+
+/**
+ * The shell that prints the temp dir and the start time of its parent (dvergr: field 22 of
+ * /proc/PID/stat, in clock ticks since boot), after it has removed the staging directories,
+ * in that temp dir, of dvergr processes that are gone: those named
+ * `dvergr-stage-<pid>-<start time>-…` whose pid no longer runs or runs with another start time
+ * (reused). A live process's is never removed (its pid and start time match), nor a directory
+ * without both in its name, nor one that is not empty (rmdir).
+ */
+const SWEEP_STAGES = `st() { { read -r s < "/proc/$1/stat"; } 2>/dev/null || return 1
+  s=\${s##*) }; set -- $s; echo "\${20}"; }
+tmp=\${TMPDIR:-/tmp}
+for d in "$tmp"/dvergr-stage-*-*-*; do
+  [ -d "$d" ] || continue
+  rest=\${d##*/dvergr-stage-}; pid=\${rest%%-*}; rest=\${rest#*-}; t=\${rest%%-*}
+  case "$pid:$t" in *[!0-9:]* | :* | *:) continue ;; esac
+  [ "$(st "$pid")" = "$t" ] || rmdir "$d" 2>/dev/null
+done
+echo "$tmp"
+st "$PPID"`;
+
+/**
+ * The staging directory's name: dvergr's pid and start time, so that the next dvergr process
+ * that stages removes it once dvergr is gone (a `kill -9` leaves it behind, empty), and never
+ * while it lives. The directories of processes that are gone are removed first.
+ */
+async function stagingRoot(): Promise<string> {
+  const out = await new Deno.Command("/bin/sh", {
+    args: ["-c", SWEEP_STAGES, "dvergr-stage"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const [tmp, start] = new TextDecoder().decode(out.stdout).split("\n");
+  if (!out.success || !/^\d+$/.test(start ?? "") || !tmp) {
+    throw new Error("the start time of dvergr's process cannot be read from /proc");
+  }
+  return await Deno.makeTempDir({ dir: tmp, prefix: `dvergr-stage-${Deno.pid}-${start}-` });
+}
 
 /**
  * Starts this process's staging bwrap: its init's host pid once its namespaces are set up (its
  * own child, the holder, runs), and the staging tmpfs's place. That is an empty directory of
- * dvergr's own (in the temp dir, removed when dvergr exits), so that no source a sandbox binds
- * is hidden under it (the worlds are in the temp dir too). The child is unref'd: it never keeps
- * dvergr alive, and dies with it (--die-with-parent).
+ * dvergr's own (in the temp dir, named for dvergr's process and removed when dvergr exits, or
+ * by the next dvergr that stages when dvergr was killed: stagingRoot), so that no source a
+ * sandbox binds is hidden under it (the worlds are in the temp dir too). The child is unref'd:
+ * it never keeps dvergr alive, and dies with it (--die-with-parent).
  */
-async function startStaging(): Promise<{ pid: number; root: string }> {
-  const root = await Deno.makeTempDir({ prefix: "dvergr-stage-" });
+async function startStaging(): Promise<Staging> {
+  const root = await stagingRoot();
   globalThis.addEventListener("unload", () => {
     try {
       Deno.removeSync(root);
@@ -174,7 +221,18 @@ async function startStaging(): Promise<{ pid: number; root: string }> {
     stderr: "piped",
   }).spawn();
   child.unref();
-  child.status.then(() => staging = null);
+  const stop = () => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already ended
+    }
+  };
+  // The promise this start is (set by currentStaging before the first await above).
+  const self = staging;
+  child.status.then(() => {
+    if (staging === self) staging = null;
+  });
   // Bounded by time, not by a count of reads: a loaded host may take seconds to start it.
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<null>((r) => timer = setTimeout(() => r(null), 60_000));
@@ -182,12 +240,9 @@ async function startStaging(): Promise<{ pid: number; root: string }> {
   const info = await readUntil(child.stderr, /"child-pid"\s*:\s*(\d+)/, late);
   clearTimeout(timer);
   const pid = Number(info?.[1]);
-  if (ready && Number.isSafeInteger(pid) && pid > 0) return { pid, root };
-  try {
-    child.kill("SIGKILL");
-  } catch {
-    // already ended
-  }
+  if (ready && Number.isSafeInteger(pid) && pid > 0) return { pid, root, stop };
+  stop();
+  await Deno.remove(root).catch(() => {});
   throw new Error("the staging bubblewrap did not start");
 }
 
@@ -227,13 +282,35 @@ while [ "$i" -lt "$n" ]; do
 done
 exec "$@"`;
 
-/** A place for one attempt in this process's staging namespace (started on first use). */
-export async function openStage(): Promise<Stage> {
-  staging ??= startStaging().catch((e) => {
-    staging = null;
+/** This process's staging, started on first use. */
+function currentStaging(): Promise<Staging> {
+  if (staging) return staging;
+  const started: Promise<Staging> = startStaging().catch((e) => {
+    if (staging === started) staging = null;
     throw e;
   });
-  const { pid, root } = await staging;
+  staging = started;
+  return started;
+}
+
+/**
+ * A place for one attempt in this process's staging namespace (started on first use). When
+ * the staging directory is gone from the host (a temp cleaner removed it: the kernel then
+ * detaches the staging namespace's tmpfs too, and no attempt could stage there), a new staging
+ * is started in a new directory: the old one's running attempts keep what they bound.
+ */
+export async function openStage(): Promise<Stage> {
+  let current = currentStaging();
+  let found = await current;
+  if (!(await Deno.stat(found.root).then(() => true, () => false))) {
+    if (staging === current) {
+      staging = null;
+      found.stop();
+    }
+    current = currentStaging();
+    found = await current;
+  }
+  const { pid, root } = found;
   const dir = `${root}/a${++stages}`;
   return {
     pid,

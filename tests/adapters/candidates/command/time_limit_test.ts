@@ -116,7 +116,9 @@ Deno.test({
     // The cgroup namespace's root is the attempt's cgroup: the candidate sees its own below it.
     const { outcome, captured } = await attempt(
       "grep -E '^[0-9]+:(pids)?:' /proc/self/cgroup | sed 's/^[0-9]*:[a-z]*://' > /out/cgroup; " +
-        "ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -c cgroup > /out/fds; " +
+        // The supervisor closes it once the candidate and its timer have been started.
+        "for i in $(seq 100); do n=$(ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -c cgroup); " +
+        '[ "$n" = 0 ] && break; sleep 0.1; done; echo "$n" > /out/fds; ' +
         "ls /sys/fs/cgroup > /out/sys 2>&1 || echo none >> /out/sys",
       20_000,
     );
