@@ -1,7 +1,7 @@
 import { parseCommandArgs } from "./args.ts";
 import { parseRoomName } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
-import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { DEPLOY_HOME_HELP, deployStore, roomHomeDir, withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { paramTexts } from "./run_params.ts";
 import { usageError } from "../core/errors.ts";
@@ -26,7 +26,7 @@ Options:
   --every DURATION  the interval: a number and m, h, d or w
   --at HH:MM        the time of day (UTC) of the runs
   --param K=V       a task/checker parameter (repeatable)
-${HOME_HELP}
+${DEPLOY_HOME_HELP}
   --json            print the schedule as JSON
   -h, --help        show this help
 
@@ -40,6 +40,7 @@ export const OPTIONS = {
   at: { type: "string" },
   param: { type: "string", multiple: true },
   home: { type: "string" },
+  store: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -65,6 +66,7 @@ export function parse(args: string[]) {
     at: values.at,
     params: paramTexts(values.param ?? [], "deploy"),
     home: values.home,
+    store: values.store,
     json: values.json === true,
   };
 }
@@ -74,7 +76,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const row = await withOpContext(
     ctx,
     home,
-    {},
+    { store: deployStore(opts.store, ctx) },
     async (op) => scheduleRow(await createSchedule(op, opts), op.clock().getTime()),
   );
   if (opts.json) printJson(ctx, SCHEDULE_FORMAT, row);

@@ -3,9 +3,10 @@
  * directory) and the op context the CLI runs ops in: the same ops MCP calls.
  */
 import { DvergrError } from "../core/errors.ts";
-import { openHome, resolveHomeDir } from "../adapters/store/kv/home.ts";
+import { resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { isDir } from "../adapters/files/fs.ts";
-import { composeServices } from "../adapters/compose.ts";
+import { composeServices, openHomeAt } from "../adapters/compose.ts";
+import { storeUrl } from "../adapters/store/postgres/url.ts";
 import type { OpContext } from "../core/ops/op.ts";
 import type { CheckerRunner } from "../core/checker.ts";
 import type { CheckerPool } from "../sandbox/checker_pool.ts";
@@ -14,6 +15,12 @@ import type { CliContext } from "./context.ts";
 /** The help line every room command shares. */
 export const HOME_HELP =
   "  --home DIR      the home (default: $DVERGR_HOME, else .dvergr in the working directory)";
+
+/** The help of `--home` and `--store` for the commands that keep runs, reviews and schedules. */
+export const DEPLOY_HOME_HELP = `${HOME_HELP}
+  --store URL     keep the runs, reviews and schedules in a PostgreSQL store shared by other
+                  machines, postgres://USER@HOST:PORT/DATABASE (default: $DVERGR_STORE); the
+                  rooms stay in the home`;
 
 /** The home directory of room commands, absolute (adapters/store/kv/home.ts resolveHomeDir()). */
 export function roomHomeDir(
@@ -45,10 +52,15 @@ export function lazyRunner(): CheckerRunner {
  * Opens the home at `dir` (refusing a missing one unless `create`), runs `f` with an op
  * context on it, and closes everything.
  */
+/** The store `--store` or DVERGR_STORE names for the deploy commands, or null (the home's own). */
+export function deployStore(flag: string | undefined, ctx: Pick<CliContext, "env">): string | null {
+  return storeUrl(flag, ctx.env);
+}
+
 export async function withOpContext<T>(
   ctx: CliContext,
   dir: string,
-  opts: { create?: boolean },
+  opts: { create?: boolean; store?: string | null },
   f: (op: OpContext) => Promise<T>,
 ): Promise<T> {
   if (!opts.create && !(await isDir(dir))) {
@@ -58,7 +70,7 @@ export async function withOpContext<T>(
       details: { home: dir },
     });
   }
-  const home = await openHome(dir);
+  const home = await openHomeAt(dir, opts.store ?? null);
   const runner = lazyRunner();
   try {
     return await f({

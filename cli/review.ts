@@ -1,6 +1,6 @@
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
-import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { DEPLOY_HOME_HELP, deployStore, roomHomeDir, withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import { callOp } from "../core/ops/registry.ts";
@@ -20,7 +20,7 @@ Exit status: 0 done; 1 approve could not merge (the room changed: escalated); 2 
 
 Options:
   --decision D    list: only merged, proposed, escalated or discarded reviews
-${HOME_HELP}
+${DEPLOY_HOME_HELP}
   --json          print as JSON
   -h, --help      show this help
 
@@ -31,6 +31,7 @@ Example:
 export const OPTIONS = {
   decision: { type: "string" },
   home: { type: "string" },
+  store: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -66,6 +67,7 @@ export function parse(args: string[]) {
     id,
     decision: decision as typeof DECISIONS[number] | undefined,
     home: values.home,
+    store: values.store,
     json: values.json === true,
   };
 }
@@ -73,7 +75,7 @@ export function parse(args: string[]) {
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const home = roomHomeDir(opts.home, ctx);
   const out = (s: string) => ctx.stdout(s + "\n");
-  return await withOpContext(ctx, home, {}, async (op) => {
+  return await withOpContext(ctx, home, { store: deployStore(opts.store, ctx) }, async (op) => {
     if (opts.action === "list") {
       const r = await callOp(reviewList, op, opts.decision ? { decision: opts.decision } : {});
       if (opts.json) printJson(ctx, reviewList.output, r);

@@ -1,7 +1,7 @@
 import { parseCommandArgs } from "./args.ts";
 import { parseRoomName } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
-import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { DEPLOY_HOME_HELP, deployStore, roomHomeDir, withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { paramTexts } from "./run_params.ts";
 import { usageError } from "../core/errors.ts";
@@ -27,7 +27,7 @@ Options:
   --candidate SPEC  who does the work: builtin:reference, NAME=cmd:COMMAND, cmd:NAME,
                     NAME=agent:claude-code:MODEL, a model id
   --param K=V       a task/checker parameter (repeatable)
-${HOME_HELP}
+${DEPLOY_HOME_HELP}
   --json            print the run and its review as JSON
   -h, --help        show this help
 
@@ -39,6 +39,7 @@ export const OPTIONS = {
   candidate: { type: "string" },
   param: { type: "string", multiple: true },
   home: { type: "string" },
+  store: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -65,13 +66,19 @@ export function parse(args: string[]) {
     candidate: values.candidate,
     params: paramTexts(values.param ?? [], "run"),
     home: values.home,
+    store: values.store,
     json: values.json === true,
   };
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const home = roomHomeDir(opts.home, ctx);
-  const outcome = await withOpContext(ctx, home, {}, (op) => runAndReview(op, opts));
+  const outcome = await withOpContext(
+    ctx,
+    home,
+    { store: deployStore(opts.store, ctx) },
+    (op) => runAndReview(op, opts),
+  );
   const view = outcomeView(outcome);
   const failed = view.outcome !== "completed" || view.decision === "escalated" ||
     view.decision === "discarded";

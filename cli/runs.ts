@@ -1,6 +1,6 @@
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
-import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { DEPLOY_HOME_HELP, deployStore, roomHomeDir, withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import { callOp } from "../core/ops/registry.ts";
@@ -14,7 +14,7 @@ id, bundle, candidate, status and outcome, the fork's branch, and the review.
 Exit status: 0 listed; 2 bad input.
 
 Options:
-${HOME_HELP}
+${DEPLOY_HOME_HELP}
   --json          print the runs as JSON
   -h, --help      show this help
 
@@ -24,6 +24,7 @@ Example:
 
 export const OPTIONS = {
   home: { type: "string" },
+  store: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -35,7 +36,12 @@ export function parse(args: string[]) {
       "Run `dvergr runs` or `dvergr runs ROOM`",
     );
   }
-  return { room: positionals[0], home: values.home, json: values.json === true };
+  return {
+    room: positionals[0],
+    home: values.home,
+    store: values.store,
+    json: values.json === true,
+  };
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
@@ -43,7 +49,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const r = await withOpContext(
     ctx,
     home,
-    {},
+    { store: deployStore(opts.store, ctx) },
     (op) => callOp(runList, op, opts.room ? { room: opts.room } : {}),
   );
   if (opts.json) {

@@ -1,6 +1,6 @@
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
-import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { DEPLOY_HOME_HELP, deployStore, roomHomeDir, withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import { callOp } from "../core/ops/registry.ts";
@@ -14,7 +14,7 @@ cancels one: no further runs start (one in progress finishes).
 Exit status: 0 done; 2 bad input (no such schedule).
 
 Options:
-${HOME_HELP}
+${DEPLOY_HOME_HELP}
   --json          print as JSON
   -h, --help      show this help
 
@@ -24,6 +24,7 @@ Example:
 
 export const OPTIONS = {
   home: { type: "string" },
+  store: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -37,12 +38,17 @@ export function parse(args: string[]) {
       "Run `dvergr schedules` to list them, `dvergr schedules cancel ID` to stop one",
     );
   }
-  return { cancel: cancel ? id : undefined, home: values.home, json: values.json === true };
+  return {
+    cancel: cancel ? id : undefined,
+    home: values.home,
+    store: values.store,
+    json: values.json === true,
+  };
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const home = roomHomeDir(opts.home, ctx);
-  return await withOpContext(ctx, home, {}, async (op) => {
+  return await withOpContext(ctx, home, { store: deployStore(opts.store, ctx) }, async (op) => {
     if (opts.cancel !== undefined) {
       const r = await callOp(scheduleCancel, op, { id: opts.cancel });
       if (opts.json) printJson(ctx, scheduleCancel.output, r);

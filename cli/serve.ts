@@ -17,7 +17,7 @@ import { DEFAULT_HTTP_PORT } from "../mcp/port.ts";
 import type { JsEvalRunner } from "../mcp/code_profile.ts";
 import { DVERGR_RUN_FLAGS } from "../core/permissions.ts";
 import type { OpContext } from "../core/ops/op.ts";
-import { serveSchedules, type TickResult } from "../core/ops/deploy_schedules.ts";
+import { serveSchedules, type TickResult, tickText } from "../core/ops/deploy_schedules.ts";
 
 export const HELP = `dvergr serve [--mcp [--http [--port N | --socket PATH]]] [--home DIR]
              [--profile P | --toolsets a,b | --tools a,b [--room R]]
@@ -47,9 +47,10 @@ Options:
   --port N           the HTTP port (default ${DEFAULT_HTTP_PORT}; 0 picks a free one)
   --socket PATH      serve HTTP on this Unix socket (mode 0600) instead of a port
   --home DIR         the home (default: $DVERGR_HOME, else .dvergr in the working directory)
-  --store URL        keep experiments, jobs and blobs in a PostgreSQL store shared by
-                     workers (postgres://USER@HOST:PORT/DATABASE; default: $DVERGR_STORE);
-                     rooms stay in the home, which the room tools need
+  --store URL        keep experiments, jobs, blobs, runs, reviews and schedules in a
+                     PostgreSQL store shared by workers and other servers
+                     (postgres://USER@HOST:PORT/DATABASE; default: $DVERGR_STORE); rooms stay
+                     in the home, which the room tools need
   --job ID           (internal) run the work of job ID in this process; the server starts
                      one such process per job, so jobs outlive it and its client
   -h, --help         show this help
@@ -197,18 +198,17 @@ function startSchedules(
 
 /** A tick's result as a log line. */
 function tickLine(r: TickResult): string {
-  return `schedule ${r.schedule} slot ${r.slot}: ` +
-    (!r.started
-      ? "started by another process"
-      : r.error
-      ? `could not run: ${r.error}`
-      : `run ${r.run} ${r.decision}`);
+  return `schedule ${tickText(r)}`;
 }
 
 /** `dvergr serve` without --mcp: only the schedules' due runs, until SIGINT/SIGTERM. */
-async function serveSchedulesOnly(ctx: CliContext, homeDir: string): Promise<number> {
-  // Schedules are kept in the embedded home (the PostgreSQL store keeps none yet).
-  const home = await openHomeAt(homeDir, null);
+async function serveSchedulesOnly(
+  ctx: CliContext,
+  homeDir: string,
+  store: string | null,
+): Promise<number> {
+  // The schedules are the store's: on a PostgreSQL store, each slot starts on one machine.
+  const home = await openHomeAt(homeDir, store);
   const pool = createCheckerPool({ workers: 2 });
   const stop = onStopSignal();
   const log = (line: string) => ctx.stderr(`dvergr serve: ${line}\n`);
@@ -255,7 +255,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     if (given) {
       throw usageError(`--${given} applies to --mcp only`, "Add --mcp, or leave it out");
     }
-    return await serveSchedulesOnly(ctx, homeDir);
+    return await serveSchedulesOnly(ctx, homeDir, store);
   }
   if (values.port !== undefined && !values.http) {
     throw usageError("--port applies to --http only", "Add --http, or leave out --port");

@@ -1,9 +1,9 @@
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
-import { HOME_HELP, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { DEPLOY_HOME_HELP, deployStore, roomHomeDir, withOpContext } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
-import { TICK_FORMAT, tickSchedules } from "../core/ops/deploy_schedules.ts";
+import { TICK_FORMAT, tickSchedules, tickText } from "../core/ops/deploy_schedules.ts";
 
 export const HELP = `dvergr tick [--now ISO-TIME] [--home DIR] [--json]
 
@@ -17,7 +17,7 @@ gone, a bad candidate); 2 bad input.
 
 Options:
   --now ISO-TIME  the moment to tick at, e.g. 2026-03-01T06:30:00Z (default: now)
-${HOME_HELP}
+${DEPLOY_HOME_HELP}
   --json          print what started as JSON
   -h, --help      show this help
 
@@ -28,6 +28,7 @@ Example:
 export const OPTIONS = {
   now: { type: "string" },
   home: { type: "string" },
+  store: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -46,7 +47,7 @@ export function parse(args: string[]) {
       );
     }
   }
-  return { now, home: values.home, json: values.json === true };
+  return { now, home: values.home, store: values.store, json: values.json === true };
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
@@ -54,22 +55,14 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const results = await withOpContext(
     ctx,
     home,
-    {},
+    { store: deployStore(opts.store, ctx) },
     (op) => tickSchedules(op, opts.now ?? op.clock()),
   );
   if (opts.json) printJson(ctx, TICK_FORMAT, { ticks: results });
   else {
     if (results.length === 0) ctx.stdout("Nothing due\n");
     for (const r of results) {
-      ctx.stdout(
-        `${r.schedule} slot ${r.slot}: ` +
-          (!r.started
-            ? "started by another process"
-            : r.error
-            ? `could not run: ${r.error}`
-            : `run ${r.run} ${r.decision}`) +
-          "\n",
-      );
+      ctx.stdout(tickText(r) + "\n");
     }
   }
   return results.some((r) => r.error) ? 1 : 0;

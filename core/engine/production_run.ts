@@ -51,8 +51,7 @@ export interface RunRequest {
 export function deployRecordsOf(home: Home): DeployRecords {
   if (home.state.deploy) return home.state.deploy;
   throw new DvergrError("USAGE", "Cannot keep runs, reviews or schedules in this home's store", {
-    hint:
-      "Runs and schedules are kept by the embedded home (Deno KV); the PostgreSQL store has none yet",
+    hint: "Use the embedded home (Deno KV) or a PostgreSQL store (--store), which keep them",
   });
 }
 

@@ -61,7 +61,9 @@ export const TICK_FORMAT = defineFormat(
       schedule: z.string(),
       slot: fields.time,
       run: z.string(),
-      started: z.boolean().describe("false: another process claimed the slot first"),
+      started: z.boolean().describe(
+        "false: another process claimed the slot first, or this home lacks the room (error)",
+      ),
       decision: z.string().optional(),
       error: z.string().optional(),
     })),
@@ -136,16 +138,27 @@ export interface TickResult {
   schedule: string;
   slot: string;
   run: string;
-  /** False when another process claimed the slot first (it runs there). */
+  /** False when another process claimed the slot first (it runs there), or this home lacks the room. */
   started: boolean;
   decision?: string;
   error?: string;
 }
 
+/** What became of a due slot, in words: `s-1a2b3c4d slot 2026-03-01T06:30:00.000Z: run … approved`. */
+export function tickText(r: TickResult): string {
+  const what = r.error
+    ? `${r.started ? "could not run" : "not started here"}: ${r.error}`
+    : !r.started
+    ? "started by another process"
+    : `run ${r.run} ${r.decision}`;
+  return `${r.schedule} slot ${r.slot}: ${what}`;
+}
+
 /**
  * Starts the runs due at `now`: for each schedule with a due slot, claims it and runs it to
- * its review. A slot another process claimed is left to it; a run that fails to start (its
- * bundle gone, a bad candidate) is reported, and the next slot tries again.
+ * its review. A slot another process claimed is left to it, and so is one whose room this
+ * home lacks (reported as an error); a run that fails to start (its bundle gone, a bad
+ * candidate) is reported, and the next slot tries again.
  */
 export async function tickSchedules(ctx: OpContext, now: Date): Promise<TickResult[]> {
   const deploy = deployRecordsOf(ctx.home);
@@ -155,6 +168,13 @@ export async function tickSchedules(ctx: OpContext, now: Date): Promise<TickResu
     if (slot === null) continue;
     const run = newRunId(ctx.clock());
     const at = new Date(slot).toISOString();
+    // On a store several machines share, a machine without the room leaves the slot unclaimed
+    // for one that has it (and says so) rather than take it and fail.
+    if (!(await ctx.home.rooms.hasRoom(s.room).catch(() => false))) {
+      const why = `room "${s.room}" is not in this home: the slot is left to a machine that has it`;
+      out.push({ schedule: s.id, slot: at, run, started: false, error: why });
+      continue;
+    }
     if (!(await deploy.claimSlot(s.id, slot, run))) {
       out.push({ schedule: s.id, slot: at, run, started: false });
       continue;

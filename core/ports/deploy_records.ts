@@ -1,8 +1,9 @@
 /**
  * The deploy records port: the runs, reviews, people's decisions and schedules a home keeps
  * (core/review/records.ts, core/schedule/records.ts). Part of the state store
- * (`StateStore.deploy`): implemented on Deno KV (adapters/store/kv/deploy_records.ts) and in
- * memory (adapters/store/memory/deploy_records.ts); the PostgreSQL store has none yet. The
+ * (`StateStore.deploy`): implemented on Deno KV (adapters/store/kv/deploy_records.ts), in
+ * memory (adapters/store/memory/deploy_records.ts) and on PostgreSQL
+ * (adapters/store/postgres/deploy_records.ts). The
  * contract is tests/ports/state_store_contract.ts's deploy part.
  */
 import type { PersonDecision, ReviewRecord, RunRecord } from "../review/records.ts";

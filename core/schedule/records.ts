@@ -23,3 +23,22 @@ export interface ScheduleRecord {
   lastRun: string | null;
   cancelledAt: string | null;
 }
+
+/**
+ * The schedule with slot `slot` claimed for run `run`, or null when it cannot be: cancelled,
+ * or a slot as late or later claimed already. Every store's claimSlot applies it atomically.
+ */
+export function withSlotClaimed(
+  s: ScheduleRecord,
+  slot: number,
+  run: string,
+): ScheduleRecord | null {
+  return s.cancelledAt === null && (s.lastSlot === null || s.lastSlot < slot)
+    ? { ...s, lastSlot: slot, lastRun: run }
+    : null;
+}
+
+/** The schedule cancelled at `at`, or null when it was cancelled already. */
+export function withCancel(s: ScheduleRecord, at: string): ScheduleRecord | null {
+  return s.cancelledAt === null ? { ...s, cancelledAt: at } : null;
+}

@@ -28,13 +28,14 @@ const memoryStore: StateStoreFactory = () => {
 };
 stateStoreContract("kv", kvStore);
 stateStoreContract("memory", memoryStore);
-// The PostgreSQL store keeps no deploy records yet.
 deployRecordsContract("kv", kvStore);
 deployRecordsContract("memory", memoryStore);
 
 const cluster = await startPostgres();
 Deno.test.afterAll(async () => await cluster?.stop());
-stateStoreContract("postgres", async () => {
+const postgresStore: StateStoreFactory = async () => {
   const store = await openPostgresStateStore(await cluster!.database(), { max: 4 });
   return { store, close: () => Promise.resolve(store.close()) };
-}, { ignore: cluster === null });
+};
+stateStoreContract("postgres", postgresStore, { ignore: cluster === null });
+deployRecordsContract("postgres", postgresStore, { ignore: cluster === null });

@@ -8,7 +8,11 @@
  */
 import type { DeployRecords } from "../../../core/ports/deploy_records.ts";
 import type { PersonDecision, ReviewRecord, RunRecord } from "../../../core/review/records.ts";
-import type { ScheduleRecord } from "../../../core/schedule/records.ts";
+import {
+  type ScheduleRecord,
+  withCancel,
+  withSlotClaimed,
+} from "../../../core/schedule/records.ts";
 
 /** What the KV state store lends its deploy records. */
 export interface DeployDeps {
@@ -82,16 +86,7 @@ export function kvDeployRecords(deps: DeployDeps): DeployRecords {
     createSchedule: (s) => createOnce(deps, ["schedule", s.id], s),
     getSchedule: (id) => get<ScheduleRecord>(["schedule", id]),
     listSchedules: () => listValues<ScheduleRecord>(deps, ["schedule"]),
-    claimSlot: (id, slot, run) =>
-      updateSchedule(
-        deps,
-        id,
-        (s) =>
-          s.cancelledAt === null && (s.lastSlot === null || s.lastSlot < slot)
-            ? { ...s, lastSlot: slot, lastRun: run }
-            : null,
-      ),
-    cancelSchedule: (id, at) =>
-      updateSchedule(deps, id, (s) => s.cancelledAt === null ? { ...s, cancelledAt: at } : null),
+    claimSlot: (id, slot, run) => updateSchedule(deps, id, (s) => withSlotClaimed(s, slot, run)),
+    cancelSchedule: (id, at) => updateSchedule(deps, id, (s) => withCancel(s, at)),
   };
 }

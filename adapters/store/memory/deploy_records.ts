@@ -4,7 +4,11 @@
  */
 import type { DeployRecords } from "../../../core/ports/deploy_records.ts";
 import type { PersonDecision, ReviewRecord, RunRecord } from "../../../core/review/records.ts";
-import type { ScheduleRecord } from "../../../core/schedule/records.ts";
+import {
+  type ScheduleRecord,
+  withCancel,
+  withSlotClaimed,
+} from "../../../core/schedule/records.ts";
 
 const load = <T>(s: string | undefined): T | null => s === undefined ? null : JSON.parse(s) as T;
 
@@ -55,15 +59,7 @@ export function memoryDeployRecords(touch: (room: string) => void = () => {}): D
     createSchedule: (s) => once(schedules, s.id, s),
     getSchedule: (id) => Promise.resolve(load<ScheduleRecord>(schedules.get(id))),
     listSchedules: () => Promise.resolve(values<ScheduleRecord>(schedules)),
-    claimSlot: (id, slot, run) =>
-      update(
-        id,
-        (s) =>
-          s.cancelledAt === null && (s.lastSlot === null || s.lastSlot < slot)
-            ? { ...s, lastSlot: slot, lastRun: run }
-            : null,
-      ),
-    cancelSchedule: (id, at) =>
-      update(id, (s) => s.cancelledAt === null ? { ...s, cancelledAt: at } : null),
+    claimSlot: (id, slot, run) => update(id, (s) => withSlotClaimed(s, slot, run)),
+    cancelSchedule: (id, at) => update(id, (s) => withCancel(s, at)),
   };
 }

@@ -35,7 +35,7 @@ export const MIGRATIONS: Migration[] = [
         state text not null default 'open',
         enqueued_at timestamptz not null default now()
       );
-      -- A cell's lease: who runs it, until when (ms since the epoch, the server's clock).
+      -- A cell's lease: who runs it, until when (ms since the epoch, the holder's clock).
       create table dvergr_leases (
         experiment text not null,
         cell text collate "C" not null,
@@ -89,6 +89,36 @@ export const MIGRATIONS: Migration[] = [
         started_at timestamptz not null default now(),
         seen_at timestamptz not null default now(),
         state text not null default 'running'
+      );
+    `,
+  },
+  {
+    version: 2,
+    name: "runs, reviews, decisions, schedules",
+    sql: `
+      -- The deploy records (core/ports/deploy_records.ts), JSON as text as above. Since this
+      -- version dvergr keeps dvergr_leases.until_ms on the server's clock (server_clock.ts).
+      create table dvergr_runs (
+        id text primary key,
+        room text not null,
+        started_at text not null,
+        run text not null
+      );
+      create index dvergr_runs_by_room on dvergr_runs (room, started_at, id);
+      -- Reviews and decisions are written once; a review's run is its id.
+      create table dvergr_reviews (
+        id text primary key,
+        at text not null,
+        review text not null
+      );
+      create table dvergr_decisions (
+        review text primary key,
+        decision text not null
+      );
+      -- A schedule's record changes only as a whole, under a row lock (its slot, its cancel).
+      create table dvergr_schedules (
+        id text primary key,
+        schedule text not null
       );
     `,
   },

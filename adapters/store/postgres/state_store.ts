@@ -13,6 +13,7 @@ import { migrate } from "./migrations.ts";
 import { postgresBlobStore } from "./blob_store.ts";
 import * as leases from "./leases.ts";
 import { serverClock } from "./server_clock.ts";
+import { postgresDeployRecords } from "./deploy_records.ts";
 import * as records from "./records.ts";
 
 /** Marks a change of the rooms' records: their version moves (what subscriptions poll). */
@@ -91,6 +92,7 @@ export function postgresStateStore(sql: Sql, clock: () => number = Date.now): St
     records.putAttempts(sql, commits, owner, touchExperiments);
   return {
     blobs,
+    deploy: postgresDeployRecords(sql, (rooms) => touchRooms(sql, rooms)),
     putExperiment: (meta) => putExperiment(sql, meta),
     getExperiment: (id) => one(sql`select meta from dvergr_experiments where id = ${id}`, "meta"),
     listExperiments: (room) => listExperiments(sql, room),
