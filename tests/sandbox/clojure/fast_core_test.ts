@@ -76,3 +76,68 @@ Deno.test("frequencies counts as ClojureScript's does: the same map, type and or
         {:checks {:same true} :reward (count rows)}))`;
   assert.match(await run(checker, {}), /:reward 33[,}]/);
 });
+
+Deno.test("frequencies of what re-seq found (its matches taken as they are) counts as ClojureScript's does", async () => {
+  const checker = `(ns freq-re)
+    (defn check [_]
+      (let [orig @#'dvergr.fast-core/original-frequencies
+            texts (map #(apply str (repeat % "ab cd ab ")) [0 1 7 21 22 23 50])
+            colls (concat
+                    (for [t texts p [#"[a-z]+" #"a" #"(a)b" #"x"]] (re-seq p t))
+                    (for [t texts] (rest (re-seq #"[a-z]+" t)))
+                    (for [t texts] (cons "ab" (re-seq #"[a-z]+" t)))
+                    (for [t texts] (concat (re-seq #"[a-z]+" t) [:k "ab"])))
+            rows (for [c colls]
+                   (let [a (orig c) b (frequencies c)]
+                     {:same (and (= a b) (= (pr-str a) (pr-str b)) (= (type a) (type b)))
+                      :c (pr-str c)}))]
+        (when-let [d (seq (remove :same rows))]
+          (throw (ex-info "differ" {:n (count d) :first (first d)})))
+        (assert (= {"ab" 100 "cd" 50} (frequencies (re-seq #"[a-z]+" (nth texts 6)))))
+        {:checks {:same true} :reward (count rows)}))`;
+  assert.match(await run(checker, {}), /:reward 49[,}]/);
+});
+
+Deno.test("for with one binding gives what for's own expansion gives: values, types, laziness, chunks, errors", async () => {
+  const checker = `(ns for-diff)
+    (defmacro old-for [& args] (apply @#'dvergr.fast-core/original-for &form &env args))
+    (defn- run [f]
+      (let [log (atom [])
+            s (try (f #(do (swap! log conj %) %)) (catch :default e [:threw (ex-message e)]))
+            head (try (pr-str (take 3 s)) (catch :default e [:threw (ex-message e)]))
+            seen-after-3 @log
+            all (try (pr-str s) (catch :default e [:threw (ex-message e)]))]
+        [(some-> s type str) head seen-after-3 all @log]))
+    (def colls [nil [] [1 2 3] (vec (range 70)) '(1 2 3) {:a 1 :b 2} (zipmap (range 20) (range 20))
+                #{1 2 3} (range 40) (range 5) "abc" (map inc (range 50)) (lazy-seq [1 2])
+                (into-array [1 2 3]) (sorted-map 1 2 3 4)])
+    (defn check [_]
+      (let [rows (concat
+                   (for [c colls]
+                     [(run (fn [t] (for [x c] (t x))))
+                      (run (fn [t] (old-for [x c] (t x))))])
+                   (for [c [{:a 1 :b 2} [[1 2] [3 4]] [[1] [2 3 4]]]]
+                     [(run (fn [t] (for [[k v] c] (t [v k]))))
+                      (run (fn [t] (old-for [[k v] c] (t [v k]))))])
+                   (for [c [[{:a 1} {:a 2 :b 3}] [nil {}]]]
+                     [(run (fn [t] (for [{:keys [a b] :or {b 9} :as m} c] (t [a b m]))))
+                      (run (fn [t] (old-for [{:keys [a b] :or {b 9} :as m} c] (t [a b m]))))])
+                   [[(run (fn [t] (for [x [1 2 0 4]] (t (/ 8 (if (zero? x) (throw (ex-info "zero" {})) x))))))
+                     (run (fn [t] (old-for [x [1 2 0 4]] (t (/ 8 (if (zero? x) (throw (ex-info "zero" {})) x))))))]
+                    [(run (fn [t] (for [x 5] (t x))))
+                     (run (fn [t] (old-for [x 5] (t x))))]
+                    [(run (fn [t] (let [map 7 fn 8] (for [x [map fn]] (t x)))))
+                     (run (fn [t] (let [map 7 fn 8] (old-for [x [map fn]] (t x)))))]])
+            bad (remove (fn [[a b]] (= a b)) rows)]
+        (when (seq bad) (throw (ex-info "differ" {:n (count bad) :first (first bad)})))
+        ;; The simple form is the fast one; the others are for's own.
+        (assert (= 'clojure.core/map (first (macroexpand '(for [x xs] x)))))
+        (doseq [f ['(for [x xs y ys] x) '(for [x xs :when x] x) '(for [x xs] (recur x))
+                   '(for [x xs :let [y x]] y) '(for [x] x) '(for [x xs] x y)]]
+          (assert (not= 'clojure.core/map (first (try (macroexpand f) (catch :default _ nil))))
+                  (pr-str f)))
+        (assert (= [[1 3] [2 3]] (for [x [1 2] y [3]] [x y])))
+        (assert (= [2] (for [x [1 2] :when (even? x)] x)))
+        {:checks {:same true} :reward (count rows)}))`;
+  assert.match(await run(checker, {}), /:reward 23[,}]/);
+});
