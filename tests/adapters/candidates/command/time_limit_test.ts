@@ -85,7 +85,8 @@ Deno.test({
 
 Deno.test({
   name:
-    "commandCandidate() [bwrap] that stops its supervisor, runs on and forges its pack is timed out",
+    "commandCandidate() [bwrap] that stops its supervisor, runs on and forges its pack is timed out" +
+    why,
   ignore,
   async fn() {
     const { outcome } = await attempt(`kill -STOP 2; sleep 10; ${FORGE}`, 2000);
@@ -96,7 +97,8 @@ Deno.test({
 
 Deno.test({
   name:
-    "commandCandidate() [bwrap] that stops the supervisor's timer but ends within its limit passes",
+    "commandCandidate() [bwrap] that stops the supervisor's timer but ends within its limit passes" +
+    why,
   ignore,
   async fn() {
     const { outcome, captured } = await attempt(
@@ -110,7 +112,8 @@ Deno.test({
 
 Deno.test({
   name:
-    "commandCandidate() [bwrap] runs in a cgroup of its own that no process of the sandbox can write",
+    "commandCandidate() [bwrap] runs in a cgroup of its own that no process of the sandbox can write" +
+    why,
   ignore,
   async fn() {
     // The cgroup namespace's root is the attempt's cgroup: the candidate sees its own below it.
