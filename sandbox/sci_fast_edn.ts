@@ -40,6 +40,7 @@ export const FAST_EDN_JS = `(function () {
     const PART = "[A-Za-z_*!?<>=][A-Za-z0-9_*!?<>=.+-]*";
     const KEYWORD = new RegExp("^(?:(" + PART + ")/)?(" + PART + ")$");
     const HEX4 = /^[0-9A-Fa-f]{4}$/;
+    const QUOTE_OR_ESCAPE = /["\\\\]/g;
 
     function read(s) {
       if (typeof s !== "string") return FALLBACK;
@@ -83,16 +84,14 @@ export const FAST_EDN_JS = `(function () {
         let out = "";
         let from = i;
         for (;;) {
-          if (i >= n) throw FALLBACK;
-          const ch = s[i];
-          if (ch === '"') {
+          // The next quote or backslash, found natively rather than a character at a time.
+          QUOTE_OR_ESCAPE.lastIndex = i;
+          if (!QUOTE_OR_ESCAPE.test(s)) throw FALLBACK;
+          i = QUOTE_OR_ESCAPE.lastIndex - 1;
+          if (s[i] === '"') {
             out += s.slice(from, i);
             i++;
             return out;
-          }
-          if (ch !== "\\\\") {
-            i++;
-            continue;
           }
           out += s.slice(from, i);
           const e = s[i + 1];
