@@ -15,6 +15,7 @@ import { systemTimer } from "./system/timer.ts";
 import { hostWebClient } from "./web/attempt_web.ts";
 import { worldFactory } from "./world/world.ts";
 import { openHome } from "./store/kv/home.ts";
+import type { S3Target } from "./store/s3/target.ts";
 
 /** The services of this host: real worlds, web, models, clock and processes. */
 export function composeServices(overrides: Partial<Services> = {}): Services {
@@ -34,10 +35,15 @@ export function composeServices(overrides: Partial<Services> = {}): Services {
 /**
  * The home a command works on: the embedded home at `dir` (records in its Deno KV file), or,
  * given a store URL (`--store`, `DVERGR_STORE`), the PostgreSQL store's records, blobs and
- * queue with this machine's rooms and worlds in `dir`. The driver is loaded only then.
+ * queue with this machine's rooms and worlds in `dir`, its blobs in the S3 bucket `blobs`
+ * when one is given (`--blobs`, `DVERGR_BLOBS`). The driver is loaded only then.
  */
-export async function openHomeAt(dir: string, store: string | null): Promise<Home> {
+export async function openHomeAt(
+  dir: string,
+  store: string | null,
+  blobs: S3Target | null = null,
+): Promise<Home> {
   if (store === null) return await openHome(dir);
   const { openPostgresHome } = await import("./store/postgres/home.ts");
-  return await openPostgresHome(dir, store);
+  return await openPostgresHome(dir, store, { blobs });
 }

@@ -40,6 +40,7 @@ import { stopText } from "../core/bench/sequential.ts";
 import { resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { openHomeAt } from "../adapters/compose.ts";
 import { storeUrl } from "../adapters/store/postgres/url.ts";
+import { blobsTarget, type S3Target } from "../adapters/store/s3/target.ts";
 import { enqueueOnly } from "./benchmark_enqueue.ts";
 import { usageError } from "../core/errors.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
@@ -229,12 +230,18 @@ function homeDirOf(ctx: CliContext, fileBundle: BundleArg, home: string | undefi
 /** The benchmark run with progress on stderr and Ctrl-C stopping it. */
 async function runWithProgress(
   ctx: CliContext,
-  opts: { input: BenchmarkInput; fileBundle: BundleArg; homeDir: string; store: string | null },
+  opts: {
+    input: BenchmarkInput;
+    fileBundle: BundleArg;
+    homeDir: string;
+    store: string | null;
+    blobs: S3Target | null;
+  },
   services: Services,
   request: BenchmarkRequestFields,
 ) {
   const { input, fileBundle } = opts;
-  const home = await openHomeAt(opts.homeDir, opts.store);
+  const home = await openHomeAt(opts.homeDir, opts.store, opts.blobs);
   // Started before this command's modules loaded (cli/prestart.ts), else now: its first
   // worker loads while the bundle is installed and the experiment planned, instead of under
   // the first cells. checker.js wins when a bundle has both.
@@ -344,9 +351,10 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   }
   if (input.junit !== undefined) await checkOutputFile(resolve(ctx.cwd, input.junit), "--junit");
   const store = storeUrl(input.store, ctx.env);
+  const blobs = blobsTarget(input.blobs, ctx.env, store);
   if (input.enqueue) {
     if (store === null) throw enqueueWithoutStore();
-    const home = await openHomeAt(homeDir, store);
+    const home = await openHomeAt(homeDir, store, blobs);
     const { source } = fileBundle;
     const room = source.kind === "room" ? source.room : undefined;
     const runner = lazyRunner(); // for a generator.js
@@ -360,6 +368,6 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   return await finish(
     ctx,
     input,
-    await runWithProgress(ctx, { input, fileBundle, homeDir, store }, services, request),
+    await runWithProgress(ctx, { input, fileBundle, homeDir, store, blobs }, services, request),
   );
 }

@@ -41,6 +41,7 @@ export const OPTIONS = {
   param: { type: "string", multiple: true },
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -67,6 +68,7 @@ export function parse(args: string[]) {
     params: paramTexts(values.param ?? [], "deploy"),
     home: values.home,
     store: values.store,
+    blobs: values.blobs,
     json: values.json === true,
   };
 }
@@ -76,7 +78,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const row = await withOpContext(
     ctx,
     home,
-    { store: deployStore(opts.store, ctx) },
+    deployStore(opts.store, ctx, opts.blobs),
     async (op) => scheduleRow(await createSchedule(op, opts), op.clock().getTime()),
   );
   if (opts.json) printJson(ctx, SCHEDULE_FORMAT, row);

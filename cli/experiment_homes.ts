@@ -10,6 +10,7 @@ import { isDir, pathExists } from "../adapters/files/fs.ts";
 import { givenHomeDir } from "../adapters/store/kv/home.ts";
 import { openHomeAt } from "../adapters/compose.ts";
 import { redactUrl, storeUrl } from "../adapters/store/postgres/url.ts";
+import { blobsTarget, type S3Target } from "../adapters/store/s3/target.ts";
 import { type Home } from "../core/ports/home.ts";
 import type { ExperimentMeta } from "../core/ports/state_store.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
@@ -20,25 +21,30 @@ export const EXPERIMENT_HOME_HELP =
   `  --home DIR  the home (default: $DVERGR_HOME, else .dvergr and workflow-runs/* in the
               working directory, whichever holds the experiment)
   --store URL a PostgreSQL store shared by workers, postgres://USER@HOST:PORT/DATABASE
-              (default: $DVERGR_STORE): the experiment is read there`;
+              (default: $DVERGR_STORE): the experiment is read there
+  --blobs URL with --store: the store's blobs are in this S3 bucket, s3://BUCKET/PREFIX
+              (default: $DVERGR_BLOBS; credentials from AWS_ACCESS_KEY_ID…)`;
 
-/** \`--home\` and \`--store\` as given. */
+/** \`--home\`, \`--store\` and \`--blobs\` as given. */
 export interface HomeFlags {
   home?: string;
   store?: string;
+  blobs?: string;
 }
 
 /** A home to look in: a directory, or a store (with this machine's directory for rooms). */
 export interface ExperimentHome {
   dir: string;
   store: string | null;
+  /** The bucket of the store's blobs, when they are in one. */
+  blobs: S3Target | null;
   /** The directory, or the store's URL without its password. */
   label: string;
 }
 
 /** Opens a home experimentHomes() found. */
 export function openExperimentHome(h: ExperimentHome): Promise<Home> {
-  return openHomeAt(h.dir, h.store);
+  return openHomeAt(h.dir, h.store, h.blobs);
 }
 
 /** The homes to look in that hold a state store: the store alone when one is given. */
@@ -49,8 +55,9 @@ export async function experimentHomes(
   const flag = flags.home;
   const given = givenHomeDir({ flag, env: ctx.env, cwd: ctx.cwd });
   const store = storeUrl(flags.store, ctx.env);
+  const blobs = blobsTarget(flags.blobs, ctx.env, store);
   if (store !== null) {
-    return [{ dir: given ?? resolve(ctx.cwd, ".dvergr"), store, label: redactUrl(store) }];
+    return [{ dir: given ?? resolve(ctx.cwd, ".dvergr"), store, blobs, label: redactUrl(store) }];
   }
   const dirs = given ? [given] : [resolve(ctx.cwd, ".dvergr")];
   const runs = resolve(ctx.cwd, "workflow-runs");
@@ -61,7 +68,9 @@ export async function experimentHomes(
   }
   const out: ExperimentHome[] = [];
   for (const dir of dirs) {
-    if (await pathExists(join(dir, "state.kv"))) out.push({ dir, store: null, label: dir });
+    if (await pathExists(join(dir, "state.kv"))) {
+      out.push({ dir, store: null, blobs: null, label: dir });
+    }
   }
   return out;
 }

@@ -37,6 +37,7 @@ Exit status: 0 (also when there are none); 2 bad input.
 export const OPTIONS = {
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
   json: { type: "boolean" },
 } as const;
 

@@ -10,6 +10,7 @@ import { parseBundle } from "../core/bundle/parse.ts";
 import { resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { openHomeAt } from "../adapters/compose.ts";
 import { storeUrl } from "../adapters/store/postgres/url.ts";
+import { blobsTarget } from "../adapters/store/s3/target.ts";
 import { roomSlug } from "../core/room_slug.ts";
 import { readBundleDir, writeBundleDir } from "../adapters/files/bundle_dir.ts";
 import { freezeBundle } from "../core/ops/catalog_freeze.ts";
@@ -38,6 +39,8 @@ Options:
                    $DVERGR_STORE); the frozen bundle still goes into the bundle's room, so
                    --home must be the home that ran \`dvergr benchmark … --store\` (it holds
                    the room: rooms are git repositories on that machine, not in the store)
+  --blobs URL      with --store: its blobs are in this S3 bucket, s3://BUCKET/PREFIX
+                   (default: $DVERGR_BLOBS; credentials from the AWS_* variables)
   --json           print the result as JSON
   -h, --help       show this help
 
@@ -50,6 +53,7 @@ export const OPTIONS = {
   as: { type: "string" },
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -103,7 +107,8 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   // A home that does not exist holds nothing to freeze; a path that is not a directory
   // is refused by openHome() as for every command.
   if (!(await pathExists(homeDir))) throw nothingToFreeze(homeDir);
-  const home = await openHomeAt(homeDir, storeUrl(values.store, ctx.env));
+  const store = storeUrl(values.store, ctx.env);
+  const home = await openHomeAt(homeDir, store, blobsTarget(values.blobs, ctx.env, store));
   let result;
   try {
     if (!(await home.rooms.hasRoom(room))) throw nothingToFreeze(homeDir);

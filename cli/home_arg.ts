@@ -7,6 +7,7 @@ import { resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { isDir } from "../adapters/files/fs.ts";
 import { composeServices, openHomeAt } from "../adapters/compose.ts";
 import { storeUrl } from "../adapters/store/postgres/url.ts";
+import { blobsTarget, type S3Target } from "../adapters/store/s3/target.ts";
 import type { OpContext } from "../core/ops/op.ts";
 import type { CheckerRunner } from "../core/checker.ts";
 import type { CheckerPool } from "../sandbox/checker_pool.ts";
@@ -20,7 +21,9 @@ export const HOME_HELP =
 export const DEPLOY_HOME_HELP = `${HOME_HELP}
   --store URL     keep the runs, reviews and schedules in a PostgreSQL store shared by other
                   machines, postgres://USER@HOST:PORT/DATABASE (default: $DVERGR_STORE); the
-                  rooms stay in the home`;
+                  rooms stay in the home
+  --blobs URL     with --store: its blobs are in this S3 bucket, s3://BUCKET/PREFIX
+                  (default: $DVERGR_BLOBS; credentials from the AWS_* variables)`;
 
 /** The home directory of room commands, absolute (adapters/store/kv/home.ts resolveHomeDir()). */
 export function roomHomeDir(
@@ -52,15 +55,23 @@ export function lazyRunner(): CheckerRunner {
  * Opens the home at `dir` (refusing a missing one unless `create`), runs `f` with an op
  * context on it, and closes everything.
  */
-/** The store `--store` or DVERGR_STORE names for the deploy commands, or null (the home's own). */
-export function deployStore(flag: string | undefined, ctx: Pick<CliContext, "env">): string | null {
-  return storeUrl(flag, ctx.env);
+/**
+ * The store `--store` or DVERGR_STORE names for the deploy commands, or null (the home's
+ * own), and the bucket of its blobs (`--blobs`, DVERGR_BLOBS), if any.
+ */
+export function deployStore(
+  flag: string | undefined,
+  ctx: Pick<CliContext, "env">,
+  blobsFlag?: string,
+): { store: string | null; blobs: S3Target | null } {
+  const store = storeUrl(flag, ctx.env);
+  return { store, blobs: blobsTarget(blobsFlag, ctx.env, store) };
 }
 
 export async function withOpContext<T>(
   ctx: CliContext,
   dir: string,
-  opts: { create?: boolean; store?: string | null },
+  opts: { create?: boolean; store?: string | null; blobs?: S3Target | null },
   f: (op: OpContext) => Promise<T>,
 ): Promise<T> {
   if (!opts.create && !(await isDir(dir))) {
@@ -70,7 +81,7 @@ export async function withOpContext<T>(
       details: { home: dir },
     });
   }
-  const home = await openHomeAt(dir, opts.store ?? null);
+  const home = await openHomeAt(dir, opts.store ?? null, opts.blobs ?? null);
   const runner = lazyRunner();
   try {
     return await f({

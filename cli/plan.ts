@@ -45,6 +45,7 @@ export const OPTIONS = {
   baseline: { type: "string" },
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -72,6 +73,7 @@ export function parse(args: string[]) {
     baseline: values.baseline,
     home: values.home,
     store: values.store,
+    blobs: values.blobs,
     json: values.json === true,
   };
 }
@@ -129,7 +131,7 @@ function comparisonLines(p: PilotPlan, candidate: string, plan: ComparisonPlan |
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const plan = await withExperiment(
     ctx,
-    { home: opts.home, store: opts.store },
+    { home: opts.home, store: opts.store, blobs: opts.blobs },
     opts.experiment,
     "plan from",
     (home, meta) =>

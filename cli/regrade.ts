@@ -59,6 +59,7 @@ export const OPTIONS = {
   bundle: { type: "string" },
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
   parallel: { type: "string" },
   junit: { type: "string" },
   json: { type: "boolean" },
@@ -94,6 +95,7 @@ export function parse(args: string[]) {
     bundle: values.bundle,
     home: values.home,
     store: values.store,
+    blobs: values.blobs,
     parallel,
     junit: values.junit,
     json: values.json === true,
@@ -188,7 +190,7 @@ export async function run(ctx: CliContext, opts: Options): Promise<number> {
   if (junit !== undefined) await checkOutputFile(junit, "--junit");
   const done = await withExperiment(
     ctx,
-    { home: opts.home, store: opts.store },
+    { home: opts.home, store: opts.store, blobs: opts.blobs },
     opts.experiment,
     "re-grade",
     (home, meta) => regradeIn(ctx, opts, home, meta),

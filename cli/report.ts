@@ -44,6 +44,7 @@ export const OPTIONS = {
   baseline: { type: "string" },
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
 } as const;
 
 const FORMATS = ["md", "html", "junit", "csv"] as const;

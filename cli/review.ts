@@ -32,6 +32,7 @@ export const OPTIONS = {
   decision: { type: "string" },
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -68,6 +69,7 @@ export function parse(args: string[]) {
     decision: decision as typeof DECISIONS[number] | undefined,
     home: values.home,
     store: values.store,
+    blobs: values.blobs,
     json: values.json === true,
   };
 }
@@ -75,7 +77,7 @@ export function parse(args: string[]) {
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const home = roomHomeDir(opts.home, ctx);
   const out = (s: string) => ctx.stdout(s + "\n");
-  return await withOpContext(ctx, home, { store: deployStore(opts.store, ctx) }, async (op) => {
+  return await withOpContext(ctx, home, deployStore(opts.store, ctx, opts.blobs), async (op) => {
     if (opts.action === "list") {
       const r = await callOp(reviewList, op, opts.decision ? { decision: opts.decision } : {});
       if (opts.json) printJson(ctx, reviewList.output, r);

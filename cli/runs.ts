@@ -25,6 +25,7 @@ Example:
 export const OPTIONS = {
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -40,6 +41,7 @@ export function parse(args: string[]) {
     room: positionals[0],
     home: values.home,
     store: values.store,
+    blobs: values.blobs,
     json: values.json === true,
   };
 }
@@ -49,7 +51,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const r = await withOpContext(
     ctx,
     home,
-    { store: deployStore(opts.store, ctx) },
+    deployStore(opts.store, ctx, opts.blobs),
     (op) => callOp(runList, op, opts.room ? { room: opts.room } : {}),
   );
   if (opts.json) {

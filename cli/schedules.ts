@@ -25,6 +25,7 @@ Example:
 export const OPTIONS = {
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -42,13 +43,14 @@ export function parse(args: string[]) {
     cancel: cancel ? id : undefined,
     home: values.home,
     store: values.store,
+    blobs: values.blobs,
     json: values.json === true,
   };
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const home = roomHomeDir(opts.home, ctx);
-  return await withOpContext(ctx, home, { store: deployStore(opts.store, ctx) }, async (op) => {
+  return await withOpContext(ctx, home, deployStore(opts.store, ctx, opts.blobs), async (op) => {
     if (opts.cancel !== undefined) {
       const r = await callOp(scheduleCancel, op, { id: opts.cancel });
       if (opts.json) printJson(ctx, scheduleCancel.output, r);

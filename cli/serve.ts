@@ -7,6 +7,7 @@ import { onStopSignal } from "./signals.ts";
 import { usageError } from "../core/errors.ts";
 import { resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { storeUrl } from "../adapters/store/postgres/url.ts";
+import { blobsUrl, s3Target } from "../adapters/store/s3/target.ts";
 import { allOps, callOp, findOp } from "../core/ops/registry.ts";
 import { createJobRunner } from "../adapters/jobs/job_runner.ts";
 import { composeServices, openHomeAt } from "../adapters/compose.ts";
@@ -51,11 +52,14 @@ Options:
                      PostgreSQL store shared by workers and other servers
                      (postgres://USER@HOST:PORT/DATABASE; default: $DVERGR_STORE); rooms stay
                      in the home, which the room tools need
+  --blobs URL        with --store: keep its blobs in this S3 bucket, s3://BUCKET/PREFIX
+                     (default: $DVERGR_BLOBS; credentials, region and endpoint from the
+                     AWS_* variables)
   --job ID           (internal) run the work of job ID in this process; the server starts
                      one such process per job, so jobs outlive it and its client
   -h, --help         show this help
 
-Environment: DVERGR_HOME, DVERGR_STORE, DVERGR_MCP_PROFILE, DVERGR_MCP_TOOLSETS, DVERGR_MCP_PORT.
+Environment: DVERGR_HOME, DVERGR_STORE, DVERGR_BLOBS, DVERGR_MCP_PROFILE, DVERGR_MCP_TOOLSETS, DVERGR_MCP_PORT.
 
 Long work is a job: catalog_benchmark returns one at once; job_status {job, wait_ms}
 answers when it ends or after at most 25 s. Each job runs in a process of its own and
@@ -78,6 +82,7 @@ export const OPTIONS = {
   socket: { type: "string" },
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
   profile: { type: "string" },
   toolsets: { type: "string", multiple: true },
   tools: { type: "string", multiple: true },
@@ -114,14 +119,15 @@ export function workerCommand(homeDir: string, id: string): { cmd: string; args:
 }
 
 /** Starts a detached worker process for a job and returns its pid. */
-function spawnWorker(homeDir: string, cwd: string, store: string | null) {
+function spawnWorker(homeDir: string, cwd: string, store: string | null, blobs: string | null) {
   return (job: { id: string }): Promise<number> => {
     const { cmd, args } = workerCommand(homeDir, job.id);
     const child = new Deno.Command(cmd, {
       args,
       cwd,
       // The store's URL (its password too) goes by the environment, not the command line.
-      ...(store ? { env: { DVERGR_STORE: store } } : {}),
+      // The AWS credentials the blobs need are in this process's environment: it inherits them.
+      ...(store ? { env: { DVERGR_STORE: store, ...(blobs ? { DVERGR_BLOBS: blobs } : {}) } } : {}),
       stdin: "null",
       stdout: "null",
       stderr: "null",
@@ -137,10 +143,11 @@ function spawnWorker(homeDir: string, cwd: string, store: string | null) {
 async function runJobWorker(
   id: string,
   homeDir: string,
-  store: string | null,
+  store: { url: string | null; blobs: string | null },
   ctx: CliContext,
 ): Promise<number> {
-  const home = await openHomeAt(homeDir, store);
+  const blobs = store.blobs === null ? null : s3Target(store.blobs, ctx.env);
+  const home = await openHomeAt(homeDir, store.url, blobs);
   const logFile = join(home.dir, "mcp", "jobs.log");
   await Deno.mkdir(dirname(logFile), { recursive: true });
   const log = (line: string) =>
@@ -206,9 +213,10 @@ async function serveSchedulesOnly(
   ctx: CliContext,
   homeDir: string,
   store: string | null,
+  blobs: string | null,
 ): Promise<number> {
   // The schedules are the store's: on a PostgreSQL store, each slot starts on one machine.
-  const home = await openHomeAt(homeDir, store);
+  const home = await openHomeAt(homeDir, store, blobs === null ? null : s3Target(blobs, ctx.env));
   const pool = createCheckerPool({ workers: 2 });
   const stop = onStopSignal();
   const log = (line: string) => ctx.stderr(`dvergr serve: ${line}\n`);
@@ -248,14 +256,17 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const { values } = opts;
   const homeDir = resolveHomeDir({ flag: values.home, env: ctx.env, cwd: ctx.cwd });
   const store = storeUrl(values.store, ctx.env);
-  if (values.job !== undefined) return await runJobWorker(values.job, homeDir, store, ctx);
+  const blobs = blobsUrl(values.blobs, ctx.env, store);
+  if (values.job !== undefined) {
+    return await runJobWorker(values.job, homeDir, { url: store, blobs }, ctx);
+  }
   if (!values.mcp) {
     const mcpOnly = ["http", "port", "socket", "profile", "toolsets", "tools", "room"] as const;
     const given = mcpOnly.find((k) => values[k] !== undefined);
     if (given) {
       throw usageError(`--${given} applies to --mcp only`, "Add --mcp, or leave it out");
     }
-    return await serveSchedulesOnly(ctx, homeDir, store);
+    return await serveSchedulesOnly(ctx, homeDir, store, blobs);
   }
   if (values.port !== undefined && !values.http) {
     throw usageError("--port applies to --http only", "Add --http, or leave out --port");
@@ -287,10 +298,10 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     : 0;
   const log = (line: string) => ctx.stderr(`dvergr-mcp: ${line}\n`);
 
-  const home = await openHomeAt(homeDir, store);
+  const home = await openHomeAt(homeDir, store, blobs === null ? null : s3Target(blobs, ctx.env));
   const pool = createCheckerPool({ workers: 2 });
   const jobs = createJobRunner(home.state, {
-    spawnWorker: spawnWorker(home.dir, ctx.cwd, store),
+    spawnWorker: spawnWorker(home.dir, ctx.cwd, store, blobs),
   });
   const stop = onStopSignal();
   try {

@@ -43,6 +43,7 @@ Exit status: 0 shown; 2 bad input (no such experiment, candidate, case or repeti
 export const OPTIONS = {
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
   json: { type: "boolean" },
 } as const;
 

@@ -29,6 +29,7 @@ export const OPTIONS = {
   now: { type: "string" },
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
   json: { type: "boolean" },
 } as const;
 
@@ -47,7 +48,13 @@ export function parse(args: string[]) {
       );
     }
   }
-  return { now, home: values.home, store: values.store, json: values.json === true };
+  return {
+    now,
+    home: values.home,
+    store: values.store,
+    blobs: values.blobs,
+    json: values.json === true,
+  };
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
@@ -55,7 +62,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const results = await withOpContext(
     ctx,
     home,
-    { store: deployStore(opts.store, ctx) },
+    deployStore(opts.store, ctx, opts.blobs),
     (op) => tickSchedules(op, opts.now ?? op.clock()),
   );
   if (opts.json) printJson(ctx, TICK_FORMAT, { ticks: results });

@@ -39,6 +39,7 @@ port in use).
 export const OPTIONS = {
   home: { type: "string" },
   store: { type: "string" },
+  blobs: { type: "string" },
   port: { type: "string" },
 } as const;
 

@@ -7,6 +7,7 @@ import { usageError } from "../core/errors.ts";
 import { composeServices, openHomeAt } from "../adapters/compose.ts";
 import { resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { storeUrl } from "../adapters/store/postgres/url.ts";
+import { blobsTarget } from "../adapters/store/s3/target.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import { runWorker } from "../core/engine/worker.ts";
 import { newLeaseHolder } from "../core/engine/leases.ts";
@@ -31,6 +32,10 @@ backoff; nothing recorded is lost.
 Options:
   --store URL          postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (default:
                        $DVERGR_STORE)
+  --blobs URL          keep the store's blobs (evidence, bundle files) in this S3 bucket,
+                       s3://BUCKET/PREFIX (default: $DVERGR_BLOBS; credentials, region and
+                       endpoint from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+                       AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL_S3)
   --parallel N         cells at once (default 4)
   --experiment ID      only this experiment (its id, or a unique prefix of at least 4
                        characters); ends once it is complete
@@ -49,6 +54,7 @@ a store that cannot be reached at start; 130 stopped by Ctrl-C (SIGINT), 143 by 
 
 export const OPTIONS = {
   store: { type: "string" },
+  blobs: { type: "string" },
   parallel: { type: "string" },
   experiment: { type: "string" },
   "idle-exit": { type: "string" },
@@ -97,8 +103,9 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       "Give --store postgres://USER@HOST:PORT/DATABASE (or set DVERGR_STORE)",
     );
   }
+  const blobs = blobsTarget(values.blobs, ctx.env, store);
   const dir = resolveHomeDir({ flag: values.home, env: ctx.env, cwd: ctx.cwd });
-  const home = await openHomeAt(dir, store);
+  const home = await openHomeAt(dir, store, blobs);
   const experiment = values.experiment === undefined
     ? undefined
     : await fullId(home, values.experiment).catch(async (e) => {

@@ -256,6 +256,16 @@ export const BENCHMARK_FIELDS = {
       "cells are open to `dvergr worker` on any machine while this\n" +
       "command runs them too; the room stays in the home",
   },
+  blobs: {
+    value: { type: "text" },
+    flag: "blobs",
+    arg: null,
+    meta: "URL",
+    doc: "with --store: keep its blobs (evidence, bundle files) in this S3\n" +
+      "bucket, s3://BUCKET/PREFIX (default: $DVERGR_BLOBS; credentials,\n" +
+      "region and endpoint from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,\n" +
+      "AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL_S3)",
+  },
   enqueue: {
     value: { type: "switch" },
     flag: "enqueue",

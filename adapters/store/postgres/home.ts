@@ -1,9 +1,10 @@
 /**
  * A home whose records and blobs are in a PostgreSQL store shared by many machines
- * (`--store postgres://…`), with the experiment queue workers pull from; its rooms (git),
+ * (`--store postgres://…`), with the experiment queue workers pull from; its blobs in an
+ * S3-compatible object store instead when one is given (`--blobs s3://…`); its rooms (git),
  * attempt worlds and named candidates stay in a directory of this machine, as the embedded
- * home's do. Opening it migrates the store's schema. Permissions: as the embedded home's,
- * and --allow-net to the server.
+ * home's do. Opening it migrates the store's schema (and checks the bucket, when there is
+ * one). Permissions: as the embedded home's, and --allow-net to the server (and endpoint).
  */
 import { join, resolve } from "node:path";
 import type { Home } from "../../../core/ports/home.ts";
@@ -12,6 +13,13 @@ import { type ConnectOptions, connectPostgres, redactUrl } from "./connect.ts";
 import { migrate } from "./migrations.ts";
 import { postgresQueue } from "./queue.ts";
 import { postgresStateStore } from "./state_store.ts";
+import { objectStoreUnavailable, s3BlobStore } from "../s3/blob_store.ts";
+import type { S3Target } from "../s3/target.ts";
+
+export interface PostgresHomeOptions extends ConnectOptions {
+  /** The bucket (and prefix) the blobs go to instead of the database. */
+  blobs?: S3Target | null;
+}
 
 /**
  * Opens the store at `url` as a home; `dir` holds this machine's rooms and worlds (created
@@ -20,8 +28,11 @@ import { postgresStateStore } from "./state_store.ts";
 export async function openPostgresHome(
   dir: string,
   url: string,
-  opts: ConnectOptions = {},
+  opts: PostgresHomeOptions = {},
 ): Promise<Home> {
+  const objects = opts.blobs ? s3BlobStore(opts.blobs) : null;
+  // A wrong bucket or credential fails here, before anything is planned or run.
+  await objects?.checkBucket();
   const sql = await connectPostgres(url, opts);
   try {
     await migrate(sql);
@@ -30,7 +41,8 @@ export async function openPostgresHome(
     throw e;
   }
   const abs = resolve(dir);
-  const state = postgresStateStore(sql);
+  const state = postgresStateStore(sql, Date.now, objects);
+  const queue = postgresQueue(sql);
   const worlds = join(abs, "worlds", `p${Deno.pid}`);
   return {
     dir: abs,
@@ -39,7 +51,11 @@ export async function openPostgresHome(
     blobs: state.blobs,
     worldsDir: worlds,
     candidatesFile: join(abs, "candidates.edn"),
-    queue: postgresQueue(sql),
+    queue: {
+      ...queue,
+      // An object store out of reach is waited for as the database is.
+      unavailable: (e) => queue.unavailable(e) || objectStoreUnavailable(e),
+    },
     where: redactUrl(url),
     async close() {
       await Deno.remove(worlds, { recursive: true }).catch(() => {});

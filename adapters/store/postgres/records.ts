@@ -1,7 +1,8 @@
 /**
  * Attempt records in the PostgreSQL store: every try of every cell is a row, a cell's latest
- * record its highest try. A group of finished attempts is one transaction: their small blobs,
- * their records (a try already claimed by another process is not written, the others are),
+ * record its highest try. A group of finished attempts is one transaction: their small blobs
+ * (unless the blobs are in an object store: then they are stored there first, and the
+ * transaction begins only once every one is), their records (a try already claimed by another process is not written, the others are),
  * and the release of the committer's leases on their cells. A record is accepted only from
  * the holder of its cell's lease: once another owner has taken the cell's lease over (which
  * it can only once the committer's expired), the committer's record is refused, so a worker
@@ -9,20 +10,37 @@
  */
 import { type AttemptRecord, cellKey } from "../../../core/bench/records.ts";
 import type { AttemptCommit } from "../../../core/ports/state_store.ts";
+import type { BlobStore } from "../../../core/ports/blob_store.ts";
 import type { Sql } from "./connect.ts";
 
 /** Records per page of a stream. */
 export const STREAM_PAGE = 500;
 
+/** Blobs stored at once in an object store before a commit. */
+const BLOB_PUTS = 8;
+
+/** Stores `bytes` in `blobs`, a few at a time; resolves once every one is stored. */
+async function putAll(blobs: BlobStore, bytes: Uint8Array[]): Promise<void> {
+  let next = 0;
+  const one = async () => {
+    while (next < bytes.length) await blobs.put(bytes[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(BLOB_PUTS, bytes.length) }, one));
+}
+
 /**
  * Commits `commits` (see StateBatches.putAttempts); `touch` is told the experiments whose
- * records changed, inside the same transaction.
+ * records changed, inside the same transaction. With `objectStore` the commits' blobs go
+ * there, all of them stored before the records' transaction begins: a record never names a
+ * blob that is not stored, and a crash between the two leaves only unnamed blobs, which
+ * nothing reads and a rerun puts again under the same ids.
  */
 export async function putAttempts(
   sql: Sql,
   commits: AttemptCommit[],
   leaseOwner: string | undefined,
   touch: (tx: Sql, experiments: string[]) => Promise<void>,
+  objectStore: BlobStore | null = null,
 ): Promise<boolean[]> {
   if (commits.length === 0) return [];
   const experiments = commits.map((c) => c.record.experimentId);
@@ -38,6 +56,10 @@ export async function putAttempts(
       blobIds.push(id);
       blobBytes.push(bytes);
     }
+  }
+  if (objectStore !== null) {
+    await putAll(objectStore, blobBytes);
+    blobIds.length = 0;
   }
   return await sql.begin(async (tx) => {
     for (let i = 0; i < blobIds.length; i++) {

@@ -2,12 +2,14 @@
  * The state store on PostgreSQL (`--store postgres://…`): the same records, leases, jobs and
  * promotions as the home's Deno KV store, shared by any number of processes on any number
  * of machines. Values are JSON as text (read back as written); large evidence and bundle
- * files are blobs in the same database (blob_store.ts). Opening the store migrates its
+ * files are blobs in the same database (blob_store.ts), or in an S3-compatible object store
+ * when one is given (adapters/store/s3/). Opening the store migrates its
  * schema (migrations.ts). Permissions: --allow-net to the server.
  */
 import type { JobRecord } from "../../../core/jobs.ts";
 
 import type { ExperimentMeta, Promotion, StateStore } from "../../../core/ports/state_store.ts";
+import type { BlobStore } from "../../../core/ports/blob_store.ts";
 import { type ConnectOptions, connectPostgres, type Sql } from "./connect.ts";
 import { migrate } from "./migrations.ts";
 import { postgresBlobStore } from "./blob_store.ts";
@@ -83,13 +85,18 @@ async function one<T>(rows: Promise<Record<string, unknown>[]>, column: string):
 
 /**
  * The state store on an open pool whose schema is current. `clock` is this process's (the
- * one callers' lease times are on; tests give a skewed one).
+ * one callers' lease times are on; tests give a skewed one); `objectStore` holds the blobs
+ * instead of the database (every blob, the small ones committed with records too).
  */
-export function postgresStateStore(sql: Sql, clock: () => number = Date.now): StateStore {
-  const blobs = postgresBlobStore(sql);
+export function postgresStateStore(
+  sql: Sql,
+  clock: () => number = Date.now,
+  objectStore: BlobStore | null = null,
+): StateStore {
+  const blobs = objectStore ?? postgresBlobStore(sql);
   const server = serverClock(sql, clock);
   const commit = (commits: Parameters<StateStore["putAttempts"]>[0], owner?: string) =>
-    records.putAttempts(sql, commits, owner, touchExperiments);
+    records.putAttempts(sql, commits, owner, touchExperiments, objectStore);
   return {
     blobs,
     deploy: postgresDeployRecords(sql, (rooms) => touchRooms(sql, rooms)),
@@ -159,7 +166,7 @@ export function postgresStateStore(sql: Sql, clock: () => number = Date.now): St
 /** Connects to the store at `url`, migrates its schema, and opens the state store on it. */
 export async function openPostgresStateStore(
   url: string,
-  opts: ConnectOptions & { clock?: () => number } = {},
+  opts: ConnectOptions & { clock?: () => number; objectStore?: BlobStore } = {},
 ): Promise<StateStore> {
   const sql = await connectPostgres(url, opts);
   try {
@@ -168,5 +175,5 @@ export async function openPostgresStateStore(
     await sql.end({ timeout: 1 });
     throw e;
   }
-  return postgresStateStore(sql, opts.clock);
+  return postgresStateStore(sql, opts.clock, opts.objectStore ?? null);
 }
