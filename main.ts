@@ -4,6 +4,8 @@
  *
  * This file is the only place that exits the process.
  */
+// First: it may start a sandbox worker before the rest is evaluated (cli/early_start.ts).
+import "./cli/early_start.ts";
 import { COMMANDS } from "./cli/commands.ts";
 import { type CliContext, processContext, StdoutClosed } from "./cli/context.ts";
 import { renderError } from "./cli/render.ts";

@@ -29,6 +29,8 @@ import { readGenerated, readJudgeRequests, readVerdict } from "./verdict.ts";
 import { clojureGenerateInput, clojureInput } from "../core/bundle/clojure_input.ts";
 import { createClojurePool } from "./clojure_pool.ts";
 import { toCheckerRun, toGeneratorRun, toJudgeRequestsRun } from "./checker_runs.ts";
+import { STACK_BYTES } from "./pool_types.ts";
+import { CHECKER_THREAD_ENTRY } from "./early_thread.ts";
 import {
   createWorkerPool,
   type WorkerPoolOptions,
@@ -53,8 +55,7 @@ export interface CheckerPool extends CheckerRunner {
   stats(): CheckerPoolStats;
 }
 
-/** QuickJS stack limit; deeper stacks overflow the host's and poison the instance. */
-export const STACK_BYTES = 128 * 1024;
+export { STACK_BYTES };
 
 /** checker.js workers: what differs from Clojure workers. */
 export const CHECKER_WORKERS: WorkerSpec = {
@@ -65,7 +66,7 @@ export const CHECKER_WORKERS: WorkerSpec = {
   timeoutSuffix: "",
   entries: {
     process: new URL("./checker_process.ts", import.meta.url),
-    thread: new URL("./checker_worker.ts", import.meta.url),
+    thread: CHECKER_THREAD_ENTRY,
   },
   engineName: "QuickJS",
   startTimeoutMs: 30_000,

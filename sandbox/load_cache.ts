@@ -2,10 +2,12 @@
  * A record of the checkers that loaded: `dvergr check` without an answer asks the sandbox only
  * whether the checker loads (no syntax error, no throw, its top level ends), which costs a
  * sandbox start (~0.3 s: a worker, QuickJS, the checker). A checker that loaded once with the
- * same call in the same sandbox loads again, so such a call's verdict is kept on disk, keyed by
- * the SHA-256 of the sandbox's identity (dvergr's version and its sandbox modules), the
- * checker's source and the call's input. Only verdicts are kept: a checker that does not load,
- * faults or times out is asked again every time, so its problem is always found afresh.
+ * same call in the same sandbox loads again, so such a call's verdict is kept on disk: in a
+ * directory named by the SHA-256 of the sandbox's identity (dvergr's version and its sandbox
+ * modules) and the checker's source, a file named by the SHA-256 of the call's input. Only
+ * verdicts are kept: a checker that does not load, faults or times out is asked again every
+ * time, so its problem is always found afresh. Whether a checker has a directory at all
+ * (loadsKept) is known from its source alone, before the bundle is parsed.
  *
  * Where: `$XDG_CACHE_HOME/dvergr/checker-loads`, else `$HOME/.cache/dvergr/checker-loads`;
  * nothing is kept without either. A file that cannot be read or written is a miss.
@@ -17,11 +19,16 @@ import { join } from "node:path";
 import type { CheckerInput, CheckerRun, CheckerRunner } from "../core/checker.ts";
 import { VERSION } from "../core/version.ts";
 
-/** The sandbox's identity: dvergr's version and, from a source tree, its sandbox modules. */
+/** The sandbox identity of this dvergr, computed once. */
 let identity: string | null = null;
-function sandboxIdentity(): string {
-  if (identity !== null) return identity;
-  const h = createHash("sha256").update(`dvergr ${VERSION} deno ${Deno.version.deno}\n`);
+
+/**
+ * The sandbox's identity: dvergr's version `version`, Deno's and, from a source tree, its
+ * sandbox modules (a compiled binary's version stands for its modules).
+ */
+export function sandboxIdentity(version = VERSION): string {
+  if (version === VERSION && identity !== null) return identity;
+  const h = createHash("sha256").update(`dvergr ${version} deno ${Deno.version.deno}\n`);
   try {
     const dir = new URL("./", import.meta.url);
     const names = [...Deno.readDirSync(dir)].filter((e) => e.isFile).map((e) => e.name).sort();
@@ -29,7 +36,9 @@ function sandboxIdentity(): string {
   } catch {
     // A compiled binary: its version stands for its modules.
   }
-  return identity = h.digest("hex");
+  const digest = h.digest("hex");
+  if (version === VERSION) identity = digest;
+  return digest;
 }
 
 /** Where the records are kept, from the environment (null: nowhere). */
@@ -38,9 +47,29 @@ export function loadCacheDir(env: (name: string) => string | undefined): string 
   return base ? join(base, "dvergr", "checker-loads") : null;
 }
 
-function keyOf(source: string, input: CheckerInput): string {
-  return createHash("sha256").update(sandboxIdentity()).update("\0").update(source).update("\0")
-    .update(JSON.stringify(input)).digest("hex");
+/** The directory of the kept loads of checker `source` in the sandbox `identity`. */
+function checkerDir(dir: string, source: string, identity = sandboxIdentity()): string {
+  return join(
+    dir,
+    createHash("sha256").update(identity).update("\0").update(source).digest("hex"),
+  );
+}
+
+function fileOf(dir: string, source: string, input: CheckerInput): string {
+  const key = createHash("sha256").update(JSON.stringify(input)).digest("hex");
+  return join(checkerDir(dir, source), `${key}.json`);
+}
+
+/**
+ * Whether any load of checker `source` in the sandbox `identity` (this one) is kept in `dir`;
+ * one stat.
+ */
+export function loadsKept(dir: string, source: string, identity = sandboxIdentity()): boolean {
+  try {
+    return Deno.statSync(checkerDir(dir, source, identity)).isDirectory;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -53,7 +82,7 @@ export function loadCachingRunner(runner: CheckerRunner, dir: string): CheckerRu
     ...runner,
     async check(source, input, opts) {
       if (opts !== undefined) return await runner.check(source, input, opts);
-      const file = join(dir, `${keyOf(source, input)}.json`);
+      const file = fileOf(dir, source, input);
       try {
         const kept = JSON.parse(await Deno.readTextFile(file)) as CheckerRun;
         if (kept.ok) return kept;
@@ -63,7 +92,7 @@ export function loadCachingRunner(runner: CheckerRunner, dir: string): CheckerRu
       const run = await runner.check(source, input);
       if (run.ok) {
         try {
-          await Deno.mkdir(dir, { recursive: true });
+          await Deno.mkdir(checkerDir(dir, source), { recursive: true });
           const tmp = `${file}.${crypto.randomUUID()}.tmp`;
           await Deno.writeTextFile(tmp, JSON.stringify(run));
           await Deno.rename(tmp, file);

@@ -120,5 +120,7 @@ export interface WorkerPool<O> {
 
 export const DEFAULT_WORKERS = 2;
 export const DEFAULT_MEMORY_BYTES = 256 * 1024 * 1024;
+/** QuickJS stack limit of checker.js workers; deeper stacks overflow the host's and poison the instance. */
+export const STACK_BYTES = 128 * 1024;
 export const DEFAULT_TIMEOUT_MS = 20_000;
 export const HANG_MARGIN_MS = 2_000;

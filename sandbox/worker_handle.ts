@@ -12,7 +12,8 @@
  * Permissions: "process" needs --allow-run for the deno executable (and --allow-env to pass
  * on where Deno keeps its cache); "thread" needs nothing.
  */
-import type { HostMessage } from "./protocol.ts";
+import type { HostMessage, InitMessage } from "./protocol.ts";
+import { type EarlyThread, newThreadWorker, sameInit, takeEarlyThread } from "./early_thread.ts";
 import { fileURLToPath } from "node:url";
 import { encodeJsonLine, readJsonLines } from "./json_lines.ts";
 
@@ -177,10 +178,13 @@ function startProcess<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H
 }
 
 function startThread<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H> {
-  const worker = new Worker(entry, {
-    type: "module",
-    deno: { permissions: "none" },
-  });
+  // One started before the pool (sandbox/early_thread.ts) is taken on the pool's init.
+  const early = takeEarlyThread(entry);
+  return early ? takeOnInit(events, entry, early) : threadHandle(events, newThreadWorker(entry));
+}
+
+/** The handle of a worker `worker` whose events go to `events`. */
+function threadHandle<H, W>(events: WorkerEvents<W>, worker: Worker): WorkerHandle<H> {
   let ended = false;
   const end = (why: string) => {
     if (ended) return;
@@ -202,6 +206,64 @@ function startThread<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H>
     kill() {
       ended = true;
       worker.terminate();
+    },
+  };
+}
+
+/**
+ * The handle of the worker `early` started for `entry` before the pool: on the pool's first
+ * message, its init, the worker is the pool's when it was sent the same init (what it said
+ * so far is delivered next, in order); otherwise it is stopped and a worker is started as
+ * startThread does.
+ */
+function takeOnInit<H, W>(
+  events: WorkerEvents<W>,
+  entry: URL,
+  early: EarlyThread,
+): WorkerHandle<H> {
+  let handle: WorkerHandle<H> | undefined;
+  let killed = false;
+  const adopt = (): WorkerHandle<H> => {
+    let ended = false;
+    const end = (why: string) => {
+      if (ended) return;
+      ended = true;
+      events.crash(why);
+    };
+    early.onMessage = (message) => {
+      if (!ended) events.message(message as W);
+    };
+    early.onFailure = end;
+    const { messages, failure } = early;
+    // Once the pool has registered this worker: it is still inside its start.
+    queueMicrotask(() => {
+      for (const message of messages) early.onMessage(message);
+      if (failure !== undefined) end(failure);
+    });
+    return {
+      kind: "thread",
+      send: (message) => early.worker.postMessage(message),
+      kill() {
+        ended = true;
+        early.worker.terminate();
+      },
+    };
+  };
+  return {
+    kind: "thread",
+    send(message) {
+      if (killed) return;
+      if (!handle) {
+        if (sameInit(early, message as InitMessage)) return void (handle = adopt());
+        early.worker.terminate();
+        handle = threadHandle(events, newThreadWorker(entry));
+      }
+      handle.send(message);
+    },
+    kill() {
+      killed = true;
+      if (handle) handle.kill();
+      else early.worker.terminate();
     },
   };
 }

@@ -13,7 +13,7 @@ import type {
   InitMessage,
   WorkerMessage,
 } from "./protocol.ts";
-import { type LoadedQuickJS, loadQuickJS } from "./quickjs_load.ts";
+import { dropNodeProcess, type LoadedQuickJS, loadQuickJS } from "./quickjs_load.ts";
 import { permissionStates } from "./permission_states.ts";
 
 /** An engine of one worker: runs any number of calls, each from a fresh interpreter state. */
@@ -50,6 +50,8 @@ export function createWorkerService<O extends { ok: boolean }>(
 
   async function init(msg: InitMessage): Promise<void> {
     const started = performance.now();
+    // This service runs only as a sandbox worker: QuickJS loads faster without `process`.
+    dropNodeProcess();
     quickjs = await loadQuickJS(msg.memoryBytes);
     engine = boot(quickjs, msg);
     keepImages = msg.keepImage === true;

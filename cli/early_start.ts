@@ -1,0 +1,72 @@
+/**
+ * The first module main.ts evaluates: when dvergr runs as a program and the command will
+ * ask a checker.js sandbox, the sandbox's thread worker starts here (sandbox/early_thread.ts),
+ * before the other modules of main.ts and the command's own are evaluated, the bundle read
+ * and parsed. Its modules and QuickJS then load on another core meanwhile, instead of after
+ * all that (`dvergr calibrate` and `dvergr check` of invoice-fields: ~60 ms sooner).
+ *
+ * Started for `dvergr calibrate DIR` and `dvergr check DIR --answer …` when DIR holds a
+ * checker.js, and for `dvergr check DIR` when no load of that checker is kept
+ * (sandbox/load_cache.ts): a kept load asks no sandbox. Nothing else starts anything here;
+ * what is started and not taken goes with the process. A checker.clj's sandbox starts from
+ * cli/prestart.ts, once the command is known to run.
+ *
+ * Permissions: read of the bundle directory, the cache directory and sandbox/, env.
+ */
+import { join } from "node:path";
+import {
+  CHECKER_THREAD_ENTRY,
+  type EarlyThread,
+  startEarlyThread,
+} from "../sandbox/early_thread.ts";
+import { DEFAULT_MEMORY_BYTES, STACK_BYTES } from "../sandbox/pool_types.ts";
+import { loadCacheDir, loadsKept } from "../sandbox/load_cache.ts";
+
+/**
+ * Whether `dvergr <args>` will ask a checker.js sandbox (see the module comment); reads the
+ * bundle's checker.js and stats the cache, nothing else.
+ */
+export function wantsEarlySandbox(
+  args: string[],
+  env: (name: string) => string | undefined,
+): boolean {
+  const [name, ...rest] = args;
+  if (name !== "check" && name !== "calibrate") return false;
+  if (rest.includes("-h") || rest.includes("--help")) return false;
+  const checker = rest.filter((a) => !a.startsWith("-")).map((a) => join(a, "checker.js"))
+    .find(isFile);
+  if (checker === undefined) return false;
+  if (name === "calibrate" || rest.some((a) => a === "--answer" || a.startsWith("--answer="))) {
+    return true;
+  }
+  const cache = loadCacheDir(env);
+  return cache === null || !loadsKept(cache, Deno.readTextFileSync(checker));
+}
+
+/**
+ * Starts a checker.js thread worker with the init a command's pool sends (QuickJS loads at
+ * once), kept for the first pool that starts a thread worker with the same entry and init.
+ */
+export function startEarlyCheckerThread(): EarlyThread {
+  return startEarlyThread(CHECKER_THREAD_ENTRY, {
+    type: "init",
+    memoryBytes: DEFAULT_MEMORY_BYTES,
+    stackBytes: STACK_BYTES,
+  });
+}
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+if (Deno.mainModule === new URL("../main.ts", import.meta.url).href) {
+  try {
+    if (wantsEarlySandbox(Deno.args, (name) => Deno.env.get(name))) startEarlyCheckerThread();
+  } catch {
+    // Not started (a file not readable, no permission): the command starts its own.
+  }
+}
