@@ -10,17 +10,17 @@
  * That uid cannot reach what lives behind root's private directories (the deno binary and the
  * agent CLIs under /root, the worlds and the attempt's files in 0700 directories). bubblewrap
  * 0.8 resolves every bind source, `--bind-fd` ones included, by its path as the calling uid,
- * so a descriptor opened by root does not help. Instead one staging bwrap per dvergr process,
- * run as root and dying with it, holds a private mount namespace with an empty tmpfs over a
- * directory of its own (`<stage>`). Each attempt enters it (nsenter, as root), mounts a small
- * tmpfs of its own there (`<stage>/a<N>`) and binds each host path the sandbox needs under it
- * (`<stage>/a<N>/0`, `<stage>/a<N>/1`…, read-only unless the sandbox writes it); then setpriv
- * drops to the sandbox uid, sets the parent-death signal again (the change of uid clears it),
- * and execs the sandbox's bwrap, which binds those: when dvergr dies, the sandbox's bwrap is
- * killed, and its --die-with-parent takes the sandbox's init and so its PID namespace. The
- * attempt's directory is unmounted (lazily) and removed after it. No permission on the host
- * changes, and nothing of the staging is visible outside that namespace. What the candidate
- * writes on the host (its
+ * so a descriptor opened by root does not help. Instead each attempt's launch, as root, starts
+ * in a private mount namespace of its own (`unshare --mount`, which execs: no process of it
+ * stays), covers a mount point in the temp dir (`<stage>`, root's, 0755, empty on the host)
+ * with a small tmpfs and binds each host path the sandbox needs under it (`<stage>/0`,
+ * `<stage>/1`…, read-only unless the sandbox writes it) with one `mount -a` of an fstab written
+ * for the attempt; then setpriv drops to the sandbox uid, sets the parent-death signal again
+ * (the change of uid clears it), and execs the sandbox's bwrap, which binds those: when dvergr
+ * dies, the sandbox's bwrap is killed, and its --die-with-parent takes the sandbox's init and
+ * so its PID namespace. The namespace, and every staging mount with it, ends with the
+ * attempt's last process: nothing to unmount, and nothing of the staging is ever visible
+ * outside it. No permission on the host changes. What the candidate writes on the host (its
  * pack) is chowned to the sandbox uid for its attempt; dvergr, as root, reads it and removes it.
  *
  * One uid serves every attempt: attempts live in pid, mount, IPC and network namespaces of
@@ -30,7 +30,7 @@
  * backstop (root has cgroups nearly everywhere).
  *
  * Permissions: --allow-sys=uid, --allow-env, --allow-write (chown of the attempt's files),
- * --allow-run (/bin/sh tells the umask; bwrap and nsenter stage), --allow-read of /proc.
+ * --allow-run (/bin/sh tells the umask; unshare and mount stage), --allow-read of the temp dir.
  */
 import { lchown } from "node:fs/promises";
 import { DvergrError } from "../../../core/errors.ts";
@@ -135,222 +135,102 @@ const ARITY: Record<string, number> = {
   "--cap-drop": 1,
 };
 
-/** One attempt's place in the staging namespace (see the module's comment). */
+/**
+ * Where an attempt stages its bind sources: the mount point its own mount namespace covers
+ * with a tmpfs, and the host file its fstab is written to before the launch.
+ */
 export interface Stage {
-  /** The host pid of the staging namespace's init, whose namespaces the attempt enters. */
-  pid: number;
-  /** The attempt's directory in the staging /tmp. */
+  /** The mount point: STAGE_DIR in the temp dir (the same for every attempt). */
   dir: string;
-  /** Unmounts and removes the directory (nothing when the staging namespace is gone). */
-  close(): Promise<void>;
+  /** The attempt's fstab (a file of its own, 0600, beside its world). */
+  fstab: string;
 }
 
-/** This process's staging bwrap: its init's host pid, the staging tmpfs's place, its end. */
-interface Staging {
-  pid: number;
-  root: string;
-  stop(): void;
-}
-
-let staging: Promise<Staging> | null = null;
-let stages = 0;
+/** The mount point's name in the temp dir. */
+const STAGE_DIR = "dvergr-stage";
 
 /**
- * The shell that prints the temp dir and the start time of its parent (dvergr: field 22 of
- * /proc/PID/stat, in clock ticks since boot), after it has removed the staging directories,
- * in that temp dir, of dvergr processes that are gone: those named
- * `dvergr-stage-<pid>-<start time>-…` whose pid no longer runs or runs with another start time
- * (reused). A live process's is never removed (its pid and start time match), nor a directory
- * without both in its name, nor one that is not empty (rmdir).
+ * The mount point every attempt's private mount namespace covers with its staging tmpfs: a
+ * directory of root's, 0755, in the temp dir, empty on the host and shared by every dvergr
+ * process (nothing is mounted on it outside an attempt's own namespace, so nothing is left to
+ * clean when dvergr is killed). Made when missing (a temp cleaner may remove it); refused
+ * when it is not root's own directory (a link or another user's directory in /tmp would
+ * decide where the staging tmpfs lands).
  */
-const SWEEP_STAGES = `st() { { read -r s < "/proc/$1/stat"; } 2>/dev/null || return 1
-  s=\${s##*) }; set -- $s; echo "\${20}"; }
-tmp=\${TMPDIR:-/tmp}
-for d in "$tmp"/dvergr-stage-*-*-*; do
-  [ -d "$d" ] || continue
-  rest=\${d##*/dvergr-stage-}; pid=\${rest%%-*}; rest=\${rest#*-}; t=\${rest%%-*}
-  case "$pid:$t" in *[!0-9:]* | :* | *:) continue ;; esac
-  [ "$(st "$pid")" = "$t" ] || rmdir "$d" 2>/dev/null
-done
-echo "$tmp"
-st "$PPID"`;
-
-/**
- * The staging directory's name: dvergr's pid and start time, so that the next dvergr process
- * that stages removes it once dvergr is gone (a `kill -9` leaves it behind, empty), and never
- * while it lives. The directories of processes that are gone are removed first.
- */
-async function stagingRoot(): Promise<string> {
-  const out = await new Deno.Command("/bin/sh", {
-    args: ["-c", SWEEP_STAGES, "dvergr-stage"],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const [tmp, start] = new TextDecoder().decode(out.stdout).split("\n");
-  if (!out.success || !/^\d+$/.test(start ?? "") || !tmp) {
-    throw new Error("the start time of dvergr's process cannot be read from /proc");
+export async function stageDir(): Promise<string> {
+  const dir = `${(Deno.env.get("TMPDIR") || "/tmp").replace(/\/+$/, "")}/${STAGE_DIR}`;
+  let info = await Deno.lstat(dir).catch(() => null);
+  if (info === null) {
+    await Deno.mkdir(dir, { mode: 0o755 }).catch((e) => {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    });
+    info = await Deno.lstat(dir);
   }
-  return await Deno.makeTempDir({ dir: tmp, prefix: `dvergr-stage-${Deno.pid}-${start}-` });
-}
-
-/**
- * Starts this process's staging bwrap: its init's host pid once its namespaces are set up (its
- * own child, the holder, runs), and the staging tmpfs's place. That is an empty directory of
- * dvergr's own (in the temp dir, named for dvergr's process and removed when dvergr exits, or
- * by the next dvergr that stages when dvergr was killed: stagingRoot), so that no source a
- * sandbox binds is hidden under it (the worlds are in the temp dir too). The child is unref'd:
- * it never keeps dvergr alive, and dies with it (--die-with-parent).
- */
-async function startStaging(): Promise<Staging> {
-  const root = await stagingRoot();
-  globalThis.addEventListener("unload", () => {
-    try {
-      Deno.removeSync(root);
-    } catch {
-      // already gone, or the process is past removing it
-    }
-  });
-  // bwrap says its init's pid on stderr (--info-fd 2), the holder says on stdout when the
-  // mounts are made (Deno may not read other processes' /proc entries).
-  const child = new Deno.Command("bwrap", {
-    args: ["--die-with-parent", "--unshare-pid", "--info-fd", "2", "--dev-bind", "/", "/"]
-      .concat(["--tmpfs", root, "/bin/sh", "-c", "echo dvergr-staged; exec sleep infinity"]),
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  child.unref();
-  const stop = () => {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already ended
-    }
-  };
-  // The promise this start is (set by currentStaging before the first await above).
-  const self = staging;
-  child.status.then(() => {
-    if (staging === self) staging = null;
-  });
-  // Bounded by time, not by a count of reads: a loaded host may take seconds to start it.
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<null>((r) => timer = setTimeout(() => r(null), 60_000));
-  const ready = await readUntil(child.stdout, /dvergr-staged\n/, late);
-  const info = await readUntil(child.stderr, /"child-pid"\s*:\s*(\d+)/, late);
-  clearTimeout(timer);
-  const pid = Number(info?.[1]);
-  if (ready && Number.isSafeInteger(pid) && pid > 0) return { pid, root, stop };
-  stop();
-  await Deno.remove(root).catch(() => {});
-  throw new Error("the staging bubblewrap did not start");
-}
-
-/** Reads `stream` until its text matches `pattern` (null: it ended or `late` came first). */
-async function readUntil(
-  stream: ReadableStream<Uint8Array>,
-  pattern: RegExp,
-  late: Promise<null>,
-): Promise<RegExpExecArray | null> {
-  const reader = stream.getReader();
-  let text = "";
-  try {
-    for (;;) {
-      const found = pattern.exec(text);
-      if (found) return found;
-      const got = await Promise.race([reader.read(), late]);
-      if (got === null || got.done) return null;
-      text += new TextDecoder().decode(got.value);
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
+  if (!info.isDirectory || info.uid !== 0) {
+    throw new Error(
+      `"${dir}" is not a directory of root's (uid ${info.uid}): remove it, dvergr makes it`,
+    );
   }
+  if (((info.mode ?? 0) & 0o7777) !== 0o755) await Deno.chmod(dir, 0o755);
+  return dir;
 }
 
-/** The shell that makes an attempt's staging directory and binds, then execs the rest. */
-const STAGE_SCRIPT = `d=$1; n=$2; shift 2
-mkdir -m 0755 "$d" && mount -t tmpfs -o size=64k,mode=0755 dvergr-stage "$d" || exit 1
-i=0
-while [ "$i" -lt "$n" ]; do
-  how=$1; src=$2; shift 2
-  if [ -e "$src" ]; then
-    if [ -d "$src" ]; then mkdir "$d/$i"; else : > "$d/$i"; fi || exit 1
-    if [ "$how" = ro ]; then mount --rbind -o ro -- "$src" "$d/$i" || exit 1
-    else mount --rbind -- "$src" "$d/$i" || exit 1; fi
-  fi
-  i=$((i + 1))
-done
-exec "$@"`;
-
-/** This process's staging, started on first use. */
-function currentStaging(): Promise<Staging> {
-  if (staging) return staging;
-  const started: Promise<Staging> = startStaging().catch((e) => {
-    if (staging === started) staging = null;
-    throw e;
-  });
-  staging = started;
-  return started;
-}
-
-/**
- * A place for one attempt in this process's staging namespace (started on first use). When
- * the staging directory is gone from the host (a temp cleaner removed it: the kernel then
- * detaches the staging namespace's tmpfs too, and no attempt could stage there), a new staging
- * is started in a new directory: the old one's running attempts keep what they bound.
- */
-export async function openStage(): Promise<Stage> {
-  let current = currentStaging();
-  let found = await current;
-  if (!(await Deno.stat(found.root).then(() => true, () => false))) {
-    if (staging === current) {
-      staging = null;
-      found.stop();
-    }
-    current = currentStaging();
-    found = await current;
+/** A path as one field of an fstab line (libmount reads back \ooo escapes of any byte). */
+export function fstabField(path: string): string {
+  let out = "";
+  for (const b of new TextEncoder().encode(path)) {
+    const c = String.fromCharCode(b);
+    out += /[A-Za-z0-9/._+,:=@%-]/.test(c) && b < 0x80 ? c : `\\${b.toString(8).padStart(3, "0")}`;
   }
-  const { pid, root } = found;
-  const dir = `${root}/a${++stages}`;
-  return {
-    pid,
-    dir,
-    async close() {
-      const [program, ...args] = inStage(pid, 'umount -l "$1"; rmdir "$1"', "sh", dir);
-      await new Deno.Command(program, {
-        args,
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).output().catch(() => {});
-    },
-  };
+  return out;
 }
 
+/** An attempt's staging: shell lines, its fstab, and the sandbox's argv from setpriv on. */
+export interface StagedBwrap {
+  /**
+   * Shell lines run as root in the attempt's own mount namespace (the launch runs under
+   * UNSHARE_MOUNT): one `mount -a` of the fstab (the tmpfs, then every directory source bound
+   * at <stage>/N, read-only unless the sandbox writes it) and one bind per file source. Exit
+   * 125 when they fail: no mark, a sandbox that did not start.
+   */
+  script: string;
+  /** What to write at the stage's fstab before the launch. */
+  fstab: string;
+  /** setpriv … bwrap options… command…: what the launch execs once staged. */
+  argv: string[];
+}
+
+/** The launch's prefix when it stages: a mount namespace of the attempt's own, private. */
+export const UNSHARE_MOUNT = ["unshare", "--mount", "--propagation", "private"];
+
 /**
- * The argv that runs `bwrap options… command…` as `id` (see the module's comment): the
- * attempt enters the staging namespaces, stages every bind source that is not a system
- * directory at <stage>/N, then setpriv drops to `id` and execs the sandbox's bwrap with those
- * sources. Only `options` are rewritten, never the command's own arguments. Descriptors pass
- * through (the marks, the filter).
+ * The staging of `bwrap options… command…` run as `id` (see the module's comment): every bind
+ * source that is not a system directory is bound at <stage>/N in the attempt's own mount
+ * namespace, then setpriv drops to `id` and execs the sandbox's bwrap with those sources. Only
+ * `options` are rewritten, never the command's own arguments. `kind` says whether a source is
+ * a directory or a file (null: missing, left out: bwrap's -try then skips it, and its plain
+ * binds fail as they would). Descriptors pass through (the marks, the filter).
  */
-export function stagedBwrapArgv(
+export function stagedBwrap(
   id: HostIdentity,
-  stage: Pick<Stage, "pid" | "dir">,
+  stage: Stage,
   options: string[],
   command: string[],
   systemDirs: string[],
-): string[] {
-  const outer: string[] = [];
+  kind: (source: string) => "dir" | "file" | null,
+): StagedBwrap {
+  const fstab = [`dvergr-stage ${fstabField(stage.dir)} tmpfs size=64k,mode=0755 0 0`];
+  const files: string[] = [];
   const inner: string[] = [];
+  let n = 0;
   for (let i = 0; i < options.length; i++) {
     const o = options[i];
     const how = BINDS[o];
     if (how === undefined || i + 2 >= options.length) {
       // Another option: copied with its arguments (one of which may read like an option).
-      const n = Math.min(ARITY[o] ?? 0, options.length - i - 1);
-      inner.push(...options.slice(i, i + 1 + n));
-      i += n;
+      const k = Math.min(ARITY[o] ?? 0, options.length - i - 1);
+      inner.push(...options.slice(i, i + 1 + k));
+      i += k;
       continue;
     }
     const source = options[i + 1];
@@ -360,27 +240,55 @@ export function stagedBwrapArgv(
       inner.push(o, source, dest);
       continue;
     }
-    const staged = `${stage.dir}/${outer.length / 2}`;
-    outer.push(how.startsWith("--ro-") ? "ro" : "rw", source);
+    const staged = `${stage.dir}/${n++}`;
+    const ro = how.startsWith("--ro-");
+    const what = kind(source);
+    if (what === "dir") {
+      fstab.push(
+        `${fstabField(source)} ${fstabField(staged)} none rbind${
+          ro ? ",ro" : ""
+        },X-mount.mkdir 0 0`,
+      );
+    } else if (what === "file") {
+      files.push(
+        `: > ${shellQuote(staged)} && mount --bind${ro ? " -o ro" : ""} -- ${shellQuote(source)} ` +
+          `${shellQuote(staged)} || exit 125`,
+      );
+    }
     inner.push(o, staged, dest);
   }
-  return [
-    ...inStage(stage.pid, STAGE_SCRIPT, "dvergr-stage", stage.dir),
-    String(outer.length / 2),
-    ...outer,
-    "setpriv",
-    `--reuid=${id.uid}`,
-    `--regid=${id.gid}`,
-    "--clear-groups",
-    "--inh-caps=-all",
-    // Set after the change of uid, which clears it: the sandbox's bwrap dies with dvergr, and
-    // its --die-with-parent takes the sandbox's init, and so its PID namespace, with it.
-    "--pdeathsig=KILL",
-    "--",
-    "bwrap",
-    ...inner,
-    ...command,
-  ];
+  return {
+    script: [`mount -a -T ${shellQuote(stage.fstab)} || exit 125`, ...files].join("\n"),
+    fstab: fstab.join("\n") + "\n",
+    argv: [
+      "setpriv",
+      `--reuid=${id.uid}`,
+      `--regid=${id.gid}`,
+      "--clear-groups",
+      "--inh-caps=-all",
+      // Set after the change of uid, which clears it: the sandbox's bwrap dies with dvergr,
+      // and its --die-with-parent takes the sandbox's init, and so its PID namespace, with it.
+      "--pdeathsig=KILL",
+      "--",
+      "bwrap",
+      ...inner,
+      ...command,
+    ],
+  };
+}
+
+/** Whether `path` is a directory or another file (null: missing). */
+export function sourceKind(path: string): "dir" | "file" | null {
+  try {
+    return Deno.statSync(path).isDirectory ? "dir" : "file";
+  } catch {
+    return null;
+  }
+}
+
+/** A string as one word of a shell command line. */
+function shellQuote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
 /**
@@ -424,24 +332,4 @@ export async function readableWorld(dir: string): Promise<void> {
     }
   };
   await walk(dir);
-}
-
-/**
- * A shell `script` (with `args`, the first its $0) run in the staging bubblewrap's mount
- * namespace, as root, at that bubblewrap's root: not the namespace's first one, which its
- * pivot_root left.
- */
-function inStage(pid: number, script: string, ...args: string[]): string[] {
-  return [
-    "nsenter",
-    `--target=${pid}`,
-    "--mount",
-    "--root",
-    "--wd",
-    "--",
-    "/bin/sh",
-    "-c",
-    script,
-    ...args,
-  ];
 }

@@ -44,34 +44,37 @@ export const NPROC_HEADROOM = 4096;
 export type LimitName = "memory" | "world-bytes" | "processes" | "open-files";
 
 /**
- * The per-process rlimits as a `prlimit` prefix: open files, the size of any one file (the
- * capture file the supervisor writes bounds the host's disk), no core dumps, and memory and
- * processes when no cgroup enforces them.
+ * The per-process rlimits every attempt gets, as shell lines of its launch (`ulimit` is a
+ * builtin: no process of its own; both the soft and the hard limit; exit 125 when one cannot
+ * be set): open files, the size of any one file (the capture file the supervisor writes bounds
+ * the host's disk; in 512-byte blocks, rounded up) and no core dumps.
  */
-export function rlimitArgv(
-  l: ResourceLimits,
-  opts: { cgroup: boolean; supervisedDirs: number | null },
-): string[] {
+export function rlimitLines(l: ResourceLimits, opts: { supervisedDirs: number | null }): string {
   // Supervised, the largest file is the supervisor's pack of every writable directory;
   // unsupervised, each file the candidate writes.
   const fsize = opts.supervisedDirs === null
     ? l.worldBytes
     : (opts.supervisedDirs + 1) * l.worldBytes + 64 * MIB;
-  const args = [
+  return `{ ulimit -n ${l.openFiles} && ulimit -f ${Math.ceil(fsize / 512)} && ulimit -c 0; } ` +
+    "|| exit 125";
+}
+
+/**
+ * Memory and processes as a `prlimit` prefix, for an attempt that no cgroup bounds (null when
+ * one does): per-process RLIMIT_DATA and RLIMIT_NPROC.
+ */
+export function rlimitArgv(l: ResourceLimits, opts: { cgroup: boolean }): string[] | null {
+  if (opts.cgroup) return null;
+  // RLIMIT_NPROC counts every process and thread of the user, dvergr's and other programs'
+  // included: the limit plus a headroom is a backstop against fork bombs, not an exact count
+  // (a cgroup gives that).
+  const nproc = l.processes + NPROC_HEADROOM;
+  return [
     "prlimit",
-    `--nofile=${l.openFiles}:${l.openFiles}`,
-    `--fsize=${fsize}:${fsize}`,
-    "--core=0:0",
+    `--data=${l.memoryBytes}:${l.memoryBytes}`,
+    `--nproc=${nproc}:${nproc}`,
+    "--",
   ];
-  if (!opts.cgroup) {
-    args.push(`--data=${l.memoryBytes}:${l.memoryBytes}`);
-    // RLIMIT_NPROC counts every process and thread of the user, dvergr's and other
-    // programs' included: the limit plus a headroom is a backstop against fork bombs,
-    // not an exact count (a cgroup gives that).
-    const nproc = l.processes + NPROC_HEADROOM;
-    args.push(`--nproc=${nproc}:${nproc}`);
-  }
-  return [...args, "--"];
 }
 
 /** The top-level world names under which a candidate may write (from `:capture`). */

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { commandCandidate, detectBwrap } from "../../../../adapters/candidates/command/command.ts";
 import {
   DEFAULT_SANDBOX_HOST_ID,
-  openStage,
   sandboxHostIdentity,
-  stagedBwrapArgv,
+  stagedBwrap,
+  stageDir,
 } from "../../../../adapters/candidates/command/host_identity.ts";
 import type { DvergrError } from "../../../../core/errors.ts";
 
@@ -13,10 +13,15 @@ const isRoot = Deno.uid() === 0;
 const hasBwrap = await detectBwrap(env);
 const SYSTEM = ["/usr", "/etc"];
 
-Deno.test("stagedBwrapArgv() stages every bind source but the system's, then drops to the uid", () => {
-  const argv = stagedBwrapArgv(
+Deno.test("stagedBwrap() stages every bind source but the system's, then drops to the uid", () => {
+  const kinds: Record<string, "dir" | "file"> = {
+    "/root/agents": "dir",
+    "/root/my agents\\x": "dir",
+    "/tmp/attempt/capture-1": "file",
+  };
+  const staged = stagedBwrap(
     { uid: 4242, gid: 4343 },
-    { pid: 777, dir: "/tmp/a5" },
+    { dir: "/tmp/dvergr-stage", fstab: "/tmp/attempt/capture-1.fstab" },
     [
       "--ro-bind",
       "/usr",
@@ -30,6 +35,12 @@ Deno.test("stagedBwrapArgv() stages every bind source but the system's, then dro
       "--ro-bind",
       "/root/agents",
       "/root/agents",
+      "--ro-bind-try",
+      "/root/missing",
+      "/m",
+      "--ro-bind",
+      "/root/my agents\\x",
+      "/a",
       "--size",
       "9",
       "--tmpfs",
@@ -40,30 +51,24 @@ Deno.test("stagedBwrapArgv() stages every bind source but the system's, then dro
     ],
     ["/bin/sh", "-c", "x", "--bind", "/root/secret", "/s"],
     SYSTEM,
+    (p) => kinds[p] ?? null,
   );
-  const at = argv.indexOf("setpriv");
-  assert.deepEqual(argv.slice(0, 9), [
-    "nsenter",
-    "--target=777",
-    "--mount",
-    "--root",
-    "--wd",
-    "--",
-    "/bin/sh",
-    "-c",
-    argv[8],
-  ]);
-  // The attempt's directory, how many sources, each read-only or not with its path.
-  assert.deepEqual(argv.slice(9, at), [
-    "dvergr-stage",
-    "/tmp/a5",
-    "2",
-    "ro",
-    "/root/agents",
-    "rw",
-    "/tmp/attempt/capture-1",
-  ]);
-  assert.deepEqual(argv.slice(at, at + 8), [
+  // One tmpfs over the stage, then each directory source (escaped), read-only unless written.
+  assert.equal(
+    staged.fstab,
+    "dvergr-stage /tmp/dvergr-stage tmpfs size=64k,mode=0755 0 0\n" +
+      "/root/agents /tmp/dvergr-stage/0 none rbind,ro,X-mount.mkdir 0 0\n" +
+      "/root/my\\040agents\\134x /tmp/dvergr-stage/2 none rbind,ro,X-mount.mkdir 0 0\n",
+  );
+  // A file source is bound on a file the script makes; a missing one is left out.
+  assert.equal(
+    staged.script,
+    "mount -a -T '/tmp/attempt/capture-1.fstab' || exit 125\n" +
+      ": > '/tmp/dvergr-stage/3' && mount --bind -- '/tmp/attempt/capture-1' " +
+      "'/tmp/dvergr-stage/3' || exit 125",
+  );
+  const argv = staged.argv;
+  assert.deepEqual(argv.slice(0, 8), [
     "setpriv",
     "--reuid=4242",
     "--regid=4343",
@@ -73,7 +78,7 @@ Deno.test("stagedBwrapArgv() stages every bind source but the system's, then dro
     "--",
     "bwrap",
   ]);
-  assert.deepEqual(argv.slice(at + 8), [
+  assert.deepEqual(argv.slice(8), [
     "--ro-bind",
     "/usr",
     "/usr",
@@ -85,14 +90,20 @@ Deno.test("stagedBwrapArgv() stages every bind source but the system's, then dro
     "/proc/sys",
     "/proc/sys",
     "--ro-bind",
-    "/tmp/a5/0",
+    "/tmp/dvergr-stage/0",
     "/root/agents",
+    "--ro-bind-try",
+    "/tmp/dvergr-stage/1",
+    "/m",
+    "--ro-bind",
+    "/tmp/dvergr-stage/2",
+    "/a",
     "--size",
     "9",
     "--tmpfs",
     "/out",
     "--bind",
-    "/tmp/a5/1",
+    "/tmp/dvergr-stage/3",
     "/.dvergr/capture.tar",
     // The command's own arguments are never rewritten.
     "/bin/sh",
@@ -195,32 +206,33 @@ Deno.test({
 
 Deno.test({
   name:
-    "openStage() as root: attempts share one staging namespace, each its own directory there, removed when it closes",
-  ignore: !isRoot || !hasBwrap,
+    "stageDir() as root: one root-owned 0755 mount point, made again when removed, refused when it is not root's",
+  ignore: !isRoot,
   async fn() {
-    const a = await openStage();
-    const b = await openStage();
-    assert.equal(a.pid, b.pid);
-    assert.notEqual(a.dir, b.dir);
-    const list = async (pid: number, dir: string) => {
-      const out = await new Deno.Command("nsenter", {
-        args: [`--target=${pid}`, "--mount", "--root", "--wd", "--", "ls", "-A", dir],
-        stderr: "null",
-      }).output();
-      return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l !== "");
-    };
-    const root = a.dir.slice(0, a.dir.lastIndexOf("/"));
-    // Nothing of the staging is on the host: its directory there stays empty.
-    assert.deepEqual([...Deno.readDirSync(root)], []);
-    // The attempt's directory is made by its launch: none yet.
-    assert.deepEqual(await list(a.pid, root), []);
-    const made = await new Deno.Command("nsenter", {
-      args: [`--target=${a.pid}`, "--mount", "--root", "--wd", "--", "mkdir", a.dir],
-    }).output();
-    assert.ok(made.success);
-    assert.deepEqual(await list(a.pid, root), [a.dir.slice(root.length + 1)]);
-    await a.close();
-    await b.close();
-    assert.deepEqual(await list(a.pid, root), []);
+    const tmp = await Deno.makeTempDir();
+    const before = Deno.env.get("TMPDIR");
+    Deno.env.set("TMPDIR", tmp);
+    try {
+      const dir = await stageDir();
+      assert.equal(dir, `${tmp}/dvergr-stage`);
+      const info = await Deno.lstat(dir);
+      assert.equal(info.uid, 0);
+      assert.equal((info.mode ?? 0) & 0o7777, 0o755);
+      assert.deepEqual([...Deno.readDirSync(dir)], []);
+      await Deno.remove(dir);
+      assert.equal(await stageDir(), dir);
+      assert.ok((await Deno.lstat(dir)).isDirectory);
+      await Deno.remove(dir);
+      await Deno.mkdir(dir);
+      await Deno.chown(dir, 65534, 65534);
+      await assert.rejects(() => stageDir(), /is not a directory of root's \(uid 65534\)/);
+      await Deno.remove(dir);
+      await Deno.symlink("/etc", dir);
+      await assert.rejects(() => stageDir(), /is not a directory of root's/);
+    } finally {
+      if (before === undefined) Deno.env.delete("TMPDIR");
+      else Deno.env.set("TMPDIR", before);
+      await Deno.remove(tmp, { recursive: true });
+    }
   },
 });

@@ -19,6 +19,7 @@ import {
   readBackWorld,
   type ResourceLimits,
   rlimitArgv,
+  rlimitLines,
   sandboxWorldArgs,
   writableTopLevel,
 } from "../../../../adapters/candidates/command/limits.ts";
@@ -71,21 +72,37 @@ function cgroupEnforces(ev: LimitEvidence, what: "memory" | "processes"): boolea
   return ev.limits.enforcedBy[what].startsWith("cgroup");
 }
 
-Deno.test("rlimitArgv() bounds open files, file size and core dumps; memory and processes without a cgroup", () => {
+Deno.test("rlimitLines() bounds open files, file size and core dumps; rlimitArgv() memory and processes without a cgroup", async () => {
   const l = { memoryBytes: 64 * MIB, worldBytes: 8 * MIB, processes: 16, openFiles: 32 };
-  const without = rlimitArgv(l, { cgroup: false, supervisedDirs: null });
-  assert.deepEqual(without, [
+  assert.deepEqual(rlimitArgv(l, { cgroup: false }), [
     "prlimit",
-    "--nofile=32:32",
-    `--fsize=${8 * MIB}:${8 * MIB}`,
-    "--core=0:0",
     `--data=${64 * MIB}:${64 * MIB}`,
     `--nproc=${16 + NPROC_HEADROOM}:${16 + NPROC_HEADROOM}`,
     "--",
   ]);
-  const withCgroup = rlimitArgv(l, { cgroup: true, supervisedDirs: 1 });
-  assert.ok(!withCgroup.some((a) => a.startsWith("--data") || a.startsWith("--nproc")));
-  assert.ok(withCgroup.includes(`--fsize=${2 * 8 * MIB + 64 * MIB}:${2 * 8 * MIB + 64 * MIB}`));
+  assert.equal(rlimitArgv(l, { cgroup: true }), null);
+  // The shell that runs the lines, and what it execs, hold the limits, soft and hard.
+  const limitsOf = async (lines: string) => {
+    const out = await new Deno.Command("/bin/sh", {
+      args: ["-c", `${lines}\nexec cat /proc/self/limits`],
+      stderr: "inherit",
+    }).output();
+    assert.ok(out.success);
+    const text = new TextDecoder().decode(out.stdout);
+    const row = (name: string) =>
+      text.split("\n").find((r) => r.startsWith(name))!.slice(26).trim().split(/\s+/)
+        .slice(0, 2);
+    return { files: row("Max open files"), size: row("Max file size"), core: row("Max core") };
+  };
+  const unsupervised = await limitsOf(rlimitLines(l, { supervisedDirs: null }));
+  assert.deepEqual(unsupervised.files, ["32", "32"]);
+  assert.deepEqual(unsupervised.size, [String(8 * MIB), String(8 * MIB)]);
+  assert.deepEqual(unsupervised.core, ["0", "0"]);
+  const supervised = await limitsOf(rlimitLines(l, { supervisedDirs: 1 }));
+  assert.deepEqual(supervised.size, [
+    String(2 * 8 * MIB + 64 * MIB),
+    String(2 * 8 * MIB + 64 * MIB),
+  ]);
 });
 
 Deno.test("sandboxWorldArgs() makes writable directories sized tmpfs mounts and the rest read-only", () => {
