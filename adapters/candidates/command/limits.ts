@@ -197,7 +197,9 @@ export function sealArgs(worldBytes: number): string[] {
  * candidate at the time limit, kills every other process
  * of the sandbox's PID namespace (kill -1 spares only itself and bwrap's init), records how it
  * ended and whether a writable directory is full, and packs the capture directories into the
- * capture file: at most PACK_ENTRIES + 1 entries, so the host knows when there were more.
+ * capture file: at most PACK_ENTRIES + 1 entries, so the host knows when there were more (they
+ * are listed by the shell itself, each directory before what it holds, links never followed:
+ * one tar and no other process).
  * When that pack fails on a host file system without room, it exits PACK_NO_ROOM (the host
  * then stops the run with an IO error: the host's fault, never the candidate's).
  * Before it forks again it waits, with shell builtins only, until /proc shows no process but
@@ -275,9 +277,25 @@ if [ -n "$dirs" ]; then
 fi
 cd /
 printf 'exit=%s\\ntimedout=%s\\nfull=%s\\n' "$st" "$timed" "$full" > ${RUN}/status
-if ! { printf '%s\\0' ${STATUS}; if [ -n "$packed" ]; then find $packed -print0 2>/dev/null | head -z -n ${
-  PACK_ENTRIES + 1
-}; fi; } |
+n=0
+listed() {
+  for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+    if [ -e "$e" ] || [ -L "$e" ]; then
+      n=$((n + 1))
+      [ "$n" -gt ${PACK_ENTRIES + 1} ] && return 1
+      printf '%s\\0' "$e"
+      if [ -d "$e" ] && [ ! -L "$e" ]; then listed "$e" || return 1; fi
+    fi
+  done
+}
+if ! { printf '%s\\0' ${STATUS}; for r in $packed; do
+  if [ -e "$r" ] || [ -L "$r" ]; then
+    n=$((n + 1))
+    [ "$n" -gt ${PACK_ENTRIES + 1} ] && break
+    printf '%s\\0' "$r"
+    if [ -d "$r" ] && [ ! -L "$r" ]; then listed "$r" || break; fi
+  fi
+done; } |
   LC_ALL=C.UTF-8 tar --format=posix --null --no-recursion -T - -cf ${CAPTURE} 2>/dev/null; then
   room=$( (cd / && exec df -Pk ${CAPTURE}) 2>/dev/null | { read -r _; read -r _ _ _ a _; echo "$a"; })
   if [ "$room" -lt ${PACK_ROOM_KIB} ] 2>/dev/null; then exit ${PACK_NO_ROOM}; fi
