@@ -39,9 +39,9 @@ export interface AttemptCgroup {
   /** Kills every process still in the cgroup, then removes it (after end(): nothing to do). */
   close(): Promise<void>;
   /**
-   * Shell lines for the launch shell (after joinScript, as root) that make the candidate's
-   * cgroup inside this one and open its `cgroup.procs` for writing on CANDIDATE_CGROUP_FD
-   * (exit 125 when they cannot).
+   * Shell lines for the launch shell (after joinScript, as root, which makes the candidate's
+   * cgroup inside this one beside it) that open its `cgroup.procs` for writing on
+   * CANDIDATE_CGROUP_FD (exit 125 when they cannot).
    */
   candidateScript: string;
   /**
@@ -165,13 +165,15 @@ async function stopIn(child: string, rest: string[], v2Kill: boolean): Promise<b
   return out?.trim() === "1";
 }
 
-/** The launch shell's lines that make the candidate's cgroup `child` and open its procs file. */
+/**
+ * The launch shell's line that opens the procs file of the candidate's cgroup `child` (made
+ * with the attempt's, by the same mkdir: one process fewer).
+ */
 function candidateLines(child: string): string {
-  return [
-    `mkdir ${shellQuote(child)} || exit 125`,
-    // `command` keeps a failed redirection from ending the shell before `exit 125`.
-    `command exec ${CANDIDATE_CGROUP_FD}>${shellQuote(join(child, "cgroup.procs"))} || exit 125`,
-  ].join("\n");
+  // `command` keeps a failed redirection from ending the shell before `exit 125`.
+  return `command exec ${CANDIDATE_CGROUP_FD}>${
+    shellQuote(join(child, "cgroup.procs"))
+  } || exit 125`;
 }
 
 /** Lines that print the file "$1" (shell builtins only). */
@@ -251,7 +253,7 @@ function v2Cgroup(parent: string, name: string, memory: number, processes: numbe
   const cgroup: AttemptCgroup = {
     version: 2,
     joinScript: [
-      `mkdir ${shellQuote(dir)} || exit 125`,
+      `mkdir ${shellQuote(dir)} ${shellQuote(child)} || exit 125`,
       put(join(dir, "memory.max"), memory),
       put(join(dir, "pids.max"), processes),
       mayPut(join(dir, "memory.swap.max"), 0),
@@ -303,7 +305,7 @@ function v1Cgroup(
   const cgroup: AttemptCgroup = {
     version: 1,
     joinScript: [
-      `mkdir ${shellQuote(mem)} ${shellQuote(pids)} || exit 125`,
+      `mkdir ${shellQuote(mem)} ${shellQuote(pids)} ${shellQuote(child)} || exit 125`,
       put(join(mem, "memory.limit_in_bytes"), memory),
       put(join(pids, "pids.max"), processes),
       // Without swap accounting this file is absent; memory.limit_in_bytes still binds RAM.
