@@ -7,7 +7,9 @@
  * a throwaway PostgreSQL cluster. Asserted: every blob is in the bucket under the prefix and
  * none in the database, the evidence reads back whole, the candidate's environment held no
  * AWS variable, and a wrong secret or a --blobs without a store is exit 2 naming the bucket
- * and endpoint, never the secret.
+ * and endpoint, never the secret; a bucket failing at work is exit 2 with nothing recorded
+ * (a rerun completes) and a worker waits it out as it waits out the database. The outages
+ * are counted requests, never a time: each test's outcome is the same at any load.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
@@ -22,6 +24,7 @@ import { detectBwrap } from "../../adapters/candidates/command/command.ts";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BUNDLE = join(ROOT, "examples/workflows/invoice-fields");
 const SECRET = "wJalrXUtnFEMI/K7MDENG/s3-blobs-e2e-SECRET";
+const KEYS = { accessKeyId: "AKIDE2E", secretAccessKey: SECRET };
 const cluster = await startPostgres();
 Deno.test.afterAll(async () => await cluster?.stop());
 
@@ -145,6 +148,100 @@ Deno.test({
       await sql.end({ timeout: 1 });
       await s3.stop();
       await Deno.remove(home, { recursive: true }).catch(() => {});
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "--blobs s3://…: a bucket that keeps failing is exit 2 with nothing recorded; once it answers, the rerun completes",
+  ignore: cluster === null,
+  async fn() {
+    const s3 = startFakeS3({ buckets: ["dvergr-evidence"], ...KEYS });
+    const url = await cluster!.database();
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    const home = await Deno.makeTempDir({ prefix: "dvergr-s3-e2e-" });
+    try {
+      const env = { ...s3.env(), DVERGR_BLOBS: "s3://dvergr-evidence/fleet" };
+      const args = [
+        "benchmark",
+        BUNDLE,
+        "--candidate",
+        "builtin:reference",
+        "--case-ids",
+        "inv-001",
+      ];
+      s3.failNext(Infinity, 500, "PUT"); // the bucket's HEAD passes: it fails once at work
+      const failed = await dvergrWithPath([...args, "--home", home, "--store", url], env);
+      assert.equal(failed.code, 2, failed.err);
+      assert.match(
+        failed.err,
+        /s3:\/\/dvergr-evidence\/fleet at http:\/\/127\.0\.0\.1:\d+: InternalError/,
+      );
+      assert.ok(!failed.err.includes(KEYS.secretAccessKey));
+      const [{ n }] = await sql`select count(*)::int as n from dvergr_records`;
+      assert.equal(n, 0);
+
+      s3.failNext(0);
+      const again = await dvergrWithPath([...args, "--home", home, "--store", url, "--json"], env);
+      assert.equal(again.code, 0, again.err + again.out);
+      assert.equal(JSON.parse(again.out).complete, true);
+    } finally {
+      await sql.end({ timeout: 1 });
+      await s3.stop();
+      await Deno.remove(home, { recursive: true }).catch(() => {});
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "--blobs s3://…: a worker waits out a bucket that fails its reads, as it does the database, and finishes the experiment",
+  ignore: cluster === null,
+  async fn() {
+    const s3 = startFakeS3({ buckets: ["dvergr-evidence"], ...KEYS });
+    const url = await cluster!.database();
+    const home = await Deno.makeTempDir({ prefix: "dvergr-s3-e2e-" });
+    const workerHome = await Deno.makeTempDir({ prefix: "dvergr-s3-worker-" });
+    try {
+      const env = { ...s3.env(), DVERGR_BLOBS: "s3://dvergr-evidence/fleet" };
+      const queued = await dvergrWithPath([
+        "benchmark",
+        BUNDLE,
+        "--candidate",
+        "builtin:reference",
+        "--case-ids",
+        "inv-001,inv-002",
+        "--home",
+        home,
+        "--store",
+        url,
+        "--enqueue",
+        "--json",
+      ], env);
+      assert.equal(queued.code, 0, queued.err + queued.out);
+      const experiment = JSON.parse(queued.out).experiment as string;
+      // The worker's first read (the bundle's manifest) fails through every one of its six
+      // tries, the next twice more: the worker backs off and tries again.
+      s3.failNext(8, 503, "GET");
+      const worker = await dvergrProcess(
+        ["worker", "--store", url, "--home", workerHome, "--experiment", experiment],
+        env,
+      );
+      assert.equal(worker.code, 0, worker.err);
+      assert.match(
+        worker.err,
+        /out of reach \(Cannot read blob [0-9a-f]{64} in s3:\/\/dvergr-evidence\/fleet/,
+      );
+      assert.equal(s3.requests.filter((r) => r.status === 503).length, 8);
+      const shown = await dvergrWithPath(["show", experiment, "--store", url, "--json"], env);
+      assert.equal(shown.code, 0, shown.err);
+      const cells = JSON.parse(shown.out).cells as { outcome: string }[];
+      assert.deepEqual(cells.map((c) => c.outcome), ["passed", "passed"]);
+    } finally {
+      await s3.stop();
+      await Deno.remove(home, { recursive: true }).catch(() => {});
+      await Deno.remove(workerHome, { recursive: true }).catch(() => {});
     }
   },
 });

@@ -7,7 +7,8 @@
  * request dated more than 15 minutes off, a wrong session token, or a body whose SHA-256 is
  * not its x-amz-content-sha256 is refused with S3's XML error (403 InvalidAccessKeyId,
  * SignatureDoesNotMatch, RequestTimeTooSkewed, InvalidToken; 400
- * XAmzContentSHA256Mismatch). `failNext(n, status)` makes the next n requests fail (503
+ * XAmzContentSHA256Mismatch). `failNext(n, status, method)` makes the next n requests (of
+ * that method, when given) fail (503
  * SlowDown, 500 InternalError) for retry tests; `requests` lists what came (method, path,
  * status), never a header.
  */
@@ -28,8 +29,11 @@ export interface FakeS3 {
   /** Objects by bucket, then key. */
   objects: Map<string, Map<string, Uint8Array>>;
   requests: { method: string; path: string; status: number }[];
-  /** The next `n` requests get `status` (503: SlowDown, else InternalError) instead. */
-  failNext(n: number, status?: number): void;
+  /**
+   * The next `n` requests (only those of `method`, when given) get `status` (503: SlowDown,
+   * else InternalError) instead; Infinity until failNext(0).
+   */
+  failNext(n: number, status?: number, method?: string): void;
   /** The environment a client needs: endpoint, region and the credentials. */
   env(): Record<string, string>;
   stop(): Promise<void>;
@@ -120,12 +124,12 @@ export function startFakeS3(o: FakeS3Options): FakeS3 {
   const region = o.region ?? "us-east-1";
   const objects = new Map(o.buckets.map((b) => [b, new Map<string, Uint8Array>()]));
   const requests: FakeS3["requests"] = [];
-  let failing = { n: 0, status: 503 };
+  let failing: { n: number; status: number; method?: string } = { n: 0, status: 503 };
 
   async function handle(req: Request): Promise<Response> {
     const url = new URL(req.url);
     const body = new Uint8Array(await req.arrayBuffer());
-    if (failing.n > 0) {
+    if (failing.n > 0 && (failing.method === undefined || failing.method === req.method)) {
       failing.n--;
       return failing.status === 503
         ? xml(503, "SlowDown", "Please reduce your request rate.", url.pathname)
@@ -176,8 +180,8 @@ export function startFakeS3(o: FakeS3Options): FakeS3 {
     endpoint,
     objects,
     requests,
-    failNext(n, status = 503) {
-      failing = { n, status };
+    failNext(n, status = 503, method) {
+      failing = { n, status, method };
     },
     env() {
       return {
