@@ -4,20 +4,15 @@ import { type BundleArg, parseBundleCommand, readBundleArg } from "./bundle_arg.
 import { lazyRunner } from "./home_arg.ts";
 import type { CliContext } from "./context.ts";
 import { onStopSignal } from "./signals.ts";
-import { BENCHMARK_FORMAT, diagnosisJson } from "./json_formats.ts";
-import { CALIBRATE_FORMAT } from "../core/ops/check_formats.ts";
 import { printJson } from "./render.ts";
 import { keptReportPath, reportOptions, writeReports } from "./report_files.ts";
 import { currentRecords } from "../core/engine/score_experiment.ts";
 import type { AttemptRecord } from "../core/bench/records.ts";
 import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
-import { benchmarkJunit } from "../core/bench/junit.ts";
 import { brokenLine, outcomeCountsText } from "../core/bench/outcome.ts";
 import { itemSummaryLine } from "../core/bench/item_analysis.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
 import type { Bundle } from "../core/bundle/types.ts";
-import { calibrate } from "../core/calibrate/calibrate.ts";
-import { writeEdn } from "../core/edn/write.ts";
 import type { Services } from "../core/ports/services.ts";
 import {
   benchmarkFlagsHelp,
@@ -30,7 +25,6 @@ import {
 } from "../core/ops/benchmark_request.ts";
 import { composeServices } from "../adapters/compose.ts";
 import { candidateKinds } from "../adapters/candidates/registry.ts";
-import { bwrapSupport } from "../adapters/candidates/command/command.ts";
 import { benchmarkBundle, type BenchmarkOutcome } from "../core/engine/benchmark.ts";
 import { createProgress } from "./progress.ts";
 import { formatFixed } from "../core/bench/report.ts";
@@ -41,7 +35,6 @@ import { resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { openHomeAt } from "../adapters/compose.ts";
 import { storeUrl } from "../adapters/store/postgres/url.ts";
 import { blobsTarget, type S3Target } from "../adapters/store/s3/target.ts";
-import { enqueueOnly } from "./benchmark_enqueue.ts";
 import { usageError } from "../core/errors.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import { BENCHMARK_WORKERS, takeBenchmarkPool } from "./prestart.ts";
@@ -199,8 +192,14 @@ export function parse(args: string[]): { input: BenchmarkInput; positionals: str
   return { input: readBenchmarkFlags(values), positionals };
 }
 
+// What only some runs need (--check, --json, --junit, --enqueue) is imported when they ask:
+// the --json formats alone are ~50 modules of schemas that every run would load and build.
+
 /** `--check`: calibrates the bundle only and prints the result. */
 async function runCheck(ctx: CliContext, fileBundle: BundleArg, json: boolean): Promise<number> {
+  const { calibrate } = await import("../core/calibrate/calibrate.ts");
+  const { CALIBRATE_FORMAT } = await import("../core/ops/check_formats.ts");
+  const { writeEdn } = await import("../core/edn/write.ts");
   const bundle = parseBundle(fileBundle);
   const pool = createCheckerPool({ workers: 1 });
   try {
@@ -294,6 +293,7 @@ async function finish(
   const { diagnosis, scorecard } = outcome;
   const reports = await writeReports({ scorecard, options: reportOptions(outcome) }, reportPath);
   if (input.junit !== undefined) {
+    const { benchmarkJunit } = await import("../core/bench/junit.ts");
     await writeAtomic(
       resolve(ctx.cwd, input.junit),
       benchmarkJunit(
@@ -305,6 +305,7 @@ async function finish(
     );
   }
   if (input.json) {
+    const { BENCHMARK_FORMAT, diagnosisJson } = await import("./json_formats.ts");
     printJson(ctx, BENCHMARK_FORMAT, {
       bundle: outcome.bundle.name,
       bundleId: outcome.bundle.id,
@@ -332,9 +333,6 @@ function enqueueWithoutStore() {
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
   const { input, positionals } = opts;
-  // Whether bubblewrap works here (two short processes, asked once per process) is found
-  // while the bundle is read, not after it, when the candidates are resolved.
-  if (!input.check && !input.enqueue) void bwrapSupport(ctx.env);
   const fileBundle = await readBundleArg("benchmark", positionals[0], { home: input.home, ctx });
   if (input.check) return await runCheck(ctx, fileBundle, input.json === true);
 
@@ -344,6 +342,12 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     services.candidates,
     "cli",
   );
+  // Whether bubblewrap works here (short processes, asked once per process) is found while
+  // the bundle is installed and planned, not after, when the candidates are resolved; a run
+  // of built-ins and models never asks.
+  if (!input.enqueue && services.candidates.sandboxed(request.specs)) {
+    void import("../adapters/candidates/command/command.ts").then((m) => m.bwrapSupport(ctx.env));
+  }
   const homeDir = homeDirOf(ctx, fileBundle, input.home);
   // Output files are checked now: a bad one must not surface after every cell has run.
   if (input.report !== undefined) {
@@ -359,6 +363,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     const room = source.kind === "room" ? source.room : undefined;
     const runner = lazyRunner(); // for a generator.js
     const req = { ...request, services, bundle: fileBundle, home, room, env: ctx.env, runner };
+    const { enqueueOnly } = await import("./benchmark_enqueue.ts");
     try {
       return await enqueueOnly(ctx, req, input.json === true);
     } finally {

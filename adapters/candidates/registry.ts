@@ -18,7 +18,6 @@ import type {
   CandidateSpec,
   Isolation,
 } from "../../core/ports/candidate_kind.ts";
-import { detectBwrap } from "./command/command.ts";
 import { specError } from "./spec_text.ts";
 import { builtinKind } from "./builtin/kind.ts";
 import { commandKind } from "./command/kind.ts";
@@ -54,6 +53,7 @@ export function createCandidateKinds(kinds: readonly CandidateKind[]): Candidate
     parse: (text) => parseSpec(kinds, text),
     model: (id) => ({ kind: "model", model: id }),
     isInlineCommand: (spec) => kindOf(spec).inlineCommand === true,
+    sandboxed: (specs) => specs.some((s) => kindOf(s).sandboxed === true),
     describe: () => kinds.map(formsOf),
     resolve: (specs, req) => resolveSpecs(kindOf, specs, req),
     aliasesOf: (identity, ctx) => {
@@ -144,6 +144,12 @@ function freeName(name: string, taken: readonly Candidate[]): string {
   }
 }
 
+/** Whether bubblewrap can build the sandbox here (the sandbox's module, loaded when asked). */
+async function bwrapWorks(env: (name: string) => string | undefined): Promise<boolean> {
+  const { detectBwrap } = await import("./command/command.ts");
+  return await detectBwrap(env);
+}
+
 /**
  * The candidates of an experiment, in the order given: each spec resolved by its kind (a
  * kind may hand a spec on to another: a named candidate to its command). Names must be
@@ -154,7 +160,9 @@ async function resolveSpecs(
   specs: CandidateSpec[],
   req: CandidateRequest,
 ): Promise<{ candidates: Candidate[]; isolation: Isolation }> {
-  const isolation = req.isolation ?? ((await detectBwrap(req.env)) ? "bwrap" : "none");
+  // Built-ins and models never run in the sandbox: bubblewrap is probed only for kinds that do.
+  const sandboxed = specs.some((s) => kindOf(s).sandboxed === true);
+  const isolation = req.isolation ?? (sandboxed && (await bwrapWorks(req.env)) ? "bwrap" : "none");
   const unisolatedAsked = req.isolation !== undefined || req.env("DVERGR_ISOLATION") === "none";
   const resolveOne = (spec: CandidateSpec, index: number): Promise<Candidate> => {
     const kind = kindOf(spec);

@@ -80,6 +80,8 @@ export interface CandidateKinds {
   model(id: string): CandidateSpec;
   /** Whether a spec runs a command line written in the request itself (MCP refuses it). */
   isInlineCommand(spec: CandidateSpec): boolean;
+  /** Whether any of the specs may run in the sandbox (CandidateKind.sandboxed). */
+  sandboxed(specs: readonly CandidateSpec[]): boolean;
   /** Every kind's forms, in the order specs are read (help, schemas, the README). */
   describe(): CandidateKindForms[];
   /**
@@ -146,6 +148,11 @@ export interface CandidateKind<S extends { kind: string } = CandidateSpec> {
    * DVERGR_ISOLATION=none asks for it (refused before any cell otherwise).
    */
   runsCommands?: boolean;
+  /**
+   * Its candidates may run in the sandbox (bubblewrap): whether bubblewrap works here is found
+   * before they resolve. A request of kinds without it (built-ins, models) never asks.
+   */
+  sandboxed?: boolean;
   /** The candidate a spec stands for. */
   resolve(spec: S, ctx: CandidateContext): Promise<Candidate>;
   /**

@@ -35,8 +35,8 @@ import { routeFor } from "../../gateway/routes.ts";
 import { WORLD_TOOL_NAMES, WORLD_TOOLS_VERSION } from "../../../core/world_tools/registry.ts";
 import { commandCandidate, type CommandRun, type Isolation } from "../command/command.ts";
 
-export const AGENT_CLIS = ["claude-code", "codex"] as const;
-export type AgentCli = typeof AGENT_CLIS[number];
+import { AGENT_CLIS, type AgentCli } from "./agent_clis.ts";
+export { AGENT_CLIS, type AgentCli };
 
 /** The versions dvergr is tested with (`npm install` these). */
 export const TESTED_VERSIONS: Record<AgentCli, { npm: string; version: string; bin: string }> = {

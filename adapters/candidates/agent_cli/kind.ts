@@ -6,7 +6,8 @@
  */
 import type { CandidateKind } from "../../../core/ports/candidate_kind.ts";
 import { NAME, specError } from "../spec_text.ts";
-import { AGENT_CLIS, type AgentCli, type AgentSpec, createAgentCandidate } from "./agent_cli.ts";
+import type { AgentSpec } from "./agent_cli.ts";
+import { AGENT_CLIS, type AgentCli } from "./agent_clis.ts";
 
 /** An agent CLI candidate's spec. */
 export type AgentKindSpec = { kind: "agent" } & AgentSpec;
@@ -24,6 +25,7 @@ function agentAt(text: string): number {
 
 export const agentKind: CandidateKind<AgentKindSpec> = {
   kind: "agent",
+  sandboxed: true,
   parse(text) {
     const at = agentAt(text);
     if (at < 0) return null;
@@ -56,9 +58,11 @@ export const agentKind: CandidateKind<AgentKindSpec> = {
       example: "agent:codex:gpt-5",
     },
   ],
-  resolve(spec, ctx) {
+  async resolve(spec, ctx) {
     const { kind: _, ...agent } = spec;
-    return createAgentCandidate(agent, {
+    // Loaded by the runs that have agent candidates (the sandbox, the gateway).
+    const { createAgentCandidate } = await import("./agent_cli.ts");
+    return await createAgentCandidate(agent, {
       isolation: ctx.isolation,
       env: ctx.env,
       homeDir: ctx.homeDir,

@@ -7,11 +7,10 @@
 import type { Candidate } from "../../../core/bench/candidate.ts";
 import { isDvergrError } from "../../../core/errors.ts";
 import type { CandidateContext, CandidateKind } from "../../../core/ports/candidate_kind.ts";
-import { commandGateway } from "../../gateway/command_gateway.ts";
 import { declaredModelIds } from "../../gateway/routes.ts";
 import { loadRegistry } from "../../providers/load_registry.ts";
 import { NAME, specError } from "../spec_text.ts";
-import { commandCandidate, type CommandSpec } from "./command.ts";
+import type { CommandSpec } from "./command.ts";
 
 /** A command candidate's spec: its name, command line and (when named) what else it gets. */
 export type CommandKindSpec = { kind: "command" } & CommandSpec;
@@ -43,6 +42,7 @@ export const commandKind: CandidateKind<CommandKindSpec> = {
   kind: "command",
   inlineCommand: true,
   runsCommands: true,
+  sandboxed: true,
   parse(text) {
     const eq = text.indexOf("=");
     if (eq <= 0 || !text.slice(eq + 1).startsWith("cmd:")) return null;
@@ -63,8 +63,12 @@ export const commandKind: CandidateKind<CommandKindSpec> = {
     what: "a shell command line run in the world",
     example: "mine=cmd:python3 my_agent.py",
   }],
-  resolve(spec, ctx) {
+  async resolve(spec, ctx) {
     const { kind: _, ...command } = spec;
+    // Loaded by the runs that have command candidates: the sandbox and the gateway are
+    // ~40 modules that a run of built-ins or models never needs.
+    const { commandCandidate } = await import("./command.ts");
+    const { commandGateway } = await import("../../gateway/command_gateway.ts");
     // Every command candidate gets the attempt's world gateway (MCP tools, metered models).
     const c = commandCandidate(
       { ...command, mounts: command.mounts ?? ctx.mounts },
@@ -80,6 +84,6 @@ export const commandKind: CandidateKind<CommandKindSpec> = {
         limits: ctx.limits,
       },
     );
-    return Promise.resolve(checkingModels(c, command, ctx));
+    return checkingModels(c, command, ctx);
   },
 };

@@ -9,7 +9,8 @@ import { readEdn } from "../../../core/edn/read.ts";
 import { toPlain } from "../../../core/edn/plain.ts";
 import { readInputFile } from "../../files/input_file.ts";
 import type { CommandSpec } from "../command/command.ts";
-import { AGENT_CLIS, type AgentSpec } from "../agent_cli/agent_cli.ts";
+import type { AgentSpec } from "../agent_cli/agent_cli.ts";
+import { AGENT_CLIS } from "../agent_cli/agent_clis.ts";
 import { NAME } from "../spec_text.ts";
 
 const namedCommandSchema = z.strictObject({

@@ -38,6 +38,8 @@ function specOf(named: NamedCandidate): CandidateSpec {
 
 export const namedKind: CandidateKind<NamedSpec> = {
   kind: "named",
+  // A named candidate may be a command or an agent CLI.
+  sandboxed: true,
   parse(text) {
     if (text.startsWith("cmd:")) {
       const name = text.slice("cmd:".length);

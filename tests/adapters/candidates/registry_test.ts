@@ -105,6 +105,29 @@ Deno.test("candidateKinds.resolve() routes each spec and refuses duplicate names
   await assert.rejects(() => resolveCandidates([], opts), /without candidates/);
 });
 
+Deno.test("candidateKinds.sandboxed() is true only for kinds that may run in the sandbox, and a run of built-ins and models never probes bubblewrap", async () => {
+  const sandboxed = (...texts: string[]) => candidateKinds.sandboxed(texts.map(parseCandidateSpec));
+  assert.equal(sandboxed("builtin:reference", "builtin:noop"), false);
+  assert.equal(sandboxed("builtin:reference", "x=cmd:true"), true);
+  assert.equal(sandboxed("agent:codex:gpt-5"), true);
+  // A named candidate may stand for a command.
+  assert.equal(sandboxed("naive"), true);
+  assert.equal(sandboxed("cmd:naive"), true);
+  // Where bubblewrap works, only a run that may use it says so: a run of built-ins is "none".
+  const bundle = wordBundle(1);
+  const builtins = await candidateKinds.resolve([parseCandidateSpec("builtin:reference")], {
+    bundle,
+    env,
+  });
+  assert.equal(builtins.isolation, "none");
+  const withCommand = await candidateKinds.resolve(
+    [parseCandidateSpec("builtin:reference"), parseCandidateSpec("x=cmd:true")],
+    { bundle, env: (k) => (k === "DVERGR_ISOLATION" ? "none" : env(k)) },
+  );
+  assert.equal(withCommand.isolation, "none");
+  assert.deepEqual(withCommand.candidates.map((c) => c.identity.kind), ["builtin", "command"]);
+});
+
 Deno.test("candidateKinds.resolve() gives a command's declared models to its identity, and its preflight refuses one the registry does not know", async () => {
   const bundle = wordBundle(1);
   const named = new Map([
