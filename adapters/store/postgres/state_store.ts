@@ -84,16 +84,35 @@ async function one<T>(rows: Promise<Record<string, unknown>[]>, column: string):
 }
 
 /**
+ * Blobs written to `objects`, read from it and else from the database's table: a store that
+ * kept its blobs in the database before it was given a bucket still shows them.
+ */
+function readThrough(objects: BlobStore, table: BlobStore): BlobStore {
+  return {
+    put: (content) => objects.put(content),
+    async get(id) {
+      return await objects.get(id) ?? await table.get(id);
+    },
+    async has(id) {
+      return await objects.has(id) || await table.has(id);
+    },
+  };
+}
+
+/**
  * The state store on an open pool whose schema is current. `clock` is this process's (the
  * one callers' lease times are on; tests give a skewed one); `objectStore` holds the blobs
- * instead of the database (every blob, the small ones committed with records too).
+ * instead of the database (every blob, the small ones committed with records too; those the
+ * database held before are still read from it).
  */
 export function postgresStateStore(
   sql: Sql,
   clock: () => number = Date.now,
   objectStore: BlobStore | null = null,
 ): StateStore {
-  const blobs = objectStore ?? postgresBlobStore(sql);
+  const blobs = objectStore === null
+    ? postgresBlobStore(sql)
+    : readThrough(objectStore, postgresBlobStore(sql));
   const server = serverClock(sql, clock);
   const commit = (commits: Parameters<StateStore["putAttempts"]>[0], owner?: string) =>
     records.putAttempts(sql, commits, owner, touchExperiments, objectStore);

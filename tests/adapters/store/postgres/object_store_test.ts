@@ -3,7 +3,8 @@
  * tests/helpers/fake_s3.ts): a commit's blobs are stored in the bucket before its records'
  * transaction begins, so a record never names a blob that is not stored — while the bucket
  * fails, nothing is recorded and the lease stays its holder's; once it answers, the same
- * commit lands, its blobs read back through the store and the database holds none.
+ * commit lands, its blobs read back through the store and the database holds none. Blobs the
+ * database held before the store was given a bucket still read back.
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
@@ -85,6 +86,16 @@ Deno.test({
       assert.ok(s3.objects.get("evidence")!.has(`x/${id.slice(0, 2)}/${id}`));
       const [{ n }] = await sql`select count(*)::int as n from dvergr_blobs`;
       assert.equal(n, 0);
+
+      const before = await openPostgresStateStore(url, { max: 1 });
+      const old = await before.blobs.put("kept in the database before the bucket");
+      before.close();
+      assert.equal(await state.blobs.has(old), true);
+      assert.equal(
+        new TextDecoder().decode((await state.blobs.get(old))!),
+        "kept in the database before the bucket",
+      );
+      assert.equal(s3.objects.get("evidence")!.size, 1, "read, not copied");
     } finally {
       state.close();
       await sql.end({ timeout: 1 });
