@@ -25,6 +25,11 @@
  *   half the time (map is compiled, so only the body is interpreted per element). A body
  *   that mentions `recur` (which would target another loop), several bindings, `:let`,
  *   `:when` and `:while`, and malformed forms get `for`'s own expansion.
+ * - `(reduce f init (vals m))` and `(reduce f init (keys m))` of a hash map or an array map,
+ *   with `f` a function: the seq `vals`/`keys` made is remembered as standing for `m`, and
+ *   reduce walks `m` with `reduce-kv` (the same values in the same order, `reduced`
+ *   honoured) instead of the seq's entries one by one, ~3x faster in QuickJS. Any other
+ *   reduce is ClojureScript's.
  */
 
 /** JavaScript evaluated in QuickJS after scittle: defines `globalThis.__dvergrFastCore(C)`. */
@@ -114,14 +119,46 @@ export const FAST_CORE_JS = `(function () {
       return C.persistentBang(t);
     }
 
-    return { reSeq, frequencies };
+    // The map a seq made by (vals m) or (keys m) stands for, when m is a hash map or an array
+    // map: reduce over that seq walks the map with reduce-kv (the same entries in the same
+    // order, nil's first) instead of the seq's entries one by one. Anything else, and a seq
+    // taken further (next, rest), goes to ClojureScript's reduce.
+    const mapOf = new WeakMap();
+    const apply = Reflect.apply;
+    const plainMap = (m) => m instanceof C.HashMap || m instanceof C.ArrayMap;
+    function vals(m) {
+      const v = apply(C.vals, null, arguments);
+      if (arguments.length === 1 && v !== null && typeof v === "object" && plainMap(m)) {
+        mapOf.set(v, { map: m, keys: false });
+      }
+      return v;
+    }
+    function keys(m) {
+      const v = apply(C.keys, null, arguments);
+      if (arguments.length === 1 && v !== null && typeof v === "object" && plainMap(m)) {
+        mapOf.set(v, { map: m, keys: true });
+      }
+      return v;
+    }
+    function reduce(f, init, coll) {
+      const of = arguments.length === 3 && typeof f === "function" && coll !== null &&
+          typeof coll === "object"
+        ? mapOf.get(coll)
+        : undefined;
+      if (of === undefined) return apply(C.reduce, null, arguments);
+      return of.keys
+        ? C.reduceKv(function (acc, k) { return f.call(null, acc, k); }, init, of.map)
+        : C.reduceKv(function (acc, k, v) { return f.call(null, acc, v); }, init, of.map);
+    }
+
+    return { reSeq, frequencies, vals, keys, reduce };
   };
 })();`;
 
 /**
- * The Clojure half, evaluated after FAST_CORE_JS: `clojure.core/re-seq`,
- * `clojure.core/frequencies` and the macro `clojure.core/for` become the fast paths, each
- * holding the original for what it does not take.
+ * The Clojure half, evaluated after FAST_CORE_JS: `clojure.core/re-seq`, `frequencies`,
+ * `vals`, `keys`, `reduce` and the macro `for` become the fast paths, each holding the
+ * original for what it does not take.
  */
 export const FAST_CORE_CLJ = `
 (ns dvergr.fast-core)
@@ -141,12 +178,22 @@ export const FAST_CORE_CLJ = `
          :transientMap (fn [] (transient {}))
          :transientHashMap (fn [] (transient (hash-map)))
          :assocBang assoc!
-         :persistentBang persistent!}))
+         :persistentBang persistent!
+         :vals vals
+         :keys keys
+         :reduce reduce
+         :reduceKv reduce-kv
+         :HashMap (type (hash-map))
+         :ArrayMap (type {})}))
 (js-delete js/globalThis "__dvergrFastCore")
 (ns-unmap 'clojure.core 're-seq)
 (intern 'clojure.core 're-seq (let [f (.-reSeq fast)] (fn re-seq [re s] (f re s))))
 (ns-unmap 'clojure.core 'frequencies)
 (intern 'clojure.core 'frequencies (let [f (.-frequencies fast)] (fn frequencies [coll] (f coll))))
+(def ^:private original-reduce reduce)
+(doseq [[n f] [['vals (.-vals fast)] ['keys (.-keys fast)] ['reduce (.-reduce fast)]]]
+  (ns-unmap 'clojure.core n)
+  (intern 'clojure.core n f))
 ;; for: one binding, no modifiers, a body without recur (see the module comment).
 (def ^:private original-for @#'clojure.core/for)
 (defn- without-recur? [form] (not-any? #(= 'recur %) (tree-seq coll? seq form)))

@@ -141,3 +141,31 @@ Deno.test("for with one binding gives what for's own expansion gives: values, ty
         {:checks {:same true} :reward (count rows)}))`;
   assert.match(await run(checker, {}), /:reward 23[,}]/);
 });
+
+Deno.test("reduce over (vals m) or (keys m) gives what ClojureScript's reduce gives: order, nil keys, reduced, errors", async () => {
+  const checker = `(ns vals-diff)
+    (def orig @#'dvergr.fast-core/original-reduce)
+    (def maps [{} {:a 1} {:a 1 :b 2 :c 3} (zipmap (range 8) (range 8)) (zipmap (range 9) (range 9))
+               (zipmap (range 40) (map str (range 40))) (zipmap (map str (range 30)) (range 30))
+               (assoc (zipmap (range 20) (range 20)) nil :nil) (assoc {:a 1} nil 2)
+               (sorted-map 3 1 1 3 2 2) (dissoc (zipmap (range 20) (range 20)) 5 7)
+               (into {} (map vector (range 100) (range 100)))])
+    (defn- same [f]
+      (let [a (try (f orig) (catch :default e [:threw (ex-message e)]))
+            b (try (f reduce) (catch :default e [:threw (ex-message e)]))]
+        (if (and (= a b) (= (pr-str a) (pr-str b))) 1 (throw (ex-info "differ" {:a a :b b})))))
+    (defn check [_]
+      (let [stop (fn [a v] (if (and (number? v) (> v 4)) (reduced [:stop a]) (conj a v)))
+            boom (fn [a v] (if (= v 2) (throw (ex-info "two" {})) (conj a v)))
+            n (reduce + 0
+                (for [m maps
+                      g [(fn [r] (r conj [] (vals m))) (fn [r] (r conj [] (keys m)))
+                         (fn [r] (r stop [] (vals m))) (fn [r] (r stop [] (keys m)))
+                         (fn [r] (r boom [] (vals m))) (fn [r] (r conj (vals m)))
+                         (fn [r] (r conj [] (next (vals m)))) (fn [r] (r conj [] (rest (keys m))))
+                         (fn [r] (let [v (vals m)] (first v) (r conj [] v)))
+                         (fn [r] (r :a [] (vals m))) (fn [r] (r + 0 (filter number? (vals m))))]]
+                  (same (fn [r] (g r)))))]
+        {:checks {:same true} :reward n}))`;
+  assert.match(await run(checker, {}), /:reward 132[,}]/);
+});
