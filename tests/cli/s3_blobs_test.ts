@@ -7,7 +7,7 @@
  * a throwaway PostgreSQL cluster. Asserted: every blob is in the bucket under the prefix and
  * none in the database, the evidence reads back whole, the candidate's environment held no
  * AWS variable, and a wrong secret or a --blobs without a store is exit 2 naming the bucket
- * and endpoint, never the secret; a bucket failing at work is exit 2 with nothing recorded
+ * and endpoint, never the secret, as is a command without the store's bucket; a bucket failing at work is exit 2 with nothing recorded
  * (a rerun completes) and a worker waits it out as it waits out the database. The outages
  * are counted requests, never a time: each test's outcome is the same at any load.
  */
@@ -138,6 +138,16 @@ Deno.test({
       assert.match(wrong.err, /s3:\/\/dvergr-evidence\/fleet at http:\/\/127\.0\.0\.1:\d+/);
       assert.match(wrong.err, /HTTP 403 Forbidden/);
       assert.ok(!wrong.err.includes(SECRET));
+      // The store knows where its blobs are: without --blobs, or with another bucket, no.
+      const without = await dvergrWithPath(["show", experiment, "--store", url], s3.env());
+      assert.equal(without.code, 2);
+      assert.match(without.err, /keeps its blobs in s3:\/\/dvergr-evidence\/fleet: give --blobs/);
+      const other = await dvergrWithPath(
+        ["show", experiment, "--store", url, "--blobs", "s3://dvergr-evidence/other"],
+        s3.env(),
+      );
+      assert.equal(other.code, 2);
+      assert.match(other.err, /not s3:\/\/dvergr-evidence\/other/);
       const noStore = await dvergrWithPath(
         ["show", experiment, "--blobs", "s3://dvergr-evidence"],
         s3.env(),

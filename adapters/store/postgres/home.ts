@@ -15,10 +15,39 @@ import { postgresQueue } from "./queue.ts";
 import { postgresStateStore } from "./state_store.ts";
 import { objectStoreUnavailable, s3BlobStore } from "../s3/blob_store.ts";
 import type { S3Target } from "../s3/target.ts";
+import type { Sql } from "./connect.ts";
+import { usageError } from "../../../core/errors.ts";
 
 export interface PostgresHomeOptions extends ConnectOptions {
   /** The bucket (and prefix) the blobs go to instead of the database. */
   blobs?: S3Target | null;
+}
+
+/** A bucket as the store records it: s3://BUCKET[/PREFIX] (endpoints differ by machine). */
+const bucketOf = (t: S3Target) => `s3://${t.bucket}${t.prefix === "" ? "" : `/${t.prefix}`}`;
+
+/**
+ * Checks the bucket given is the one the store keeps its blobs in, recording it when the
+ * store has none yet: a command without --blobs, or with another bucket, on a store whose
+ * blobs are in a bucket would write blobs where the others do not read them.
+ */
+async function checkBlobsPlace(sql: Sql, url: string, blobs: S3Target | null): Promise<void> {
+  const given = blobs === null ? null : bucketOf(blobs);
+  if (given !== null) {
+    await sql`insert into dvergr_settings (name, value) values ('blobs', ${given})
+      on conflict (name) do nothing`;
+  }
+  const rows = await sql`select value from dvergr_settings where name = 'blobs'`;
+  const kept = rows.length === 0 ? null : String(rows[0].value);
+  if (kept === given) return;
+  throw usageError(
+    given === null
+      ? `The store ${
+        redactUrl(url)
+      } keeps its blobs in ${kept}: give --blobs ${kept} (or set DVERGR_BLOBS)`
+      : `The store ${redactUrl(url)} keeps its blobs in ${kept}, not ${given}`,
+    `Give --blobs ${kept} with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION, AWS_ENDPOINT_URL_S3) set`,
+  );
 }
 
 /**
@@ -36,6 +65,7 @@ export async function openPostgresHome(
   const sql = await connectPostgres(url, opts);
   try {
     await migrate(sql);
+    await checkBlobsPlace(sql, url, opts.blobs ?? null);
   } catch (e) {
     await sql.end({ timeout: 1 });
     throw e;

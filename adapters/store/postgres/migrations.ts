@@ -122,6 +122,18 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: "settings (where the blobs are)",
+    sql: `
+      -- The store's own settings by name: "blobs" is the s3://BUCKET/PREFIX its blobs are
+      -- kept in (home.ts), so a command without it is refused instead of missing them.
+      create table dvergr_settings (
+        name text primary key,
+        value text not null
+      );
+    `,
+  },
 ];
 
 /** The newest schema this dvergr knows. */
