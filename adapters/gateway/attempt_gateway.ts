@@ -70,6 +70,8 @@ export interface GatewayEvidence {
 export interface AttemptGateway {
   /** The socket directory (unix transport), else null. */
   dir: string | null;
+  /** The sockets in it the sandbox connects to (none for tcp). */
+  sockets: string[];
   /** Environment the candidate gets. */
   env: Record<string, string>;
   /** bubblewrap arguments that bind the socket directory (unix transport). */
@@ -160,7 +162,8 @@ export type GatewayForwarder =
  * to listen, only the host's setup limit ends the wait.
  *
  * It looks at the count of TCP sockets in use in /proc/net/sockstat (shell builtins, a short
- * sleep between looks after the first few): the sandbox's network namespace is its own, and
+ * sleep between looks after the first 20, ~1 ms of looking: most forwarders listen by then, and
+ * a sleep is a process of its own and at least 10 ms): the sandbox's network namespace is its own, and
  * before the candidate starts the forwarder is the only process that could make a TCP
  * socket, which the kernel counts as in use once it listens (hashed; a socket only bound or
  * only made is not). /proc/net/tcp would name the port, but the kernel walks every bucket of
@@ -207,7 +210,7 @@ while :; do
   [ "$l" -gt 0 ] 2>/dev/null && break
   kill -0 "$forwarder" 2>/dev/null || exit 125
   w=$((w + 1))
-  if [ "$w" -gt 100 ]; then sleep 0.05; elif [ "$w" -gt 3 ]; then sleep 0.01; fi
+  if [ "$w" -gt 100 ]; then sleep 0.05; elif [ "$w" -gt 20 ]; then sleep 0.01; fi
 done`;
   return { start, ready };
 }
@@ -315,6 +318,7 @@ export async function startAttemptGateway(
   let finished: Promise<GatewayEvidence> | null = null;
   return {
     dir,
+    sockets: dir === null ? [] : [`${dir}/${SOCKET}`],
     env,
     bwrapArgs: () =>
       dir === null || forwarder === null

@@ -1091,10 +1091,7 @@ async function giveAttemptFiles(
   await giveTo(id, files.capture);
   if (!gateway?.dir) return;
   await giveTo(id, gateway.dir);
-  for await (const e of Deno.readDir(gateway.dir)) {
-    const path = `${gateway.dir}/${e.name}`;
-    if ((await Deno.lstat(path)).isSocket) await giveTo(id, path);
-  }
+  for (const path of gateway.sockets) await giveTo(id, path);
 }
 
 /**
