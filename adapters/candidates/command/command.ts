@@ -44,6 +44,7 @@ import {
   sandboxWorldArgs,
   sealArgs,
   superviseArgv,
+  SUPERVISOR_SHELL,
   writableTopLevel,
 } from "./limits.ts";
 import { type AttemptCgroup, openAttemptCgroup, shellQuote } from "./cgroup.ts";
@@ -540,13 +541,15 @@ function sizedTmpfs(extra: string[], bytes: number): string[] {
 }
 
 /**
- * Host files of one sandboxed attempt, beside its world: the pack and the seccomp filter; and
- * the supervisor's marks, read from the attempt's stderr.
+ * Host files of one sandboxed attempt, beside its world: the pack, the seccomp filter and the
+ * supervisor's shell; and the supervisor's marks, read from the attempt's stderr.
  */
 interface SandboxFiles {
   capture: string;
   /** Null where dvergr has no seccomp table for this architecture. */
   filter: string | null;
+  /** A copy of /bin/sh that may be executed, not read (SUPERVISOR_SHELL). */
+  shell: string;
   marks: StderrMarks;
 }
 
@@ -554,11 +557,15 @@ interface SandboxFiles {
 async function sandboxFiles(dir: string): Promise<SandboxFiles> {
   const capture = await Deno.makeTempFile({ dir, prefix: "capture-" });
   const marks = new StderrMarks();
+  // Execute only, for its owner too: no process of the sandbox has a capability to read past it.
+  const shell = await Deno.makeTempFile({ dir, prefix: "sh-" });
+  await Deno.copyFile("/bin/sh", shell);
+  await Deno.chmod(shell, 0o111);
   const bpf = seccompFilter(Deno.build.arch);
-  if (!bpf) return { capture, filter: null, marks };
+  if (!bpf) return { capture, filter: null, shell, marks };
   const filter = await Deno.makeTempFile({ dir, prefix: "seccomp-" });
   await Deno.writeFile(filter, bpf);
-  return { capture, filter, marks };
+  return { capture, filter, shell, marks };
 }
 
 /** Why the host stopped an attempt's process itself. */
@@ -799,6 +806,9 @@ async function sandboxArgv(
     ...identityArgs(support, files.filter ? SECCOMP_FD : null),
     "--die-with-parent",
     "--new-session",
+    // The supervisor is the PID namespace's init: no bwrap init of the candidate's uid, whose
+    // memory the candidate could write, and no SIGSTOP or SIGKILL of the supervisor from inside.
+    "--as-pid-1",
   ];
   if (spec.network) args.push("--share-net");
   args.push(...systemArgs(limits.worldBytes));
@@ -823,6 +833,7 @@ async function sandboxArgv(
     }
   }
   args.push(...sandboxWorldArgs(ctx.worldDir, entries, writable, limits, files.capture));
+  args.push("--ro-bind", files.shell, SUPERVISOR_SHELL);
   args.push(...sizedTmpfs(spec.bwrapExtra ?? [], limits.worldBytes));
   if (gateway) args.push(...gateway.bwrapArgs());
   args.push(...sealArgs(limits.worldBytes), "--chdir", "/");
@@ -1226,6 +1237,7 @@ async function runProcess(
     if (stage) await Deno.remove(stage.fstab).catch(() => {});
     if (files) await Deno.remove(files.capture).catch(() => {});
     if (files?.filter) await Deno.remove(files.filter).catch(() => {});
+    if (files) await Deno.remove(files.shell).catch(() => {});
   }
 }
 

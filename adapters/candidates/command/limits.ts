@@ -122,6 +122,14 @@ export function packRoots(capture: string[]): string[] {
 export const PACK_NO_ROOM = 123;
 const PACK_ROOM_KIB = 1024;
 
+/**
+ * The shell the supervisor runs in, bound into the sandbox from a copy of /bin/sh that its uid
+ * may execute but not read: the kernel then makes the process not dumpable, so the candidate
+ * (the same uid) cannot open its memory or descriptors through /proc (what a `ptrace` seccomp
+ * refuses would otherwise be had through /proc/<pid>/mem).
+ */
+export const SUPERVISOR_SHELL = "/.dvergr/sh";
+
 /** Where the supervisor finds the world's own files, and where it leaves its results. */
 const SEED = "/.dvergr/seed";
 const RUN = "/.dvergr/run";
@@ -175,7 +183,11 @@ export function sealArgs(worldBytes: number): string[] {
 }
 
 /**
- * The supervisor, run by /bin/sh as the sandbox's command: $1 the grace between SIGTERM and
+ * The supervisor, run by SUPERVISOR_SHELL as the sandbox's command and its PID namespace's
+ * init (bwrap --as-pid-1: no bwrap init of the candidate's uid beside it). The kernel drops the
+ * SIGSTOP and SIGKILL a process of the namespace sends its init, and it is not dumpable
+ * (SUPERVISOR_SHELL), so the candidate can neither stop nor kill it nor run code as it.
+ * $1 the grace between SIGTERM and
  * SIGKILL in seconds, $2 the time limit in seconds, $3 1 when the launch shell opened the
  * candidate's cgroup on CANDIDATE_CGROUP_FD (cgroup.ts) else 0, $4 and $5 shell lines of ours
  * that start helpers (the world gateway's forwarders) at once and, before the candidate's
@@ -190,12 +202,13 @@ export function sealArgs(worldBytes: number): string[] {
  * reached; another child's end, the gateway's forwarder's, only waits again). No process of
  * the candidate ever holds the marks descriptor, the time limit counts from the candidate's
  * own start, and it is one process (a sleep), not a shell waiting on one. With a candidate's
- * cgroup, the candidate's first process and the timer move into it (writing 0 on its
- * descriptor) before they exec, and no other process keeps the descriptor: what the
- * candidate starts stays there, where the host stops it at the time limit even when the
- * candidate has stopped this supervisor or its timer (it runs as the candidate's uid). It stops the
+ * cgroup, every process it starts while the candidate runs moves into it before it execs (the
+ * helper, the candidate's first process, the timer and the grace's sleep: each runs as the
+ * candidate's uid, so the candidate could write code into it), and only the supervisor keeps
+ * the descriptor: what runs as the candidate's uid stays there, where the host stops it at
+ * the time limit whatever the candidate did to the timer. It stops the
  * candidate at the time limit, kills every other process
- * of the sandbox's PID namespace (kill -1 spares only itself and bwrap's init), records how it
+ * of the sandbox's PID namespace (kill -1 spares only itself), records how it
  * ended and whether a writable directory is full, and packs the capture directories into the
  * capture file: at most PACK_ENTRIES + 1 entries, so the host knows when there were more (they
  * are listed by the shell itself, each directory before what it holds, links never followed:
@@ -203,15 +216,16 @@ export function sealArgs(worldBytes: number): string[] {
  * When that pack fails on a host file system without room, it exits PACK_NO_ROOM (the host
  * then stops the run with an IO error: the host's fault, never the candidate's).
  * Before it forks again it waits, with shell builtins only, until /proc shows no process but
- * bwrap's init and itself: a killed process holds its slot of the attempt's process limit
- * until init reaps it, so after a fork bomb every fork of the pack would fail and the world
+ * itself: a killed process holds its slot of the attempt's process limit until init (itself)
+ * reaps it, so after a fork bomb every fork of the pack would fail and the world
  * would not be read back (a bounded number of looks, for a process that cannot die). The
- * candidate can disturb all of this only to its own cost: the host reads the pack as
- * untrusted input.
+ * candidate can disturb all of this only to its own cost (it can still spoil the pack file,
+ * which is its uid's): the host reads the pack as untrusted input.
  */
 export const SUPERVISOR = `
 grace=$1; limit=$2; held=$3; start=$4; ready=$5; n=$6; shift 6
 eval "$start" ${CANDIDATE_CGROUP_FD}>&-
+if [ -n "$start" ] && [ "$held" = 1 ]; then echo "$!" >&${CANDIDATE_CGROUP_FD} || exit 125; fi
 dirs=""
 while [ "$n" -gt 0 ]; do dirs="$dirs $1"; shift; n=$((n - 1)); done
 n=$1; shift
@@ -244,7 +258,7 @@ c=$!
   exec ${CANDIDATE_CGROUP_FD}>&- sleep "$limit"
 ) >/dev/null 2>&1 4<&- &
 t=$!
-exec 4<&- ${CANDIDATE_CGROUP_FD}>&-
+exec 4<&-
 while :; do
   wait $c
   st=$?
@@ -257,7 +271,13 @@ done
 trap - CHLD
 kill -KILL "$t" 2>/dev/null
 wait "$t" 2>/dev/null
-if [ "$timed" = 1 ]; then kill -TERM -1 2>/dev/null; sleep "$grace"; fi
+if [ "$timed" = 1 ]; then
+  kill -TERM -1 2>/dev/null
+  (
+    if [ "$held" = 1 ]; then { echo 0 >&${CANDIDATE_CGROUP_FD}; } 2>/dev/null; fi
+    exec ${CANDIDATE_CGROUP_FD}>&- sleep "$grace"
+  )
+fi
 kill -KILL -1 2>/dev/null
 i=0
 while [ "$i" -lt 100000 ]; do
@@ -268,6 +288,7 @@ while [ "$i" -lt 100000 ]; do
   [ "$left" = 0 ] && break
   i=$((i + 1))
 done
+exec ${CANDIDATE_CGROUP_FD}>&-
 full=""
 if [ -n "$dirs" ]; then
   (cd / && exec df -Pk $dirs) > ${RUN}/df 2>/dev/null
@@ -306,6 +327,7 @@ exit $st
 
 /** Shell lines that start helpers in the sandbox, and that wait until they are ready. */
 export interface SandboxHelpers {
+  /** Starts one helper in the background (its pid is `$!` after them: it joins the candidate's cgroup). */
   start: string;
   ready: string;
 }
@@ -326,7 +348,7 @@ export function superviseArgv(
   const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(3);
   const packed = packRoots(opts.capture);
   return [
-    "/bin/sh",
+    SUPERVISOR_SHELL,
     "-c",
     SUPERVISOR,
     "dvergr-supervisor",

@@ -9,7 +9,12 @@
  * reason said, where either is missing.
  */
 import assert from "node:assert/strict";
-import { commandCandidate, detectBwrap } from "../../../../adapters/candidates/command/command.ts";
+import {
+  commandCandidate,
+  detectBwrap,
+  type GatewayFactory,
+} from "../../../../adapters/candidates/command/command.ts";
+import { commandGateway } from "../../../../adapters/gateway/command_gateway.ts";
 import { openAttemptCgroup } from "../../../../adapters/candidates/command/cgroup.ts";
 import { DEFAULT_LIMITS } from "../../../../adapters/candidates/command/limits.ts";
 import { createWorld } from "../../../../adapters/world/world.ts";
@@ -28,7 +33,7 @@ const skipped = !hasBwrap
   : null;
 
 /** Runs `command` sandboxed with a time limit of `timeoutMs`; the outcome and what came back. */
-async function attempt(command: string, timeoutMs: number) {
+async function attempt(command: string, timeoutMs: number, gateway?: GatewayFactory) {
   const world = await createWorld({ "/docs/a.md": "hello" }, { mkdirs: ["/out"] });
   const ctx: AttemptContext = {
     task: "stretch",
@@ -48,6 +53,7 @@ async function attempt(command: string, timeoutMs: number) {
     env,
     killGraceMs: 200,
     limits: DEFAULT_LIMITS,
+    gateway,
   });
   try {
     const outcome = await cand.run(ctx);
@@ -58,12 +64,20 @@ async function attempt(command: string, timeoutMs: number) {
   }
 }
 
-/** The supervisor is pid 2 of the sandbox's PID namespace (bwrap's init is 1); its timer a sleep. */
-const STOP_TIMER = "for t in $(pgrep -P 2 -x sleep); do kill -STOP $t; done";
+/**
+ * The supervisor: the oldest shell its command line names (its forks share it until they exec,
+ * bwrap's names it too; the brackets keep the candidate's own shell out).
+ */
+const SUPERVISOR = `$(pgrep -o -f '^[^ ]*sh -c .*dvergr-[s]upervisor')`;
+/** Stops the supervisor's timer, its child `sleep` (looked for until it has exec'd). */
+const STOP_TIMER =
+  `s=${SUPERVISOR}; for i in $(seq 500); do t=$(pgrep -x -P $s sleep) && break; done; ` +
+  "kill -STOP $t";
 /** A pack that says the candidate ended well in time, with its answer (then it kills the supervisor). */
 const FORGE = "cd /tmp && mkdir -p .dvergr/run out && " +
   "printf 'exit=0\\ntimedout=0\\nfull=\\n' > .dvergr/run/status && echo late > out/answer.txt && " +
-  "tar --format=posix -cf /.dvergr/capture.tar .dvergr/run/status out/answer.txt && kill -9 2";
+  "tar --format=posix -cf /.dvergr/capture.tar .dvergr/run/status out/answer.txt && " +
+  `kill -9 ${SUPERVISOR}`;
 
 const ignore = skipped !== null;
 const why = skipped ? ` [skipped: ${skipped}]` : "";
@@ -89,7 +103,7 @@ Deno.test({
     why,
   ignore,
   async fn() {
-    const { outcome } = await attempt(`kill -STOP 2; sleep 10; ${FORGE}`, 2000);
+    const { outcome } = await attempt(`kill -STOP ${SUPERVISOR}; sleep 10; ${FORGE}`, 2000);
     assert.equal(outcome.status, "timeout", outcome.message ?? "");
     assert.equal(outcome.evidence.timedOut, true);
   },
@@ -112,22 +126,30 @@ Deno.test({
 
 Deno.test({
   name:
-    "commandCandidate() [bwrap] runs in a cgroup of its own that no process of the sandbox can write" +
+    "commandCandidate() [bwrap] runs in a cgroup of its own, which no process of the sandbox can write or leave" +
     why,
   ignore,
   async fn() {
     // The cgroup namespace's root is the attempt's cgroup: the candidate sees its own below it.
     const { outcome, captured } = await attempt(
       "grep -E '^[0-9]+:(pids)?:' /proc/self/cgroup | sed 's/^[0-9]*:[a-z]*://' > /out/cgroup; " +
-        // The supervisor closes it once the candidate and its timer have been started.
+        // Every process whose memory it can open (and so write code into) is in its cgroup.
+        "for p in /proc/[0-9]*; do if ( exec 5<$p/mem ) 2>/dev/null && " +
+        "! grep -qE '^[0-9]+:(pids)?:/candidate$' $p/cgroup 2>/dev/null; then " +
+        'echo "${p#/proc/} $(cat $p/comm)"; fi; done > /out/writable; ' +
+        // The supervisor keeps it, its descriptors out of reach; any other process closes it
+        // before it execs (a moment after the candidate starts).
         "for i in $(seq 100); do n=$(ls -l /proc/[0-9]*/fd/ 2>/dev/null | grep -c cgroup); " +
         '[ "$n" = 0 ] && break; sleep 0.1; done; echo "$n" > /out/fds; ' +
         "ls /sys/fs/cgroup > /out/sys 2>&1 || echo none >> /out/sys",
       20_000,
+      // With the world gateway's forwarder beside it.
+      commandGateway({ env }),
     );
     assert.equal(outcome.status, "completed", outcome.message ?? "");
     assert.match(captured.files["/out/cgroup"] ?? "", /^\/candidate$/m);
     assert.equal(captured.files["/out/fds"], "0\n", "a process of the sandbox holds a cgroup file");
     assert.match(captured.files["/out/sys"] ?? "", /none\n$/);
+    assert.equal(captured.files["/out/writable"], "", "processes outside its cgroup it can write");
   },
 });
