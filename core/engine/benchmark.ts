@@ -1,10 +1,12 @@
 /**
  * The benchmark use case, the one path the CLI (`dvergr benchmark`, `dvergr demo`) and MCP
- * (`catalog_benchmark`) share: resolve → baseline → plan → trust → run → score. A bundle
- * (from a directory or a room) is installed in its room of the home (created once;
- * `workflows/<name>/` written as one commit, files the bundle no longer has removed, no
- * commit when unchanged), its candidates are resolved, the experiment is planned, run (or
- * resumed) and scored. The CLI adds flags, progress and printing; MCP adds the job wrapper
+ * (`catalog_benchmark`) share: resolve → baseline → plan → trust → run → score. A bundle's
+ * candidates are resolved, the experiment is planned, and the bundle (from a directory or a
+ * room) is installed in its room of the home (created once; `workflows/<name>/` written as
+ * one commit, files the bundle no longer has removed, no commit when unchanged) before the
+ * run (prepareBenchmark) or, on the CLI's path (benchmarkBundle), beside its first cells,
+ * with nothing of the run recorded until it is there; then the run goes on (or resumes) and
+ * is scored. The CLI adds flags, progress and printing; MCP adds the job wrapper
  * and refuses inline commands.
  */
 import type { FileBundle } from "../bundle/file_map.ts";
@@ -112,26 +114,37 @@ export interface BenchmarkOutcome extends PreparedBenchmark {
 }
 
 /**
- * Everything before the first cell: the bundle installed in its room, candidates resolved,
- * the baseline checked, the experiment planned, the verifier's trust read, and the
- * candidates that still have cells preflighted (missing API keys, mounts…), so a request
- * fails now rather than inside a job.
+ * Everything before the first cell: candidates resolved, the baseline checked, the
+ * experiment planned, the verifier's trust read, the candidates that still have cells
+ * preflighted (missing API keys, mounts…), so a request fails now rather than inside a job,
+ * and then the bundle installed in its room.
  */
 export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedBenchmark> {
+  const { prepared, install } = await planBenchmark(req);
+  return { ...prepared, commit: await install() };
+}
+
+/**
+ * prepareBenchmark() but for the room: what installs the bundle in it (the commit, or null
+ * when that version was there or the run is roomless) is returned to be called. Nothing is
+ * written before it is: a request refused here leaves no room behind.
+ */
+async function planBenchmark(
+  req: BenchmarkRequest,
+): Promise<{ prepared: PreparedBenchmark; install: () => Promise<string | null> }> {
   const bundle = await worldsOf(parseBundle(req.bundle), req);
   refuseCasesWithoutGold(bundle);
   const { home } = req;
-  // Read before anything is written: a malformed home policy leaves no room behind.
   const webPolicy = userPolicyOf(
     req.roomless ? null : await req.services.web.homePolicy(home.dir),
     req.sources,
   );
   const room = req.room ?? roomSlug(bundle.name);
-  let commit: string | null = null;
-  if (!req.roomless) {
+  const install = async () => {
+    if (req.roomless) return null;
     await home.rooms.createRoom(room);
-    commit = await syncBundle(home.rooms, room, req.room ? bundle.name : room, bundle.files);
-  }
+    return await syncBundle(home.rooms, room, req.room ? bundle.name : room, bundle.files);
+  };
 
   const { candidates, isolation } = await req.services.candidates.resolve(req.specs, {
     bundle,
@@ -165,10 +178,10 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
       web: candidates.some((c) => toRun.has(c.name) && c.identity.kind !== "builtin"),
     });
   }
-  return {
+  const prepared = {
     bundle,
     room,
-    commit,
+    commit: null,
     plan,
     cellStates,
     candidates,
@@ -179,6 +192,7 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
     ...(stopping ? { stopping } : {}),
     webPolicy,
   };
+  return { prepared, install };
 }
 
 /**
@@ -289,6 +303,8 @@ export interface RunBenchmarkOptions {
    * job that runs later reads it again).
    */
   fresh?: boolean;
+  /** Nothing of the run is recorded before this settles (RunOptions.recordAfter). */
+  recordAfter?: Promise<unknown>;
 }
 
 /** Runs (or resumes) a prepared benchmark's cells and scores them. */
@@ -317,6 +333,7 @@ export async function runBenchmark(
     cellStates: opts.fresh ? prepared.cellStates : undefined,
     stopping: prepared.stopping,
     bundleFiles: prepared.bundleFiles,
+    recordAfter: opts.recordAfter,
   });
   const { scorecard, diagnosis } = await scoreExperiment(home.state, plan, {
     trust,
@@ -336,12 +353,22 @@ export async function benchmarkBundle(
     onPlan?: (info: { bundle: Bundle; room: string; plan: ExperimentPlan }) => void;
   },
 ): Promise<BenchmarkOutcome> {
-  const prepared = await prepareBenchmark(req);
+  const { prepared, install } = await planBenchmark(req);
   req.onPlan?.(prepared);
+  // The bundle goes into its room beside the first cells (~0.1 s of hashing, packing and
+  // syncing for 1,000 cases), not before them: the run records nothing, not even the
+  // experiment, until it is there, so a record never names a bundle its room lacks.
+  const installing = install();
+  installing.catch(() => {}); // the run throws it (or the enqueue's error comes first)
   // On a store shared by workers, they may run its cells too.
   if (req.home.queue) prepared.bundleFiles = await enqueueBenchmark(req.home, prepared, req);
   // Run at once: where prepare found the cells is where to resume from.
-  return await runBenchmark(req.home, prepared, { ...req, fresh: true });
+  const outcome = await runBenchmark(req.home, prepared, {
+    ...req,
+    fresh: true,
+    recordAfter: installing,
+  });
+  return { ...outcome, commit: await installing };
 }
 
 /**

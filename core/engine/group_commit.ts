@@ -39,11 +39,14 @@ export interface GroupCommitter {
   flush(): void;
 }
 
-/** A committer of records whose cells `leaseOwner` holds the leases of. */
+/**
+ * A committer of records whose cells `leaseOwner` holds the leases of. With `after`, nothing
+ * is committed before it settles; when it rejects, every record is refused with its error.
+ */
 export function groupCommitter(
   state: StateStore,
   leaseOwner: string,
-  opts: { gatherMs?: number; full?: number } = {},
+  opts: { gatherMs?: number; full?: number; after?: Promise<unknown> } = {},
 ): GroupCommitter {
   const gatherMs = opts.gatherMs ?? GATHER_MS;
   const full = opts.full ?? GROUP_FULL;
@@ -53,7 +56,8 @@ export function groupCommitter(
     resolve: (ok: boolean) => void;
     reject: (e: unknown) => void;
   }[] = [];
-  let busy = false;
+  let busy = opts.after !== undefined;
+  let refused: { error: unknown } | null = null;
   let gathering: ReturnType<typeof setTimeout> | undefined;
   /** When the last record was queued (performance.now()). */
   let lastAt = -Infinity;
@@ -64,6 +68,11 @@ export function groupCommitter(
     clearTimeout(gathering);
     gathering = undefined;
     if (busy || queue.length === 0) return;
+    if (refused) {
+      const { error } = refused;
+      queue.splice(0).forEach((g) => g.reject(error));
+      return;
+    }
     busy = true;
     urgent = false;
     const group = queue;
@@ -84,6 +93,17 @@ export function groupCommitter(
     if (urgent || !streaming || queue.length >= full) land();
     else gathering = setTimeout(land, gatherMs);
   };
+  opts.after?.then(
+    () => {
+      busy = false;
+      next();
+    },
+    (error) => {
+      refused = { error };
+      busy = false;
+      land();
+    },
+  );
   return {
     commit(record, blobs) {
       return new Promise((resolve, reject) => {

@@ -153,6 +153,12 @@ export interface RunOptions extends AttemptRun {
   /** The blob id of the bundle's file manifest, recorded with the experiment (a shared store). */
   bundleFiles?: string;
   /**
+   * Nothing of the run is recorded, the experiment included, before this settles (the
+   * bundle's install in its room, done beside the first cells); when it rejects, the run
+   * records nothing and throws its error once its workers have stopped.
+   */
+  recordAfter?: Promise<unknown>;
+  /**
    * What one leased cell's try is: default runAttempt() with the cell's candidate; a
    * re-grade (regrade.ts) grades the kept evidence of another experiment's attempt instead.
    */
@@ -206,26 +212,39 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const started = performance.now();
   const clock = opts.clock ?? (() => new Date());
   const { plan, bundle, state } = opts;
-  await state.putExperiment({
-    id: plan.id,
-    room: opts.room,
-    bundleName: bundle.name,
-    bundleId: bundle.id,
-    createdAt: clock().toISOString(),
-    cells: plan.cells.length,
-    definition: plan.definition as unknown as Record<string, unknown>,
-    ...(opts.bundleFiles ? { bundleFiles: opts.bundleFiles } : {}),
-  });
+  const createdAt = clock().toISOString();
+  const putExperiment = () =>
+    state.putExperiment({
+      id: plan.id,
+      room: opts.room,
+      bundleName: bundle.name,
+      bundleId: bundle.id,
+      createdAt,
+      cells: plan.cells.length,
+      definition: plan.definition as unknown as Record<string, unknown>,
+      ...(opts.bundleFiles ? { bundleFiles: opts.bundleFiles } : {}),
+    });
+  // The experiment is recorded before any of its records (its commits wait for it).
+  const recorded = opts.recordAfter === undefined
+    ? Promise.resolve(await putExperiment())
+    : opts.recordAfter.then(putExperiment);
   // Kept current as cells settle (the caller's copy is left as it was).
   const given = opts.cellStates;
   const states = given
     ? { tryNo: given.tryNo.slice(), state: given.state.slice() }
     : await readCellStates(plan, state.streamCellRecords(plan.id));
   const seq = opts.stopping ? await sequentialOf(plan, state, opts.stopping) : null;
-  const run = new ExperimentRun(opts, clock, states, seq);
+  const run = new ExperimentRun(opts, clock, states, seq, recorded);
   run.tellStart();
-  const effects = opts.effects ?? await environmentEffects(opts);
-  await run.run(effects);
+  try {
+    const effects = opts.effects ?? await environmentEffects(opts);
+    await run.run(effects);
+  } catch (e) {
+    await recorded.catch(() => {});
+    throw e;
+  }
+  // A run with nothing to commit has still recorded its experiment (or throws why not).
+  await recorded;
   return await finish(opts, states, run.kept, run.attempts, started, seq);
 }
 
@@ -267,6 +286,7 @@ class ExperimentRun {
     readonly clock: () => Date,
     readonly states: CellStates,
     readonly seq: SequentialComparisons | null,
+    recorded: Promise<unknown>,
   ) {
     this.timer = opts.timer ?? opts.services.timer;
     this.parallel = Math.max(1, opts.parallel ?? 4);
@@ -289,7 +309,7 @@ class ExperimentRun {
     this.committer = groupCommitter(
       opts.state,
       this.leases.holder.owner,
-      seq ? { gatherMs: 0 } : {},
+      { after: recorded, ...(seq ? { gatherMs: 0 } : {}) },
     );
     this.queue = new PendingQueue(
       opts.plan,

@@ -64,3 +64,23 @@ Deno.test("group commit: flush() commits what is queued without waiting for comp
   assert.deepEqual(await both, [true, true]);
   assert.deepEqual(commits, [1, 2]);
 });
+
+Deno.test("group commit: with `after`, nothing is committed before it settles, and all is refused when it rejects", async () => {
+  const { state, commits } = countingStore();
+  let release!: () => void;
+  const after = new Promise<void>((r) => (release = r));
+  const committer = groupCommitter(state, "owner", { gatherMs: 0, after });
+  const first = committer.commit(rec(0));
+  committer.flush();
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(commits, []);
+  release();
+  assert.equal(await first, true);
+  assert.deepEqual(commits, [1]);
+
+  const failed = new Error("the room is full");
+  const refusing = groupCommitter(state, "owner", { gatherMs: 0, after: Promise.reject(failed) });
+  await assert.rejects(() => refusing.commit(rec(1)), (e) => e === failed);
+  await assert.rejects(() => refusing.commit(rec(2)), (e) => e === failed);
+  assert.deepEqual(commits, [1]);
+});
