@@ -1,13 +1,11 @@
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import { generatorOf } from "../core/bundle/generator.ts";
 import type { CliContext } from "./context.ts";
-import { CALIBRATE_FORMAT } from "../core/ops/check_formats.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
 import { parseBundle } from "../core/bundle/parse.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
 import { commandCheckerPool } from "../sandbox/checker_pool.ts";
-import { calibrationJunit } from "../core/bench/junit.ts";
 import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
 import { resolve } from "node:path";
 import { rangeFlag } from "./args.ts";
@@ -214,12 +212,15 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const ok = result.ok && (judge?.ok ?? true) && (reviews?.ok ?? true);
   const problems = [...result.problems, ...(judge?.problems ?? []), ...(reviews?.problems ?? [])];
   if (values.junit !== undefined) {
+    const { calibrationJunit } = await import("../core/bench/junit.ts");
     await writeAtomic(
       resolve(ctx.cwd, values.junit),
       calibrationJunit(bundle.name, { ...result, ok, problems }, judge),
     );
   }
   if (values.json) {
+    // Its format's schemas load only here (~10 ms of a text-only calibrate's start).
+    const { CALIBRATE_FORMAT } = await import("../core/ops/check_formats.ts");
     printJson(ctx, CALIBRATE_FORMAT, {
       bundle: bundle.name,
       ...result,

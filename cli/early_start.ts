@@ -7,9 +7,11 @@
  *
  * Started for `dvergr calibrate DIR` and `dvergr check DIR --answer …` when DIR holds a
  * checker.js, and for `dvergr check DIR` when no load of that checker is kept
- * (sandbox/load_cache.ts): a kept load asks no sandbox. Nothing else starts anything here;
- * what is started and not taken goes with the process. A checker.clj's sandbox starts from
- * cli/prestart.ts, once the command is known to run.
+ * (sandbox/load_cache.ts): a kept load asks no sandbox. The worker is given the QuickJS
+ * memory layout kept in the cache directory (sandbox/layout_cache.ts), as the command's pool
+ * gives it. Nothing else starts anything here; what is started and not taken goes with the
+ * process. A checker.clj's sandbox starts from cli/prestart.ts, once the command is known to
+ * run.
  *
  * Permissions: read of the bundle directory, the cache directory and sandbox/, env.
  */
@@ -21,6 +23,7 @@ import {
 } from "../sandbox/early_thread.ts";
 import { DEFAULT_MEMORY_BYTES, STACK_BYTES } from "../sandbox/pool_types.ts";
 import { loadCacheDir, loadsKept } from "../sandbox/load_cache.ts";
+import { layoutFile, readLayout } from "../sandbox/layout_cache.ts";
 
 /**
  * Whether `dvergr <args>` will ask a checker.js sandbox (see the module comment); reads the
@@ -47,11 +50,16 @@ export function wantsEarlySandbox(
  * Starts a checker.js thread worker with the init a command's pool sends (QuickJS loads at
  * once), kept for the first pool that starts a thread worker with the same entry and init.
  */
-export function startEarlyCheckerThread(): EarlyThread {
+export function startEarlyCheckerThread(
+  env: (name: string) => string | undefined = () => undefined,
+): EarlyThread {
+  const file = layoutFile(env);
+  const layout = file === null ? undefined : readLayout(file);
   return startEarlyThread(CHECKER_THREAD_ENTRY, {
     type: "init",
     memoryBytes: DEFAULT_MEMORY_BYTES,
     stackBytes: STACK_BYTES,
+    ...(layout ? { layout } : {}),
   });
 }
 
@@ -65,7 +73,8 @@ function isFile(path: string): boolean {
 
 if (Deno.mainModule === new URL("../main.ts", import.meta.url).href) {
   try {
-    if (wantsEarlySandbox(Deno.args, (name) => Deno.env.get(name))) startEarlyCheckerThread();
+    const env = (name: string) => Deno.env.get(name);
+    if (wantsEarlySandbox(Deno.args, env)) startEarlyCheckerThread(env);
   } catch {
     // Not started (a file not readable, no permission): the command starts its own.
   }

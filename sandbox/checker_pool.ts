@@ -31,6 +31,7 @@ import { createClojurePool } from "./clojure_pool.ts";
 import { toCheckerRun, toGeneratorRun, toJudgeRequestsRun } from "./checker_runs.ts";
 import { STACK_BYTES } from "./pool_types.ts";
 import { CHECKER_THREAD_ENTRY } from "./early_thread.ts";
+import { layoutFile, layoutStore } from "./layout_cache.ts";
 import {
   createWorkerPool,
   type WorkerPoolOptions,
@@ -90,7 +91,8 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
   // checker.clj runs in Clojure workers of its own, started on the first Clojure call: an
   // input carrying `clojure` EDN is a Clojure checker's.
   let clojure: ReturnType<typeof createClojurePool> | undefined;
-  const clojurePool = () => clojure ??= createClojurePool({ ...opts, stackBytes: undefined });
+  const clojurePool = () =>
+    clojure ??= createClojurePool({ ...opts, stackBytes: undefined, layouts: undefined });
 
   return {
     async check(source, input: CheckerInput, callOpts) {
@@ -150,10 +152,25 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
 export function commandCheckerPool(): CheckerPool {
   const early = prestarted;
   prestarted = undefined;
-  return early ?? createCheckerPool({ workers: 2, workerKind: "thread" });
+  return early ?? createCheckerPool(commandPoolOptions());
 }
 
 let prestarted: CheckerPool | undefined;
+
+/**
+ * A command's pool: two thread workers, given the QuickJS memory layout kept in the cache
+ * directory (sandbox/layout_cache.ts), which the first worker that finds it keeps there.
+ */
+function commandPoolOptions(): CheckerPoolOptions {
+  const env = (name: string) => {
+    try {
+      return Deno.env.get(name);
+    } catch {
+      return undefined; // Without --allow-env nothing is kept.
+    }
+  };
+  return { workers: 2, workerKind: "thread", layouts: layoutStore(layoutFile(env)) };
+}
 
 /**
  * Starts the pool the next commandCheckerPool() returns, its first worker loading QuickJS
@@ -161,7 +178,7 @@ let prestarted: CheckerPool | undefined;
  * what closes it when no command took it (the command failed before it needed a checker).
  */
 export function prestartCommandPool(file: "checker.js" | "checker.clj"): () => void {
-  const pool = createCheckerPool({ workers: 2, workerKind: "thread" });
+  const pool = createCheckerPool(commandPoolOptions());
   pool.warm(file);
   prestarted?.close();
   prestarted = pool;

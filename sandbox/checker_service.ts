@@ -23,6 +23,7 @@ export function createCheckerService(
         memoryCapBytes: capBytes,
         wasmBytes: () => memory.buffer.byteLength,
         stackBytes: init.stackBytes,
+        layout: init.layout,
       }),
     "The sandbox",
   );

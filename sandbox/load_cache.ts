@@ -24,7 +24,8 @@ let identity: string | null = null;
 
 /**
  * The sandbox's identity: dvergr's version `version`, Deno's and, from a source tree, its
- * sandbox modules (a compiled binary's version stands for its modules).
+ * sandbox modules and deno.json, which pins QuickJS's version (a compiled binary's version
+ * stands for them).
  */
 export function sandboxIdentity(version = VERSION): string {
   if (version === VERSION && identity !== null) return identity;
@@ -33,6 +34,7 @@ export function sandboxIdentity(version = VERSION): string {
     const dir = new URL("./", import.meta.url);
     const names = [...Deno.readDirSync(dir)].filter((e) => e.isFile).map((e) => e.name).sort();
     for (const name of names) h.update(name).update(Deno.readFileSync(new URL(name, dir)));
+    h.update("deno.json").update(Deno.readFileSync(new URL("../deno.json", dir)));
   } catch {
     // A compiled binary: its version stands for its modules.
   }
@@ -41,10 +43,16 @@ export function sandboxIdentity(version = VERSION): string {
   return digest;
 }
 
+/** dvergr's cache directory, from the environment (null: none). */
+export function dvergrCacheDir(env: (name: string) => string | undefined): string | null {
+  const base = env("XDG_CACHE_HOME") || (env("HOME") ? join(env("HOME")!, ".cache") : "");
+  return base ? join(base, "dvergr") : null;
+}
+
 /** Where the records are kept, from the environment (null: nowhere). */
 export function loadCacheDir(env: (name: string) => string | undefined): string | null {
-  const base = env("XDG_CACHE_HOME") || (env("HOME") ? join(env("HOME")!, ".cache") : "");
-  return base ? join(base, "dvergr", "checker-loads") : null;
+  const dir = dvergrCacheDir(env);
+  return dir === null ? null : join(dir, "checker-loads");
 }
 
 /** The directory of the kept loads of checker `source` in the sandbox `identity`. */

@@ -4,6 +4,7 @@
  * its work that only read that state (routing, the backlog, the statistics).
  */
 import type { CheckerFault } from "../core/checker.ts";
+import type { LayoutStore } from "./layout_cache.ts";
 import type { CheckerFunction, Faulted, HostMessage } from "./protocol.ts";
 import { processWorkersAvailable, type WorkerHandle, type WorkerKind } from "./worker_handle.ts";
 import {
@@ -58,6 +59,7 @@ export interface Pool<O> {
   readonly defaultTimeoutMs: number;
   readonly hangMarginMs: number;
   readonly kind: WorkerKind;
+  readonly layouts: LayoutStore | undefined;
   readonly slots: Slot<O>[];
   readonly queue: Job<O>[];
   closed: boolean;
@@ -92,6 +94,7 @@ export function newPool<O>(spec: WorkerSpec, opts: WorkerPoolOptions): Pool<O> {
     defaultTimeoutMs: opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS,
     hangMarginMs: opts.hangMarginMs ?? HANG_MARGIN_MS,
     kind: opts.workerKind ?? (processWorkersAvailable() ? "process" : "thread"),
+    layouts: opts.layouts,
     slots: [],
     queue: [],
     closed: false,

@@ -3,6 +3,7 @@
  * the pool's options, statistics and results, and its interface.
  */
 import type { BootImageStore } from "./sci_image_cache.ts";
+import type { LayoutStore } from "./layout_cache.ts";
 import type { CheckerCallOptions } from "../core/checker.ts";
 import type { CheckerFunction, Faulted } from "./protocol.ts";
 import type { WorkerEntries, WorkerKind } from "./worker_handle.ts";
@@ -59,6 +60,11 @@ export interface WorkerPoolOptions {
   stackBytes?: number;
   /** "process" (the default where a deno executable can be started) or "thread". */
   workerKind?: WorkerKind;
+  /**
+   * The QuickJS memory layout given to each worker's init and kept from the first that
+   * found it (sandbox/layout_cache.ts); checker.js workers only. Default: none given.
+   */
+  layouts?: LayoutStore;
 }
 
 export interface WorkerPoolStats {

@@ -4,6 +4,7 @@
  * crosses `postMessage` or a JSON line; the checker's values cross as text (JSON or EDN).
  */
 import type { CheckerFault } from "../core/checker.ts";
+import type { KnownLayout } from "./known_layout.ts";
 
 /**
  * Which function of a checker a call runs (`judge-requests` in checker.clj); `generate` is
@@ -25,6 +26,11 @@ export interface InitMessage {
   image?: Uint8Array;
   /** A Clojure worker that boots SCI sends its boot image back in "ready". */
   keepImage?: boolean;
+  /**
+   * The memory layout an earlier worker found in QuickJS's module (sandbox/known_layout.ts),
+   * used when it fits this worker's module; checker.js workers only.
+   */
+  layout?: KnownLayout;
 }
 
 /** One call of a checker function on one input, as a worker's engine receives it. */
@@ -86,6 +92,8 @@ export type WorkerMessage<O = CallOutcome> =
     restored?: boolean;
     /** The boot image the worker made, when the init asked for one (`keepImage`). */
     image?: Uint8Array;
+    /** The memory layout the worker found, when it was given none that fit. */
+    layout?: KnownLayout;
   }
   | { type: "init-failed"; message: string }
   | ({

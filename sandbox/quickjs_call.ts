@@ -23,10 +23,13 @@ import type { MemoryLayout, MemorySnapshot, SnapshotMemory } from "./wasm_snapsh
 import { clip, errorText, Fault, mib } from "./fault_text.ts";
 import { openSnapshotRuntime, refuseOversized, type RuntimeLimits } from "./quickjs_runtime.ts";
 import type { PreparedCache } from "./quickjs_runtime.ts";
+import type { KnownLayout } from "./known_layout.ts";
 
 export interface CallSetup extends RuntimeLimits {
   /** The wasm memory's current size (it only grows). */
   wasmBytes: () => number;
+  /** The module's layout, known to fit it (sandbox/known_layout.ts layoutFits). */
+  layout?: KnownLayout;
 }
 
 /** Lines and characters of console output kept per call. */
@@ -96,6 +99,8 @@ export class QuickJSSandbox {
   private state: CallState = newState(Number.MAX_SAFE_INTEGER);
   /** Handles held for the sandbox's life: they keep their values alive in every snapshot. */
   private readonly kept: QuickJSHandle[] = [];
+  /** The memory layout as this sandbox found it (none when it was given), to hand on. */
+  readonly foundLayout?: { layout: MemoryLayout; breakValue: number };
 
   /**
    * Prepares the context in `module` (freshly instantiated in `memory`: the memory layout is
@@ -106,12 +111,24 @@ export class QuickJSSandbox {
     memory: WebAssembly.Memory,
     private readonly setup: CallSetup,
   ) {
-    ({ rt: this.rt, ctx: this.ctx, snapshots: this.snapshots, prepared: this.prepared } =
-      openSnapshotRuntime<Prepared>(module, memory, setup, () => {
+    ({
+      rt: this.rt,
+      ctx: this.ctx,
+      snapshots: this.snapshots,
+      prepared: this.prepared,
+      found: this.foundLayout,
+    } = openSnapshotRuntime<Prepared>(
+      module,
+      memory,
+      setup,
+      () => {
         if (Date.now() < this.state.deadline) return false;
         this.state.interrupted = true;
         return true;
-      }, { count: MAX_PREPARED, bytes: MAX_PREPARED_BYTES }));
+      },
+      { count: MAX_PREPARED, bytes: MAX_PREPARED_BYTES },
+      setup.layout,
+    ));
     this.rt.setModuleLoader((name) => {
       this.state.refusedImports.push(name);
       return {

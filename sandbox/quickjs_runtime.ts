@@ -13,9 +13,11 @@
  */
 import type { QuickJSContext, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { Fault, mib } from "./fault_text.ts";
+import type { KnownLayout } from "./known_layout.ts";
 import {
   findBreakWord,
   findStackGap,
+  type MemoryLayout,
   type MemorySnapshot,
   SnapshotMemory,
 } from "./wasm_snapshot.ts";
@@ -36,6 +38,11 @@ export interface SnapshotRuntime<T extends { snapshot: MemorySnapshot }> {
   snapshots: SnapshotMemory;
   /** The engine's prepared checkers, empty. */
   prepared: PreparedCache<T>;
+  /**
+   * The layout as this module's runtime found it, to hand on (sandbox/known_layout.ts):
+   * undefined when it was given.
+   */
+  found?: { layout: MemoryLayout; breakValue: number };
 }
 
 /** How many prepared checkers an engine keeps, and how many bytes of snapshots. */
@@ -46,8 +53,9 @@ export interface PreparedBudget {
 
 /**
  * Opens the one runtime and context of an engine in `module`, which must be freshly
- * instantiated in `memory` (its layout is read from it). `interrupt` is QuickJS's interrupt
- * handler for the engine's life: true stops the running code.
+ * instantiated in `memory` (its layout is read from it, unless `known`: a layout that
+ * layoutFits() found is this module's). `interrupt` is QuickJS's interrupt handler for the
+ * engine's life: true stops the running code.
  */
 export function openSnapshotRuntime<T extends { snapshot: MemorySnapshot }>(
   module: QuickJSWASMModule,
@@ -55,9 +63,10 @@ export function openSnapshotRuntime<T extends { snapshot: MemorySnapshot }>(
   limits: RuntimeLimits,
   interrupt: () => boolean,
   budget: PreparedBudget,
+  known?: KnownLayout,
 ): SnapshotRuntime<T> {
   // Read while the module is fresh: its C stack is the long run of zeroes in its memory.
-  const gap = findStackGap(memory);
+  const gap = known ?? findStackGap(memory);
   const rt = module.newRuntime();
   rt.setMemoryLimit(limits.memoryLimitBytes);
   rt.setMaxStackSize(limits.stackBytes);
@@ -65,17 +74,23 @@ export function openSnapshotRuntime<T extends { snapshot: MemorySnapshot }>(
   const ctx = rt.newContext();
   // These handles are created on first use; create them now, inside every snapshot.
   void [ctx.undefined, ctx.null, ctx.true, ctx.false, ctx.global];
-  const breakWord = findBreakWord(memory, gap, (bytes) => {
-    // Made by QuickJS itself: copying a string in from the host is far slower.
-    const made = ctx.evalCode(`"x".repeat(${bytes})`, "probe.js", { type: "global" });
-    const h = made.error ?? made.value;
-    return () => h.dispose();
-  });
+  const valueAt = (word: number) => word < 0 ? -1 : new Uint32Array(memory.buffer)[word >>> 2];
+  // A known break word holds what it held in the module it was found in, or it is looked for.
+  const breakWord = known && valueAt(known.breakWord) === known.breakValue
+    ? known.breakWord
+    : findBreakWord(memory, gap, (bytes) => {
+      // Made by QuickJS itself: copying a string in from the host is far slower.
+      const made = ctx.evalCode(`"x".repeat(${bytes})`, "probe.js", { type: "global" });
+      const h = made.error ?? made.value;
+      return () => h.dispose();
+    });
+  const layout = { gapStart: gap.gapStart, gapEnd: gap.gapEnd, breakWord };
   return {
     rt,
     ctx,
-    snapshots: new SnapshotMemory(memory, { ...gap, breakWord }),
+    snapshots: new SnapshotMemory(memory, layout),
     prepared: new PreparedCache(budget.count, budget.bytes),
+    ...(known ? {} : { found: { layout, breakValue: valueAt(breakWord) } }),
   };
 }
 

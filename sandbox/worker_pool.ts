@@ -91,7 +91,13 @@ function spawn<O>(p: Pool<O>): void {
     () => failStart(p, slot, `${p.spec.engineName} did not load within ${p.spec.startTimeoutMs}ms`),
     p.spec.startTimeoutMs,
   );
-  const init = { type: "init", memoryBytes: p.memoryBytes, stackBytes: p.stackBytes } as const;
+  const layout = p.layouts?.known();
+  const init = {
+    type: "init",
+    memoryBytes: p.memoryBytes,
+    stackBytes: p.stackBytes,
+    ...(layout ? { layout } : {}),
+  } as const;
   const images = p.spec.bootImages?.() ?? null;
   if (!images) return slot.worker.send(init);
   // The checkers the queue waits for, whose images (made on the same boot image) let their
@@ -179,6 +185,7 @@ function onMessage<O>(p: Pool<O>, slot: Slot<O>, msg: WorkerMessage<O>): void {
     p.workerPermissions = msg.permissions;
     p.lastBootMs = msg.bootMs;
     p.lastBootRestored = msg.restored === true;
+    if (msg.layout) p.layouts?.keep(msg.layout);
     // Booted rather than restored: its own image is its base (none sent: unknown).
     if (!msg.restored) {
       slot.baseId = msg.image ? p.spec.bootImages?.()?.save(msg.image).id : undefined;

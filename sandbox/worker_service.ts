@@ -15,6 +15,8 @@ import type {
 } from "./protocol.ts";
 import { dropNodeProcess, type LoadedQuickJS, loadQuickJS } from "./quickjs_load.ts";
 import { permissionStates } from "./permission_states.ts";
+import { describeLayout, freshCopy, layoutFits } from "./known_layout.ts";
+import type { MemoryLayout } from "./wasm_snapshot.ts";
 
 /** An engine of one worker: runs any number of calls, each from a fresh interpreter state. */
 export interface Engine<O> {
@@ -26,6 +28,8 @@ export interface Engine<O> {
   image?: Uint8Array | null;
   /** The checker image of a prepared checker, or null (Clojure engines). */
   checkerImage?(key: string): Uint8Array | null;
+  /** The memory layout it found rather than was given (checker.js engines). */
+  foundLayout?: { layout: MemoryLayout; breakValue: number };
   /** Takes a checker image as the prepared checker `key`, if it can (Clojure engines). */
   install?(key: string, image: Uint8Array): boolean;
 }
@@ -53,7 +57,15 @@ export function createWorkerService<O extends { ok: boolean }>(
     // This service runs only as a sandbox worker: QuickJS loads faster without `process`.
     dropNodeProcess();
     quickjs = await loadQuickJS(msg.memoryBytes);
-    engine = boot(quickjs, msg);
+    // A layout from the host is used only when it is this module's; else the engine finds it
+    // and it goes back to the host for the next worker.
+    const layout = msg.layout && await layoutFits(msg.layout, quickjs.memory);
+    const fresh = layout ? undefined : freshCopy(quickjs.memory);
+    const freshBytes = quickjs.memory.buffer.byteLength;
+    engine = boot(quickjs, { ...msg, layout });
+    const { foundLayout } = engine;
+    const found = fresh && foundLayout &&
+      await describeLayout(fresh, freshBytes, foundLayout.layout, foundLayout.breakValue);
     keepImages = msg.keepImage === true;
     const image = engine.image ?? undefined;
     // Sent once: the worker need not keep its copy.
@@ -63,6 +75,7 @@ export function createWorkerService<O extends { ok: boolean }>(
       permissions: permissionStates(),
       bootMs: Math.round(performance.now() - started),
       ...(engine.restored ? { restored: true } : {}),
+      ...(found ? { layout: found } : {}),
       ...(image ? { image } : {}),
     });
   }
