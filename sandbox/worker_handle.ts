@@ -106,9 +106,31 @@ function passedEnv(): Record<string, string> {
   return env;
 }
 
+/**
+ * util-linux's setpriv, when this host has it: a worker process is started through it with
+ * the parent-death signal KILL, so a worker stuck in a native call that never polls QuickJS's
+ * interrupt handler does not outlive a pool whose process died (nothing else would stop it:
+ * the pool's watchdog died with it). Looked up once; without it workers start directly.
+ */
+let setprivPath: string | null | undefined;
+function setpriv(): string | null {
+  if (setprivPath !== undefined) return setprivPath;
+  setprivPath = null;
+  for (const p of ["/usr/bin/setpriv", "/bin/setpriv"]) {
+    try {
+      if (Deno.statSync(p).isFile) return setprivPath = p;
+    } catch {
+      // Not there, or not readable without --allow-read: start workers directly.
+    }
+  }
+  return setprivPath;
+}
+
 function startProcess<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H> {
-  const child = new Deno.Command(Deno.execPath(), {
+  const guard = setpriv();
+  const child = new Deno.Command(guard ?? Deno.execPath(), {
     args: [
+      ...(guard ? ["--pdeathsig", "KILL", "--", Deno.execPath()] : []),
       "run",
       "--quiet",
       "--no-prompt",
