@@ -23,8 +23,8 @@ import {
   sandboxWorldArgs,
   writableTopLevel,
 } from "../../../../adapters/candidates/command/limits.ts";
-import { createWorld } from "../../../../adapters/world/world.ts";
-import type { AttemptContext, CandidateOutcome } from "../../../../core/bench/candidate.ts";
+import type { CandidateOutcome } from "../../../../core/bench/candidate.ts";
+import { attemptInWorld } from "../../../helpers/attempt_world.ts";
 
 const env = (k: string) => Deno.env.get(k);
 const hasBwrap = await detectBwrap(env);
@@ -42,20 +42,7 @@ async function attempt(
   timeoutMs = 20_000,
   more: { bwrapExtra?: string[]; gateway?: GatewayFactory } = {},
 ) {
-  const world = await createWorld({ "/docs/a.md": "hello" }, { mkdirs: ["/out"] });
-  const ctx: AttemptContext = {
-    task: "bomb",
-    caseId: null,
-    repetition: 0,
-    world: world.files,
-    worldDir: world.dir,
-    reference: null,
-    timeoutMs,
-    budgetMicros: 0,
-    profile: "developer",
-    writable: ["/out"],
-    signal: new AbortController().signal,
-  };
+  const { world, ctx } = await attemptInWorld("bomb", timeoutMs);
   const cand = commandCandidate({ name: "bomb", command, bwrapExtra: more.bwrapExtra }, {
     isolation,
     env,

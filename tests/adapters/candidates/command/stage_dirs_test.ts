@@ -7,8 +7,7 @@
 import assert from "node:assert/strict";
 import { commandCandidate, detectBwrap } from "../../../../adapters/candidates/command/command.ts";
 import { stageDir } from "../../../../adapters/candidates/command/host_identity.ts";
-import { createWorld } from "../../../../adapters/world/world.ts";
-import type { AttemptContext } from "../../../../core/bench/candidate.ts";
+import { attemptInWorld } from "../../../helpers/attempt_world.ts";
 
 const env = (k: string) => Deno.env.get(k);
 const isRoot = Deno.uid() === 0;
@@ -18,20 +17,7 @@ const why = ignore ? ` [skipped: ${isRoot ? "no bubblewrap" : "not root: no stag
 
 /** A sandboxed attempt that writes its answer: its outcome's status and message. */
 async function attempt(): Promise<string> {
-  const world = await createWorld({ "/docs/a.md": "hello" }, { mkdirs: ["/out"] });
-  const ctx: AttemptContext = {
-    task: "t",
-    caseId: null,
-    repetition: 0,
-    world: world.files,
-    worldDir: world.dir,
-    reference: null,
-    timeoutMs: 20_000,
-    budgetMicros: 0,
-    profile: "developer",
-    writable: ["/out"],
-    signal: new AbortController().signal,
-  };
+  const { world, ctx } = await attemptInWorld("t", 20_000);
   try {
     const outcome = await commandCandidate({ name: "t", command: "cat /docs/a.md > /out/a" }, {
       isolation: "bwrap",

@@ -17,8 +17,7 @@ import {
 import { commandGateway } from "../../../../adapters/gateway/command_gateway.ts";
 import { openAttemptCgroup } from "../../../../adapters/candidates/command/cgroup.ts";
 import { DEFAULT_LIMITS } from "../../../../adapters/candidates/command/limits.ts";
-import { createWorld } from "../../../../adapters/world/world.ts";
-import type { AttemptContext } from "../../../../core/bench/candidate.ts";
+import { attemptInWorld } from "../../../helpers/attempt_world.ts";
 
 const env = (k: string) => Deno.env.get(k);
 const hasBwrap = await detectBwrap(env);
@@ -34,20 +33,7 @@ const skipped = !hasBwrap
 
 /** Runs `command` sandboxed with a time limit of `timeoutMs`; the outcome and what came back. */
 async function attempt(command: string, timeoutMs: number, gateway?: GatewayFactory) {
-  const world = await createWorld({ "/docs/a.md": "hello" }, { mkdirs: ["/out"] });
-  const ctx: AttemptContext = {
-    task: "stretch",
-    caseId: null,
-    repetition: 0,
-    world: world.files,
-    worldDir: world.dir,
-    reference: null,
-    timeoutMs,
-    budgetMicros: 0,
-    profile: "developer",
-    writable: ["/out"],
-    signal: new AbortController().signal,
-  };
+  const { world, ctx } = await attemptInWorld("stretch", timeoutMs);
   const cand = commandCandidate({ name: "stretch", command }, {
     isolation: "bwrap",
     env,
