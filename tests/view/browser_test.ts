@@ -10,6 +10,7 @@
  * Without Chromium the test is skipped, unless DVERGR_REQUIRE_CHROMIUM=1 (.ci/run sets it).
  */
 import assert from "node:assert/strict";
+import { DVERGR_PERMISSIONS } from "../../core/permissions.ts";
 import { join } from "node:path";
 import { openHome } from "../../adapters/store/kv/home.ts";
 import { serveView } from "../../view/server.ts";
@@ -19,15 +20,6 @@ import { PAYLOAD, viewHome } from "./view_home.ts";
 const CHROMIUM = "/usr/bin/chromium";
 const present = await Deno.stat(CHROMIUM).then(() => true, () => false);
 const required = Deno.env.get("DVERGR_REQUIRE_CHROMIUM") === "1";
-/** The program's run permissions (deno.json's dvergr task), for the benchmark child. */
-const RUN_FLAGS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-  "--allow-net",
-  "--allow-sys=hostname,osRelease,uid,gid",
-];
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
 /** Polls `f` every 200 ms until it is true, at most `ms` (then fails, naming `what`). */
@@ -73,7 +65,7 @@ Deno.test({
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...RUN_FLAGS,
+      ...DVERGR_PERMISSIONS,
       MAIN,
       "benchmark",
       f.bundle,

@@ -5,6 +5,7 @@
  * another's attempts.
  */
 import assert from "node:assert/strict";
+import { DVERGR_PERMISSIONS } from "../../../../core/permissions.ts";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { detectBwrap } from "../../../../adapters/candidates/command/command.ts";
@@ -123,12 +124,7 @@ Deno.test({
           Deno.execPath(),
           "run",
           "--cached-only",
-          "--allow-read",
-          "--allow-write",
-          "--allow-env",
-          "--allow-run",
-          "--allow-net",
-          "--allow-sys=hostname,osRelease,uid,gid",
+          ...DVERGR_PERMISSIONS,
           join(dir, "main.ts"),
           "benchmark",
           bundle,

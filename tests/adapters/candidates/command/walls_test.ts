@@ -4,6 +4,7 @@
  * on CI) and, when that is root, once more as an unprivileged user.
  */
 import assert from "node:assert/strict";
+import { DVERGR_PERMISSIONS } from "../../../../core/permissions.ts";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { detectBwrap } from "../../../../adapters/candidates/command/command.ts";
@@ -14,15 +15,6 @@ const hasBwrap = await detectBwrap(env);
 const isRoot = Deno.uid() === 0;
 const repo = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
 const NOBODY = "65534";
-
-const PERMISSIONS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-  "--allow-net",
-  "--allow-sys=hostname,osRelease,uid,gid",
-];
 
 function asNobody(argv: string[]): string[] {
   return ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...argv];
@@ -118,7 +110,7 @@ async function probe(
       Deno.execPath(),
       "run",
       "--cached-only",
-      ...PERMISSIONS,
+      ...DVERGR_PERMISSIONS,
       join(dir, "tests/helpers/walls_probe.ts"),
       mount,
       ...hidden,
