@@ -37,11 +37,16 @@ async function inserted(rows: PromiseLike<readonly unknown[]>): Promise<boolean>
   return (await rows).length > 0;
 }
 
+/** The JSON text of `column` in each row, parsed. */
 function parsed<T>(column: string) {
   return (rows: Record<string, unknown>[]): T[] => rows.map((r) => JSON.parse(String(r[column])));
 }
 
-async function one<T>(rows: Promise<Record<string, unknown>[]>, column: string): Promise<T | null> {
+/** The first row's `column` parsed as JSON, or null when there is no row (the store's reads). */
+export async function one<T>(
+  rows: Promise<Record<string, unknown>[]>,
+  column: string,
+): Promise<T | null> {
   return parsed<T>(column)(await rows)[0] ?? null;
 }
 

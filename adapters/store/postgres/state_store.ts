@@ -15,7 +15,7 @@ import { migrate } from "./migrations.ts";
 import { postgresBlobStore } from "./blob_store.ts";
 import * as leases from "./leases.ts";
 import { serverClock } from "./server_clock.ts";
-import { postgresDeployRecords } from "./deploy_records.ts";
+import { one, postgresDeployRecords } from "./deploy_records.ts";
 import * as records from "./records.ts";
 
 /** Marks a change of the rooms' records: their version moves (what subscriptions poll). */
@@ -76,11 +76,6 @@ async function listJobs(sql: Sql, room?: string): Promise<JobRecord[]> {
     : await sql`select job from dvergr_jobs where room = ${room}
         order by started_at desc, id`;
   return rows.map((r) => JSON.parse(r.job) as JobRecord);
-}
-
-async function one<T>(rows: Promise<Record<string, unknown>[]>, column: string): Promise<T | null> {
-  const r = await rows;
-  return r.length === 0 ? null : JSON.parse(String(r[0][column])) as T;
 }
 
 /**
