@@ -1,4 +1,8 @@
 import type { Command } from "./context.ts";
+import { importLater } from "./import_later.ts";
+
+/** The module `./NAME.ts` beside this one, imported when called (cli/import_later.ts). */
+const cli = <M>(name: string) => importLater<M>(new URL(`./${name}.ts`, import.meta.url));
 
 /**
  * Every subcommand, loaded lazily so `dvergr --help` and small commands do not pay
@@ -15,117 +19,119 @@ export const COMMANDS: Record<string, {
 }> = {
   init: {
     summary: "write a new bundle to start from (single environment, dataset or web)",
-    load: () => import("./init.ts"),
+    load: () => cli<typeof import("./init.ts")>("init"),
   },
   check: {
     summary: "shape-check a bundle; with --answer, grade an answer",
-    load: () => import("./check.ts"),
+    load: () => cli<typeof import("./check.ts")>("check"),
     // With --answer it grades one answer: its sandbox starts at once.
     prestart: (args) =>
       args.includes("--answer")
-        ? import("./prestart.ts").then((m) => m.prestartSandbox(args))
+        ? cli<typeof import("./prestart.ts")>("prestart").then((m) => m.prestartSandbox(args))
         : Promise.resolve(() => {}),
   },
   calibrate: {
     summary: "prove a bundle's checker grades right (exit 1 when it does not)",
-    load: () => import("./calibrate.ts"),
-    prestart: (args) => import("./prestart.ts").then((m) => m.prestartSandbox(args)),
+    load: () => cli<typeof import("./calibrate.ts")>("calibrate"),
+    prestart: (args) =>
+      cli<typeof import("./prestart.ts")>("prestart").then((m) => m.prestartSandbox(args)),
   },
   benchmark: {
     summary: "benchmark candidates on a bundle (resumable; scorecard and report)",
-    load: () => import("./benchmark.ts"),
-    prestart: (args) => import("./prestart.ts").then((m) => m.prestartBenchmarkPool(args)),
+    load: () => cli<typeof import("./benchmark.ts")>("benchmark"),
+    prestart: (args) =>
+      cli<typeof import("./prestart.ts")>("prestart").then((m) => m.prestartBenchmarkPool(args)),
   },
   demo: {
     summary: "benchmark two example agents on an example bundle, offline",
-    load: () => import("./demo.ts"),
+    load: () => cli<typeof import("./demo.ts")>("demo"),
   },
   plan: {
     summary: "plan cases × repetitions from a pilot experiment (fixed-size and sequential)",
-    load: () => import("./plan.ts"),
+    load: () => cli<typeof import("./plan.ts")>("plan"),
   },
   regrade: {
     summary: "grade an experiment's kept evidence again with a changed checker (no candidate runs)",
-    load: () => import("./regrade.ts"),
+    load: () => cli<typeof import("./regrade.ts")>("regrade"),
   },
   show: {
     summary: "show an experiment's cells, or one attempt in full (output, files, transcript)",
-    load: () => import("./show.ts"),
+    load: () => cli<typeof import("./show.ts")>("show"),
   },
   experiments: {
     summary: "list the home's experiments, newest first, with how far each is",
-    load: () => import("./experiments.ts"),
+    load: () => cli<typeof import("./experiments.ts")>("experiments"),
   },
   view: {
     summary: "serve a local web viewer of the experiments, their cells and attempts",
-    load: () => import("./view.ts"),
+    load: () => cli<typeof import("./view.ts")>("view"),
   },
   report: {
     summary: "write an experiment's report again: Markdown, HTML, JUnit XML or CSV",
-    load: () => import("./report.ts"),
+    load: () => cli<typeof import("./report.ts")>("report"),
   },
   cases: {
     summary: "turn a table of historical cases into a certified dataset bundle",
-    load: () => import("./cases.ts"),
+    load: () => cli<typeof import("./cases.ts")>("cases"),
   },
   room: {
     summary: "create rooms, list, read and write their files, show their history",
-    load: () => import("./room.ts"),
+    load: () => cli<typeof import("./room.ts")>("room"),
   },
   list: {
     summary: "list the rooms' bundles with content id and trust tier",
-    load: () => import("./list.ts"),
+    load: () => cli<typeof import("./list.ts")>("list"),
   },
   export: {
     summary: "export a bundle as one EDN file (format dvergr-workflow/1)",
-    load: () => import("./export.ts"),
+    load: () => cli<typeof import("./export.ts")>("export"),
   },
   import: {
     summary: "verify an export and install it in a room or a directory",
-    load: () => import("./import.ts"),
+    load: () => cli<typeof import("./import.ts")>("import"),
   },
   promote: {
     summary: "calibrate a room's bundle and, when it holds, trust it on this host",
-    load: () => import("./promote.ts"),
+    load: () => cli<typeof import("./promote.ts")>("promote"),
   },
   freeze: {
     summary: "turn a live bundle's fetched pages into a frozen-web bundle",
-    load: () => import("./freeze.ts"),
+    load: () => cli<typeof import("./freeze.ts")>("freeze"),
   },
   run: {
     summary: "run a room's bundle once on the room's own files; review and merge its changes",
-    load: () => import("./run.ts"),
+    load: () => cli<typeof import("./run.ts")>("run"),
   },
   runs: {
     summary: "list the home's production runs",
-    load: () => import("./runs.ts"),
+    load: () => cli<typeof import("./runs.ts")>("runs"),
   },
   review: {
     summary: "list and show reviews of runs; approve or discard what waits for a person",
-    load: () => import("./review.ts"),
+    load: () => cli<typeof import("./review.ts")>("review"),
   },
   deploy: {
     summary: "schedule a room's bundle to run every so often (dvergr serve or tick starts it)",
-    load: () => import("./deploy.ts"),
+    load: () => cli<typeof import("./deploy.ts")>("deploy"),
   },
   schedules: {
     summary: "list the home's schedules with their next run, or cancel one",
-    load: () => import("./schedules.ts"),
+    load: () => cli<typeof import("./schedules.ts")>("schedules"),
   },
   tick: {
     summary: "start the scheduled runs due now (for cron or systemd timers) and exit",
-    load: () => import("./tick.ts"),
+    load: () => cli<typeof import("./tick.ts")>("tick"),
   },
   store: {
     summary: "migrate the PostgreSQL store that workers on many machines share",
-    load: () => import("./store.ts"),
+    load: () => cli<typeof import("./store.ts")>("store"),
   },
   worker: {
     summary: "run the cells of experiments open in a PostgreSQL store (any number of machines)",
-    load: () => import("./worker.ts"),
+    load: () => cli<typeof import("./worker.ts")>("worker"),
   },
   serve: {
     summary: "serve dvergr's operations as MCP tools (stdio, or Streamable HTTP on loopback)",
-    load: () => import("./serve.ts"),
+    load: () => cli<typeof import("./serve.ts")>("serve"),
   },
 };
