@@ -38,6 +38,7 @@ import { blobsTarget, type S3Target } from "../adapters/store/s3/target.ts";
 import { usageError } from "../core/errors.ts";
 import { createCheckerPool } from "../sandbox/checker_pool.ts";
 import { BENCHMARK_WORKERS, takeBenchmarkPool } from "./prestart.ts";
+import { importLater } from "./import_later.ts";
 
 export const HELP = `dvergr benchmark <bundle> [options]
 
@@ -197,9 +198,18 @@ export function parse(args: string[]): { input: BenchmarkInput; positionals: str
 
 /** `--check`: calibrates the bundle only and prints the result. */
 async function runCheck(ctx: CliContext, fileBundle: BundleArg, json: boolean): Promise<number> {
-  const { calibrate } = await import("../core/calibrate/calibrate.ts");
-  const { CALIBRATE_FORMAT } = await import("../core/ops/check_formats.ts");
-  const { writeEdn } = await import("../core/edn/write.ts");
+  const { calibrate } = await importLater<typeof import("../core/calibrate/calibrate.ts")>(
+    "../core/calibrate/calibrate.ts",
+    import.meta.url,
+  );
+  const { CALIBRATE_FORMAT } = await importLater<typeof import("../core/ops/check_formats.ts")>(
+    "../core/ops/check_formats.ts",
+    import.meta.url,
+  );
+  const { writeEdn } = await importLater<typeof import("../core/edn/write.ts")>(
+    "../core/edn/write.ts",
+    import.meta.url,
+  );
   const bundle = parseBundle(fileBundle);
   const pool = createCheckerPool({ workers: 1 });
   try {
@@ -293,7 +303,10 @@ async function finish(
   const { diagnosis, scorecard } = outcome;
   const reports = await writeReports({ scorecard, options: reportOptions(outcome) }, reportPath);
   if (input.junit !== undefined) {
-    const { benchmarkJunit } = await import("../core/bench/junit.ts");
+    const { benchmarkJunit } = await importLater<typeof import("../core/bench/junit.ts")>(
+      "../core/bench/junit.ts",
+      import.meta.url,
+    );
     await writeAtomic(
       resolve(ctx.cwd, input.junit),
       benchmarkJunit(
@@ -305,7 +318,9 @@ async function finish(
     );
   }
   if (input.json) {
-    const { BENCHMARK_FORMAT, diagnosisJson } = await import("./json_formats.ts");
+    const { BENCHMARK_FORMAT, diagnosisJson } = await importLater<
+      typeof import("./json_formats.ts")
+    >("./json_formats.ts", import.meta.url);
     printJson(ctx, BENCHMARK_FORMAT, {
       bundle: outcome.bundle.name,
       bundleId: outcome.bundle.id,
@@ -346,7 +361,10 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   // the bundle is installed and planned, not after, when the candidates are resolved; a run
   // of built-ins and models never asks.
   if (!input.enqueue && services.candidates.sandboxed(request.specs)) {
-    void import("../adapters/candidates/command/command.ts").then((m) => m.bwrapSupport(ctx.env));
+    void importLater<typeof import("../adapters/candidates/command/command.ts")>(
+      "../adapters/candidates/command/command.ts",
+      import.meta.url,
+    ).then((m) => m.bwrapSupport(ctx.env));
   }
   const homeDir = homeDirOf(ctx, fileBundle, input.home);
   // Output files are checked now: a bad one must not surface after every cell has run.
@@ -363,7 +381,10 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     const room = source.kind === "room" ? source.room : undefined;
     const runner = lazyRunner(); // for a generator.js
     const req = { ...request, services, bundle: fileBundle, home, room, env: ctx.env, runner };
-    const { enqueueOnly } = await import("./benchmark_enqueue.ts");
+    const { enqueueOnly } = await importLater<typeof import("./benchmark_enqueue.ts")>(
+      "./benchmark_enqueue.ts",
+      import.meta.url,
+    );
     try {
       return await enqueueOnly(ctx, req, input.json === true);
     } finally {

@@ -5,6 +5,7 @@ import { readBundleDir } from "../adapters/files/bundle_dir.ts";
 import type { CliContext } from "./context.ts";
 import { type OptionSpec, parseCommandArgs } from "./args.ts";
 import { isDir, pathExists } from "../adapters/files/fs.ts";
+import { importLater } from "./import_later.ts";
 
 /** Where a bundle argument was read from. */
 export type BundleSource =
@@ -49,9 +50,15 @@ export async function readBundleArg(
   }
   // A room's bundle: the home's modules load only for it (a directory needs none of them).
   const [{ roomHomeDir }, { gitRoomStore }, { readRoomBundle }] = await Promise.all([
-    import("./home_arg.ts"),
-    import("../adapters/rooms/git/room_store.ts"),
-    import("../core/ops/room_bundles.ts"),
+    importLater<typeof import("./home_arg.ts")>("./home_arg.ts", import.meta.url),
+    importLater<typeof import("../adapters/rooms/git/room_store.ts")>(
+      "../adapters/rooms/git/room_store.ts",
+      import.meta.url,
+    ),
+    importLater<typeof import("../core/ops/room_bundles.ts")>(
+      "../core/ops/room_bundles.ts",
+      import.meta.url,
+    ),
   ]);
   const home = roomHomeDir(opts.home, ctx);
   const rooms = gitRoomStore(join(home, "rooms"));

@@ -19,6 +19,7 @@ import type { CheckerRunner } from "../core/checker.ts";
 import type { CalibrationResult } from "../core/calibrate/calibrate.ts";
 import type { AskJudge, JudgeConsistency } from "../core/calibrate/judge_consistency.ts";
 import { judgeLines } from "./judge_text.ts";
+import { importLater } from "./import_later.ts";
 
 export const HELP = `dvergr calibrate <bundle> [--auto [--min-margin M]]
     [--judge-consistency [--k N] [--accept-judge-noise]] [--verbose] [--junit FILE] [--json]
@@ -116,7 +117,10 @@ async function calibrationHome(
   home: string | undefined,
 ): Promise<string> {
   if (arg.source.kind === "room") return arg.source.home;
-  const { resolveHomeDir } = await import("../adapters/store/kv/home.ts");
+  const { resolveHomeDir } = await importLater<typeof import("../adapters/store/kv/home.ts")>(
+    "../adapters/store/kv/home.ts",
+    import.meta.url,
+  );
   return resolveHomeDir({
     flag: home,
     env: ctx.env,
@@ -140,8 +144,11 @@ async function judgeAsk(
   }
   const homeDir = await calibrationHome(ctx, bundle, arg, home);
   const [{ prepareEffects }, { composeServices }] = await Promise.all([
-    import("../core/engine/attempt_effects.ts"),
-    import("../adapters/compose.ts"),
+    importLater<typeof import("../core/engine/attempt_effects.ts")>(
+      "../core/engine/attempt_effects.ts",
+      import.meta.url,
+    ),
+    importLater<typeof import("../adapters/compose.ts")>("../adapters/compose.ts", import.meta.url),
   ]);
   const effects = await prepareEffects(bundle, { env: ctx.env, homeDir }, composeServices());
   effects.preflight({ web: false });
@@ -164,8 +171,11 @@ async function reviewsOf(
 ): Promise<ReviewCalibration | null> {
   if (Object.keys(bundle.calibration?.reviews ?? {}).length === 0) return null;
   const [{ calibrateReviews }, { composeServices }] = await Promise.all([
-    import("../core/engine/review_calibration.ts"),
-    import("../adapters/compose.ts"),
+    importLater<typeof import("../core/engine/review_calibration.ts")>(
+      "../core/engine/review_calibration.ts",
+      import.meta.url,
+    ),
+    importLater<typeof import("../adapters/compose.ts")>("../adapters/compose.ts", import.meta.url),
   ]);
   return await calibrateReviews(bundle, pool, {
     services: composeServices(),
@@ -200,7 +210,9 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     });
     reviews = await reviewsOf(ctx, bundle, arg, values.home, pool);
     if (ask) {
-      const { measureCalibrationJudge } = await import("../core/calibrate/judge_consistency.ts");
+      const { measureCalibrationJudge } = await importLater<
+        typeof import("../core/calibrate/judge_consistency.ts")
+      >("../core/calibrate/judge_consistency.ts", import.meta.url);
       judge = await measureCalibrationJudge(bundle, pool, ask, {
         k: opts.k,
         acceptNoise: values["accept-judge-noise"],
@@ -212,7 +224,10 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   const ok = result.ok && (judge?.ok ?? true) && (reviews?.ok ?? true);
   const problems = [...result.problems, ...(judge?.problems ?? []), ...(reviews?.problems ?? [])];
   if (values.junit !== undefined) {
-    const { calibrationJunit } = await import("../core/bench/junit.ts");
+    const { calibrationJunit } = await importLater<typeof import("../core/bench/junit.ts")>(
+      "../core/bench/junit.ts",
+      import.meta.url,
+    );
     await writeAtomic(
       resolve(ctx.cwd, values.junit),
       calibrationJunit(bundle.name, { ...result, ok, problems }, judge),
@@ -220,7 +235,10 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   }
   if (values.json) {
     // Its format's schemas load only here (~10 ms of a text-only calibrate's start).
-    const { CALIBRATE_FORMAT } = await import("../core/ops/check_formats.ts");
+    const { CALIBRATE_FORMAT } = await importLater<typeof import("../core/ops/check_formats.ts")>(
+      "../core/ops/check_formats.ts",
+      import.meta.url,
+    );
     printJson(ctx, CALIBRATE_FORMAT, {
       bundle: bundle.name,
       ...result,

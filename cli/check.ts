@@ -25,6 +25,7 @@ import { loadCacheDir, loadCachingRunner } from "../sandbox/load_cache.ts";
 import type { CheckerRunner } from "../core/checker.ts";
 import type { CheckerPool } from "../sandbox/checker_pool.ts";
 import type { FileBundle } from "../core/bundle/file_map.ts";
+import { importLater } from "./import_later.ts";
 
 type CheckValues = ReturnType<typeof parse>["values"];
 
@@ -108,7 +109,10 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
 function lazyPool(): CheckerRunner & { warm(file: "checker.js" | "checker.clj"): void } {
   let pool: Promise<CheckerPool> | null = null;
   const get = () =>
-    pool ??= import("../sandbox/checker_pool.ts").then((m) => m.commandCheckerPool());
+    pool ??= importLater<typeof import("../sandbox/checker_pool.ts")>(
+      "../sandbox/checker_pool.ts",
+      import.meta.url,
+    ).then((m) => m.commandCheckerPool());
   let closed = false;
   return {
     check: async (source, input, opts) => (await get()).check(source, input, opts),
@@ -220,7 +224,9 @@ async function printCheckJson(
   shape: ShapeCheck,
   verdict?: AnswerVerdict,
 ): Promise<void> {
-  const { CHECK_FORMAT, checkReport } = await import("../core/ops/check_formats.ts");
+  const { CHECK_FORMAT, checkReport } = await importLater<
+    typeof import("../core/ops/check_formats.ts")
+  >("../core/ops/check_formats.ts", import.meta.url);
   printJson(ctx, CHECK_FORMAT, { ...checkReport(shape), ...(verdict ? { verdict } : {}) });
 }
 

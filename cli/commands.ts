@@ -2,7 +2,7 @@ import type { Command } from "./context.ts";
 import { importLater } from "./import_later.ts";
 
 /** The module `./NAME.ts` beside this one, imported when called (cli/import_later.ts). */
-const cli = <M>(name: string) => importLater<M>(new URL(`./${name}.ts`, import.meta.url));
+const cli = <M>(name: string) => importLater<M>(`./${name}.ts`, import.meta.url);
 
 /**
  * Every subcommand, loaded lazily so `dvergr --help` and small commands do not pay

@@ -12,6 +12,7 @@ import type { OpContext } from "../core/ops/op.ts";
 import type { CheckerRunner } from "../core/checker.ts";
 import type { CheckerPool } from "../sandbox/checker_pool.ts";
 import type { CliContext } from "./context.ts";
+import { importLater } from "./import_later.ts";
 
 /** The help line every room command shares. */
 export const HOME_HELP =
@@ -38,7 +39,10 @@ export function lazyRunner(): CheckerRunner {
   let pool: Promise<CheckerPool> | null = null;
   let closed = false;
   const get = () =>
-    pool ??= import("../sandbox/checker_pool.ts").then((m) => m.createCheckerPool({ workers: 2 }));
+    pool ??= importLater<typeof import("../sandbox/checker_pool.ts")>(
+      "../sandbox/checker_pool.ts",
+      import.meta.url,
+    ).then((m) => m.createCheckerPool({ workers: 2 }));
   return {
     check: async (source, input, opts) => (await get()).check(source, input, opts),
     judgeRequests: async (source, input, opts) => (await get()).judgeRequests(source, input, opts),

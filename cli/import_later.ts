@@ -8,8 +8,8 @@
  * A computed specifier is not followed: the module's own graph is built when it is imported,
  * so a command pays for its modules and no other's. `M` is given as
  * `typeof import("./x.ts")`, a type-only reference that `deno check` follows and `deno run`
- * does not.
+ * does not: `importLater<typeof import("./x.ts")>("./x.ts", import.meta.url)`.
  */
-export function importLater<M>(url: URL): Promise<M> {
-  return import(url.href);
+export function importLater<M>(specifier: string, base: string): Promise<M> {
+  return import(new URL(specifier, base).href);
 }

@@ -13,6 +13,7 @@
  */
 import { join } from "node:path";
 import type { CheckerPool } from "../sandbox/checker_pool.ts";
+import { importLater } from "./import_later.ts";
 
 /** Which checker file the directory `dir` holds, or null when it is not a bundle's. */
 async function checkerFileOf(dir: string): Promise<"checker.js" | "checker.clj" | null> {
@@ -35,7 +36,10 @@ export async function prestartSandbox(args: string[]): Promise<() => void> {
     if (arg.startsWith("-")) continue;
     const file = await checkerFileOf(arg);
     if (file === null) continue;
-    const { prestartCommandPool } = await import("../sandbox/checker_pool.ts");
+    const { prestartCommandPool } = await importLater<typeof import("../sandbox/checker_pool.ts")>(
+      "../sandbox/checker_pool.ts",
+      import.meta.url,
+    );
     return prestartCommandPool(file);
   }
   return () => {};
@@ -57,7 +61,10 @@ export async function prestartBenchmarkPool(args: string[]): Promise<() => void>
     if (arg.startsWith("-")) continue;
     const file = await checkerFileOf(arg);
     if (file === null) continue;
-    const { createCheckerPool } = await import("../sandbox/checker_pool.ts");
+    const { createCheckerPool } = await importLater<typeof import("../sandbox/checker_pool.ts")>(
+      "../sandbox/checker_pool.ts",
+      import.meta.url,
+    );
     const pool = createCheckerPool({ workers: BENCHMARK_WORKERS });
     pool.warm(file);
     benchmarkPool?.close();
