@@ -72,9 +72,10 @@ export const CHECKER_WORKERS: WorkerSpec = {
   engineName: "QuickJS",
   startTimeoutMs: 30_000,
   expectedStartMs: 200,
-  // The next call waits in the worker's input while it runs the current one, so no round
-  // trip is spent idle between calls.
-  pipeline: 2,
+  // Calls wait in the worker's input while it runs the current one, so no round trip is
+  // spent idle between calls; four, so that a `--parallel 4` run's calls all reach the
+  // worker (fewer wake-ups of it, and calls sent in one turn share a write).
+  pipeline: 4,
   minMemoryBytes: 32 * 1024 * 1024,
   stackBytes: STACK_BYTES,
   replaceAtOnce: true,

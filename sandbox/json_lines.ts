@@ -14,7 +14,7 @@ const MAX_ATTACHMENT_BYTES = 1024 * 1024 * 1024;
  * attachment (see `encodeJsonLine`) is yielded once its bytes have arrived, with them in
  * its field.
  */
-export async function* readJsonLines<T>(stream: ReadableStream<Uint8Array>): AsyncGenerator<T> {
+export async function* readJsonLines<T>(stream: AsyncIterable<Uint8Array>): AsyncGenerator<T> {
   const decoder = new TextDecoder();
   let pending: Uint8Array[] = [];
   let pendingBytes = 0;
@@ -38,7 +38,7 @@ export async function* readJsonLines<T>(stream: ReadableStream<Uint8Array>): Asy
       }
       const nl = chunk.indexOf(NEWLINE, start);
       if (nl < 0) {
-        // The stream may reuse its buffer: keep a copy of the unfinished line.
+        // The source may reuse its buffer: keep a copy of the unfinished line.
         pending.push(chunk.slice(start));
         pendingBytes += chunk.byteLength - start;
         break;
@@ -103,6 +103,11 @@ export function encodeJsonLine(message: unknown): Uint8Array {
     }
   }
   return encoder.encode(JSON.stringify(message) + "\n");
+}
+
+/** The bytes of `parts`, one after another. */
+export function concatBytes(parts: Uint8Array[]): Uint8Array {
+  return concat(parts, parts.reduce((n, p) => n + p.byteLength, 0));
 }
 
 function concat(parts: Uint8Array[], total: number): Uint8Array {

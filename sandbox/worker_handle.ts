@@ -15,7 +15,7 @@
 import type { HostMessage, InitMessage } from "./protocol.ts";
 import { type EarlyThread, newThreadWorker, sameInit, takeEarlyThread } from "./early_thread.ts";
 import { fileURLToPath } from "node:url";
-import { encodeJsonLine, readJsonLines } from "./json_lines.ts";
+import { concatBytes, encodeJsonLine, readJsonLines } from "./json_lines.ts";
 
 export type WorkerKind = "process" | "thread";
 
@@ -155,6 +155,17 @@ function startProcess<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H
     ended = true;
     events.crash(why);
   };
+  // Messages sent in one turn of the event loop (a pump dispatching several calls) go in
+  // one write: each write to the pipe wakes the worker, which costs more than the bytes.
+  let outbox: Uint8Array[] = [];
+  const flush = () => {
+    const parts = outbox;
+    outbox = [];
+    if (ended || parts.length === 0) return;
+    writer.write(parts.length === 1 ? parts[0] : concatBytes(parts)).catch((e) =>
+      end(`the worker process could not be sent a message: ${errorText(e)}`)
+    );
+  };
   void child.status.then(() => {}, () => {});
   (async () => {
     const decoder = new TextDecoder();
@@ -178,9 +189,8 @@ function startProcess<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H
     kind: "process",
     pid: child.pid,
     send(message) {
-      writer.write(encodeJsonLine(message)).catch((e) =>
-        end(`the worker process could not be sent a message: ${errorText(e)}`)
-      );
+      outbox.push(encodeJsonLine(message));
+      if (outbox.length === 1) queueMicrotask(flush);
     },
     kill() {
       ended = true;
