@@ -32,6 +32,7 @@ import { DvergrError } from "../../../core/errors.ts";
 import {
   DEFAULT_LIMITS,
   describeLimits,
+  HOST_TIMER_SIGNAL,
   type LimitName,
   limitsIdentity,
   PACK_ENTRIES,
@@ -49,6 +50,7 @@ import {
 } from "./limits.ts";
 import { type AttemptCgroup, openAttemptCgroup, shellQuote } from "./cgroup.ts";
 import { noteSerialOnce, unboundedAttempts } from "./gate.ts";
+import { signalSandboxInit } from "./sandbox_init.ts";
 import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
 import { commandProgram, lookUpProgram, under } from "./command_program.ts";
 import {
@@ -443,7 +445,7 @@ async function enforcement(
       ? "host (its process group)"
       : cgroup
       ? `host (the candidate's own ${cgroup}, killed at the limit and grace)`
-      : "the sandbox's supervisor (the host's backstop: the sandbox, 30 s past the limit and grace)",
+      : "host (signals the sandbox's init, its supervisor, at the limit and at the grace's end)",
   };
 }
 
@@ -903,10 +905,12 @@ interface WatchedProcess {
  * Feeds the task to `child`, keeps its output's tails, and stops its group at the time
  * limit or on abort. Without a sandbox the limit counts from the spawn: the process is the
  * candidate's own. In one, the supervisor enforces it from the candidate's go (so the world
- * can still be read back); with the candidate's cgroup (`stopCandidate`), the host kills what
- * is left in it at go + the limit + the grace, whatever the candidate did to the supervisor
- * (it runs as the candidate's uid), and the attempt is timed out. The host stops the whole
- * sandbox only when it did not end SUPERVISOR_MARGIN_MS after that, or its setup never ends.
+ * can still be read back), and the host holds it to that: it signals the supervisor (the
+ * sandbox's init, sandbox_init.ts) at go + the limit and at the grace's end, whatever the
+ * candidate did to the supervisor's timer (a process of its uid); with the candidate's cgroup
+ * (`stopCandidate`) it also kills what is left in it at go + the limit + the grace, and the
+ * attempt is timed out. The host stops the whole sandbox only when it did not end
+ * SUPERVISOR_MARGIN_MS after that, or its setup never ends.
  */
 function watchProcess(
   s: CommandSetup,
@@ -926,6 +930,7 @@ function watchProcess(
   const stopper = hostStopper(kill, s.grace);
   let limit: ReturnType<typeof setTimeout> | undefined;
   let held: ReturnType<typeof setTimeout> | undefined;
+  const signals: ReturnType<typeof setTimeout>[] = [];
   let ended = false;
   let overran = false;
   let stopping: Promise<void> = Promise.resolve();
@@ -934,6 +939,13 @@ function watchProcess(
     marks.onGo(() => {
       clearTimeout(limit);
       if (stopper.why !== null || ended) return;
+      const signal = () => {
+        if (!ended) signalSandboxInit(child.pid, HOST_TIMER_SIGNAL);
+      };
+      signals.push(
+        setTimeout(signal, ctx.timeoutMs),
+        setTimeout(signal, ctx.timeoutMs + s.grace),
+      );
       if (stopCandidate) {
         held = setTimeout(() => {
           if (ended) return;
@@ -977,6 +989,7 @@ function watchProcess(
       ended = true;
       clearTimeout(limit);
       clearTimeout(held);
+      signals.forEach(clearTimeout);
       // A stop of the candidate's cgroup under way decides whether it overran.
       await stopping;
       ctx.signal.removeEventListener("abort", onAbort);

@@ -130,6 +130,13 @@ const PACK_ROOM_KIB = 1024;
  */
 export const SUPERVISOR_SHELL = "/.dvergr/sh";
 
+/**
+ * The signal the host sends the supervisor (the sandbox's init: sandbox_init.ts) at the time
+ * limit and again at the grace's end. The supervisor traps it, so the kernel delivers it from
+ * the host (a namespace's init gets from outside only the signals it handles).
+ */
+export const HOST_TIMER_SIGNAL = "USR1";
+
 /** Where the supervisor finds the world's own files, and where it leaves its results. */
 const SEED = "/.dvergr/seed";
 const RUN = "/.dvergr/run";
@@ -206,7 +213,10 @@ export function sealArgs(worldBytes: number): string[] {
  * helper, the candidate's first process, the timer and the grace's sleep: each runs as the
  * candidate's uid, so the candidate could write code into it), and only the supervisor keeps
  * the descriptor: what runs as the candidate's uid stays there, where the host stops it at
- * the time limit whatever the candidate did to the timer. It stops the
+ * the time limit whatever the candidate did to the timer. With or without one, the host
+ * sends the supervisor HOST_TIMER_SIGNAL at go + the limit (the trap counts it: the wait ends
+ * and the limit is reached, whatever became of the timer) and again at the grace's end (the
+ * grace's sleep, which the candidate could stop too, is waited for no longer). It stops the
  * candidate at the time limit, kills every other process
  * of the sandbox's PID namespace (kill -1 spares only itself), records how it
  * ended and whether a writable directory is full, and packs the capture directories into the
@@ -224,6 +234,8 @@ export function sealArgs(worldBytes: number): string[] {
  */
 export const SUPERVISOR = `
 grace=$1; limit=$2; held=$3; start=$4; ready=$5; n=$6; shift 6
+late=0
+trap 'late=$((late + 1))' ${HOST_TIMER_SIGNAL}
 eval "$start" ${CANDIDATE_CGROUP_FD}>&-
 if [ -n "$start" ] && [ "$held" = 1 ]; then echo "$!" >&${CANDIDATE_CGROUP_FD} || exit 125; fi
 dirs=""
@@ -266,7 +278,7 @@ while :; do
     if [ "$st" -gt 128 ]; then wait "$c"; st=$?; fi
     break
   fi
-  if ! kill -0 "$t" 2>/dev/null; then timed=1; break; fi
+  if [ "$late" -gt 0 ] || ! kill -0 "$t" 2>/dev/null; then timed=1; break; fi
 done
 trap - CHLD
 kill -KILL "$t" 2>/dev/null
@@ -276,9 +288,13 @@ if [ "$timed" = 1 ]; then
   (
     if [ "$held" = 1 ]; then { echo 0 >&${CANDIDATE_CGROUP_FD}; } 2>/dev/null; fi
     exec ${CANDIDATE_CGROUP_FD}>&- sleep "$grace"
-  )
+  ) &
+  g=$!
+  while [ "$late" -lt 2 ] && kill -0 "$g" 2>/dev/null; do wait "$g"; done
 fi
+trap '' ${HOST_TIMER_SIGNAL}
 kill -KILL -1 2>/dev/null
+wait
 i=0
 while [ "$i" -lt 100000 ]; do
   left=0

@@ -1,12 +1,14 @@
 /**
- * A sandboxed command candidate's time limit is kept by the host, on a cgroup the candidate
- * cannot leave: stopping the supervisor's timer, or the supervisor itself, gains it no time.
- * The supervisor runs as the candidate's uid, so the candidate can stop it (SIGSTOP); before
- * the host kept the limit, such a candidate ran on until the host's backstop (the grace and
- * the 30 s the supervisor has to pack) and passed when it ended before that.
+ * A sandboxed command candidate's time limit is kept by the host: stopping the supervisor's
+ * timer, the grace's sleep or the supervisor itself gains it no time. The supervisor's timer
+ * runs as the candidate's uid, so the candidate can stop it (SIGSTOP); before the host kept the
+ * limit, such a candidate ran on until the host's backstop (the grace and the 30 s the
+ * supervisor has to pack) and passed when it ended before that. With a cgroup the host kills
+ * the candidate's own cgroup, which it cannot leave; with or without one it signals the
+ * supervisor, the sandbox's init, at the limit and at the grace's end.
  *
- * Needs bubblewrap and an attempt cgroup (root, or a delegated cgroup): skipped, with the
- * reason said, where either is missing.
+ * Needs bubblewrap, and for the cgroup's tests an attempt cgroup (root, or a delegated
+ * cgroup): skipped, with the reason said, where either is missing.
  */
 import assert from "node:assert/strict";
 import {
@@ -20,6 +22,8 @@ import { DEFAULT_LIMITS } from "../../../../adapters/candidates/command/limits.t
 import { attemptInWorld } from "../../../helpers/attempt_world.ts";
 
 const env = (k: string) => Deno.env.get(k);
+/** The host as one without cgroups for dvergr (a container's read-only /sys/fs/cgroup, say). */
+const noCgroup = (k: string) => k === "DVERGR_CGROUP" ? "none" : env(k);
 const hasBwrap = await detectBwrap(env);
 const probe = await openAttemptCgroup(16 << 20, 8, env);
 await probe?.close();
@@ -30,13 +34,19 @@ const skipped = !hasBwrap
   : !hasCgroup
   ? "no attempt cgroup on this host (not root, no delegated cgroup v2)"
   : null;
+const skippedWithout = !hasBwrap ? "no bubblewrap" : null;
 
 /** Runs `command` sandboxed with a time limit of `timeoutMs`; the outcome and what came back. */
-async function attempt(command: string, timeoutMs: number, gateway?: GatewayFactory) {
+async function attempt(
+  command: string,
+  timeoutMs: number,
+  gateway?: GatewayFactory,
+  hostEnv = env,
+) {
   const { world, ctx } = await attemptInWorld("stretch", timeoutMs);
   const cand = commandCandidate({ name: "stretch", command }, {
     isolation: "bwrap",
-    env,
+    env: hostEnv,
     killGraceMs: 200,
     limits: DEFAULT_LIMITS,
     gateway,
@@ -139,3 +149,76 @@ Deno.test({
     assert.equal(captured.files["/out/writable"], "", "processes outside its cgroup it can write");
   },
 });
+
+/**
+ * Stops the supervisor's timer, then (deaf to SIGTERM) the grace's sleep: the supervisor's next
+ * child sleep once the time limit has come.
+ */
+const STOP_TIMER_AND_GRACE = `trap '' TERM; ${STOP_TIMER}; ` +
+  `for i in $(seq 3000); do g=$(pgrep -x -P $s sleep | grep -vx $t) && break; sleep 0.01; done; ` +
+  "kill -STOP $g";
+
+const whyWithout = skippedWithout ? ` [skipped: ${skippedWithout}]` : "";
+
+for (const [label, hostEnv] of [["without a cgroup", noCgroup], ["with a cgroup", env]] as const) {
+  const ignoreHere = label === "without a cgroup" ? skippedWithout !== null : ignore;
+  const whyHere = label === "without a cgroup" ? whyWithout : why;
+  if (label === "without a cgroup") {
+    Deno.test({
+      name:
+        "commandCandidate() [bwrap] without a cgroup that stops the supervisor's timer and runs on is timed out" +
+        whyHere,
+      ignore: ignoreHere,
+      async fn() {
+        const { outcome, captured } = await attempt(
+          `${STOP_TIMER}; sleep 10; echo late > /out/answer.txt`,
+          2000,
+          undefined,
+          hostEnv,
+        );
+        assert.equal(outcome.status, "timeout", outcome.message ?? "");
+        assert.equal(outcome.message, "Stopped after 2000 ms");
+        assert.equal(captured.files["/out/answer.txt"], undefined);
+        const limits = outcome.evidence.limits as { enforcedBy: { time: string } };
+        assert.match(limits.enforcedBy.time, /^host \(signals the sandbox's init/);
+      },
+    });
+    Deno.test({
+      name:
+        "commandCandidate() [bwrap] without a cgroup that stops the timer but ends within its limit passes" +
+        whyHere,
+      ignore: ignoreHere,
+      async fn() {
+        const { outcome, captured } = await attempt(
+          `${STOP_TIMER}; echo in-time > /out/answer.txt`,
+          20_000,
+          undefined,
+          hostEnv,
+        );
+        assert.equal(outcome.status, "completed", outcome.message ?? "");
+        assert.equal(captured.files["/out/answer.txt"], "in-time\n");
+      },
+    });
+  }
+  Deno.test({
+    name:
+      `commandCandidate() [bwrap] ${label} that stops the timer and the grace's sleep ends at the grace, not the backstop` +
+      whyHere,
+    ignore: ignoreHere,
+    async fn() {
+      // The host's backstop would end it 30 s after the limit and grace; the host's second
+      // signal ends the grace's wait at once.
+      const start = performance.now();
+      const { outcome, captured } = await attempt(
+        `${STOP_TIMER_AND_GRACE}; sleep 60; echo late > /out/answer.txt`,
+        1500,
+        undefined,
+        hostEnv,
+      );
+      const took = performance.now() - start;
+      assert.equal(outcome.status, "timeout", outcome.message ?? "");
+      assert.equal(captured.files["/out/answer.txt"], undefined);
+      assert.ok(took < 20_000, `the sandbox ended ${Math.round(took)} ms after its start`);
+    },
+  });
+}
