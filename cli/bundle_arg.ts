@@ -1,4 +1,4 @@
-import { join, resolve } from "node:path";
+import { join, resolve } from "../core/path.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import type { FileBundle } from "../core/bundle/file_map.ts";
 import { readBundleDir } from "../adapters/files/bundle_dir.ts";

@@ -1,5 +1,4 @@
-import { join } from "node:path";
-import { INPUT_LIMITS, readInputFile } from "../adapters/files/input_file.ts";
+import { join } from "../core/path.ts";
 
 import { parseBundleCommand, readBundleArg } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
@@ -260,6 +259,10 @@ async function readAnswerDir(dir: string, capture: string[]): Promise<Record<str
 
 /** An EDN file holding a map of strings to strings (--fetched, --judgements). */
 async function readStringMapFile(path: string, flag: string): Promise<Record<string, string>> {
+  // Loaded here only: it imports node:fs, whose first import costs a check ~10 ms.
+  const { INPUT_LIMITS, readInputFile } = await importLater<
+    typeof import("../adapters/files/input_file.ts")
+  >("../adapters/files/input_file.ts", import.meta.url);
   const bytes = await readInputFile(path, {
     shown: path,
     what: `--${flag} file`,

@@ -15,7 +15,7 @@
  *
  * Permissions: read of the bundle directory, the cache directory and sandbox/, env.
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import {
   CHECKER_THREAD_ENTRY,
   type EarlyThread,

@@ -11,7 +11,7 @@
  * command's modules load and the bundle is read, parsed and installed in its room, instead
  * of from the moment the home is open.
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import type { CheckerPool } from "../sandbox/checker_pool.ts";
 import { importLater } from "./import_later.ts";
 

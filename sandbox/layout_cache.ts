@@ -10,7 +10,7 @@
  *
  * Permissions: read and write of the cache directory, read of sandbox/ and deno.json.
  */
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import type { KnownLayout } from "./known_layout.ts";
 import { dvergrCacheDir, sandboxIdentity } from "./load_cache.ts";
 

@@ -28,7 +28,7 @@
  * Plain JavaScript data is hashed as writeEdn would write it (plain objects are maps
  * with keyword keys), so `hashUuid(x)` equals `hashUuid(readEdn(writeEdn(x)))`.
  */
-import { createHash } from "node:crypto";
+import { Sha512, sha512 } from "../sha512.ts";
 import { isKeywordName } from "../edn/read.ts";
 import {
   EdnChar,
@@ -52,12 +52,6 @@ const XOR_BYTES = 32;
 
 const encoder = new TextEncoder();
 const ROOM_WORKFLOW = Keyword.of("dvergr/room-workflow");
-
-function sha512(...parts: Uint8Array[]): Uint8Array {
-  const h = createHash("sha512");
-  for (const p of parts) h.update(p);
-  return new Uint8Array(h.digest());
-}
 
 /** UTF-8 as Java's String.getBytes("UTF-8"): a lone surrogate becomes "?". */
 function utf8(s: string): Uint8Array {
@@ -124,11 +118,11 @@ function numberText(v: number): string {
 }
 
 function coerceSeq(items: readonly unknown[]): Uint8Array {
-  const h = createHash("sha512");
+  const h = new Sha512();
   // hasch hashes an empty sequence as if it held one nil
   if (items.length === 0) h.update(coerce(null));
   for (const x of items) h.update(coerce(x));
-  return new Uint8Array(h.digest());
+  return h.digest();
 }
 
 function xorFirst(hashes: Iterable<Uint8Array>): Uint8Array {

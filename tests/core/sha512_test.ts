@@ -1,0 +1,42 @@
+/** core/sha512.ts gives node:crypto's SHA-512, for every length around the block edges and in parts. */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { Sha512, sha512 } from "../../core/sha512.ts";
+
+function hex(b: Uint8Array): string {
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+}
+
+/** Bytes that differ from one position to the next (all 256 values turn up). */
+function bytes(n: number, seed: number): Uint8Array {
+  const out = new Uint8Array(n);
+  let x = seed * 2654435761 + 1;
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    out[i] = x >>> 24;
+  }
+  return out;
+}
+
+Deno.test("sha512() equals node:crypto's for lengths 0 to 400 and a few long inputs", () => {
+  for (const n of [...Array(401).keys(), 1000, 4096, 65_537]) {
+    const b = bytes(n, n);
+    assert.equal(hex(sha512(b)), createHash("sha512").update(b).digest("hex"), `length ${n}`);
+  }
+  assert.equal(
+    hex(sha512(new TextEncoder().encode("abc"))),
+    "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a" +
+      "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
+  );
+});
+
+Deno.test("Sha512 fed in parts, from subarrays, equals the hash of the whole", () => {
+  const whole = bytes(1500, 7);
+  const expected = createHash("sha512").update(whole).digest("hex");
+  for (const step of [1, 3, 64, 127, 128, 129, 300]) {
+    const h = new Sha512();
+    for (let i = 0; i < whole.length; i += step) h.update(whole.subarray(i, i + step));
+    assert.equal(hex(h.digest()), expected, `step ${step}`);
+  }
+  assert.equal(hex(sha512(whole.subarray(0, 700), whole.subarray(700))), expected);
+});
