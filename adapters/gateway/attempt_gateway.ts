@@ -6,8 +6,8 @@
  * namespace, listening before the candidate starts: tcpserver (Debian's ucspi-tcp, ~1.4 MiB
  * resident) starting one socat per connection where the system has both, socat listening
  * itself (~4.6 MiB, most of it OpenSSL's and Kerberos' pages) where it has only socat, else
- * forwarder.js run by deno with only the permissions it needs (~35 MiB, 50–150 ms to start). The MCP server itself is made on its
- * first request: most scripts never ask it. Nothing else of the network is reachable from
+ * forwarder.js run by deno with only the permissions it needs (~35 MiB, 50–150 ms to start). The MCP server itself, and the
+ * module that makes it, are loaded on its first request: most scripts never ask it. Nothing else of the network is reachable from
  * inside. Without bubblewrap (attempts marked not isolated) the server listens on an
  * ephemeral 127.0.0.1 port of the host instead.
  *
@@ -248,20 +248,32 @@ export function gatewayForwarder(prefer?: "socat" | "deno"): GatewayForwarder | 
   return deno === null ? null : { deno };
 }
 
+/** The world MCP server's module, loaded once per process, on the first MCP request. */
+let mcpModule: Promise<typeof import("./world_mcp.ts")> | null = null;
+function loadWorldMcp(): Promise<typeof import("./world_mcp.ts")> {
+  mcpModule ??= import("./world_mcp.ts");
+  return mcpModule;
+}
+
+/** Whether this process has begun loading the world MCP server's module (it loads lazily). */
+export function worldMcpLoaded(): boolean {
+  return mcpModule !== null;
+}
+
 /** Starts the gateway of one attempt. */
 export async function startAttemptGateway(
   ctx: Pick<AttemptContext, "signal">,
   opts: AttemptGatewayOptions,
 ): Promise<AttemptGateway> {
-  // Loaded on the first gateway only: the MCP SDK (and zod) cost a run of built-in or model
-  // candidates ~20 MiB of resident memory for nothing.
-  const { createWorldMcp } = await import("./world_mcp.ts");
-  let mcp: WorldMcp | null = null;
+  // The MCP server (and its module: the MCP SDK, zod, ajv) is made on the first request to
+  // /mcp: most scripts never ask, and loading it cost each run ~0.1–0.6 s of CPU before its
+  // first attempt could start.
+  let mcp: Promise<WorldMcp> | null = null;
   let closing = false;
-  const mcpHandle = (req: Request) => {
-    if (closing) return Promise.resolve(new Response("gateway closed", { status: 503 }));
-    mcp ??= createWorldMcp(opts.toolset);
-    return mcp.handle(req);
+  const mcpHandle = async (req: Request) => {
+    if (closing) return new Response("gateway closed", { status: 503 });
+    mcp ??= loadWorldMcp().then((m) => m.createWorldMcp(opts.toolset));
+    return (await mcp).handle(req);
   };
   const mcpOrNot = opts.wrapMcp ? opts.wrapMcp(mcpHandle) : mcpHandle;
   const model = createModelGateway(opts.model);
@@ -331,7 +343,7 @@ export async function startAttemptGateway(
         model.abort();
         // MCP sessions first: an open SSE stream of a session would hold the shutdown.
         closing = true;
-        const served = mcp as WorldMcp | null;
+        const served = mcp === null ? null : await (mcp as Promise<WorldMcp>).catch(() => null);
         await served?.close();
         aborter.abort();
         ctx.signal.removeEventListener("abort", onAbort);

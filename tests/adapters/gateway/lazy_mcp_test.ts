@@ -1,0 +1,28 @@
+/**
+ * The world MCP server's module is loaded on the first MCP request, not with the gateway: a
+ * script that never asks costs the run nothing of it (the MCP SDK, zod, ajv), and one that
+ * asks gets a working server all the same.
+ */
+import assert from "node:assert/strict";
+
+Deno.test("startAttemptGateway() loads the world MCP server only when a request asks for it", async () => {
+  const probe = new URL("../../helpers/lazy_mcp_probe.ts", import.meta.url).pathname;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-net", probe],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.ok(out.success, stderr);
+  const seen = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!);
+  // A gateway that served only a model request never loaded it…
+  assert.equal(seen.afterModel, false, stderr);
+  assert.ok(seen.modelStatus >= 400, `model request answered ${seen.modelStatus}`);
+  assert.equal(seen.firstToolLists, 0);
+  assert.equal(seen.beforeMcp, false);
+  // …and the first MCP request loads it and is answered as before.
+  assert.equal(seen.afterMcp, true);
+  assert.equal(seen.initStatus, 200);
+  assert.equal(seen.initialized, true);
+  assert.equal(seen.secondCalls, 0);
+});
