@@ -27,7 +27,7 @@
  *
  * Permissions: --allow-run (setsid, bwrap, /bin/sh), --allow-read of the mounts.
  */
-import { dirname, isAbsolute } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { DvergrError } from "../../../core/errors.ts";
 import {
   DEFAULT_LIMITS,
@@ -45,7 +45,7 @@ import {
   sandboxWorldArgs,
   sealArgs,
   superviseArgv,
-  SUPERVISOR_SHELL,
+  SUPERVISOR_BIN,
   writableTopLevel,
 } from "./limits.ts";
 import { type AttemptCgroup, openAttemptCgroup, shellQuote } from "./cgroup.ts";
@@ -514,10 +514,24 @@ async function drain(
   }
 }
 
-async function worldTopLevel(dir: string): Promise<Deno.DirEntry[]> {
-  const out: Deno.DirEntry[] = [];
-  for await (const e of Deno.readDir(dir)) out.push(e);
+/** The world's top-level entries; those named in `writable` say whether they are empty. */
+async function worldTopLevel(
+  dir: string,
+  writable: Set<string>,
+): Promise<(Deno.DirEntry & { empty: boolean })[]> {
+  const out: (Deno.DirEntry & { empty: boolean })[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    out.push({
+      ...e,
+      empty: writable.has(e.name) && e.isDirectory && await isEmpty(`${dir}/${e.name}`),
+    });
+  }
   return out.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+async function isEmpty(dir: string): Promise<boolean> {
+  for await (const _ of Deno.readDir(dir)) return false;
+  return true;
 }
 
 function faultOutcome(message: string, isolated: boolean, evidence = {}): CandidateOutcome {
@@ -543,31 +557,90 @@ function sizedTmpfs(extra: string[], bytes: number): string[] {
 }
 
 /**
- * Host files of one sandboxed attempt, beside its world: the pack, the seccomp filter and the
- * supervisor's shell; and the supervisor's marks, read from the attempt's stderr.
+ * Host files of one sandboxed attempt, beside its world: the pack, and those every attempt
+ * of the process shares (the seccomp filter, the supervisor's shell); and the supervisor's
+ * marks, read from the attempt's stderr.
  */
-interface SandboxFiles {
+interface SandboxFiles extends SharedSandboxFiles {
   capture: string;
-  /** Null where dvergr has no seccomp table for this architecture. */
-  filter: string | null;
-  /** A copy of /bin/sh that may be executed, not read (SUPERVISOR_SHELL). */
-  shell: string;
   marks: StderrMarks;
+}
+
+/**
+ * What every sandboxed attempt of this process shares beside its world, made once per worlds
+ * directory (the same bytes for each: no copy of /bin/sh and no filter file per attempt).
+ */
+interface SharedSandboxFiles {
+  /**
+   * A directory of its own (0711) that holds only `sh`, a copy of /bin/sh that may be
+   * executed, not read (SUPERVISOR_SHELL), bound read-only at SUPERVISOR_BIN: a directory is
+   * staged (as root) by a line of the attempt's fstab, a file by a `mount` of its own.
+   */
+  bin: string;
+  /** The seccomp filter (0600, opened by the launch); null where dvergr has no table for this architecture. */
+  filter: string | null;
+}
+
+const sharedFiles = new Map<string, Promise<SharedSandboxFiles>>();
+/** The directories made for them, removed when the process ends. */
+const madeShared = new Set<string>();
+
+async function makeSharedFiles(parent: string): Promise<SharedSandboxFiles> {
+  const dir = await Deno.makeTempDir({ dir: parent, prefix: `sandbox-${Deno.pid}-` });
+  if (madeShared.size === 0) {
+    globalThis.addEventListener("unload", () => {
+      for (const d of madeShared) {
+        try {
+          Deno.removeSync(d, { recursive: true });
+        } catch {
+          // Gone with its worlds directory.
+        }
+      }
+    });
+  }
+  madeShared.add(dir);
+  const bin = join(dir, "bin");
+  await Deno.mkdir(bin);
+  // Execute only, for its owner too: no process of the sandbox has a capability to read past it.
+  const shell = join(bin, "sh");
+  await Deno.copyFile("/bin/sh", shell);
+  await Deno.chmod(shell, 0o111);
+  await Deno.chmod(bin, 0o711);
+  const bpf = seccompFilter(Deno.build.arch);
+  if (!bpf) return { bin, filter: null };
+  const filter = join(dir, "seccomp");
+  await Deno.writeFile(filter, bpf, { mode: 0o600 });
+  return { bin, filter };
+}
+
+/**
+ * The shared files beside the worlds in `parent`, made on the first attempt there and made
+ * again when they are gone (a home's worlds directory is removed when it closes).
+ */
+async function sharedSandboxFiles(parent: string): Promise<SharedSandboxFiles> {
+  for (;;) {
+    const held = sharedFiles.get(parent);
+    if (held === undefined) {
+      const made = makeSharedFiles(parent);
+      sharedFiles.set(parent, made);
+      made.catch(() => {
+        if (sharedFiles.get(parent) === made) sharedFiles.delete(parent);
+      });
+      return await made;
+    }
+    const files = await held.catch(() => null);
+    const there = files !== null &&
+      await Deno.lstat(join(files.bin, "sh")).then((i) => i.isFile, () => false);
+    if (there) return files;
+    if (sharedFiles.get(parent) === held) sharedFiles.delete(parent);
+  }
 }
 
 /** Made per attempt in the attempt's own directory (never a shared path in /tmp). */
 async function sandboxFiles(dir: string): Promise<SandboxFiles> {
+  const shared = await sharedSandboxFiles(dir);
   const capture = await Deno.makeTempFile({ dir, prefix: "capture-" });
-  const marks = new StderrMarks();
-  // Execute only, for its owner too: no process of the sandbox has a capability to read past it.
-  const shell = await Deno.makeTempFile({ dir, prefix: "sh-" });
-  await Deno.copyFile("/bin/sh", shell);
-  await Deno.chmod(shell, 0o111);
-  const bpf = seccompFilter(Deno.build.arch);
-  if (!bpf) return { capture, filter: null, shell, marks };
-  const filter = await Deno.makeTempFile({ dir, prefix: "seccomp-" });
-  await Deno.writeFile(filter, bpf);
-  return { capture, filter, shell, marks };
+  return { ...shared, capture, marks: new StderrMarks() };
 }
 
 /** Why the host stopped an attempt's process itself. */
@@ -827,15 +900,15 @@ async function sandboxArgv(
     mountTargets([...(spec.bwrapExtra ?? []), ...(gateway ? gateway.bwrapArgs() : [])])
       .map((a) => a.split("/")[1]),
   );
-  const entries = await worldTopLevel(ctx.worldDir);
   const writable = writableTopLevel(ctx.writable);
+  const entries = await worldTopLevel(ctx.worldDir, new Set(writable));
   for (const name of [...entries.map((e) => e.name), ...writable]) {
     if (RESERVED.has(name) || (taken.has(name) && name !== "")) {
       return `the world has "/${name}", which would hide the sandbox's own /${name}`;
     }
   }
   args.push(...sandboxWorldArgs(ctx.worldDir, entries, writable, limits, files.capture));
-  args.push("--ro-bind", files.shell, SUPERVISOR_SHELL);
+  args.push("--ro-bind", files.bin, SUPERVISOR_BIN);
   args.push(...sizedTmpfs(spec.bwrapExtra ?? [], limits.worldBytes));
   if (gateway) args.push(...gateway.bwrapArgs());
   args.push(...sealArgs(limits.worldBytes), "--chdir", "/");
@@ -1249,8 +1322,6 @@ async function runProcess(
     await cgroup?.close();
     if (stage) await Deno.remove(stage.fstab).catch(() => {});
     if (files) await Deno.remove(files.capture).catch(() => {});
-    if (files?.filter) await Deno.remove(files.filter).catch(() => {});
-    if (files) await Deno.remove(files.shell).catch(() => {});
   }
 }
 

@@ -128,7 +128,9 @@ const PACK_ROOM_KIB = 1024;
  * (the same uid) cannot open its memory or descriptors through /proc (what a `ptrace` seccomp
  * refuses would otherwise be had through /proc/<pid>/mem).
  */
-export const SUPERVISOR_SHELL = "/.dvergr/sh";
+export const SUPERVISOR_SHELL = "/.dvergr/bin/sh";
+/** Where the directory that holds it is bound (a directory: staged without a process of its own). */
+export const SUPERVISOR_BIN = "/.dvergr/bin";
 
 /**
  * The signal the host sends the supervisor (the sandbox's init: sandbox_init.ts) at the time
@@ -146,13 +148,14 @@ const STATUS = ".dvergr/run/status";
 
 /**
  * bwrap arguments for the world: writable top-level directories become tmpfs mounts of
- * `worldBytes` (seeded by the supervisor from a read-only view of the host's copy), the
- * other entries are bound read-only (the caller makes /tmp a tmpfs of `worldBytes`), and `captureFile`
- * (a host file) is where the supervisor packs the results.
+ * `worldBytes` (seeded by the supervisor from a read-only view of the host's copy, which an
+ * `empty` one does not need: nothing to seed, one mount less), the other entries are bound
+ * read-only (the caller makes /tmp a tmpfs of `worldBytes`), and `captureFile` (a host file)
+ * is where the supervisor packs the results.
  */
 export function sandboxWorldArgs(
   worldDir: string,
-  entries: { name: string; isSymlink: boolean }[],
+  entries: { name: string; isSymlink: boolean; empty?: boolean }[],
   writable: string[],
   l: ResourceLimits,
   captureFile: string,
@@ -163,7 +166,7 @@ export function sandboxWorldArgs(
     if (e.isSymlink) continue;
     const host = join(worldDir, e.name);
     if (rw.has(e.name)) {
-      args.push("--ro-bind", host, `${SEED}/${e.name}`);
+      if (!e.empty) args.push("--ro-bind", host, `${SEED}/${e.name}`);
     } else args.push("--ro-bind", host, `/${e.name}`);
   }
   for (const name of writable) args.push("--size", String(l.worldBytes), "--tmpfs", `/${name}`);

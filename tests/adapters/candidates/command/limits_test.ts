@@ -123,6 +123,16 @@ Deno.test("sandboxWorldArgs() makes writable directories sized tmpfs mounts and 
     "/cap",
     "/.dvergr/capture.tar",
   ]);
+  // An empty writable directory has nothing to seed: its tmpfs only.
+  const empty = sandboxWorldArgs(
+    "/w",
+    [{ name: "out", isSymlink: false, empty: true }],
+    ["out"],
+    { ...DEFAULT_LIMITS, worldBytes: MIB },
+    "/cap",
+  );
+  assert.ok(!empty.some((a) => a.includes("seed")), empty.join(" "));
+  assert.deepEqual(empty.slice(0, 4), ["--size", String(MIB), "--tmpfs", "/out"]);
 });
 
 Deno.test("readBackWorld() writes back only regular files under the writable directories", async () => {
