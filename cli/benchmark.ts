@@ -36,8 +36,8 @@ import { openHomeAt } from "../adapters/compose.ts";
 import { storeUrl } from "../adapters/store/postgres/url.ts";
 import { blobsTarget, type S3Target } from "../adapters/store/s3/target.ts";
 import { usageError } from "../core/errors.ts";
-import { createCheckerPool } from "../sandbox/checker_pool.ts";
-import { BENCHMARK_WORKERS, takeBenchmarkPool } from "./prestart.ts";
+import { createCheckerPool, keptLayouts } from "../sandbox/checker_pool.ts";
+import { benchmarkPoolOptions, takeBenchmarkPool } from "./prestart.ts";
 import { importLater } from "./import_later.ts";
 
 export const HELP = `dvergr benchmark <bundle> [options]
@@ -254,7 +254,7 @@ async function runWithProgress(
   // Started before this command's modules loaded (cli/prestart.ts), else now: its first
   // worker loads while the bundle is installed and the experiment planned, instead of under
   // the first cells. checker.js wins when a bundle has both.
-  const pool = takeBenchmarkPool() ?? createCheckerPool({ workers: BENCHMARK_WORKERS });
+  const pool = takeBenchmarkPool() ?? createCheckerPool(benchmarkPoolOptions({ keptLayouts }));
   if (fileBundle.files.has("checker.js")) pool.warm("checker.js");
   else if (fileBundle.files.has("checker.clj")) pool.warm("checker.clj");
   const stop = onStopSignal();

@@ -31,7 +31,7 @@ import { createClojurePool } from "./clojure_pool.ts";
 import { toCheckerRun, toGeneratorRun, toJudgeRequestsRun } from "./checker_runs.ts";
 import { STACK_BYTES } from "./pool_types.ts";
 import { CHECKER_THREAD_ENTRY } from "./early_thread.ts";
-import { layoutFile, layoutStore } from "./layout_cache.ts";
+import { layoutFile, type LayoutStore, layoutStore } from "./layout_cache.ts";
 import {
   createWorkerPool,
   type WorkerPoolOptions,
@@ -160,9 +160,17 @@ let prestarted: CheckerPool | undefined;
 
 /**
  * A command's pool: two thread workers, given the QuickJS memory layout kept in the cache
- * directory (sandbox/layout_cache.ts), which the first worker that finds it keeps there.
+ * directory, which the first worker that finds it keeps there.
  */
 function commandPoolOptions(): CheckerPoolOptions {
+  return { workers: 2, workerKind: "thread", layouts: keptLayouts() };
+}
+
+/**
+ * The QuickJS memory layout kept in the cache directory (sandbox/layout_cache.ts): a worker
+ * given it skips finding it (~30 ms of its start); the first that finds it keeps it there.
+ */
+export function keptLayouts(): LayoutStore {
   const env = (name: string) => {
     try {
       return Deno.env.get(name);
@@ -170,7 +178,7 @@ function commandPoolOptions(): CheckerPoolOptions {
       return undefined; // Without --allow-env nothing is kept.
     }
   };
-  return { workers: 2, workerKind: "thread", layouts: layoutStore(layoutFile(env)) };
+  return layoutStore(layoutFile(env));
 }
 
 /**

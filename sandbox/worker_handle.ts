@@ -155,8 +155,10 @@ function startProcess<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H
     ended = true;
     events.crash(why);
   };
-  // Messages sent in one turn of the event loop (a pump dispatching several calls) go in
-  // one write: each write to the pipe wakes the worker, which costs more than the bytes.
+  // Messages sent until the event loop's next turn (the calls of the cells that one read of
+  // answers let go on) go in one write: each write to the pipe wakes the worker, which costs
+  // more than the bytes (a 1,000-cell run wrote ~330 times instead of ~920). A timeout set
+  // deep in nested timers waits 4 ms, but every answer arrives by I/O, which starts afresh.
   let outbox: Uint8Array[] = [];
   const flush = () => {
     const parts = outbox;
@@ -190,7 +192,7 @@ function startProcess<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H
     pid: child.pid,
     send(message) {
       outbox.push(encodeJsonLine(message));
-      if (outbox.length === 1) queueMicrotask(flush);
+      if (outbox.length === 1) setTimeout(flush, 0);
     },
     kill() {
       ended = true;

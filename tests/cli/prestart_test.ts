@@ -59,3 +59,44 @@ Deno.test("benchmark prestart: nothing starts for --check, --enqueue or no bundl
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("benchmark prestart: the workers get the QuickJS layout kept in the cache directory, and the first that finds it keeps it there", async () => {
+  const dir = await bundleDir();
+  const cache = await Deno.makeTempDir({ prefix: "dvergr-prestart-cache-" });
+  const before = Deno.env.get("XDG_CACHE_HOME");
+  Deno.env.set("XDG_CACHE_HOME", cache);
+  try {
+    const layouts = join(cache, "dvergr", "sandbox-layouts");
+    const files = async () => {
+      try {
+        return await Array.fromAsync(Deno.readDir(layouts), (e) => e.name);
+      } catch {
+        return [];
+      }
+    };
+    assert.deepEqual(await files(), []);
+    const release = await prestartBenchmarkPool([dir]);
+    const pool = takeBenchmarkPool()!;
+    release();
+    try {
+      const run = await pool.check(
+        await Deno.readTextFile(join(dir, "checker.js")),
+        { files: {}, gold: null, params: {}, fetched: {}, judgements: {} },
+      );
+      assert.ok(run.ok, run.ok ? "" : run.message);
+    } finally {
+      pool.close();
+    }
+    // Found by the first worker (none was kept) and kept under the sandbox's identity.
+    const kept = await files();
+    assert.equal(kept.length, 1);
+    const layout = JSON.parse(await Deno.readTextFile(join(layouts, kept[0])));
+    assert.equal(typeof layout.lowSha256, "string");
+    assert.ok(layout.gapStart > 0 && layout.gapEnd > layout.gapStart);
+  } finally {
+    if (before === undefined) Deno.env.delete("XDG_CACHE_HOME");
+    else Deno.env.set("XDG_CACHE_HOME", before);
+    await Deno.remove(cache, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
