@@ -180,21 +180,33 @@ function candidateLines(child: string): string {
 const PRINT = 'while IFS= read -r l; do echo "$l"; done <';
 
 /**
- * Prints what `events` prints, then kills what is left in the cgroup directories (killing
- * first when v2 can) and removes them. A killed process leaves its cgroup only once reaped (by
- * the container's init, which may be slow): what cannot be removed within a second is kept
- * and tried again later. Returns what `events` printed ("" when it printed nothing).
+ * Prints what `events` prints, then removes the cgroup directories: from here when they are
+ * empty, as the attempt's end nearly always leaves them (rmdir needs no shell: one process
+ * fewer per attempt), else by a shell that kills what is left in them (killing first when v2
+ * can) and removes them. A killed process leaves its cgroup only once reaped (by the
+ * container's init, which may be slow): what cannot be removed within a second is kept and
+ * tried again later. Returns what `events` printed ("" when it printed nothing).
  */
 async function endAll(dirs: string[], events: string, v2Kill = false): Promise<string> {
-  const out = await sh(
-    `${events}\necho "---removed"\n${removeScript(v2Kill)}`,
-    ...dirs,
-  );
-  const removed = out !== null;
-  const text = out ?? "";
-  if (!removed) { for (const d of dirs) leftOver.add(d); }
-  const at = text.lastIndexOf("---removed");
-  return at >= 0 ? text.slice(0, at) : text;
+  const text = events === "" ? "" : (await sh(events, ...dirs)) ?? "";
+  if (await removeEmpty(dirs)) return text;
+  if ((await sh(removeScript(v2Kill), ...dirs)) === null) {
+    for (const d of dirs) leftOver.add(d);
+  }
+  return text;
+}
+
+/** Removes the cgroup directories `dirs` (innermost first); false when one is not empty. */
+async function removeEmpty(dirs: string[]): Promise<boolean> {
+  for (const d of dirs) {
+    try {
+      await Deno.remove(d);
+    } catch (e) {
+      // Busy (a process still in it), or refused: the shell's loop kills and removes.
+      if (!(e instanceof Deno.errors.NotFound)) return false;
+    }
+  }
+  return true;
 }
 
 /**

@@ -32,3 +32,53 @@ Deno.test("openAttemptCgroup() in a second module instance of the process leaves
     await b?.close();
   }
 });
+
+/** The attempt's cgroup directories, as its join script makes them. */
+function dirsOf(cgroup: first.AttemptCgroup): string[] {
+  const mkdir = cgroup.joinScript.split("\n").find((l) => l.startsWith("mkdir "))!;
+  return [...mkdir.matchAll(/'([^']+)'/g)].map((m) => m[1]);
+}
+
+/** Those of `dirs` that exist (a shell looks: Deno reads /sys only with every permission). */
+async function existing(dirs: string[]): Promise<string[]> {
+  const out = await new Deno.Command("/bin/sh", {
+    args: ["-c", 'for d in "$@"; do [ -d "$d" ] && echo "$d"; done; exit 0', "t", ...dirs],
+  }).output();
+  return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l !== "");
+}
+
+Deno.test("AttemptCgroup.end() removes an emptied cgroup, and kills what a detached process left in one first", async () => {
+  const empty = await first.openAttemptCgroup(64 * MIB, 24, env);
+  if (empty === null) return; // No cgroup on this host.
+  assert.equal(await joinAndRun(empty), 0);
+  assert.equal((await existing(dirsOf(empty))).length, dirsOf(empty).length);
+  assert.deepEqual(await empty.end(), []);
+  assert.deepEqual(await existing(dirsOf(empty)), []);
+
+  const held = await first.openAttemptCgroup(64 * MIB, 24, env);
+  assert.ok(held !== null);
+  // A process that leaves a sleeper behind in the cgroup, and says its pid.
+  const [cmd, ...args] = [
+    ...first.joinCgroupArgv(held),
+    "/bin/sh",
+    "-c",
+    "sleep 60 </dev/null >/dev/null 2>&1 & echo $!",
+  ];
+  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "null" }).output();
+  const pid = Number(new TextDecoder().decode(out.stdout).trim());
+  assert.ok(pid > 0);
+  try {
+    assert.deepEqual(await held.end(), []);
+    assert.deepEqual(await existing(dirsOf(held)), []);
+    // The sleeper went with its cgroup.
+    // (Killed, it may stay a zombie until the host's init reaps it.)
+    const alive = await new Deno.Command("/bin/sh", {
+      args: ["-c", `read -r s < /proc/${pid}/stat && case "$s" in *") Z "*) exit 1;; esac`],
+      stderr: "null",
+    }).output();
+    assert.equal(alive.success, false, "the detached sleeper outlived its cgroup");
+  } finally {
+    await new Deno.Command("/bin/sh", { args: ["-c", `kill -9 ${pid} 2>/dev/null; exit 0`] })
+      .output();
+  }
+});
