@@ -221,6 +221,8 @@ export const GLUE_CLJ = `
       (pr-str (if (map? v) (select-keys v [:checks :reward]) v)))))
 (set! (.-__dvergrClj js/globalThis)
   #js {:keyword keyword
+       :Keyword (type :k)
+       :ArrayMap (type {})
        :symbol symbol
        :vec vec
        :list (fn [a] (apply list a))
@@ -261,6 +263,10 @@ export const GLUE_JS = `(function () {
   const imul = Math.imul;
   const defineProperty = Object.defineProperty;
   const finite = Number.isFinite;
+  const call = Reflect.apply;
+  const indexOf = String.prototype.indexOf;
+  const Keyword = C.Keyword;
+  const ArrayMap = C.ArrayMap;
   let found = null;
 
   const isError = (x) => {
@@ -345,6 +351,38 @@ export const GLUE_JS = `(function () {
     });
   }
 
+  // What (keyword name) or (keyword ns name) builds from strings, without its checks; a
+  // name with a slash (which (keyword name) splits) goes to keyword itself.
+  function keyword(ns, name) {
+    if (typeof name === "string") {
+      if (ns === null && call(indexOf, name, ["/"]) < 0) return new Keyword(null, name, name, null);
+      if (typeof ns === "string") return new Keyword(ns, name, ns + "/" + name, null);
+    }
+    return ns === null ? C.keyword(name) : C.keyword(ns, name);
+  }
+
+  // Whether the keys of a tagged map (at most 8, an even count of items) are strings,
+  // numbers, booleans, nil or keywords and no two equal: array-map then keeps them all as
+  // they are. A key of another kind answers false (array-map decides).
+  function distinctKeys(x) {
+    if ((x.length - 1) % 2 !== 0) return false;
+    const ids = [];
+    for (let i = 1; i < x.length; i += 2) {
+      const k = x[i];
+      let id;
+      if (typeof k === "string") id = "s" + k;
+      else if (typeof k === "number") id = "n" + k;
+      else if (typeof k === "boolean") id = "b" + k;
+      else if (k === null) id = "nil";
+      else if (k[0] === "k" && typeof k[2] === "string" && (k[1] === null || typeof k[1] === "string")) {
+        id = "k" + (k[1] === null ? k[2] : k[1] + "/" + k[2]);
+      } else return false;
+      for (let j = 0; j < ids.length; j++) if (ids[j] === id) return false;
+      ids[ids.length] = id;
+    }
+    return true;
+  }
+
   function decode(x) {
     if (x === null || typeof x !== "object") return x;
     const n = x.length;
@@ -354,12 +392,15 @@ export const GLUE_JS = `(function () {
       return a;
     };
     switch (x[0]) {
-      case "k": return x[1] === null ? C.keyword(x[2]) : C.keyword(x[1], x[2]);
+      case "k": return keyword(x[1], x[2]);
       case "y": return x[1] === null ? C.symbol(x[2]) : C.symbol(x[1], x[2]);
       case "v": return C.vec(items(1));
       case "l": return C.list(items(1));
       case "s": return C.set(items(1));
-      case "m": return n <= 17 ? C.smallMap(items(1)) : C.bigMap(items(1));
+      case "m":
+        if (n > 17) return C.bigMap(items(1));
+        // What array-map builds from keys without a duplicate: the map over the array itself.
+        return distinctKeys(x) ? new ArrayMap(null, (n - 1) / 2, items(1), null) : C.smallMap(items(1));
       case "i": return new DateCtor(x[1]);
       case "u": return C.uuid(x[1]);
       case "t": return C.tagged(x[1], decode(x[2]));

@@ -27,6 +27,8 @@ export const FAST_EDN_JS = `(function () {
   "use strict";
   globalThis.__dvergrFastEdn = function (C) {
     const FALLBACK = { fallback: true };
+    const Keyword = C.Keyword;
+    const ArrayMap = C.ArrayMap;
     const fromCharCode = String.fromCharCode;
     const parseHex = (t) => parseInt(t, 16);
     // tools.reader's whitespace: space, tab, newline, return and the comma.
@@ -126,7 +128,10 @@ export const FAST_EDN_JS = `(function () {
           const m = KEYWORD.exec(t);
           if (!m) throw FALLBACK;
           id = "k" + t;
-          return C.keyword(m[1] === undefined ? null : m[1], m[2]);
+          // What (keyword ns name) builds, without its checks: both are strings.
+          return m[1] === undefined
+            ? new Keyword(null, m[2], m[2], null)
+            : new Keyword(m[1], m[2], t, null);
         }
         if (ch === "[") {
           i++;
@@ -139,7 +144,9 @@ export const FAST_EDN_JS = `(function () {
           i++;
           const xs = items("}", true, 2);
           if (xs.length % 2 !== 0) throw FALLBACK;
-          v = xs.length <= 16 ? C.arrayMap(xs) : C.hashMap(xs);
+          // Up to 8 keys, what array-map builds from keys it finds no duplicate among (items
+          // made sure of that): the map over the array itself.
+          v = xs.length <= 16 ? new ArrayMap(null, xs.length / 2, xs, null) : C.hashMap(xs);
         } else if (ch === "#" && s[i + 1] === "{") {
           i += 2;
           v = C.set(items("}", true, 1));
@@ -187,11 +194,11 @@ export const FAST_EDN_CLJ = `
 (def ^:private original clojure.edn/read-string)
 (def ^:private reader
   (js/globalThis.__dvergrFastEdn
-    #js {:keyword keyword
+    #js {:Keyword (type :k)
+         :ArrayMap (type {})
          :vec vec
          :emptyList ()
          :list (fn [a] (apply list a))
-         :arrayMap (fn [a] (apply array-map a))
          :hashMap (fn [a] (apply hash-map a))
          :set set}))
 (def ^:private fallback (.-FALLBACK reader))
