@@ -31,8 +31,13 @@
  * - `(reduce f init (vals m))` and `(reduce f init (keys m))` of a hash map or an array map,
  *   with `f` a function: the seq `vals`/`keys` made is remembered as standing for `m`, and
  *   reduce walks `m` with `reduce-kv` (the same values in the same order, `reduced`
- *   honoured) instead of the seq's entries one by one, ~3x faster in QuickJS. Any other
- *   reduce is ClojureScript's.
+ *   honoured) instead of the seq's entries one by one, ~3x faster in QuickJS.
+ * - `(map g m)` of a function and a hash map or array map (what `for` over a map becomes) is
+ *   the lazy seq map builds, built here; `(reduce f init s)` over such a seq that nothing has
+ *   realised walks `m` with `reduce-kv`, calling g and then f entry by entry as seq-reduce
+ *   would realise and reduce them, without the seq's LazySeq, Cons and first/next calls; each
+ *   (g entry) is kept, so a later realisation of the seq takes it (g runs once per entry).
+ *   Any other map and reduce is ClojureScript's.
  */
 
 /** JavaScript evaluated in QuickJS after scittle: defines `globalThis.__dvergrFastCore(C)`. */
@@ -43,6 +48,7 @@ export const FAST_CORE_JS = `(function () {
     const MapType = Map;
     const Cons = C.Cons;
     const LazySeq = C.LazySeq;
+    const MapEntry = C.MapEntry;
     const max = Math.max;
     const CHUNK = 64;
     // The matches each chunk's head cons holds, and the lazy rest after them: frequencies
@@ -251,24 +257,78 @@ export const FAST_CORE_JS = `(function () {
       }
       return v;
     }
-    function reduce(f, init, coll) {
-      const of = arguments.length === 3 && typeof f === "function" && coll !== null &&
-          typeof coll === "object"
-        ? mapOf.get(coll)
-        : undefined;
-      if (of === undefined) return apply(C.reduce, null, arguments);
-      return of.keys
-        ? C.reduceKv(function (acc, k) { return f.call(null, acc, k); }, init, of.map)
-        : C.reduceKv(function (acc, k, v) { return f.call(null, acc, v); }, init, of.map);
+    // (map g m) of a function g and a hash map or array map: the lazy seq map builds (a
+    // LazySeq whose realisation is a Cons of (g entry) and the next LazySeq, one entry at a
+    // time: a map's seq is not chunked), built here. Every (g entry) is kept in \`done\` as it
+    // is made, so whoever makes it first (the seq's realisation or reduce below), the other
+    // takes it from there: g runs once per entry, in the seq's order.
+    const mapped = new WeakMap();
+    function mapEntries(g, m) {
+      const state = { g, m, done: [], realised: false };
+      // The seq from the entry at \`at\` on; rest: what (rest s) of the entry before gave, or
+      // undefined for the first (whose seq of m is taken when it is realised, as map does).
+      const step = (at, rest) =>
+        new LazySeq(null, function () {
+          if (at === 0) state.realised = true;
+          const s = C.seq(at === 0 ? m : rest);
+          if (s === null) return null;
+          const done = state.done;
+          let y;
+          if (at < done.length) y = done[at];
+          else {
+            y = g(C.first(s));
+            done[at] = y;
+          }
+          return new Cons(null, y, step(at + 1, C.rest(s)), null);
+        }, null, null);
+      const head = step(0, undefined);
+      mapped.set(head, state);
+      return head;
+    }
+    function map(f, coll) {
+      if (arguments.length === 2 && typeof f === "function" && coll !== null &&
+        typeof coll === "object" && plainMap(coll)) {
+        return mapEntries(f, coll);
+      }
+      return apply(C.map, null, arguments);
     }
 
-    return { reSeq, frequencies, vals, keys, reduce };
+    function reduce(f, init, coll) {
+      const fast = arguments.length === 3 && typeof f === "function" && coll !== null &&
+        typeof coll === "object";
+      const of = fast ? mapOf.get(coll) : undefined;
+      if (of !== undefined) {
+        return of.keys
+          ? C.reduceKv(function (acc, k) { return f.call(null, acc, k); }, init, of.map)
+          : C.reduceKv(function (acc, k, v) { return f.call(null, acc, v); }, init, of.map);
+      }
+      // Over a (map g m) above that nothing has realised: the map's entries with reduce-kv,
+      // each (g entry) then (f acc y) as seq-reduce would realise and reduce them, reduced
+      // honoured; the seq, if realised later, takes the values made here.
+      const state = fast ? mapped.get(coll) : undefined;
+      if (state === undefined || state.realised) return apply(C.reduce, null, arguments);
+      const done = state.done;
+      const g = state.g;
+      let at = 0;
+      return C.reduceKv(function (acc, k, v) {
+        let y;
+        if (at < done.length) y = done[at];
+        else {
+          y = g(new MapEntry(k, v, null));
+          done[at] = y;
+        }
+        at++;
+        return f.call(null, acc, y);
+      }, init, state.m);
+    }
+
+    return { reSeq, frequencies, vals, keys, reduce, map };
   };
 })();`;
 
 /**
  * The Clojure half, evaluated after FAST_CORE_JS: `clojure.core/re-seq`, `frequencies`,
- * `vals`, `keys`, `reduce` and the macro `for` become the fast paths, each holding the
+ * `vals`, `keys`, `reduce`, `map` and the macro `for` become the fast paths, each holding the
  * original for what it does not take.
  */
 export const FAST_CORE_CLJ = `
@@ -283,6 +343,10 @@ export const FAST_CORE_CLJ = `
          :cons cons
          :Cons (type (cons 1 (lazy-seq nil)))
          :LazySeq (type (lazy-seq nil))
+         :MapEntry (type (first {:a 1}))
+         :first first
+         :rest rest
+         :map map
          :isSeq seq?
          :isVector vector?
          :intoArray into-array
@@ -303,7 +367,9 @@ export const FAST_CORE_CLJ = `
 (ns-unmap 'clojure.core 'frequencies)
 (intern 'clojure.core 'frequencies (let [f (.-frequencies fast)] (fn frequencies [coll] (f coll))))
 (def ^:private original-reduce reduce)
-(doseq [[n f] [['vals (.-vals fast)] ['keys (.-keys fast)] ['reduce (.-reduce fast)]]]
+(def ^:private original-map map)
+(doseq [[n f] [['vals (.-vals fast)] ['keys (.-keys fast)] ['reduce (.-reduce fast)]
+               ['map (.-map fast)]]]
   (ns-unmap 'clojure.core n)
   (intern 'clojure.core n f))
 ;; for: one binding, no modifiers, a body without recur (see the module comment).

@@ -184,3 +184,48 @@ Deno.test("reduce over (vals m) or (keys m) gives what ClojureScript's reduce gi
         {:checks {:same true} :reward n}))`;
   assert.match(await run(checker, {}), /:reward 132[,}]/);
 });
+
+Deno.test("map over a map, and reduce over it, give what ClojureScript's map and reduce give: values, order, laziness, side effects, reduced, errors", async () => {
+  const checker = `(ns map-diff)
+    (def omap @#'dvergr.fast-core/original-map)
+    (def oreduce @#'dvergr.fast-core/original-reduce)
+    (def maps [{} {:a 1} {:a 1 :b 2 :c 3} (zipmap (range 8) (range 8)) (zipmap (range 9) (range 9))
+               (zipmap (map str (range 40)) (range 40)) (assoc (zipmap (range 20) (range 20)) nil :nil)
+               (assoc {:a 1} nil 2) (sorted-map 3 1 1 3) (into {} (map vector (range 100) (range 100)))
+               [1 2 3] nil])
+    ;; Each scenario gets map and reduce (the originals or clojure.core's) and a logging g.
+    (def scenarios
+      [(fn [mp rd m g] (doall (mp g m)))
+       (fn [mp rd m g] (rd + 0 (mp (fn [e] (g (if (map-entry? e) (val e) e))) m)))
+       (fn [mp rd m g] (let [s (mp g m)] [(first s) (rd conj [] s) (vec s)]))
+       (fn [mp rd m g] (let [s (mp g m)] [(rd conj [] s) (vec s) (rd conj [] s)]))
+       (fn [mp rd m g] (let [s (mp g m)]
+                         [(rd (fn [a x] (if (> (count a) 2) (reduced [:stop a]) (conj a x))) [] s)
+                          (vec s)]))
+       (fn [mp rd m g] (let [n (atom 0)
+                             s (mp (fn [e] (when (= 3 (swap! n inc)) (throw (ex-info "third" {}))) (g e)) m)]
+                         [(try (rd conj [] s) (catch :default e (ex-message e)))
+                          (try (vec s) (catch :default e (ex-message e))) @n]))
+       (fn [mp rd m g] (let [s (mp g m)] [(type s) (type (rest s)) (type (seq s)) (count s) (pr-str s)]))
+       (fn [mp rd m g] (rd :a [] (mp g m)))
+       (fn [mp rd m g] (rd conj (mp g m)))
+       (fn [mp rd m g] (doall (mp (fn [a b] [a b]) m m)))
+       (fn [mp rd m g] (into [] (mp g) m))
+       (fn [mp rd m g] (doall (mp :a m)))
+       (fn [mp rd m g] (let [s (mp g m)] (doall (take 2 s)) (rd conj [] s)))])
+    (defn- run [mp rd m f]
+      (let [log (atom [])
+            g (fn [x] (swap! log conj x) [:g x])
+            out (try (f mp rd m g) (catch :default e [:threw (ex-message e)]))]
+        [(pr-str out) @log]))
+    (defn check [_]
+      (let [rows (for [m maps f scenarios]
+                   (let [a (run omap oreduce m f) b (run map reduce m f)]
+                     {:same (= a b) :m (pr-str m) :a a :b b}))]
+        (when-let [d (seq (remove :same rows))]
+          (throw (ex-info "differ" {:n (count d) :first (first d)})))
+        ;; Laziness: taking the first entry makes one.
+        (let [n (atom 0)] (first (map #(do (swap! n inc) %) {:a 1 :b 2})) (assert (= 1 @n)))
+        {:checks {:same true} :reward (count rows)}))`;
+  assert.match(await run(checker, {}), /:reward 156[,}]/);
+});
