@@ -24,9 +24,12 @@ export const GROUP_FULL = 32;
 
 /**
  * Records that came less than this apart are a stream, whose commit waits at most this long
- * for more records to join it.
+ * for more records to join it. 20 rather than 5: a 1,000-cell run of an instant candidate
+ * made ~58 commits of ~17 records instead of ~100 of ~10 (each commit is a SQLite
+ * transaction whose pages are written again and synced: 105 fsyncs instead of ~158, a
+ * quarter fewer page writes).
  */
-export const GATHER_MS = 5;
+export const GATHER_MS = 20;
 
 export interface GroupCommitter {
   /**
