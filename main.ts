@@ -76,7 +76,7 @@ export async function runMain(argv: string[], ctx: CliContext): Promise<number> 
   } catch (e) {
     // The reader of stdout has gone (`| head -1`): what it wanted it has; end quietly.
     if (e instanceof StdoutClosed) return 0;
-    return renderError(e, ctx, json);
+    return await renderError(e, ctx, json);
   }
 }
 

@@ -43,15 +43,8 @@ export function defineFormat<S extends AnyObject>(
   return { id, kind, version, description, schema };
 }
 
-/** The value as a document of its format: `format` first. */
-export function formatted<F extends JsonFormat>(
-  format: F,
-  value: FormatValue<F>,
-): Formatted<F> {
-  const rest = { ...(value as Record<string, unknown>) };
-  delete rest.format;
-  return { format: format.id, ...rest } as Formatted<F>;
-}
+// Without zod (core/json_document.ts): printing a document needs none.
+export { formatted } from "./json_document.ts";
 
 /** The zod schema of a format's documents, `format` included. */
 export function documentSchema(format: JsonFormat): AnyObject {

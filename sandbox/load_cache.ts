@@ -29,21 +29,91 @@ let identity: string | null = null;
  */
 export function sandboxIdentity(version = VERSION): string {
   if (version === VERSION && identity !== null) return identity;
-  // The same bytes node:crypto's createHash was given (sources are UTF-8), hashed without
-  // node:crypto: its first import boots Node's compatibility layer (~15 ms of a check).
-  let text = `dvergr ${version} deno ${Deno.version.deno}\n`;
+  let digest: string;
   try {
     const dir = new URL("./", import.meta.url);
     const names = [...Deno.readDirSync(dir)].filter((e) => e.isFile).map((e) => e.name).sort();
-    const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-    for (const name of names) text += name + decoder.decode(Deno.readFileSync(new URL(name, dir)));
-    text += "deno.json" + decoder.decode(Deno.readFileSync(new URL("../deno.json", dir)));
+    const files = [...names.map((name) => new URL(name, dir)), new URL("../deno.json", dir)];
+    digest = keptDigest(version, files) ?? sourceDigest(version, files);
   } catch {
     // A compiled binary: its version stands for its modules.
+    digest = sha256Hex(identityHead(version));
   }
-  const digest = sha256Hex(text);
   if (version === VERSION) identity = digest;
   return digest;
+}
+
+function identityHead(version: string): string {
+  return `dvergr ${version} deno ${Deno.version.deno}\n`;
+}
+
+/** The SHA-256 of the identity's head and each file's name and text. */
+function sourceDigest(version: string, files: URL[]): string {
+  // The bytes node:crypto's createHash was given (sources are UTF-8), hashed without
+  // node:crypto: its first import boots Node's compatibility layer (~15 ms of a check).
+  let text = identityHead(version);
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  for (const file of files) {
+    const name = file.pathname.slice(file.pathname.lastIndexOf("/") + 1);
+    text += name + decoder.decode(Deno.readFileSync(file));
+  }
+  return sha256Hex(text);
+}
+
+/** Files changed this recently may still be written: their digest is not kept. */
+const SETTLE_MS = 2000;
+
+/**
+ * sourceDigest() of `files` kept in the cache directory with a fingerprint of their stats
+ * (inode, size, modification and change time), computed and kept when the fingerprint
+ * differs: hashing the ~240 KB of sandbox modules cost ~10-15 ms of every check's start, the
+ * stats ~2. A file written since has a new change time, which no tool sets back. One record
+ * per version and directory of modules (its name a short hash of both); null when nothing can be
+ * kept (no cache directory, a platform without inodes or change times).
+ */
+function keptDigest(version: string, files: URL[]): string | null {
+  let cache: string | null;
+  try {
+    cache = dvergrCacheDir((name) => Deno.env.get(name));
+  } catch {
+    return null;
+  }
+  if (cache === null) return null;
+  let fingerprint = identityHead(version);
+  let newest = 0;
+  for (const file of files) {
+    const st = Deno.statSync(file);
+    if (st.ino === null || st.mtime === null || st.ctime === null) return null;
+    const times = `${st.mtime.getTime()} ${st.ctime.getTime()}`;
+    fingerprint += `${file.pathname} ${st.ino} ${st.size} ${times}\n`;
+    newest = Math.max(newest, st.mtime.getTime(), st.ctime.getTime());
+  }
+  const kept = join(cache, "sandbox-digests", `${fnv1a(`${version} ${files[0].pathname}`)}.txt`);
+  try {
+    const [digest, ...rest] = Deno.readTextFileSync(kept).split("\n");
+    if (rest.join("\n") === fingerprint && /^[0-9a-f]{64}$/.test(digest)) return digest;
+  } catch {
+    // Not kept yet.
+  }
+  const digest = sourceDigest(version, files);
+  if (Date.now() - newest > SETTLE_MS) {
+    try {
+      Deno.mkdirSync(join(cache, "sandbox-digests"), { recursive: true });
+      const tmp = `${kept}.${crypto.randomUUID()}.tmp`;
+      Deno.writeTextFileSync(tmp, `${digest}\n${fingerprint}`);
+      Deno.renameSync(tmp, kept);
+    } catch {
+      // Not kept: the next start hashes again.
+    }
+  }
+  return digest;
+}
+
+/** FNV-1a (32 bits) of `text`, in hex: a file name, not a check (the record holds that). */
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(16).padStart(8, "0");
 }
 
 /** dvergr's cache directory, from the environment (null: none). */
