@@ -562,6 +562,11 @@ function sizedTmpfs(extra: string[], bytes: number): string[] {
  * marks, read from the attempt's stderr.
  */
 interface SandboxFiles extends SharedSandboxFiles {
+  /**
+   * The attempt's own directory (0711: the sandbox's uid passes through to its pack), holding
+   * the pack and, as root, the fstab: staged whole by a line of the fstab (host_identity.ts).
+   */
+  dir: string;
   capture: string;
   marks: StderrMarks;
 }
@@ -639,8 +644,11 @@ async function sharedSandboxFiles(parent: string): Promise<SharedSandboxFiles> {
 /** Made per attempt in the attempt's own directory (never a shared path in /tmp). */
 async function sandboxFiles(dir: string): Promise<SandboxFiles> {
   const shared = await sharedSandboxFiles(dir);
-  const capture = await Deno.makeTempFile({ dir, prefix: "capture-" });
-  return { ...shared, capture, marks: new StderrMarks() };
+  const own = await Deno.makeTempDir({ dir, prefix: "attempt-" });
+  await Deno.chmod(own, 0o711);
+  const capture = `${own}/capture.tar`;
+  await Deno.writeFile(capture, new Uint8Array(), { mode: 0o600 });
+  return { ...shared, dir: own, capture, marks: new StderrMarks() };
 }
 
 /** Why the host stopped an attempt's process itself. */
@@ -1264,7 +1272,7 @@ async function runProcess(
     }
     if (id && files) {
       try {
-        stage = { dir: await stageDir(), fstab: `${files.capture}.fstab` };
+        stage = { dir: await stageDir(), fstab: `${files.dir}/fstab`, own: files.dir };
       } catch (e) {
         return cannot(`its staging directory cannot be made: ${errorText(e)}`);
       }
@@ -1320,8 +1328,7 @@ async function runProcess(
   } finally {
     release?.();
     await cgroup?.close();
-    if (stage) await Deno.remove(stage.fstab).catch(() => {});
-    if (files) await Deno.remove(files.capture).catch(() => {});
+    if (files) await Deno.remove(files.dir, { recursive: true }).catch(() => {});
   }
 }
 

@@ -144,6 +144,12 @@ export interface Stage {
   dir: string;
   /** The attempt's fstab (a file of its own, 0600, beside its world). */
   fstab: string;
+  /**
+   * The attempt's own directory (made for it, holding only its files: the pack, the fstab):
+   * a file source in it is staged by binding the directory, a line of the fstab, instead of a
+   * `mount` process of its own. The sandbox's bwrap then binds only the file.
+   */
+  own?: string;
 }
 
 /** The mount point's name in the temp dir. */
@@ -223,6 +229,7 @@ export function stagedBwrap(
   const files: string[] = [];
   const inner: string[] = [];
   let n = 0;
+  let ownStaged: string | null = null;
   for (let i = 0; i < options.length; i++) {
     const o = options[i];
     const how = BINDS[o];
@@ -240,9 +247,19 @@ export function stagedBwrap(
       inner.push(o, source, dest);
       continue;
     }
+    const what = kind(source);
+    if (what === "file" && stage.own !== undefined && dirOf(source) === stage.own) {
+      if (ownStaged === null) {
+        ownStaged = `${stage.dir}/${n++}`;
+        fstab.push(
+          `${fstabField(stage.own)} ${fstabField(ownStaged)} none rbind,X-mount.mkdir 0 0`,
+        );
+      }
+      inner.push(o, `${ownStaged}/${source.slice(stage.own.length + 1)}`, dest);
+      continue;
+    }
     const staged = `${stage.dir}/${n++}`;
     const ro = how.startsWith("--ro-");
-    const what = kind(source);
     if (what === "dir") {
       fstab.push(
         `${fstabField(source)} ${fstabField(staged)} none rbind${
@@ -275,6 +292,11 @@ export function stagedBwrap(
       ...command,
     ],
   };
+}
+
+/** The directory `path` is in. */
+function dirOf(path: string): string {
+  return path.slice(0, Math.max(0, path.lastIndexOf("/")));
 }
 
 /** Whether `path` is a directory or another file (null: missing). */

@@ -115,6 +115,64 @@ Deno.test("stagedBwrap() stages every bind source but the system's, then drops t
   ]);
 });
 
+Deno.test("stagedBwrap() stages a file of the attempt's own directory by binding the directory: no mount process", () => {
+  const kinds: Record<string, "dir" | "file"> = {
+    "/w/attempt-1/capture.tar": "file",
+    "/w/attempt-1/other": "file",
+    "/w/pack": "file",
+    "/w/bin": "dir",
+  };
+  const staged = stagedBwrap(
+    { uid: 4242, gid: 4343 },
+    { dir: "/tmp/dvergr-stage", fstab: "/w/attempt-1/fstab", own: "/w/attempt-1" },
+    [
+      "--bind",
+      "/w/attempt-1/capture.tar",
+      "/.dvergr/capture.tar",
+      "--ro-bind",
+      "/w/bin",
+      "/.dvergr/bin",
+      "--ro-bind",
+      "/w/attempt-1/other",
+      "/o",
+      "--ro-bind",
+      "/w/pack",
+      "/p",
+    ],
+    ["/bin/sh"],
+    SYSTEM,
+    (p) => kinds[p] ?? null,
+  );
+  // The own directory once (read-write: bwrap binds its files, read-only where asked).
+  assert.equal(
+    staged.fstab,
+    "dvergr-stage /tmp/dvergr-stage tmpfs size=64k,mode=0755 0 0\n" +
+      "/w/attempt-1 /tmp/dvergr-stage/0 none rbind,X-mount.mkdir 0 0\n" +
+      "/w/bin /tmp/dvergr-stage/1 none rbind,ro,X-mount.mkdir 0 0\n",
+  );
+  // A file elsewhere still gets a mount of its own.
+  assert.equal(
+    staged.script,
+    "mount -a -T '/w/attempt-1/fstab' || exit 125\n" +
+      ": > '/tmp/dvergr-stage/2' && mount --bind -o ro -- '/w/pack' '/tmp/dvergr-stage/2' || exit 125",
+  );
+  assert.deepEqual(staged.argv.slice(8), [
+    "--bind",
+    "/tmp/dvergr-stage/0/capture.tar",
+    "/.dvergr/capture.tar",
+    "--ro-bind",
+    "/tmp/dvergr-stage/1",
+    "/.dvergr/bin",
+    "--ro-bind",
+    "/tmp/dvergr-stage/0/other",
+    "/o",
+    "--ro-bind",
+    "/tmp/dvergr-stage/2",
+    "/p",
+    "/bin/sh",
+  ]);
+});
+
 Deno.test({
   name:
     "sandboxHostIdentity() as root: a uid of its own, set by DVERGR_SANDBOX_HOST_UID/GID, never 0",
