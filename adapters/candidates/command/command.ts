@@ -52,7 +52,7 @@ import { type AttemptCgroup, openAttemptCgroup, shellQuote } from "./cgroup.ts";
 import { noteSerialOnce, unboundedAttempts } from "./gate.ts";
 import { signalSandboxInit } from "./sandbox_init.ts";
 import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
-import { commandProgram, lookUpProgram, under } from "./command_program.ts";
+import { commandProgram, lookUpProgram, plainArgv, under } from "./command_program.ts";
 import {
   giveTo,
   type HostIdentity,
@@ -866,9 +866,9 @@ interface CommandSetup {
   tailBytes: number;
 }
 
-/** The command line run by the shell of an attempt. */
+/** The command line run by the shell of an attempt (plain words: exec'd without it). */
 function shellArgv(spec: CommandSpec): string[] {
-  return ["/bin/sh", "-c", spec.command];
+  return plainArgv(spec.command) ?? ["/bin/sh", "-c", spec.command];
 }
 
 /**

@@ -88,6 +88,20 @@ export function commandProgram(command: string): string | null {
   return word;
 }
 
+/**
+ * The argv a `/bin/sh -c` command line amounts to when it is nothing but plain words (letters,
+ * digits and `_./+,:@%-`, `=` past the first word) separated by blanks, its first naming a
+ * program (no keyword or builtin, no assignment): the shell would only split it and exec it,
+ * so it is exec'd without the shell (one process fewer per attempt). Null for anything the
+ * shell would do more with (quotes, expansions, globs, redirections, lists, comments…).
+ */
+export function plainArgv(command: string): string[] | null {
+  const words = command.split(/[ \t]+/).filter((w) => w !== "");
+  if (words.length === 0 || NOT_PROGRAMS.has(words[0])) return null;
+  if (!/^[A-Za-z0-9_./+,:@%-]+$/.test(words[0])) return null;
+  return words.every((w) => /^[A-Za-z0-9_./+,:@%=-]+$/.test(w)) ? words : null;
+}
+
 /** Where the program was looked for, and whether it is there. */
 export type ProgramLookup =
   | { found: true; path: string }
