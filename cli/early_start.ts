@@ -22,8 +22,8 @@ import {
   startEarlyThread,
 } from "../sandbox/early_thread.ts";
 import { DEFAULT_MEMORY_BYTES, STACK_BYTES } from "../sandbox/pool_types.ts";
-import { loadCacheDir, loadsKept } from "../sandbox/load_cache.ts";
-import { layoutFile, readLayout } from "../sandbox/layout_cache.ts";
+import { loadCacheDir, loadsKept, prepareSandboxIdentity } from "../sandbox/load_cache.ts";
+import { keptLayout } from "../sandbox/layout_cache.ts";
 
 /**
  * Whether `dvergr <args>` will ask a checker.js sandbox (see the module comment); reads the
@@ -53,8 +53,7 @@ export function wantsEarlySandbox(
 export function startEarlyCheckerThread(
   env: (name: string) => string | undefined = () => undefined,
 ): EarlyThread {
-  const file = layoutFile(env);
-  const layout = file === null ? undefined : readLayout(file);
+  const layout = keptLayout(env);
   return startEarlyThread(CHECKER_THREAD_ENTRY, {
     type: "init",
     memoryBytes: DEFAULT_MEMORY_BYTES,
@@ -74,7 +73,12 @@ function isFile(path: string): boolean {
 if (Deno.mainModule === new URL("../main.ts", import.meta.url).href) {
   try {
     const env = (name: string) => Deno.env.get(name);
-    if (wantsEarlySandbox(Deno.args, env)) startEarlyCheckerThread(env);
+    if (wantsEarlySandbox(Deno.args, env)) {
+      startEarlyCheckerThread(env);
+      // The sandbox's identity names what the command keeps (its checker's load, the
+      // layout): when nothing is kept yet, it is hashed off this thread meanwhile.
+      void prepareSandboxIdentity();
+    }
   } catch {
     // Not started (a file not readable, no permission): the command starts its own.
   }

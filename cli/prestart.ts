@@ -14,6 +14,7 @@
 import { join } from "../core/path.ts";
 import type { CheckerPool, CheckerPoolOptions } from "../sandbox/checker_pool.ts";
 import { importLater } from "./import_later.ts";
+import { prepareSandboxIdentity } from "../sandbox/load_cache.ts";
 
 /** Which checker file the directory `dir` holds, or null when it is not a bundle's. */
 async function checkerFileOf(dir: string): Promise<"checker.js" | "checker.clj" | null> {
@@ -40,6 +41,9 @@ export async function prestartSandbox(args: string[]): Promise<() => void> {
       "../sandbox/checker_pool.ts",
       import.meta.url,
     );
+    // The pool names its kept layout by the sandbox's identity: hashed off this thread since
+    // cli/early_start.ts started the worker, done by now (not hashed again here).
+    await prepareSandboxIdentity();
     return prestartCommandPool(file);
   }
   return () => {};

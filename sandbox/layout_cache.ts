@@ -26,6 +26,21 @@ export function layoutFile(env: (name: string) => string | undefined): string | 
   return dir === null ? null : join(dir, "sandbox-layouts", `${sandboxIdentity()}.json`);
 }
 
+/**
+ * The layout kept for this sandbox, if any: with no layout kept at all (a first check) that
+ * is known from one stat, without the sandbox's identity.
+ */
+export function keptLayout(env: (name: string) => string | undefined): KnownLayout | undefined {
+  const dir = dvergrCacheDir(env);
+  if (dir === null) return undefined;
+  try {
+    if (!Deno.statSync(join(dir, "sandbox-layouts")).isDirectory) return undefined;
+  } catch {
+    return undefined;
+  }
+  return readLayout(layoutFile(env)!);
+}
+
 /** The layout kept in `file`, if any (the worker checks it). */
 export function readLayout(file: string): KnownLayout | undefined {
   try {

@@ -21,6 +21,8 @@ import { VERSION } from "../core/version.ts";
 
 /** The sandbox identity of this dvergr, computed once. */
 let identity: string | null = null;
+/** Its computation off this thread (prepareSandboxIdentity), while it runs. */
+let preparing = false;
 
 /**
  * The sandbox's identity: dvergr's version `version`, Deno's and, from a source tree, its
@@ -31,10 +33,10 @@ export function sandboxIdentity(version = VERSION): string {
   if (version === VERSION && identity !== null) return identity;
   let digest: string;
   try {
-    const dir = new URL("./", import.meta.url);
-    const names = [...Deno.readDirSync(dir)].filter((e) => e.isFile).map((e) => e.name).sort();
-    const files = [...names.map((name) => new URL(name, dir)), new URL("../deno.json", dir)];
-    digest = keptDigest(version, files) ?? sourceDigest(version, files);
+    const files = sandboxFiles();
+    const record = digestRecord(version, files);
+    digest = (record && keptDigest(record)) ?? sha256Hex(sourceText(version, files));
+    if (record) keepDigest(record, digest);
   } catch {
     // A compiled binary: its version stands for its modules.
     digest = sha256Hex(identityHead(version));
@@ -43,12 +45,53 @@ export function sandboxIdentity(version = VERSION): string {
   return digest;
 }
 
+/**
+ * Starts computing this dvergr's identity off this thread (crypto.subtle hashes on Deno's
+ * blocking pool) when it is not kept: a command that starts a sandbox before its cache
+ * holds anything (a first check) needs it only once its pool exists, and hashing ~240 KB
+ * here would cost its main thread ~15-30 ms. sandboxIdentity() called before it is done
+ * computes it itself (the same digest). Resolves when it is done (never rejects).
+ */
+export function prepareSandboxIdentity(): Promise<void> {
+  if (identity !== null || preparing) return Promise.resolve();
+  let files: URL[];
+  let record: DigestRecord | null;
+  try {
+    files = sandboxFiles();
+    record = digestRecord(VERSION, files);
+    const kept = record && keptDigest(record);
+    if (kept) {
+      identity = kept;
+      return Promise.resolve();
+    }
+  } catch {
+    return Promise.resolve();
+  }
+  preparing = true;
+  return crypto.subtle.digest("SHA-256", new TextEncoder().encode(sourceText(VERSION, files)))
+    .then((buf) => {
+      const digest = Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, "0"))
+        .join("");
+      identity ??= digest;
+      if (record) keepDigest(record, digest);
+    })
+    .catch(() => {})
+    .finally(() => preparing = false);
+}
+
+/** The sandbox modules and deno.json, in the order they are hashed. */
+function sandboxFiles(): URL[] {
+  const dir = new URL("./", import.meta.url);
+  const names = [...Deno.readDirSync(dir)].filter((e) => e.isFile).map((e) => e.name).sort();
+  return [...names.map((name) => new URL(name, dir)), new URL("../deno.json", dir)];
+}
+
 function identityHead(version: string): string {
   return `dvergr ${version} deno ${Deno.version.deno}\n`;
 }
 
-/** The SHA-256 of the identity's head and each file's name and text. */
-function sourceDigest(version: string, files: URL[]): string {
+/** What the identity hashes: its head and each file's name and text. */
+function sourceText(version: string, files: URL[]): string {
   // The bytes node:crypto's createHash was given (sources are UTF-8), hashed without
   // node:crypto: its first import boots Node's compatibility layer (~15 ms of a check).
   let text = identityHead(version);
@@ -57,21 +100,28 @@ function sourceDigest(version: string, files: URL[]): string {
     const name = file.pathname.slice(file.pathname.lastIndexOf("/") + 1);
     text += name + decoder.decode(Deno.readFileSync(file));
   }
-  return sha256Hex(text);
+  return text;
 }
 
 /** Files changed this recently may still be written: their digest is not kept. */
 const SETTLE_MS = 2000;
 
 /**
- * sourceDigest() of `files` kept in the cache directory with a fingerprint of their stats
- * (inode, size, modification and change time), computed and kept when the fingerprint
- * differs: hashing the ~240 KB of sandbox modules cost ~10-15 ms of every check's start, the
- * stats ~2. A file written since has a new change time, which no tool sets back. One record
- * per version and directory of modules (its name a short hash of both); null when nothing can be
- * kept (no cache directory, a platform without inodes or change times).
+ * Where the digest of the sandbox modules is kept, with a fingerprint of their stats (inode,
+ * size, modification and change time): hashing the ~240 KB of them cost ~10-15 ms of every
+ * check's start, the stats ~2. A file written since has a new change time, which no tool
+ * sets back. One record per version and directory of modules (its name a short hash of
+ * both).
  */
-function keptDigest(version: string, files: URL[]): string | null {
+interface DigestRecord {
+  file: string;
+  fingerprint: string;
+  /** The latest modification or change time of the files, in ms. */
+  newest: number;
+}
+
+/** The record of `files`; null when nothing can be kept (no cache directory, no inodes). */
+function digestRecord(version: string, files: URL[]): DigestRecord | null {
   let cache: string | null;
   try {
     cache = dvergrCacheDir((name) => Deno.env.get(name));
@@ -88,25 +138,32 @@ function keptDigest(version: string, files: URL[]): string | null {
     fingerprint += `${file.pathname} ${st.ino} ${st.size} ${times}\n`;
     newest = Math.max(newest, st.mtime.getTime(), st.ctime.getTime());
   }
-  const kept = join(cache, "sandbox-digests", `${fnv1a(`${version} ${files[0].pathname}`)}.txt`);
+  const name = `${fnv1a(`${version} ${files[0].pathname}`)}.txt`;
+  return { file: join(cache, "sandbox-digests", name), fingerprint, newest };
+}
+
+/** The digest kept for the record's fingerprint, or null. */
+function keptDigest(record: DigestRecord): string | null {
   try {
-    const [digest, ...rest] = Deno.readTextFileSync(kept).split("\n");
-    if (rest.join("\n") === fingerprint && /^[0-9a-f]{64}$/.test(digest)) return digest;
+    const [digest, ...rest] = Deno.readTextFileSync(record.file).split("\n");
+    if (rest.join("\n") === record.fingerprint && /^[0-9a-f]{64}$/.test(digest)) return digest;
   } catch {
     // Not kept yet.
   }
-  const digest = sourceDigest(version, files);
-  if (Date.now() - newest > SETTLE_MS) {
-    try {
-      Deno.mkdirSync(join(cache, "sandbox-digests"), { recursive: true });
-      const tmp = `${kept}.${crypto.randomUUID()}.tmp`;
-      Deno.writeTextFileSync(tmp, `${digest}\n${fingerprint}`);
-      Deno.renameSync(tmp, kept);
-    } catch {
-      // Not kept: the next start hashes again.
-    }
+  return null;
+}
+
+/** Keeps `digest` for the record's fingerprint, unless a file may still be being written. */
+function keepDigest(record: DigestRecord, digest: string): void {
+  if (Date.now() - record.newest <= SETTLE_MS || keptDigest(record) === digest) return;
+  try {
+    Deno.mkdirSync(join(record.file, ".."), { recursive: true });
+    const tmp = `${record.file}.${crypto.randomUUID()}.tmp`;
+    Deno.writeTextFileSync(tmp, `${digest}\n${record.fingerprint}`);
+    Deno.renameSync(tmp, record.file);
+  } catch {
+    // Not kept: the next start hashes again.
   }
-  return digest;
 }
 
 /** FNV-1a (32 bits) of `text`, in hex: a file name, not a check (the record holds that). */
@@ -140,11 +197,13 @@ function fileOf(dir: string, source: string, input: CheckerInput): string {
 
 /**
  * Whether any load of checker `source` in the sandbox `identity` (this one) is kept in `dir`;
- * one stat.
+ * two stats.
  */
-export function loadsKept(dir: string, source: string, identity = sandboxIdentity()): boolean {
+export function loadsKept(dir: string, source: string, identity?: string): boolean {
   try {
-    return Deno.statSync(checkerDir(dir, source, identity)).isDirectory;
+    // Nothing kept at all (a first check): known without the sandbox's identity.
+    if (!Deno.statSync(dir).isDirectory) return false;
+    return Deno.statSync(checkerDir(dir, source, identity ?? sandboxIdentity())).isDirectory;
   } catch {
     return false;
   }
@@ -169,11 +228,13 @@ export function loadCachingRunner(runner: CheckerRunner, dir: string): CheckerRu
       }
       const run = await runner.check(source, input);
       if (run.ok) {
+        // Written at once: the first async write of a process loads Deno's web streams
+        // (~5 ms), and a one-shot command exits right after.
         try {
-          await Deno.mkdir(checkerDir(dir, source), { recursive: true });
+          Deno.mkdirSync(checkerDir(dir, source), { recursive: true });
           const tmp = `${file}.${crypto.randomUUID()}.tmp`;
-          await Deno.writeTextFile(tmp, JSON.stringify(run));
-          await Deno.rename(tmp, file);
+          Deno.writeTextFileSync(tmp, JSON.stringify(run));
+          Deno.renameSync(tmp, file);
         } catch {
           // Not kept: the next check asks the sandbox again.
         }

@@ -21,10 +21,14 @@ async function copyTree(dir: string): Promise<void> {
 
 let instances = 0;
 
-/** sandboxIdentity() of a fresh instance of the copy (nothing memoized in the process). */
-async function identityOf(dir: string): Promise<string> {
+/** A fresh instance of the copy (nothing memoized in the process). */
+async function instanceOf(dir: string) {
   const url = new URL(`file://${join(dir, "sandbox", "load_cache.ts")}?${instances++}`);
-  return (await import(url.href)).sandboxIdentity();
+  return await import(url.href) as typeof import("../../sandbox/load_cache.ts");
+}
+
+async function identityOf(dir: string): Promise<string> {
+  return (await instanceOf(dir)).sandboxIdentity();
 }
 
 Deno.test("sandboxIdentity() keeps its digest while the modules are unchanged, and not after", async () => {
@@ -49,6 +53,29 @@ Deno.test("sandboxIdentity() keeps its digest while the modules are unchanged, a
     const second = await identityOf(dir);
     assert.notEqual(second, marked);
     assert.notEqual(second, first);
+  } finally {
+    if (oldCache === undefined) Deno.env.delete("XDG_CACHE_HOME");
+    else Deno.env.set("XDG_CACHE_HOME", oldCache);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("prepareSandboxIdentity() hashes off the thread what sandboxIdentity() hashes on it", async () => {
+  const dir = await Deno.makeTempDir();
+  const oldCache = Deno.env.get("XDG_CACHE_HOME");
+  Deno.env.set("XDG_CACHE_HOME", join(dir, "cache"));
+  try {
+    await copyTree(dir);
+    await new Promise((r) => setTimeout(r, 2100));
+    const prepared = await instanceOf(dir);
+    await prepared.prepareSandboxIdentity();
+    const records = join(dir, "cache", "dvergr", "sandbox-digests");
+    const [record] = [...Deno.readDirSync(records)].map((e) => join(records, e.name));
+    const kept = Deno.readTextFileSync(record).split("\n")[0];
+    // Hashed again on this thread, without the record: the same digest.
+    await Deno.remove(record);
+    assert.equal(await identityOf(dir), kept);
+    assert.equal(prepared.sandboxIdentity(), kept);
   } finally {
     if (oldCache === undefined) Deno.env.delete("XDG_CACHE_HOME");
     else Deno.env.set("XDG_CACHE_HOME", oldCache);
