@@ -21,7 +21,9 @@
  *   ClojureScript's reduce does, so the map is the same (same entries, same type, same
  *   order). The seq is realised once (a seq re-seq made is read from the matches it holds,
  *   not walked cons by cons); when an element is not a string, ClojureScript's
- *   `frequencies` counts the realised seq.
+ *   `frequencies` counts the realised seq. More than 8 keys make the hash map's trie
+ *   directly (the same nodes transient assoc! makes, which depend only on the keys' hashes),
+ *   unless two keys have the same hash.
  * - `(for [binding coll] body)`, one binding and no modifiers, expands to
  *   `(map (fn [binding] body) coll)`: the same lazy seq, realised chunk by chunk for a
  *   chunked `coll` and element by element otherwise, as `for`'s own expansion is, in about
@@ -49,6 +51,9 @@ export const FAST_CORE_JS = `(function () {
     const Cons = C.Cons;
     const LazySeq = C.LazySeq;
     const MapEntry = C.MapEntry;
+    // The trie nodes of a hash map: the types of the roots of a small and a large one.
+    const BitmapNode = C.BitmapNode;
+    const ArrayNode = C.ArrayNode;
     const max = Math.max;
     const CHUNK = 64;
     // The matches each chunk's head cons holds, and the lazy rest after them: frequencies
@@ -228,12 +233,84 @@ export const FAST_CORE_JS = `(function () {
           counts[counts.length] = 1;
         } else counts[j]++;
       }
+      if (keys.length > 8) {
+        const m = hashMap(keys, counts);
+        if (m !== null) return m;
+      }
       // More than 8 keys end in a hash map: ClojureScript's frequencies gets there by an
       // array map that is converted at the 9th key, its 8 keys put into an empty hash map in
-      // the order they came, as here; in QuickJS the conversion costs more than the rest.
+      // the order they came, as here.
       let t = keys.length > 8 ? C.transientHashMap() : C.transientMap();
       for (let i = 0; i < keys.length; i++) t = C.assocBang(t, keys[i], counts[i]);
       return C.persistentBang(t);
+    }
+
+    // The hash map ClojureScript's transient assoc! builds from these keys (strings, distinct)
+    // and values, built directly: its trie depends only on the keys' hashes. A node holds the
+    // keys whose 5-bit fragment of the hash at its level (shift) it covers; a bitmap-indexed
+    // node, in fragment order, each fragment's one key and value inline or, for several, a
+    // node of the next level; at more than 16 fragments (assoc! converts at the 17th) an
+    // array node of 32 slots, each a node of the next level. In QuickJS, the conversion alone
+    // cost ~130 us of a 20-key map. Two keys with the same hash (a collision node) answer
+    // null: assoc! builds that map.
+    function hashMap(keys, vals) {
+      const n = keys.length;
+      const hashes = [];
+      const seen = new MapType();
+      for (let i = 0; i < n; i++) {
+        const h = C.hash(keys[i]);
+        if (seen.has(h)) return null;
+        seen.set(h, true);
+        hashes[i] = h;
+      }
+      const all = [];
+      for (let i = 0; i < n; i++) all[i] = i;
+      return new C.HashMap(null, n, trieNode(keys, vals, hashes, all, 0), false, null, null);
+    }
+    function trieNode(keys, vals, hashes, at, shift) {
+      if (at.length === 1) {
+        const i = at[0];
+        return new BitmapNode(null, 1 << ((hashes[i] >>> shift) & 31), [keys[i], vals[i]]);
+      }
+      // The fragments present, ascending, and each one's keys in the order they came.
+      const groups = new Array(32);
+      const fragments = [];
+      for (let i = 0; i < at.length; i++) {
+        const f = (hashes[at[i]] >>> shift) & 31;
+        const g = groups[f];
+        if (g === undefined) {
+          groups[f] = [at[i]];
+          let j = fragments.length;
+          while (j > 0 && fragments[j - 1] > f) {
+            fragments[j] = fragments[j - 1];
+            j--;
+          }
+          fragments[j] = f;
+        } else g[g.length] = at[i];
+      }
+      if (fragments.length > 16) {
+        const slots = new Array(32);
+        for (let k = 0; k < fragments.length; k++) {
+          const f = fragments[k];
+          slots[f] = trieNode(keys, vals, hashes, groups[f], shift + 5);
+        }
+        return new ArrayNode(null, fragments.length, slots);
+      }
+      let bitmap = 0;
+      const arr = [];
+      for (let k = 0; k < fragments.length; k++) {
+        const f = fragments[k];
+        const g = groups[f];
+        bitmap |= 1 << f;
+        if (g.length === 1) {
+          arr[arr.length] = keys[g[0]];
+          arr[arr.length] = vals[g[0]];
+        } else {
+          arr[arr.length] = null;
+          arr[arr.length] = trieNode(keys, vals, hashes, g, shift + 5);
+        }
+      }
+      return new BitmapNode(null, bitmap, arr);
     }
 
     // The map a seq made by (vals m) or (keys m) stands for, when m is a hash map or an array
@@ -344,6 +421,9 @@ export const FAST_CORE_CLJ = `
          :Cons (type (cons 1 (lazy-seq nil)))
          :LazySeq (type (lazy-seq nil))
          :MapEntry (type (first {:a 1}))
+         :hash hash
+         :BitmapNode (.-constructor (aget (js/Object.values (hash-map :a 1)) 2))
+         :ArrayNode (.-constructor (aget (js/Object.values (zipmap (range 40) (range 40))) 2))
          :first first
          :rest rest
          :map map

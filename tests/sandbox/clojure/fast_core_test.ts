@@ -92,6 +92,47 @@ Deno.test("frequencies counts as ClojureScript's does: the same map, type and or
   assert.match(await run(checker, {}), /:reward 33[,}]/);
 });
 
+Deno.test("frequencies of many strings builds the hash map assoc! builds: the same order after dissoc, assoc, transients; full-hash collisions", async () => {
+  const checker = `(ns freq-trie)
+    ;; The trie itself, through the fields of its nodes (edit, bitmap or count, array).
+    (def bin (type (aget (js/Object.values (hash-map :a 1)) 2)))
+    (def array-node (type (aget (js/Object.values (zipmap (range 40) (range 40))) 2)))
+    (defn- shape [node]
+      (let [[_ n arr] (js/Object.values node)
+            kind (condp = (type node) bin :bin array-node :array :other)
+            used (if (= kind :bin) (take (* 2 (count (filter #(bit-test n %) (range 32)))) arr) (array-seq arr))]
+        [kind n (mapv #(if (#{bin array-node} (type %)) (shape %) (some-> % pr-str)) used)]))
+    (defn- view [m]
+      (let [ks (keys m)]
+        [(str (type m)) (pr-str m) (hash m) (count m) (mapv #(get m %) ks) (pr-str (vals m))
+         (when (= (type m) (type (hash-map))) (shape (aget (js/Object.values m) 2)))
+         (pr-str (reduce dissoc m (take 7 ks)))
+         (pr-str (reduce dissoc m (take-nth 3 ks)))
+         (pr-str (persistent! (reduce dissoc! (transient m) (take-nth 2 ks))))
+         (pr-str (persistent! (reduce #(assoc! %1 (str %2 "!") 1) (transient m) (take 40 ks))))
+         (pr-str (assoc m "new" 1 (first ks) 99))
+         (pr-str (into m (map (fn [i] [(str "x" i) i]) (range 30))))
+         (= {} (reduce dissoc m ks))
+         (pr-str (reduce-kv (fn [a k v] (conj a k)) [] m))]))
+    (defn- words [n seed] (map #(str "w" (mod (* (+ % seed) 7919) n) (when (odd? %) "é")) (range (* 3 n))))
+    (defn check [_]
+      (let [orig @#'dvergr.fast-core/original-frequencies
+            colls (concat
+                    (for [n [9 15 16 17 18 24 32 33 64 100 257 600 1500] seed [0 3]] (words n seed))
+                    (for [n [9 17 40]] (vec (words n 1)))
+                    ;; "Aa" and "BB" (and their concatenations) have the same hash.
+                    [["Aa" "BB" "a" "b" "c" "d" "e" "f" "g" "h"]
+                     (concat ["AaAa" "BBBB" "AaBB" "BBAa"] (words 30 2))
+                     (concat (words 20 1) ["Aa"] (words 20 2) ["BB"])])
+            rows (for [c colls]
+                   (let [a (orig c) b (frequencies c)]
+                     {:same (= (view a) (view b)) :n (count a)}))]
+        (when-let [d (seq (remove :same rows))]
+          (throw (ex-info "differ" {:n (count d) :first (first d)})))
+        {:checks {:same true} :reward (count rows)}))`;
+  assert.match(await run(checker, {}), /:reward 32[,}]/);
+});
+
 Deno.test("frequencies of what re-seq found (its matches taken as they are) counts as ClojureScript's does", async () => {
   const checker = `(ns freq-re)
     (defn check [_]
