@@ -259,13 +259,17 @@ async function v2Parent(): Promise<string | null> {
   return null;
 }
 
-function v2Cgroup(parent: string, name: string, memory: number, processes: number) {
-  const dir = join(parent, name);
-  const child = join(dir, CANDIDATE);
+/** The directories of the v2 attempt cgroup `name` under `parent`, in the order they are made. */
+function v2Dirs(parent: string, name: string): string[] {
+  return [join(parent, name), join(parent, name, CANDIDATE)];
+}
+
+function v2Cgroup(parent: string, name: string, memory: number, processes: number, mkdir?: string) {
+  const [dir, child] = v2Dirs(parent, name);
   const cgroup: AttemptCgroup = {
     version: 2,
     joinScript: [
-      `mkdir ${shellQuote(dir)} ${shellQuote(child)} || exit 125`,
+      mkdir ?? mkdirLine(v2Dirs(parent, name)),
       put(join(dir, "memory.max"), memory),
       put(join(dir, "pids.max"), processes),
       mayPut(join(dir, "memory.swap.max"), 0),
@@ -303,21 +307,27 @@ async function v1Parents(): Promise<{ mem: string; pids: string } | null> {
   return mem === null || pids === null ? null : { mem, pids };
 }
 
+/**
+ * The directories of the v1 attempt cgroup `name`, in the order they are made: the candidate's
+ * cgroup is in the pids hierarchy, which lists and bounds its processes; in the memory
+ * hierarchy it stays in the attempt's.
+ */
+function v1Dirs(parents: { mem: string; pids: string }, name: string): string[] {
+  return [join(parents.mem, name), join(parents.pids, name), join(parents.pids, name, CANDIDATE)];
+}
+
 function v1Cgroup(
   parents: { mem: string; pids: string },
   name: string,
   memory: number,
   processes: number,
+  mkdir?: string,
 ) {
-  const mem = join(parents.mem, name);
-  const pids = join(parents.pids, name);
-  // The candidate's cgroup is in the pids hierarchy, which lists and bounds its processes; in
-  // the memory hierarchy it stays in the attempt's.
-  const child = join(pids, CANDIDATE);
+  const [mem, pids, child] = v1Dirs(parents, name);
   const cgroup: AttemptCgroup = {
     version: 1,
     joinScript: [
-      `mkdir ${shellQuote(mem)} ${shellQuote(pids)} ${shellQuote(child)} || exit 125`,
+      mkdir ?? mkdirLine(v1Dirs(parents, name)),
       put(join(mem, "memory.limit_in_bytes"), memory),
       put(join(pids, "pids.max"), processes),
       // Without swap accounting this file is absent; memory.limit_in_bytes still binds RAM.
@@ -347,8 +357,28 @@ function v1Cgroup(
   return cgroup;
 }
 
-/** Makes attempt cgroups of one kind. */
-type CgroupMaker = (name: string, memory: number, processes: number) => AttemptCgroup;
+/** The line of a join script that makes the cgroup directories `dirs` (exit 125 when it cannot). */
+function mkdirLine(dirs: string[]): string {
+  return `mkdir ${dirs.map(shellQuote).join(" ")} || exit 125`;
+}
+
+/**
+ * Makes attempt cgroups of one kind: `mkdir` the join script's line that makes its
+ * directories (default: one mkdir of them).
+ */
+type CgroupMaker = (
+  name: string,
+  memory: number,
+  processes: number,
+  mkdir?: string,
+) => AttemptCgroup;
+
+/** A kind of attempt cgroup: its version, its maker, and the directories of a name. */
+interface CgroupKind {
+  version: 1 | 2;
+  make: CgroupMaker;
+  dirs: (name: string) => string[];
+}
 
 /** A shell joins a cgroup of `make` and exits: whether that works here (one probe). */
 async function works(make: CgroupMaker): Promise<boolean> {
@@ -359,19 +389,77 @@ async function works(make: CgroupMaker): Promise<boolean> {
 }
 
 /** The kind of cgroup this host gives dvergr: v2, else v1, else none. */
-async function findMaker(): Promise<{ version: 1 | 2; make: CgroupMaker } | null> {
+async function findMaker(): Promise<CgroupKind | null> {
   const v2 = await v2Parent();
   if (v2 !== null) {
-    const make: CgroupMaker = (n, m, p) => v2Cgroup(v2, n, m, p);
-    if (await works(make)) return { version: 2, make };
+    const make: CgroupMaker = (n, m, p, k) => v2Cgroup(v2, n, m, p, k);
+    if (await works(make)) return { version: 2, make, dirs: (n) => v2Dirs(v2, n) };
   }
   const v1 = await v1Parents();
   if (v1 !== null) {
-    const make: CgroupMaker = (n, m, p) => v1Cgroup(v1, n, m, p);
-    if (await works(make)) return { version: 1, make };
+    const make: CgroupMaker = (n, m, p, k) => v1Cgroup(v1, n, m, p, k);
+    if (await works(make)) return { version: 1, make, dirs: (n) => v1Dirs(v1, n) };
   }
   return null;
 }
+
+/**
+ * Cgroups an attempt's launch makes ahead for the next attempts, with the same mkdir as its
+ * own (one process for SPARE_CGROUPS + 1 attempts instead of one each).
+ */
+export const SPARE_CGROUPS = 7;
+/** Names of cgroups made (or being made) ahead and not yet used. */
+const spareNames: string[] = [];
+
+/** Removes the spare cgroups left when the process ends (the next start sweeps them otherwise). */
+function removeSparesAtExit(kind: CgroupKind): void {
+  globalThis.addEventListener("unload", () => {
+    for (const name of spareNames.splice(0)) {
+      for (const d of kind.dirs(name).reverse()) {
+        try {
+          Deno.removeSync(d);
+        } catch {
+          // Not made, or refused: the sweep of a later start removes it.
+        }
+      }
+    }
+  });
+}
+
+/**
+ * The cgroup of the next attempt: a spare an earlier launch made ahead, its directories made
+ * again only where they are missing (that launch may not have run yet: both use mkdir -p);
+ * else a fresh one whose launch also makes SPARE_CGROUPS more.
+ */
+function nextCgroup(kind: CgroupKind, memory: number, processes: number): AttemptCgroup {
+  const fresh = () => `dvergr-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  const spare = spareNames.pop();
+  if (spare !== undefined) {
+    const own = kind.dirs(spare).map(shellQuote);
+    return kind.make(
+      spare,
+      memory,
+      processes,
+      `[ -d ${own.at(-1)} ] || mkdir -p ${own.join(" ")} || exit 125`,
+    );
+  }
+  if (!spareSweeper) {
+    spareSweeper = true;
+    removeSparesAtExit(kind);
+  }
+  const name = fresh();
+  const ahead = Array.from({ length: SPARE_CGROUPS }, fresh);
+  spareNames.push(...ahead);
+  const own = kind.dirs(name).map(shellQuote);
+  const all = [...own, ...ahead.flatMap((n) => kind.dirs(n).map(shellQuote))];
+  return kind.make(
+    name,
+    memory,
+    processes,
+    `mkdir -p ${all.join(" ")}; [ -d ${own.at(-1)} ] || exit 125`,
+  );
+}
+let spareSweeper = false;
 
 let usable: ReturnType<typeof findMaker> | null = null;
 /** Leftovers of dead dvergr processes are swept once per process. */
@@ -404,11 +492,7 @@ export async function openAttemptCgroup(
   })();
   await sweeping;
   if (leftOver.size > 0) await sweep([]);
-  return kind.make(
-    `dvergr-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`,
-    memoryBytes,
-    processes,
-  );
+  return nextCgroup(kind, memoryBytes, processes);
 }
 
 /**

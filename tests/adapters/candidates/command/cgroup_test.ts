@@ -35,8 +35,12 @@ Deno.test("openAttemptCgroup() in a second module instance of the process leaves
 
 /** The attempt's cgroup directories, as its join script makes them. */
 function dirsOf(cgroup: first.AttemptCgroup): string[] {
-  const mkdir = cgroup.joinScript.split("\n").find((l) => l.startsWith("mkdir "))!;
-  return [...mkdir.matchAll(/'([^']+)'/g)].map((m) => m[1]);
+  // The line that makes them; a fresh cgroup's also makes the spares after its own.
+  const line = cgroup.joinScript.split("\n")[0];
+  const own = cgroup.version === 2 ? 2 : 3;
+  return [...line.matchAll(/'([^']+)'/g)].map((m) => m[1]).filter((d, i, all) =>
+    all.indexOf(d) === i
+  ).slice(0, own);
 }
 
 /** Those of `dirs` that exist (a shell looks: Deno reads /sys only with every permission). */
@@ -80,5 +84,43 @@ Deno.test("AttemptCgroup.end() removes an emptied cgroup, and kills what a detac
   } finally {
     await new Deno.Command("/bin/sh", { args: ["-c", `kill -9 ${pid} 2>/dev/null; exit 0`] })
       .output();
+  }
+});
+
+Deno.test("openAttemptCgroup() makes the next attempts' cgroups ahead with the same mkdir, and a spare taken early still starts", async () => {
+  const open = () => first.openAttemptCgroup(64 * MIB, 24, env);
+  const probe = await open();
+  if (probe === null) return; // No cgroup on this host.
+  const opened: first.AttemptCgroup[] = [probe];
+  try {
+    // Use up what earlier tests left ahead, up to a fresh cgroup (one whose mkdir makes more).
+    let fresh = probe;
+    while (!fresh.joinScript.startsWith("mkdir -p ")) {
+      fresh = (await open())!;
+      opened.push(fresh);
+      assert.ok(opened.length <= first.SPARE_CGROUPS + 2);
+    }
+    // A spare taken before the fresh cgroup's launch ran makes its own directories.
+    const early = (await open())!;
+    opened.push(early);
+    assert.match(early.joinScript, /^\[ -d '[^']+' \] \|\| mkdir -p /);
+    assert.equal(await joinAndRun(early), 0);
+    // The fresh launch's one mkdir makes its own and the rest of the spares.
+    assert.equal(await joinAndRun(fresh), 0);
+    for (let i = 1; i < first.SPARE_CGROUPS; i++) {
+      const next = (await open())!;
+      opened.push(next);
+      assert.match(next.joinScript, /^\[ -d /, `spare ${i}`);
+      assert.equal((await existing(dirsOf(next))).length, dirsOf(next).length, `spare ${i} made`);
+      assert.equal(await joinAndRun(next), 0);
+      assert.deepEqual(await next.end(), []);
+      assert.deepEqual(await existing(dirsOf(next)), []);
+    }
+    // Spent: the next one is fresh again.
+    const again = (await open())!;
+    opened.push(again);
+    assert.ok(again.joinScript.startsWith("mkdir -p "), again.joinScript.split("\n")[0]);
+  } finally {
+    for (const c of opened) await c.close();
   }
 });
