@@ -415,13 +415,13 @@ async function gradeRecord(a: Attempt, done: Done, captured: Capture): Promise<A
     params: def.params,
     fetched: bundle.definition.fetched ? done.fetched : {},
   });
-  const control = controlInput(bundle, def.params, a.base.caseId);
+  const control = () => controlInput(bundle, def.params, a.base.caseId);
   let judged: JudgeOutcome | null = null;
   if (a.effects.judge) {
     const { judgements: _, ...asked } = input;
-    const { judgements: __, ...controlAsked } = control.input;
+    const { answer, input: { judgements: __, ...controlAsked } } = control();
     judged = await judgeAttempt(bundle, a.effects.judge, runner, asked, {
-      control: { answer: control.answer, input: controlAsked },
+      control: { answer, input: controlAsked },
       signal: a.opts.signal,
     });
     evidence.judge = judged.evidence;

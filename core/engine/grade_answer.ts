@@ -41,6 +41,12 @@ export interface GradingEvidence<R> {
   control?: { answer: "reference" | "no answer"; run: R };
 }
 
+/** The control answer gradeAnswer() holds a faulting answer against. */
+export interface Control<I> {
+  answer: "reference" | "no answer";
+  input: I;
+}
+
 /** The cause a failure names when the checker could not grade the answer it was given. */
 export const UNGRADABLE = "the checker could not grade this answer";
 
@@ -51,7 +57,7 @@ export const UNGRADABLE = "the checker could not grade this answer";
 export async function gradeAnswer<I, R extends CallRun>(
   call: (input: I) => Promise<R>,
   answer: I,
-  control: { answer: "reference" | "no answer"; input: I },
+  controlOf: Control<I> | (() => Control<I>),
 ): Promise<Grading<R>> {
   const first = await call(answer);
   if (first.ok) return { kind: "graded", run: first as R & { ok: true }, evidence: null };
@@ -63,6 +69,8 @@ export async function gradeAnswer<I, R extends CallRun>(
   if (again.ok) return { kind: "graded", run: again as R & { ok: true }, evidence: { tries } };
   const last = again as R & { ok: false };
   if (!ANSWER_FAULTS.has(last.fault)) return { kind: "fault", run: last, evidence: { tries } };
+  // Made only now: most answers are graded at the first call.
+  const control = typeof controlOf === "function" ? controlOf() : controlOf;
   const run = await call(control.input);
   const evidence = { tries, control: { answer: control.answer, run } };
   if (!run.ok) return { kind: "fault", run: last, evidence };

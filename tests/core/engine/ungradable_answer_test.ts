@@ -157,3 +157,24 @@ Deno.test("gradeAnswer() keeps a fault when the checker cannot grade the referen
   assert.equal((await gradeAnswer(syntax.call, "answer", control)).kind, "fault");
   assert.deepEqual(syntax.calls, ["answer"]);
 });
+
+Deno.test("gradeAnswer() makes a control given as a function only when the answer faulted twice", async () => {
+  let made = 0;
+  const lazy = () => {
+    made++;
+    return control;
+  };
+  assert.equal(
+    (await gradeAnswer(scripted({ ok: true, ms: 1 }).call, "answer", lazy)).kind,
+    "graded",
+  );
+  assert.equal(
+    (await gradeAnswer(scripted(timeout, { ok: true, ms: 1 }).call, "answer", lazy)).kind,
+    "graded",
+  );
+  assert.equal(made, 0);
+  const s = scripted(timeout, timeout, { ok: true, ms: 1 });
+  assert.equal((await gradeAnswer(s.call, "answer", lazy)).kind, "ungradable");
+  assert.deepEqual(s.calls, ["answer", "answer", "reference"]);
+  assert.equal(made, 1);
+});
