@@ -1,8 +1,9 @@
 // A bench script: its figures on the console are its output.
 // deno-lint-ignore-file no-console
 /**
- * Start-up: wall time of whole CLI invocations, as a user runs them. `dvergr --help` (the
- * peer: start-up with lazy imports), `dvergr check` on the dataset example (read, shape
+ * Start-up: wall time of whole CLI invocations, as a user runs them. `deno run` of an empty
+ * module with dvergr's deno.json and flags (Deno's own start, the floor under every command),
+ * `dvergr --help` (the peer: start-up with lazy imports), `dvergr check` on the dataset example (read, shape
  * check, content id, the checker's load: kept from an earlier check, and not kept — a fresh
  * cache directory), `dvergr check --answer` (one verdict) and `dvergr calibrate` (the reference
  * and four damaged answers graded). The commands alternate, N rounds (default 10); prints
@@ -25,10 +26,17 @@ const denoDir = JSON.parse(
   ),
 ).denoDir as string;
 
-async function wallMs(args: string[], env: Record<string, string> = {}): Promise<number> {
+/** An empty module in the repository: `deno run` of it reads deno.json as dvergr's start does. */
+const EMPTY = new URL("../.startup_bench_empty.ts", import.meta.url).pathname;
+
+async function wallMs(
+  args: string[],
+  env: Record<string, string> = {},
+  main = MAIN,
+): Promise<number> {
   const t0 = performance.now();
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...DVERGR_RUN_FLAGS, MAIN, ...args],
+    args: ["run", ...DVERGR_RUN_FLAGS, main, ...args],
     env,
     stdout: "null",
     stderr: "piped",
@@ -67,6 +75,7 @@ await Deno.writeTextFile(
 
 const COMMANDS: [string, string[], boolean][] = [
   ["dvergr --help", ["--help"], false],
+  ["deno run of an empty module (Deno's own start)", [], false],
   ["dvergr check examples/workflows/invoice-fields (load kept)", ["check", EXAMPLE], false],
   ["dvergr check examples/workflows/invoice-fields (load not kept)", ["check", EXAMPLE], true],
   ["dvergr check … --answer DIR (one verdict)", ["check", EXAMPLE, "--answer", answer], false],
@@ -74,17 +83,22 @@ const COMMANDS: [string, string[], boolean][] = [
 ];
 const times: number[][] = COMMANDS.map(() => []);
 const loads: string[] = [await load()];
+/** The module row `k` runs: the empty one for the floor, else main.ts. */
+const mainOf = (k: number) => k === 1 ? EMPTY : MAIN;
+await Deno.writeTextFile(EMPTY, "export {};\n");
 try {
-  for (const [, args] of COMMANDS) await wallMs(args); // warm the module cache (and keep the load)
+  // Warm the module cache (and keep the load).
+  for (const [k, [, args]] of COMMANDS.entries()) await wallMs(args, {}, mainOf(k));
   for (let i = 0; i < RUNS; i++) {
     for (const [k, [, args, fresh]] of COMMANDS.entries()) {
       const env = fresh ? await freshHome() : {};
-      times[k].push(await wallMs(args, env));
+      times[k].push(await wallMs(args, env, mainOf(k)));
       if (env.HOME) await Deno.remove(env.HOME, { recursive: true });
     }
   }
 } finally {
   await Deno.remove(answer, { recursive: true });
+  await Deno.remove(EMPTY);
 }
 loads.push(await load());
 const help = median(times[0]);
@@ -98,7 +112,7 @@ for (const [k, [label]] of COMMANDS.entries()) {
 console.log(`${RUNS} alternating rounds, load average ${loads.join(" → ")}`);
 // check with its checker's load kept and not (the first check of a bundle), check with one
 // answer graded, and calibrate.
-for (const [target, k] of [["3a", 1], ["3a", 2], ["3a", 3], ["3b", 4]] as const) {
+for (const [target, k] of [["3a", 2], ["3a", 3], ["3a", 4], ["3b", 5]] as const) {
   const m = median(times[k]);
   reportFigure({
     target,
