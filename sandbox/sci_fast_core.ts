@@ -10,8 +10,9 @@
  * - `(re-seq re s)` with a JavaScript RegExp without the g or y flag and a string: the same
  *   matches, found the way ClojureScript finds them (exec on the rest of the string after
  *   each match, one character further after an empty one), each a string or, with groups,
- *   the vector of the match array; as a seq of conses realised 64 matches at a time (the rest
- *   stays lazy, so `(first (re-seq …))` of a huge text does not find every match). A pattern
+ *   the vector of the match array; as a seq of conses found 64 matches at a time (the rest
+ *   stays lazy, so `(first (re-seq …))` of a huge text does not find every match), each rest
+ *   a lazy seq as re-seq*'s is, whose conses are made only when something walks them. A pattern
  *   whose matches at a position do not depend on the text before it (no `^`, `\b`, `\B` or
  *   lookbehind; flags i, m, s at most) is searched with a g-flag copy from each position
  *   instead of in a copy of the rest of the text (~25% less per token in QuickJS). Anything
@@ -23,7 +24,8 @@
  *   not walked cons by cons); when an element is not a string, ClojureScript's
  *   `frequencies` counts the realised seq. More than 8 keys make the hash map's trie
  *   directly (the same nodes transient assoc! makes, which depend only on the keys' hashes),
- *   unless two keys have the same hash.
+ *   unless two keys have the same hash. `(get m k)` and `(get m k not-found)` of such a map
+ *   and a string read the counts kept beside it instead of hashing k and walking the trie.
  * - `(for [binding coll] body)`, one binding and no modifiers, expands to
  *   `(map (fn [binding] body) coll)`: the same lazy seq, realised chunk by chunk for a
  *   chunked `coll` and element by element otherwise, as `for`'s own expansion is, in about
@@ -61,14 +63,18 @@ export const FAST_CORE_JS = `(function () {
     // the items are exactly the seq's.
     const chunks = new WeakMap();
 
-    // The items, then the tail, as conses (as re-seq*'s, each after the first in a lazy seq
-    // of ClojureScript's; here only every CHUNKth is). The tail is a lazy seq, so each is
-    // the Cons that (cons x tail) makes, built directly.
+    // The items, then the tail: a Cons of the first and a lazy seq of the others' conses
+    // (as re-seq*'s, whose every rest is a lazy seq), built only when something walks them:
+    // frequencies takes the items as they are.
     function conses(items, tail) {
-      let acc = tail;
-      for (let i = items.length - 1; i >= 0; i--) acc = new Cons(null, items[i], acc, null);
-      chunks.set(acc, { items, tail });
-      return acc;
+      const rest = items.length === 1 ? tail : lazy(function () {
+        let acc = tail;
+        for (let i = items.length - 1; i >= 1; i--) acc = new Cons(null, items[i], acc, null);
+        return acc;
+      });
+      const head = new Cons(null, items[0], rest, null);
+      chunks.set(head, { items, tail });
+      return head;
     }
     // (lazy-seq (f)), as the macro builds it.
     const lazy = (f) => new LazySeq(null, f, null, null);
@@ -233,16 +239,34 @@ export const FAST_CORE_JS = `(function () {
           counts[counts.length] = 1;
         } else counts[j]++;
       }
-      if (keys.length > 8) {
-        const m = hashMap(keys, counts);
-        if (m !== null) return m;
+      let m = keys.length > 8 ? hashMap(keys, counts) : null;
+      if (m === null) {
+        // More than 8 keys end in a hash map: ClojureScript's frequencies gets there by an
+        // array map that is converted at the 9th key, its 8 keys put into an empty hash map
+        // in the order they came, as here.
+        let t = keys.length > 8 ? C.transientHashMap() : C.transientMap();
+        for (let i = 0; i < keys.length; i++) t = C.assocBang(t, keys[i], counts[i]);
+        m = C.persistentBang(t);
       }
-      // More than 8 keys end in a hash map: ClojureScript's frequencies gets there by an
-      // array map that is converted at the 9th key, its 8 keys put into an empty hash map in
-      // the order they came, as here.
-      let t = keys.length > 8 ? C.transientHashMap() : C.transientMap();
-      for (let i = 0; i < keys.length; i++) t = C.assocBang(t, keys[i], counts[i]);
-      return C.persistentBang(t);
+      counted.set(m, { at, counts });
+      return m;
+    }
+
+    // The maps frequencies made from strings, with what they hold as a JavaScript Map (from
+    // each key to its place in counts): (get m k) and (get m k not-found) of a string read
+    // it there instead of hashing k and walking the trie. The maps cannot change; a key that
+    // is not a string equals none of theirs, and goes to ClojureScript's get as any other.
+    const counted = new WeakMap();
+    function get(m, k, notFound) {
+      const n = arguments.length;
+      if ((n === 2 || n === 3) && typeof k === "string" && m !== null && typeof m === "object") {
+        const c = counted.get(m);
+        if (c !== undefined) {
+          const j = c.at.get(k);
+          return j !== undefined ? c.counts[j] : n === 3 ? notFound : null;
+        }
+      }
+      return apply(C.get, null, arguments);
     }
 
     // The hash map ClojureScript's transient assoc! builds from these keys (strings, distinct)
@@ -399,13 +423,13 @@ export const FAST_CORE_JS = `(function () {
       }, init, state.m);
     }
 
-    return { reSeq, frequencies, vals, keys, reduce, map };
+    return { reSeq, frequencies, vals, keys, reduce, map, get };
   };
 })();`;
 
 /**
  * The Clojure half, evaluated after FAST_CORE_JS: `clojure.core/re-seq`, `frequencies`,
- * `vals`, `keys`, `reduce`, `map` and the macro `for` become the fast paths, each holding the
+ * `vals`, `keys`, `reduce`, `map`, `get` and the macro `for` become the fast paths, each holding the
  * original for what it does not take.
  */
 export const FAST_CORE_CLJ = `
@@ -427,6 +451,7 @@ export const FAST_CORE_CLJ = `
          :first first
          :rest rest
          :map map
+         :get get
          :isSeq seq?
          :isVector vector?
          :intoArray into-array
@@ -448,8 +473,9 @@ export const FAST_CORE_CLJ = `
 (intern 'clojure.core 'frequencies (let [f (.-frequencies fast)] (fn frequencies [coll] (f coll))))
 (def ^:private original-reduce reduce)
 (def ^:private original-map map)
+(def ^:private original-get get)
 (doseq [[n f] [['vals (.-vals fast)] ['keys (.-keys fast)] ['reduce (.-reduce fast)]
-               ['map (.-map fast)]]]
+               ['map (.-map fast)] ['get (.-get fast)]]]
   (ns-unmap 'clojure.core n)
   (intern 'clojure.core n f))
 ;; for: one binding, no modifiers, a body without recur (see the module comment).

@@ -36,7 +36,8 @@ Deno.test("re-seq finds what ClojureScript's re-seq finds: the same matches, gro
                    (js/RegExp. "^b|a" "m") (js/RegExp. "[a-c]+$" "m") (js/RegExp. "." "u")
                    (js/RegExp. "\\\\p{L}+" "u") (js/RegExp. "a.b" "s") (js/RegExp. "ab?" "d")
                    (js/RegExp. "A" "i") (js/RegExp. "x*" "u")])
-    (defn- view [x] [(pr-str x) (some-> x type str) (count x) (some-> x first type str)])
+    (defn- view [x] [(pr-str x) (some-> x type str) (count x) (some-> x first type str)
+                     (some-> x rest type str) (some-> x next next type str)])
     (defn check [{:keys [params]}]
       (let [orig @#'dvergr.fast-core/original-re-seq
             rows (for [p patterns s (get params "texts")]
@@ -269,4 +270,27 @@ Deno.test("map over a map, and reduce over it, give what ClojureScript's map and
         (let [n (atom 0)] (first (map #(do (swap! n inc) %) {:a 1 :b 2})) (assert (= 1 @n)))
         {:checks {:same true} :reward (count rows)}))`;
   assert.match(await run(checker, {}), /:reward 156[,}]/);
+});
+
+Deno.test("get of a map frequencies made gives what ClojureScript's get gives: present, absent, not-found, keys of other kinds", async () => {
+  const checker = `(ns get-diff)
+    (def oget @#'dvergr.fast-core/original-get)
+    (defn check [_]
+      (let [maps (concat (for [n [0 1 5 8 9 20 100]] (frequencies (map #(str "w" (mod % n)) (range (* 2 n)))))
+                         [(frequencies (re-seq #"[a-z]+" "a b a c")) (frequencies [1 2 1]) (frequencies [nil "a"])
+                          (frequencies [:a "a"]) (assoc (frequencies ["a" "b"]) "c" 3)
+                          (with-meta (frequencies ["a"]) {:m 1}) nil {"a" 1} "abc" [1 2]])
+            ks ["w0" "w1" "w7" "w99" "w100" "a" "b" "c" "" nil 1 :a 'a "1" 0]
+            rows (for [m maps k ks
+                       f [(fn [g] (g m k)) (fn [g] (g m k :none)) (fn [g] (g m k nil))]]
+                   (let [a (try (f oget) (catch :default e [:threw (ex-message e)]))
+                         b (try (f get) (catch :default e [:threw (ex-message e)]))]
+                     {:same (and (= a b) (= (pr-str a) (pr-str b)) (= (identical? nil a) (identical? nil b)))
+                      :m (pr-str m) :k k :a a :b b}))]
+        (when-let [d (seq (remove :same rows))]
+          (throw (ex-info "differ" {:n (count d) :first (first d)})))
+        (assert (= [2 1 nil :x] [(get (frequencies ["a" "a" "b"]) "a") (get (frequencies ["a" "a" "b"]) "b")
+                                 (get (frequencies ["a"]) "z") (get (frequencies ["a"]) "z" :x)]))
+        {:checks {:same true} :reward (count rows)}))`;
+  assert.match(await run(checker, {}), /:reward 765[,}]/);
 });
