@@ -185,9 +185,14 @@ export function loadCacheDir(env: (name: string) => string | undefined): string 
   return dir === null ? null : join(dir, "checker-loads");
 }
 
+/** The last checker key computed: a check asks for it twice (loadsKept, then its load). */
+let lastKey: { text: string; hex: string } | undefined;
+
 /** The directory of the kept loads of checker `source` in the sandbox `identity`. */
 function checkerDir(dir: string, source: string, identity = sandboxIdentity()): string {
-  return join(dir, sha256Hex(`${identity}\0${source}`));
+  const text = `${identity}\0${source}`;
+  if (lastKey?.text !== text) lastKey = { text, hex: sha256Hex(text) };
+  return join(dir, lastKey.hex);
 }
 
 function fileOf(dir: string, source: string, input: CheckerInput): string {
