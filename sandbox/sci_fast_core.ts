@@ -266,6 +266,9 @@ export const FAST_CORE_JS = `(function () {
           return j !== undefined ? c.counts[j] : n === 3 ? notFound : null;
         }
       }
+      // Called directly at the arities destructuring uses ({:keys [...]} is get per key).
+      if (n === 2) return C.get(m, k);
+      if (n === 3) return C.get(m, k, notFound);
       return apply(C.get, null, arguments);
     }
 
@@ -391,7 +394,7 @@ export const FAST_CORE_JS = `(function () {
         typeof coll === "object" && plainMap(coll)) {
         return mapEntries(f, coll);
       }
-      return apply(C.map, null, arguments);
+      return arguments.length === 2 ? C.map(f, coll) : apply(C.map, null, arguments);
     }
 
     function reduce(f, init, coll) {
