@@ -79,6 +79,9 @@ export const CHECKER_WORKERS: WorkerSpec = {
   minMemoryBytes: 32 * 1024 * 1024,
   stackBytes: STACK_BYTES,
   replaceAtOnce: true,
+  // A 1,000-call run of a small checker: ~150 ms less CPU, as fast a call; a long
+  // computation (a 200,000-step loop) ~3x slower until tier-up is earned.
+  baselineFirst: true,
 };
 
 /**

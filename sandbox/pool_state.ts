@@ -47,6 +47,8 @@ export interface Slot<O> {
   timer?: ReturnType<typeof setTimeout>;
   /** The id of the boot image the worker's memory started from (Clojure workers), if known. */
   baseId?: string;
+  /** It runs WebAssembly on the baseline compiler only (WorkerSpec.baselineFirst). */
+  baseline: boolean;
 }
 
 /** The state of one pool, passed to each of its parts. */
@@ -71,6 +73,10 @@ export interface Pool<O> {
   callMs: number;
   /** Running mean of how long a worker takes to start. */
   startMs: number;
+  /** Workers start with the optimizing WebAssembly tier (not baselineFirst, or no longer). */
+  optimizing: boolean;
+  /** Call time on baseline workers beyond BASELINE_CALL_MS a call, summed. */
+  baselineExcessMs: number;
   readonly counts: {
     workersStarted: number;
     workersReplaced: number;
@@ -86,6 +92,7 @@ export interface Pool<O> {
 
 /** A pool of `spec` workers with none started yet. */
 export function newPool<O>(spec: WorkerSpec, opts: WorkerPoolOptions): Pool<O> {
+  const kind = opts.workerKind ?? (processWorkersAvailable() ? "process" : "thread");
   return {
     spec,
     size: Math.max(1, Math.floor(opts.workers ?? DEFAULT_WORKERS)),
@@ -93,7 +100,7 @@ export function newPool<O>(spec: WorkerSpec, opts: WorkerPoolOptions): Pool<O> {
     stackBytes: opts.stackBytes ?? spec.stackBytes,
     defaultTimeoutMs: opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS,
     hangMarginMs: opts.hangMarginMs ?? HANG_MARGIN_MS,
-    kind: opts.workerKind ?? (processWorkersAvailable() ? "process" : "thread"),
+    kind,
     layouts: opts.layouts,
     slots: [],
     queue: [],
@@ -103,6 +110,8 @@ export function newPool<O>(spec: WorkerSpec, opts: WorkerPoolOptions): Pool<O> {
     looksBehind: 0,
     callMs: 0,
     startMs: spec.expectedStartMs,
+    optimizing: spec.baselineFirst !== true || kind !== "process",
+    baselineExcessMs: 0,
     counts: {
       workersStarted: 0,
       workersReplaced: 0,
@@ -170,6 +179,8 @@ export function poolStats<O>(p: Pool<O>): WorkerPoolStats {
     workerKind: p.kind,
     workerPids: p.slots.flatMap((s) => (s.worker.pid === undefined ? [] : [s.worker.pid])),
     workersAlive: p.slots.length,
+    optimizing: p.optimizing,
+    baselineWorkers: p.slots.filter((s) => s.baseline).length,
     callsQueued: p.queue.length,
     ...(p.workerPermissions ? { workerPermissions: p.workerPermissions } : {}),
     ...(p.lastBootMs !== undefined ? { lastBootMs: p.lastBootMs } : {}),

@@ -60,7 +60,19 @@ const STDERR_TAIL = 2_000;
  * allocates little that lives, and V8's default let it grow by up to ~10 MiB of resident
  * memory under a stream of calls, at no measurable gain in verdicts per second.
  */
-const WORKER_V8_FLAGS = "--v8-flags=--max-semi-space-size=1";
+const WORKER_V8_FLAGS = "--max-semi-space-size=1";
+/**
+ * V8 flag of a worker process that runs WebAssembly on the baseline compiler only (Liftoff):
+ * V8's optimizing tier-up of QuickJS's hot functions costs ~150 ms of CPU in background
+ * threads, which a run of small checkers never earns back (see WorkerSpec.baselineFirst).
+ */
+const BASELINE_ONLY = "--liftoff-only";
+
+/** How a worker process is started. */
+export interface StartOptions {
+  /** WebAssembly on the baseline compiler only (process workers; threads share the host's V8). */
+  baseline?: boolean;
+}
 
 let available: boolean | undefined;
 
@@ -87,9 +99,10 @@ export function startWorker<H, W>(
   kind: WorkerKind,
   events: WorkerEvents<W>,
   entries: WorkerEntries,
+  opts: StartOptions = {},
 ): WorkerHandle<H> {
   return kind === "process"
-    ? startProcess(events, entries.process)
+    ? startProcess(events, entries.process, opts)
     : startThread(events, entries.thread);
 }
 
@@ -126,7 +139,12 @@ function setpriv(): string | null {
   return setprivPath;
 }
 
-function startProcess<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H> {
+function startProcess<H, W>(
+  events: WorkerEvents<W>,
+  entry: URL,
+  opts: StartOptions,
+): WorkerHandle<H> {
+  const v8Flags = [WORKER_V8_FLAGS, ...(opts.baseline ? [BASELINE_ONLY] : [])];
   const guard = setpriv();
   const child = new Deno.Command(guard ?? Deno.execPath(), {
     args: [
@@ -135,7 +153,7 @@ function startProcess<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H
       "--quiet",
       "--no-prompt",
       "--cached-only",
-      WORKER_V8_FLAGS,
+      `--v8-flags=${v8Flags.join(",")}`,
       ...DENY_ALL,
       "--config",
       fileURLToPath(CONFIG),

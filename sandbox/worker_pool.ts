@@ -30,7 +30,14 @@ import type { CheckerCallOptions } from "../core/checker.ts";
 import type { CheckerFunction, Faulted, HostMessage, WorkerMessage } from "./protocol.ts";
 import { createHash } from "node:crypto";
 import { startWorker } from "./worker_handle.ts";
-import type { PoolResult, WorkerPool, WorkerPoolOptions, WorkerSpec } from "./pool_types.ts";
+import {
+  BASELINE_BUDGET_MS,
+  BASELINE_CALL_MS,
+  type PoolResult,
+  type WorkerPool,
+  type WorkerPoolOptions,
+  type WorkerSpec,
+} from "./pool_types.ts";
 import {
   backlogMs,
   fault,
@@ -79,11 +86,17 @@ function spawn<O>(p: Pool<O>): void {
     spawnedAt: performance.now(),
     keys: new Set(),
     inflight: [],
+    baseline: !p.optimizing,
   } as Partial<Slot<O>> as Slot<O>;
-  slot.worker = startWorker<HostMessage, WorkerMessage<O>>(p.kind, {
-    message: (msg) => onMessage(p, slot, msg),
-    crash: (why) => onCrash(p, slot, why),
-  }, p.spec.entries);
+  slot.worker = startWorker<HostMessage, WorkerMessage<O>>(
+    p.kind,
+    {
+      message: (msg) => onMessage(p, slot, msg),
+      crash: (why) => onCrash(p, slot, why),
+    },
+    p.spec.entries,
+    { baseline: slot.baseline },
+  );
   p.slots.push(slot);
   p.counts.workersStarted++;
   p.counts.workersPeak = Math.max(p.counts.workersPeak, p.slots.length);
@@ -199,7 +212,9 @@ function onMessage<O>(p: Pool<O>, slot: Slot<O>, msg: WorkerMessage<O>): void {
     const job = slot.inflight.shift();
     // Loading a checker is paid once per worker: it says nothing of the calls to come.
     if (job?.startedAt !== undefined && !msg.loaded) {
-      p.callMs = mean(p.callMs, performance.now() - job.startedAt);
+      const ran = performance.now() - job.startedAt;
+      p.callMs = mean(p.callMs, ran);
+      if (slot.baseline) noteBaselineCall(p, ran);
     }
     if (msg.loaded) p.counts.checkersLoaded++;
     if (msg.image && job && slot.baseId) {
@@ -207,12 +222,26 @@ function onMessage<O>(p: Pool<O>, slot: Slot<O>, msg: WorkerMessage<O>): void {
     }
     if (msg.poisoned || msg.recycle) {
       retire(p, slot, undefined, true);
+    } else if (slot.baseline && p.optimizing) {
+      // Its calls behind this one go to a worker with tier-up, started now if none is left.
+      retire(p, slot, undefined, false);
+      if (!p.closed && p.slots.length === 0) spawn(p);
     } else if (slot.inflight.length > 0) {
       watch(p, slot);
     }
     if (job) finish(job, msg.outcome, msg.logs);
     pump(p);
   }
+}
+
+/**
+ * Counts a call of a baseline worker: once their time beyond BASELINE_CALL_MS each adds up to
+ * BASELINE_BUDGET_MS, the checkers are heavy enough to earn V8's tier-up, and workers start
+ * with it (WorkerSpec.baselineFirst).
+ */
+function noteBaselineCall<O>(p: Pool<O>, ms: number): void {
+  p.baselineExcessMs += Math.max(0, ms - BASELINE_CALL_MS);
+  if (p.baselineExcessMs >= BASELINE_BUDGET_MS) p.optimizing = true;
 }
 
 function onHang<O>(p: Pool<O>, slot: Slot<O>): void {
