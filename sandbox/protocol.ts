@@ -103,4 +103,9 @@ export type WorkerMessage<O = CallOutcome> =
     recycle: boolean;
     /** The checker image of the checker this call loaded, when the init asked for images. */
     image?: Uint8Array;
+    /**
+     * How long the call ran in the worker, in ms (the host's own measure also counts the
+     * time the answer waited for a busy host).
+     */
+    ranMs?: number;
   } & CallReport<O>);

@@ -94,12 +94,15 @@ export function createWorkerService<O extends { ok: boolean }>(
       });
       return;
     }
+    const started = performance.now();
     const report = engine.call(msg);
+    const ranMs = performance.now() - started;
     const image = keepImages && report.loaded ? engine.checkerImage?.(msg.key) : null;
     send({
       type: "result",
       id: msg.id,
       ...report,
+      ranMs,
       ...(image ? { image } : {}),
       // Wasm memory never shrinks: a worker that grew past half its cap is replaced.
       recycle: quickjs.memory.buffer.byteLength > quickjs.capBytes / 2,

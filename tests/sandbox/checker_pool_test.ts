@@ -532,6 +532,24 @@ Deno.test("process workers start on the baseline compiler and start with tier-up
   }
 });
 
+Deno.test("a busy host that reads quick answers late does not make its workers optimize", async () => {
+  const pool = createCheckerPool({ workers: 1, workerKind: "process" });
+  try {
+    assert.ok((await pool.check(EDN_CHECKER, INPUT)).ok);
+    for (let round = 0; round < 6; round++) {
+      const calls = Array.from({ length: 4 }, () => pool.check(EDN_CHECKER, INPUT));
+      // The answers come while this thread is busy: the host sees each call take 30 ms+.
+      const until = performance.now() + 30;
+      while (performance.now() < until) { /* busy */ }
+      assert.ok((await Promise.all(calls)).every((r) => r.ok));
+    }
+    assert.equal(pool.stats().optimizing, false);
+    assert.equal(pool.stats().baselineWorkers, 1);
+  } finally {
+    pool.close();
+  }
+});
+
 Deno.test("thread workers share the host's V8: none is a baseline worker", async () => {
   const pool = createCheckerPool({ workers: 1, workerKind: "thread" });
   try {
