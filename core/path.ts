@@ -1,8 +1,9 @@
 /**
  * POSIX paths (dvergr's sandbox and stores assume a POSIX system), as node:path's posix
  * functions do them, for the modules every command loads: the first import of any node:
- * module boots Deno's Node compatibility layer (node:path alone ~8 ms, with node:crypto ~25 ms of each start on the
- * development machine), which `dvergr check` and `--help` need for nothing else.
+ * module boots Deno's Node compatibility layer (node:path alone ~8 ms, with node:crypto
+ * ~25 ms of each start on the development machine), which `dvergr check` and `--help` need
+ * for nothing else.
  */
 
 /** The separator of path segments. */
