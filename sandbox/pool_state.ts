@@ -77,6 +77,8 @@ export interface Pool<O> {
   optimizing: boolean;
   /** Call time on baseline workers beyond BASELINE_CALL_MS a call, summed. */
   baselineExcessMs: number;
+  /** The latest calls' times on baseline workers (at most BASELINE_WINDOW). */
+  baselineRecent: number[];
   readonly counts: {
     workersStarted: number;
     workersReplaced: number;
@@ -112,6 +114,7 @@ export function newPool<O>(spec: WorkerSpec, opts: WorkerPoolOptions): Pool<O> {
     startMs: spec.expectedStartMs,
     optimizing: spec.baselineFirst !== true || kind !== "process",
     baselineExcessMs: 0,
+    baselineRecent: [],
     counts: {
       workersStarted: 0,
       workersReplaced: 0,

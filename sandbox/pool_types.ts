@@ -43,8 +43,9 @@ export interface WorkerSpec {
   /**
    * Process workers start on V8's baseline WebAssembly compiler only (no optimizing tier-up
    * of QuickJS: ~150 ms less CPU a worker, and small checkers' calls as fast), until calls
-   * have run BASELINE_BUDGET_MS beyond BASELINE_CALL_MS each: from then on workers start
-   * with tier-up (a long computation runs ~3x faster) and the baseline ones are replaced.
+   * have run BASELINE_BUDGET_MS beyond BASELINE_CALL_MS each (the quickest of the latest
+   * BASELINE_WINDOW): from then on workers start with tier-up (a long computation runs ~3x
+   * faster) and the baseline ones are replaced.
    */
   baselineFirst?: boolean;
   /**
@@ -135,8 +136,12 @@ export interface WorkerPool<O> {
   stats(): WorkerPoolStats;
 }
 
-/** A call on a baseline worker that runs longer than this counts its excess… */
+/**
+ * Calls on a baseline worker whose BASELINE_WINDOW latest all ran longer than this count the
+ * excess of the quickest of them (a call the machine's load paused is not a heavy checker)…
+ */
 export const BASELINE_CALL_MS = 2;
+export const BASELINE_WINDOW = 8;
 /** …and once the excess adds up to this (about what tier-up costs), workers optimize. */
 export const BASELINE_BUDGET_MS = 100;
 

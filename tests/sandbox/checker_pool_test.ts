@@ -497,12 +497,13 @@ Deno.test("process workers start on the baseline compiler and start with tier-up
   const quick = `export function check({ params }) {
     return { checks: { seen: params.n >= 0 }, reward: 1 };
   }`;
-  // ~40 ms or more a call on any machine: BASELINE_BUDGET_MS is spent within a few calls.
+  // ~40 ms or more a call on any machine: once 8 in a row have, each spends ~38 ms of
+  // BASELINE_BUDGET_MS (100), so the tenth earns tier-up.
   const long = `export function check({ params }) {
     const end = Date.now() + 40;
     let n = 0;
     while (Date.now() < end) n++;
-    return { checks: { counted: n > 0 }, reward: params.n / 10 };
+    return { checks: { counted: n > 0 }, reward: params.n / 20 };
   }`;
   try {
     for (let n = 0; n < 20; n++) {
@@ -514,10 +515,10 @@ Deno.test("process workers start on the baseline compiler and start with tier-up
     assert.equal(light.workersStarted, 1);
     // Calls queued behind the one that earned tier-up go to its replacement, each answered once.
     const runs = await Promise.all(
-      Array.from({ length: 8 }, (_, n) => pool.check(long, { ...INPUT, params: { n } })),
+      Array.from({ length: 12 }, (_, n) => pool.check(long, { ...INPUT, params: { n } })),
     );
     runs.forEach((run, n) =>
-      assert.deepEqual(verdictOf(run), { checks: { counted: true }, reward: n / 10 })
+      assert.deepEqual(verdictOf(run), { checks: { counted: true }, reward: n / 20 })
     );
     const heavy = pool.stats();
     assert.equal(heavy.optimizing, true);
@@ -545,6 +546,25 @@ Deno.test("a busy host that reads quick answers late does not make its workers o
     }
     assert.equal(pool.stats().optimizing, false);
     assert.equal(pool.stats().baselineWorkers, 1);
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("a quick checker whose calls are slow now and then (a loaded machine's pauses) stays on the baseline", async () => {
+  const pool = createCheckerPool({ workers: 1, workerKind: "process" });
+  // Every fourth call runs ~40 ms, as a quick call paused by the machine would.
+  const sometimes = `export function check({ params }) {
+    const end = Date.now() + (params.n % 4 === 0 ? 40 : 0);
+    while (Date.now() < end) {}
+    return { checks: {}, reward: 1 };
+  }`;
+  try {
+    for (let n = 0; n < 40; n++) {
+      assert.ok((await pool.check(sometimes, { ...INPUT, params: { n } })).ok);
+    }
+    assert.equal(pool.stats().optimizing, false);
+    assert.equal(pool.stats().workersStarted, 1);
   } finally {
     pool.close();
   }
