@@ -3,6 +3,10 @@
  * every attempt and every dvergr process, empty on the host (each attempt's staging lives in
  * its own mount namespace), so a killed dvergr leaves nothing behind; one a temp cleaner
  * removed is made again at the next attempt.
+ *
+ * These tests stage under a temp dir of their own (TMPDIR): removing the shared mount point
+ * while another dvergr process stages on it (another test file, a bench) would detach that
+ * attempt's staging mounts, and its X-mount.mkdir directories would land on the host.
  */
 import assert from "node:assert/strict";
 import { commandCandidate, detectBwrap } from "../../../../adapters/candidates/command/command.ts";
@@ -38,34 +42,51 @@ async function mountsUnder(dir: string): Promise<string[]> {
     .filter((l) => l.split(" ")[4]?.startsWith(dir));
 }
 
+/** Runs `fn` with TMPDIR set to a fresh directory of its own, removed after. */
+async function inOwnTmp(fn: () => Promise<void>): Promise<void> {
+  const before = Deno.env.get("TMPDIR");
+  const tmp = await Deno.makeTempDir({ prefix: "dvergr-stage-test-" });
+  await Deno.chmod(tmp, 0o755);
+  Deno.env.set("TMPDIR", tmp);
+  try {
+    await fn();
+  } finally {
+    if (before === undefined) Deno.env.delete("TMPDIR");
+    else Deno.env.set("TMPDIR", before);
+    await Deno.remove(tmp, { recursive: true });
+  }
+}
+
 Deno.test({
   name: `stageDir() as root: attempts leave the mount point empty, no mount on the host${why}`,
   ignore,
-  async fn() {
-    assert.equal(await attempt(), "completed");
-    const dir = await stageDir();
-    assert.deepEqual([...Deno.readDirSync(dir)], []);
-    assert.deepEqual(await mountsUnder(dir), []);
-    // Several at once: each stages in its own namespace on the same mount point.
-    assert.deepEqual(await Promise.all([attempt(), attempt(), attempt()]), [
-      "completed",
-      "completed",
-      "completed",
-    ]);
-    assert.deepEqual([...Deno.readDirSync(dir)], []);
-    assert.deepEqual(await mountsUnder(dir), []);
-  },
+  fn: () =>
+    inOwnTmp(async () => {
+      assert.equal(await attempt(), "completed");
+      const dir = await stageDir();
+      assert.deepEqual([...Deno.readDirSync(dir)], []);
+      assert.deepEqual(await mountsUnder(dir), []);
+      // Several at once: each stages in its own namespace on the same mount point.
+      assert.deepEqual(await Promise.all([attempt(), attempt(), attempt()]), [
+        "completed",
+        "completed",
+        "completed",
+      ]);
+      assert.deepEqual([...Deno.readDirSync(dir)], []);
+      assert.deepEqual(await mountsUnder(dir), []);
+    }),
 });
 
 Deno.test({
   name: `stageDir() as root: a mount point a temp cleaner removed is made again${why}`,
   ignore,
-  async fn() {
-    const dir = await stageDir();
-    await Deno.remove(dir);
-    // Every later attempt starts.
-    assert.equal(await attempt(), "completed");
-    assert.equal(await attempt(), "completed");
-    assert.ok((await Deno.lstat(dir)).isDirectory);
-  },
+  fn: () =>
+    inOwnTmp(async () => {
+      const dir = await stageDir();
+      await Deno.remove(dir);
+      // Every later attempt starts.
+      assert.equal(await attempt(), "completed");
+      assert.equal(await attempt(), "completed");
+      assert.ok((await Deno.lstat(dir)).isDirectory);
+    }),
 });
