@@ -19,10 +19,16 @@ export function createClojureService(
 ): (message: HostMessage) => Promise<void> {
   // Checked once per worker, before SCI is ever evaluated.
   const pinned = sha256Hex(SCITTLE_SOURCE);
+  let engine: SciEngine | undefined;
   const handle = createWorkerService<ClojureOutcome>(
-    send,
+    (message) => {
+      send(message);
+      // The answer is on its way: the memory goes back to the checker's snapshot now, while
+      // the host reads it, instead of when the next call arrives (sandbox/sci_engine.ts).
+      if (message.type === "result") engine?.settle();
+    },
     ({ module, memory, heapLimitBytes, capBytes }, init) =>
-      SciEngine.boot(module, memory, SCITTLE_SOURCE, {
+      engine = SciEngine.boot(module, memory, SCITTLE_SOURCE, {
         memoryLimitBytes: Math.max(32 * 1024 * 1024, heapLimitBytes),
         memoryCapBytes: capBytes,
         stackBytes: init.stackBytes,

@@ -126,6 +126,8 @@ export class SciEngine {
   private readonly remembered = new Map<string, ClojureOutcome>();
   /** The snapshot the memory is known to equal, if any. */
   private current: MemorySnapshot | null = null;
+  /** The key of the prepared checker the last call ran, which settle() restores. */
+  private lastKey: string | null = null;
   private poisoned = false;
   private readonly now: () => number;
 
@@ -334,6 +336,20 @@ export class SciEngine {
     return this.prepared.has(key);
   }
 
+  /**
+   * Puts the memory back in the state of the checker called last, so that its next call
+   * finds it there and restores nothing: a worker that settles after sending a call's answer
+   * restores while the host reads it, not when the next call has arrived. Nothing of the call
+   * stays in memory either. Does nothing when poisoned, or when the memory is in that state.
+   */
+  settle(): void {
+    if (this.poisoned || this.lastKey === null) return;
+    const p = this.prepared.get(this.lastKey);
+    if (!p || this.current === p.snapshot) return;
+    this.snapshots.restore(p.snapshot);
+    this.current = p.snapshot;
+  }
+
   /** Runs one call; see the module comment. Never throws. */
   call(req: ClojureCallRequest): ClojureCallReport {
     const logs: string[] = [];
@@ -366,6 +382,7 @@ export class SciEngine {
         loaded = true;
         p = this.prepare(req, logs);
       }
+      this.lastKey = req.key;
       outcome = this.runPrepared(p, req, logs);
     } catch (e) {
       if (e instanceof Fault) {

@@ -174,3 +174,58 @@ Deno.test("SciEngine keeps each prepared checker as its difference from SCI's ba
     assert.ok(bytes < base / 4, `a prepared checker holds ${bytes} bytes (SCI's base: ${base})`);
   }
 });
+
+Deno.test("SciEngine.settle(): the memory goes back to the last checker's snapshot at once, and its next call restores nothing", async () => {
+  const { engine, memory } = await bootSci(256 * 1024);
+  const source = "(ns s) (def calls (atom 0)) " +
+    '(defn check [input] (swap! calls inc) (let [s (if (seq input) (.repeat "hidden-" 100000) "")] ' +
+    "{:checks {:fresh (= 1 @calls)} :reward (count s)}))";
+  let restores = 0;
+  // deno-lint-ignore no-explicit-any
+  const snapshots = (engine as any).snapshots;
+  const restore = snapshots.restore.bind(snapshots);
+  snapshots.restore = (s: unknown) => {
+    restores++;
+    restore(s);
+  };
+  const run = (key: string, src: string, input: string) =>
+    engine.call({ fn: "check", key, source: src, input, timeoutMs: 60_000 }).outcome;
+  const big = JSON.stringify(toTagged(new Map([["big", true]])));
+  assert.deepEqual(run("s", source, big), {
+    ok: true,
+    edn: "{:checks {:fresh true}, :reward 700000}",
+  });
+  assert.equal(inMemory(memory, "hidden-hidden-hidden-"), true, "the call's string is in memory");
+  const before = restores;
+  engine.settle();
+  assert.equal(restores, before + 1);
+  assert.equal(
+    inMemory(memory, "hidden-hidden-hidden-"),
+    false,
+    "settled: the call's string is gone",
+  );
+  engine.settle();
+  assert.equal(restores, before + 1, "settled already: nothing to restore");
+  // The next call of the same checker finds its snapshot in place and starts fresh.
+  assert.deepEqual(run("s", source, INPUT), {
+    ok: true,
+    edn: "{:checks {:fresh true}, :reward 0}",
+  });
+  assert.equal(restores, before + 1, "the call restored nothing");
+  // Without settling, the next call restores as before; another checker restores its own.
+  assert.deepEqual(run("s", source, big), {
+    ok: true,
+    edn: "{:checks {:fresh true}, :reward 700000}",
+  });
+  assert.equal(restores, before + 2);
+  engine.settle();
+  assert.deepEqual(
+    run("t", "(ns t) (defn check [_] {:checks {} :reward 1})", INPUT),
+    { ok: true, edn: "{:checks {}, :reward 1}" },
+  );
+  assert.equal(inMemory(memory, "hidden-hidden-hidden-"), false);
+  assert.deepEqual(run("s", source, INPUT), {
+    ok: true,
+    edn: "{:checks {:fresh true}, :reward 0}",
+  });
+});
