@@ -1,4 +1,5 @@
-import { join, resolve } from "../core/path.ts";
+import { join } from "../core/path.ts";
+import { resolve } from "../adapters/files/resolve.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import type { FileBundle } from "../core/bundle/file_map.ts";
 import { readBundleDir } from "../adapters/files/bundle_dir.ts";

@@ -7,7 +7,7 @@ import { parseBundle } from "../core/bundle/parse.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
 import { commandCheckerPool } from "../sandbox/checker_pool.ts";
 import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
-import { resolve } from "../core/path.ts";
+import { resolve } from "../adapters/files/resolve.ts";
 import { rangeFlag } from "./args.ts";
 import { autoLines } from "./auto_text.ts";
 import { usageError } from "../core/errors.ts";

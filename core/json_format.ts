@@ -43,9 +43,6 @@ export function defineFormat<S extends AnyObject>(
   return { id, kind, version, description, schema };
 }
 
-// Without zod (core/json_document.ts): printing a document needs none.
-export { formatted } from "./json_document.ts";
-
 /** The zod schema of a format's documents, `format` included. */
 export function documentSchema(format: JsonFormat): AnyObject {
   let doc: AnyObject = z.object({ format: z.literal(format.id) }).extend(format.schema.shape);

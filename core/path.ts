@@ -40,14 +40,15 @@ export function join(...parts: string[]): string {
 
 /**
  * The absolute path the segments name, read right to left up to the first absolute one,
- * from the working directory when none is; no trailing slash.
+ * from `cwd` when none is (node:path's resolve with the working directory given: this layer
+ * does not reach the process; adapters/files/resolve.ts gives it); no trailing slash.
  */
-export function resolve(...parts: string[]): string {
+export function resolveFrom(cwd: string, ...parts: string[]): string {
   let path = "";
   for (let i = parts.length - 1; i >= 0 && !isAbsolute(path); i--) {
     if (parts[i] !== "") path = path === "" ? parts[i] : `${parts[i]}/${path}`;
   }
-  if (!isAbsolute(path)) path = path === "" ? Deno.cwd() : `${Deno.cwd()}/${path}`;
+  if (!isAbsolute(path)) path = path === "" ? cwd : `${cwd}/${path}`;
   const n = normalize(path);
   return n.length > 1 && n.endsWith("/") ? n.slice(0, -1) : n;
 }
@@ -69,10 +70,10 @@ export function dirname(path: string): string {
   return i === 1 && trimmed[0] === "/" ? "//" : trimmed.slice(0, i);
 }
 
-/** The path from `from` to `to`, both resolved first ("" when they are the same). */
-export function relative(from: string, to: string): string {
-  const a = resolve(from).split("/").filter((s) => s !== "");
-  const b = resolve(to).split("/").filter((s) => s !== "");
+/** The path from `from` to `to`, both resolved from `cwd` first ("" when they are the same). */
+export function relativeFrom(cwd: string, from: string, to: string): string {
+  const a = resolveFrom(cwd, from).split("/").filter((s) => s !== "");
+  const b = resolveFrom(cwd, to).split("/").filter((s) => s !== "");
   let common = 0;
   while (common < a.length && common < b.length && a[common] === b[common]) common++;
   return [...Array(a.length - common).fill(".."), ...b.slice(common)].join("/");

@@ -17,7 +17,8 @@ import {
 } from "./resources.ts";
 import type { Selection } from "./selection.ts";
 import type { Services } from "../core/ports/services.ts";
-import { formatted, type FormatValue, type JsonFormat } from "../core/json_format.ts";
+import type { FormatValue, JsonFormat } from "../core/json_format.ts";
+import { formatted } from "../core/json_document.ts";
 import { getPrompt, type PromptDefinition, promptsFor } from "./prompts.ts";
 import { complete, type Completion } from "./completions.ts";
 import { type ToolDefinition, toolDefinition } from "./tool_schema.ts";

@@ -2,7 +2,8 @@
  * Bundles on disk: read a directory into a file map, write a file map into a
  * directory atomically. Needs --allow-read (and --allow-write to write).
  */
-import { basename, dirname, join, relative, resolve, sep } from "../../core/path.ts";
+import { basename, dirname, join, sep } from "../../core/path.ts";
+import { relative, resolve } from "./resolve.ts";
 import { DvergrError } from "../../core/errors.ts";
 import type { FileBundle, FileMap } from "../../core/bundle/file_map.ts";
 import { relativePathProblem, sortedFiles } from "../../core/bundle/file_map.ts";

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { posix } from "node:path";
 import * as path from "../../core/path.ts";
+import { relative, resolve } from "../../adapters/files/resolve.ts";
 
 const PIECES = [
   "",
@@ -36,14 +37,24 @@ Deno.test("join, resolve, normalize, basename, dirname and relative agree with n
   for (const parts of sequences()) {
     const shown = JSON.stringify(parts);
     assert.equal(path.join(...parts), posix.join(...parts), `join ${shown}`);
-    assert.equal(path.resolve(...parts), posix.resolve(...parts), `resolve ${shown}`);
+    assert.equal(
+      path.resolveFrom(Deno.cwd(), ...parts),
+      posix.resolve(...parts),
+      `resolve ${shown}`,
+    );
+    assert.equal(resolve(...parts), posix.resolve(...parts), `resolve ${shown}`);
     const one = parts.join("");
     assert.equal(path.normalize(one), posix.normalize(one), `normalize ${shown}`);
     assert.equal(path.basename(one), posix.basename(one), `basename ${shown}`);
     assert.equal(path.dirname(one), posix.dirname(one), `dirname ${shown}`);
     assert.equal(path.isAbsolute(one), posix.isAbsolute(one), `isAbsolute ${shown}`);
     if (parts.length === 2) {
-      assert.equal(path.relative(parts[0], parts[1]), posix.relative(parts[0], parts[1]), shown);
+      assert.equal(relative(parts[0], parts[1]), posix.relative(parts[0], parts[1]), shown);
+      assert.equal(
+        path.relativeFrom(Deno.cwd(), parts[0], parts[1]),
+        posix.relative(parts[0], parts[1]),
+        shown,
+      );
     }
   }
   assert.equal(path.sep, posix.sep);
