@@ -19,6 +19,17 @@ async function copyTree(dir: string): Promise<void> {
   await Deno.writeTextFile(join(dir, "deno.json"), "{}\n");
 }
 
+/**
+ * The record kept for the modules under `dir`: the tests' processes share their environment,
+ * so another test module's start may keep the repository's own beside it in the same cache.
+ */
+function recordOf(records: string, dir: string): string {
+  const mine = [...Deno.readDirSync(records)].map((e) => join(records, e.name))
+    .filter((f) => Deno.readTextFileSync(f).includes(`${dir}/sandbox/`));
+  assert.equal(mine.length, 1, "one digest kept for the copy's modules");
+  return mine[0];
+}
+
 let instances = 0;
 
 /** A fresh instance of the copy (nothing memoized in the process). */
@@ -41,7 +52,7 @@ Deno.test("sandboxIdentity() keeps its digest while the modules are unchanged, a
     await new Promise((r) => setTimeout(r, 2100));
     const first = await identityOf(dir);
     const records = join(dir, "cache", "dvergr", "sandbox-digests");
-    const [record] = [...Deno.readDirSync(records)].map((e) => join(records, e.name));
+    const record = recordOf(records, dir);
     assert.ok(record, "the digest is kept");
     assert.equal(Deno.readTextFileSync(record).split("\n")[0], first);
     // The kept digest is what a start uses while nothing changed.
@@ -70,7 +81,7 @@ Deno.test("prepareSandboxIdentity() hashes off the thread what sandboxIdentity()
     const prepared = await instanceOf(dir);
     await prepared.prepareSandboxIdentity();
     const records = join(dir, "cache", "dvergr", "sandbox-digests");
-    const [record] = [...Deno.readDirSync(records)].map((e) => join(records, e.name));
+    const record = recordOf(records, dir);
     const kept = Deno.readTextFileSync(record).split("\n")[0];
     // Hashed again on this thread, without the record: the same digest.
     await Deno.remove(record);
