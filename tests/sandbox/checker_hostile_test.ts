@@ -453,3 +453,40 @@ Deno.test("check() ends a checker that loops over slow edn.parse calls at its ti
     pool.close();
   }
 });
+
+Deno.test("with two workers and calls queued in each, a hung call and a memory bomb fault alone: every other call gets its own verdict", async () => {
+  // A hang in native code only the host's watchdog ends (indexOf over 40 MB never polls the
+  // interrupt handler), and a bomb that poisons its worker; 22 good calls around them.
+  const pool = createCheckerPool({ workers: 2, hangMarginMs: 50, memoryBytes: 96 * 1024 * 1024 });
+  const checker = `export function check({ params }) {
+    if (params.kind === "hang") { const s = "a".repeat(40e6); let n = 0; for (;;) n += s.indexOf("b"); }
+    if (params.kind === "bomb") { const a = []; for (;;) a.push(new Array(100000).fill(a.length)); }
+    return { checks: { ok: true }, reward: params.n / 100 };
+  }`;
+  const kinds = Array.from({ length: 24 }, (_, n) => n === 5 ? "hang" : n === 13 ? "bomb" : "good");
+  try {
+    const runs = await Promise.all(
+      kinds.map((kind, n) =>
+        // The hang's limit is short (the watchdog ends it); the others' is the default, so
+        // that the bomb meets its memory cap first however loaded the machine.
+        pool.check(
+          checker,
+          { ...INPUT, params: { kind, n } },
+          kind === "hang" ? { timeoutMs: 1000 } : {},
+        )
+      ),
+    );
+    runs.forEach((run, n) => {
+      const got = run.ok ? run.verdict.reward : run.fault;
+      const want = kinds[n] === "hang" ? "timeout" : kinds[n] === "bomb" ? "memory" : n / 100;
+      assert.equal(got, want, `call ${n} (${kinds[n]}): ${JSON.stringify(run)}`);
+    });
+    const stats = pool.stats();
+    // The hang lasts over a second: the calls waiting meanwhile brought the second worker.
+    assert.equal(stats.workersPeak, 2);
+    assert.equal(stats.workersReplaced, 2);
+    assert.ok((await pool.check(checker, { ...INPUT, params: { kind: "good", n: 1 } })).ok);
+  } finally {
+    pool.close();
+  }
+});
