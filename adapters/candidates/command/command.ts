@@ -924,8 +924,6 @@ async function sandboxArgv(
   return {
     options: args,
     command: superviseArgv(shellArgv(spec), {
-      timeoutMs: ctx.timeoutMs,
-      graceMs: s.grace,
       writable,
       capture: ctx.writable,
       helpers: gateway?.forwarders ?? undefined,
@@ -1020,12 +1018,18 @@ function watchProcess(
     marks.onGo(() => {
       clearTimeout(limit);
       if (stopper.why !== null || ended) return;
-      const signal = () => {
-        if (!ended) signalSandboxInit(child.pid, HOST_TIMER_SIGNAL);
+      // The clock of the sandbox: the supervisor keeps no timer of its own (it would be a
+      // process of the candidate's uid, which the candidate could stop).
+      const signal = (last: boolean) => async () => {
+        if (ended) return;
+        const sent = await signalSandboxInit(child.pid, HOST_TIMER_SIGNAL);
+        // No init to signal while the sandbox still runs (a kernel that shows neither
+        // children nor parents?): the whole sandbox goes at the grace's end, its world unread.
+        if (!sent && last && !ended) stopper.stop("limit");
       };
       signals.push(
-        setTimeout(signal, ctx.timeoutMs),
-        setTimeout(signal, ctx.timeoutMs + s.grace),
+        setTimeout(signal(false), ctx.timeoutMs),
+        setTimeout(signal(true), ctx.timeoutMs + s.grace),
       );
       if (stopCandidate) {
         held = setTimeout(() => {

@@ -197,31 +197,25 @@ export function sealArgs(worldBytes: number): string[] {
  * init (bwrap --as-pid-1: no bwrap init of the candidate's uid beside it). The kernel drops the
  * SIGSTOP and SIGKILL a process of the namespace sends its init, and it is not dumpable
  * (SUPERVISOR_SHELL), so the candidate can neither stop nor kill it nor run code as it.
- * $1 the grace between SIGTERM and
- * SIGKILL in seconds, $2 the time limit in seconds, $3 1 when the launch shell opened the
- * candidate's cgroup on CANDIDATE_CGROUP_FD (cgroup.ts) else 0, $4 and $5 shell lines of ours
- * that start helpers (the world gateway's forwarders) at once and, before the candidate's
- * command, wait until they are ready (exit 125 when they are not), $6 how many writable
- * directories follow, then their names, then how many capture directories (packRoots) follow,
- * then theirs, then the candidate's argv. It starts the helpers, seeds the writable directories
- * (those with something to seed), says `started` on the host's marks descriptor
- * (sandbox_marks.ts), waits for the helpers, says `go` on the marks descriptor and closes it,
- * then starts the candidate's command with the task on stdin and the time limit beside it: a
- * `sleep` whose end interrupts the supervisor's wait for the candidate (a trap on SIGCHLD:
- * when the wait ends with the candidate still running and the timer gone, the time limit is
- * reached; another child's end, the gateway's forwarder's, only waits again). No process of
- * the candidate ever holds the marks descriptor, the time limit counts from the candidate's
- * own start, and it is one process (a sleep), not a shell waiting on one. With a candidate's
- * cgroup, every process it starts while the candidate runs moves into it before it execs (the
- * helper, the candidate's first process, the timer and the grace's sleep: each runs as the
- * candidate's uid, so the candidate could write code into it), and only the supervisor keeps
- * the descriptor: what runs as the candidate's uid stays there, where the host stops it at
- * the time limit whatever the candidate did to the timer. With or without one, the host
- * sends the supervisor HOST_TIMER_SIGNAL at go + the limit (the trap counts it: the wait ends
- * and the limit is reached, whatever became of the timer) and again at the grace's end (the
- * grace's sleep, which the candidate could stop too, is waited for no longer). It stops the
- * candidate at the time limit, kills every other process
- * of the sandbox's PID namespace (kill -1 spares only itself), records how it
+ * $1 1 when the launch shell opened the candidate's cgroup on CANDIDATE_CGROUP_FD (cgroup.ts)
+ * else 0, $2 and $3 shell lines of ours that start helpers (the world gateway's forwarders) at
+ * once and, before the candidate's command, wait until they are ready (exit 125 when they are
+ * not), $4 how many writable directories follow, then their names, then how many capture
+ * directories (packRoots) follow, then theirs, then the candidate's argv. It starts the
+ * helpers, seeds the writable directories (those with something to seed), says `started` on
+ * the host's marks descriptor (sandbox_marks.ts), waits for the helpers, says `go` on the
+ * marks descriptor and closes it, then starts the candidate's command with the task on stdin
+ * and waits for it. The clock is the host's: it sends HOST_TIMER_SIGNAL at go + the limit
+ * (the trap counts it and the wait ends: the limit is reached) and again at the grace's end
+ * (the wait for the candidate to end after SIGTERM ends). No process of the candidate ever
+ * holds the marks descriptor, and no timer of the sandbox runs as the candidate's uid, where
+ * the candidate could stop it. With a candidate's cgroup, every process the supervisor starts
+ * while the candidate runs moves into it before it execs (the helper and the candidate's
+ * first process: each runs as the candidate's uid, so the candidate could write code into it),
+ * and only the supervisor keeps the descriptor: what runs as the candidate's uid stays there,
+ * where the host also kills it at the grace's end. At the limit it sends SIGTERM to every other
+ * process of the sandbox's PID namespace (kill -1 spares only itself) and waits for the
+ * candidate's end or the grace's; then SIGKILL to all of them; records how it
  * ended and whether a writable directory is full, and packs the capture directories into the
  * capture file: at most PACK_ENTRIES + 1 entries, so the host knows when there were more (they
  * are listed by the shell itself, each directory before what it holds, links never followed:
@@ -236,7 +230,7 @@ export function sealArgs(worldBytes: number): string[] {
  * which is its uid's): the host reads the pack as untrusted input.
  */
 export const SUPERVISOR = `
-grace=$1; limit=$2; held=$3; start=$4; ready=$5; n=$6; shift 6
+held=$1; start=$2; ready=$3; n=$4; shift 4
 late=0
 trap 'late=$((late + 1))' ${HOST_TIMER_SIGNAL}
 eval "$start" ${CANDIDATE_CGROUP_FD}>&-
@@ -261,18 +255,11 @@ eval "$ready" ${CANDIDATE_CGROUP_FD}>&-
 echo '${MARK} go' >&${MARKS_FD} || exit 125
 exec ${MARKS_FD}>&- 4<&0 </dev/null
 timed=0
-trap : CHLD
 (
   if [ "$held" = 1 ]; then echo 0 >&${CANDIDATE_CGROUP_FD} || exit 125; fi
   exec ${CANDIDATE_CGROUP_FD}>&- "$@"
 ) <&4 4<&- &
 c=$!
-(
-  if [ "$held" = 1 ]; then { echo 0 >&${CANDIDATE_CGROUP_FD}; } 2>/dev/null; fi
-  export LC_ALL=C
-  exec ${CANDIDATE_CGROUP_FD}>&- sleep "$limit"
-) >/dev/null 2>&1 4<&- &
-t=$!
 exec 4<&-
 while :; do
   wait $c
@@ -281,19 +268,11 @@ while :; do
     if [ "$st" -gt 128 ]; then wait "$c"; st=$?; fi
     break
   fi
-  if [ "$late" -gt 0 ] || ! kill -0 "$t" 2>/dev/null; then timed=1; break; fi
+  if [ "$late" -gt 0 ]; then timed=1; break; fi
 done
-trap - CHLD
-kill -KILL "$t" 2>/dev/null
-wait "$t" 2>/dev/null
 if [ "$timed" = 1 ]; then
   kill -TERM -1 2>/dev/null
-  (
-    if [ "$held" = 1 ]; then { echo 0 >&${CANDIDATE_CGROUP_FD}; } 2>/dev/null; fi
-    exec ${CANDIDATE_CGROUP_FD}>&- sleep "$grace"
-  ) &
-  g=$!
-  while [ "$late" -lt 2 ] && kill -0 "$g" 2>/dev/null; do wait "$g"; done
+  while [ "$late" -lt 2 ] && kill -0 "$c" 2>/dev/null; do wait "$c"; done
 fi
 trap '' ${HOST_TIMER_SIGNAL}
 kill -KILL -1 2>/dev/null
@@ -355,8 +334,6 @@ export interface SandboxHelpers {
 export function superviseArgv(
   candidate: string[],
   opts: {
-    timeoutMs: number;
-    graceMs: number;
     writable: string[];
     capture: string[];
     helpers?: SandboxHelpers;
@@ -364,15 +341,12 @@ export function superviseArgv(
     candidateCgroup?: boolean;
   },
 ): string[] {
-  const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(3);
   const packed = packRoots(opts.capture);
   return [
     SUPERVISOR_SHELL,
     "-c",
     SUPERVISOR,
     "dvergr-supervisor",
-    seconds(opts.graceMs),
-    seconds(opts.timeoutMs),
     opts.candidateCgroup ? "1" : "0",
     opts.helpers?.start ?? "",
     opts.helpers?.ready ?? "",
