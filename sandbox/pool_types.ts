@@ -144,6 +144,12 @@ export const BASELINE_CALL_MS = 2;
 export const BASELINE_WINDOW = 8;
 /** …and once the excess adds up to this (about what tier-up costs), workers optimize. */
 export const BASELINE_BUDGET_MS = 100;
+/**
+ * One call this long is a heavy checker on its own (a machine's pauses are milliseconds):
+ * workers optimize at once, so that a call near its time limit is not tried again on the
+ * baseline, ~3x slower.
+ */
+export const BASELINE_LONG_CALL_MS = 250;
 
 export const DEFAULT_WORKERS = 2;
 export const DEFAULT_MEMORY_BYTES = 256 * 1024 * 1024;

@@ -33,6 +33,7 @@ import { startWorker } from "./worker_handle.ts";
 import {
   BASELINE_BUDGET_MS,
   BASELINE_CALL_MS,
+  BASELINE_LONG_CALL_MS,
   BASELINE_WINDOW,
   type PoolResult,
   type WorkerPool,
@@ -212,11 +213,11 @@ function onMessage<O>(p: Pool<O>, slot: Slot<O>, msg: WorkerMessage<O>): void {
     clearTimeout(slot.timer);
     const job = slot.inflight.shift();
     // Loading a checker is paid once per worker: it says nothing of the calls to come.
-    if (job?.startedAt !== undefined && !msg.loaded) {
+    if (job?.startedAt !== undefined) {
       const ran = performance.now() - job.startedAt;
-      p.callMs = mean(p.callMs, ran);
+      if (!msg.loaded) p.callMs = mean(p.callMs, ran);
       // The worker's own measure: a busy host reads answers late.
-      if (slot.baseline) noteBaselineCall(p, msg.ranMs ?? ran);
+      if (slot.baseline) noteBaselineCall(p, msg.ranMs ?? ran, msg.loaded);
     }
     if (msg.loaded) p.counts.checkersLoaded++;
     if (msg.image && job && slot.baseId) {
@@ -241,9 +242,13 @@ function onMessage<O>(p: Pool<O>, slot: Slot<O>, msg: WorkerMessage<O>): void {
  * call after call, has run BASELINE_BUDGET_MS beyond BASELINE_CALL_MS in all, the checkers
  * are heavy enough to earn V8's tier-up, and workers start with it
  * (WorkerSpec.baselineFirst). The quickest, not each: on a loaded machine a quick call now
- * and then waits for a core mid-way, which says nothing of the checker.
+ * and then waits for a core mid-way, which says nothing of the checker; one call of
+ * BASELINE_LONG_CALL_MS does.
  */
-function noteBaselineCall<O>(p: Pool<O>, ms: number): void {
+function noteBaselineCall<O>(p: Pool<O>, ms: number, loaded: boolean): void {
+  if (ms >= BASELINE_LONG_CALL_MS) p.optimizing = true;
+  // A call that loaded its checker says nothing of the calls to come, unless it ran that long.
+  if (loaded) return;
   const recent = p.baselineRecent;
   recent.push(ms);
   if (recent.length > BASELINE_WINDOW) recent.shift();

@@ -570,6 +570,23 @@ Deno.test("a quick checker whose calls are slow now and then (a loaded machine's
   }
 });
 
+Deno.test("one call that runs a quarter of a second makes workers optimize at once: a timed-out call's retry runs on one", async () => {
+  const pool = createCheckerPool({ workers: 1, workerKind: "process" });
+  const loop = `export function check() { for (;;) {} }`;
+  try {
+    assert.ok((await pool.check(EDN_CHECKER, INPUT)).ok);
+    assert.equal(pool.stats().optimizing, false);
+    const timedOut = await pool.check(loop, INPUT, { timeoutMs: 300 });
+    assert.equal(!timedOut.ok && timedOut.fault, "timeout");
+    assert.equal(pool.stats().optimizing, true);
+    assert.ok((await pool.check(EDN_CHECKER, INPUT)).ok);
+    assert.equal(pool.stats().baselineWorkers, 0);
+    assert.equal(pool.stats().workersStarted, 2);
+  } finally {
+    pool.close();
+  }
+});
+
 Deno.test("thread workers share the host's V8: none is a baseline worker", async () => {
   const pool = createCheckerPool({ workers: 1, workerKind: "thread" });
   try {
