@@ -63,8 +63,6 @@ Deno.test("benchmark prestart: nothing starts for --check, --enqueue or no bundl
 Deno.test("benchmark prestart: the workers get the QuickJS layout kept in the cache directory, and the first that finds it keeps it there", async () => {
   const dir = await bundleDir();
   const cache = await Deno.makeTempDir({ prefix: "dvergr-prestart-cache-" });
-  const before = Deno.env.get("XDG_CACHE_HOME");
-  Deno.env.set("XDG_CACHE_HOME", cache);
   try {
     const layouts = join(cache, "dvergr", "sandbox-layouts");
     const files = async () => {
@@ -75,7 +73,17 @@ Deno.test("benchmark prestart: the workers get the QuickJS layout kept in the ca
       }
     };
     assert.deepEqual(await files(), []);
-    const release = await prestartBenchmarkPool([dir]);
+    // The process's environment is shared with the test modules running beside: the cache
+    // is set only while the pool is made (it takes the layout file's path then).
+    const before = Deno.env.get("XDG_CACHE_HOME");
+    Deno.env.set("XDG_CACHE_HOME", cache);
+    let release: () => void;
+    try {
+      release = await prestartBenchmarkPool([dir]);
+    } finally {
+      if (before === undefined) Deno.env.delete("XDG_CACHE_HOME");
+      else Deno.env.set("XDG_CACHE_HOME", before);
+    }
     const pool = takeBenchmarkPool()!;
     release();
     try {
@@ -94,8 +102,6 @@ Deno.test("benchmark prestart: the workers get the QuickJS layout kept in the ca
     assert.equal(typeof layout.lowSha256, "string");
     assert.ok(layout.gapStart > 0 && layout.gapEnd > layout.gapStart);
   } finally {
-    if (before === undefined) Deno.env.delete("XDG_CACHE_HOME");
-    else Deno.env.set("XDG_CACHE_HOME", before);
     await Deno.remove(cache, { recursive: true });
     await Deno.remove(dir, { recursive: true });
   }

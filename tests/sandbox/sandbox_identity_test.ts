@@ -19,41 +19,45 @@ async function copyTree(dir: string): Promise<void> {
   await Deno.writeTextFile(join(dir, "deno.json"), "{}\n");
 }
 
+/** The one digest record kept in the copy's own cache. */
+function recordOf(dir: string): string {
+  const records = join(dir, "cache", "dvergr", "sandbox-digests");
+  const all = [...Deno.readDirSync(records)].map((e) => join(records, e.name));
+  assert.equal(all.length, 1, "one digest kept for the copy's modules");
+  return all[0];
+}
+
 /**
- * The record kept for the modules under `dir`: the tests' processes share their environment,
- * so another test module's start may keep the repository's own beside it in the same cache.
+ * The copy's sandboxIdentity() in a process of its own, whose cache is `dir`/cache: a test
+ * module shares its process, and so its environment, with others, whose starts would keep
+ * their digests in a cache set here (and write into the directory while it is removed).
+ * With `prepare`, after prepareSandboxIdentity().
  */
-function recordOf(records: string, dir: string): string {
-  const mine = [...Deno.readDirSync(records)].map((e) => join(records, e.name))
-    .filter((f) => Deno.readTextFileSync(f).includes(`${dir}/sandbox/`));
-  assert.equal(mine.length, 1, "one digest kept for the copy's modules");
-  return mine[0];
-}
-
-let instances = 0;
-
-/** A fresh instance of the copy (nothing memoized in the process). */
-async function instanceOf(dir: string) {
-  const url = new URL(`file://${join(dir, "sandbox", "load_cache.ts")}?${instances++}`);
-  return await import(url.href) as typeof import("../../sandbox/load_cache.ts");
-}
-
-async function identityOf(dir: string): Promise<string> {
-  return (await instanceOf(dir)).sandboxIdentity();
+async function identityOf(dir: string, prepare = false): Promise<string> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      "--no-config",
+      `const m = await import(${JSON.stringify(`file://${dir}/sandbox/load_cache.ts`)});` +
+      (prepare ? "await m.prepareSandboxIdentity();" : "") +
+      "console.log(m.sandboxIdentity());",
+    ],
+    env: { XDG_CACHE_HOME: join(dir, "cache") },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  return new TextDecoder().decode(out.stdout).trim();
 }
 
 Deno.test("sandboxIdentity() keeps its digest while the modules are unchanged, and not after", async () => {
   const dir = await Deno.makeTempDir();
-  const oldCache = Deno.env.get("XDG_CACHE_HOME");
-  Deno.env.set("XDG_CACHE_HOME", join(dir, "cache"));
   try {
     await copyTree(dir);
     // Files written in the last 2 s may still be written to: their digest is not kept yet.
     await new Promise((r) => setTimeout(r, 2100));
     const first = await identityOf(dir);
-    const records = join(dir, "cache", "dvergr", "sandbox-digests");
-    const record = recordOf(records, dir);
-    assert.ok(record, "the digest is kept");
+    const record = recordOf(dir);
     assert.equal(Deno.readTextFileSync(record).split("\n")[0], first);
     // The kept digest is what a start uses while nothing changed.
     const marked = "0".repeat(64);
@@ -65,31 +69,23 @@ Deno.test("sandboxIdentity() keeps its digest while the modules are unchanged, a
     assert.notEqual(second, marked);
     assert.notEqual(second, first);
   } finally {
-    if (oldCache === undefined) Deno.env.delete("XDG_CACHE_HOME");
-    else Deno.env.set("XDG_CACHE_HOME", oldCache);
     await Deno.remove(dir, { recursive: true });
   }
 });
 
 Deno.test("prepareSandboxIdentity() hashes off the thread what sandboxIdentity() hashes on it", async () => {
   const dir = await Deno.makeTempDir();
-  const oldCache = Deno.env.get("XDG_CACHE_HOME");
-  Deno.env.set("XDG_CACHE_HOME", join(dir, "cache"));
   try {
     await copyTree(dir);
     await new Promise((r) => setTimeout(r, 2100));
-    const prepared = await instanceOf(dir);
-    await prepared.prepareSandboxIdentity();
-    const records = join(dir, "cache", "dvergr", "sandbox-digests");
-    const record = recordOf(records, dir);
+    const prepared = await identityOf(dir, true);
+    const record = recordOf(dir);
     const kept = Deno.readTextFileSync(record).split("\n")[0];
-    // Hashed again on this thread, without the record: the same digest.
+    assert.equal(prepared, kept);
+    // Hashed again on the main thread, without the record: the same digest.
     await Deno.remove(record);
     assert.equal(await identityOf(dir), kept);
-    assert.equal(prepared.sandboxIdentity(), kept);
   } finally {
-    if (oldCache === undefined) Deno.env.delete("XDG_CACHE_HOME");
-    else Deno.env.set("XDG_CACHE_HOME", oldCache);
     await Deno.remove(dir, { recursive: true });
   }
 });

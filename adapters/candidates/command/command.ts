@@ -1276,7 +1276,7 @@ async function runProcess(
     }
     if (id && files) {
       try {
-        stage = { dir: await stageDir(), fstab: `${files.dir}/fstab`, own: files.dir };
+        stage = { dir: await stageDir(s.opts.env), fstab: `${files.dir}/fstab`, own: files.dir };
       } catch (e) {
         return cannot(`its staging directory cannot be made: ${errorText(e)}`);
       }

@@ -161,10 +161,12 @@ const STAGE_DIR = "dvergr-stage";
  * process (nothing is mounted on it outside an attempt's own namespace, so nothing is left to
  * clean when dvergr is killed). Made when missing (a temp cleaner may remove it); refused
  * when it is not root's own directory (a link or another user's directory in /tmp would
- * decide where the staging tmpfs lands).
+ * decide where the staging tmpfs lands). The temp dir is `env`'s TMPDIR (the run's environment).
  */
-export async function stageDir(): Promise<string> {
-  const dir = `${(Deno.env.get("TMPDIR") || "/tmp").replace(/\/+$/, "")}/${STAGE_DIR}`;
+export async function stageDir(
+  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+): Promise<string> {
+  const dir = `${(env("TMPDIR") || "/tmp").replace(/\/+$/, "")}/${STAGE_DIR}`;
   let info = await Deno.lstat(dir).catch(() => null);
   if (info === null) {
     await Deno.mkdir(dir, { mode: 0o755 }).catch((e) => {

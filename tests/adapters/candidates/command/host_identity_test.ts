@@ -268,28 +268,26 @@ Deno.test({
   ignore: !isRoot,
   async fn() {
     const tmp = await Deno.makeTempDir();
-    const before = Deno.env.get("TMPDIR");
-    Deno.env.set("TMPDIR", tmp);
+    // The environment's TMPDIR, not the process's: test modules running beside share that.
+    const tmpEnv = (k: string) => k === "TMPDIR" ? tmp : Deno.env.get(k);
     try {
-      const dir = await stageDir();
+      const dir = await stageDir(tmpEnv);
       assert.equal(dir, `${tmp}/dvergr-stage`);
       const info = await Deno.lstat(dir);
       assert.equal(info.uid, 0);
       assert.equal((info.mode ?? 0) & 0o7777, 0o755);
       assert.deepEqual([...Deno.readDirSync(dir)], []);
       await Deno.remove(dir);
-      assert.equal(await stageDir(), dir);
+      assert.equal(await stageDir(tmpEnv), dir);
       assert.ok((await Deno.lstat(dir)).isDirectory);
       await Deno.remove(dir);
       await Deno.mkdir(dir);
       await Deno.chown(dir, 65534, 65534);
-      await assert.rejects(() => stageDir(), /is not a directory of root's \(uid 65534\)/);
+      await assert.rejects(() => stageDir(tmpEnv), /is not a directory of root's \(uid 65534\)/);
       await Deno.remove(dir);
       await Deno.symlink("/etc", dir);
-      await assert.rejects(() => stageDir(), /is not a directory of root's/);
+      await assert.rejects(() => stageDir(tmpEnv), /is not a directory of root's/);
     } finally {
-      if (before === undefined) Deno.env.delete("TMPDIR");
-      else Deno.env.set("TMPDIR", before);
       await Deno.remove(tmp, { recursive: true });
     }
   },

@@ -4,7 +4,8 @@
  * its own mount namespace), so a killed dvergr leaves nothing behind; one a temp cleaner
  * removed is made again at the next attempt.
  *
- * These tests stage under a temp dir of their own (TMPDIR): removing the shared mount point
+ * These tests stage under a temp dir of their own (the TMPDIR of the candidate's environment,
+ * not the process's, which the test modules running beside share): removing the shared mount point
  * while another dvergr process stages on it (another test file, a bench) would detach that
  * attempt's staging mounts, and its X-mount.mkdir directories would land on the host.
  */
@@ -20,12 +21,12 @@ const ignore = !isRoot || !hasBwrap;
 const why = ignore ? ` [skipped: ${isRoot ? "no bubblewrap" : "not root: no staging"}]` : "";
 
 /** A sandboxed attempt that writes its answer: its outcome's status and message. */
-async function attempt(): Promise<string> {
+async function attempt(tmpEnv: typeof env): Promise<string> {
   const { world, ctx } = await attemptInWorld("t", 20_000);
   try {
     const outcome = await commandCandidate({ name: "t", command: "cat /docs/a.md > /out/a" }, {
       isolation: "bwrap",
-      env,
+      env: tmpEnv,
     }).run(ctx);
     const captured = await world.capture(["/out"]);
     assert.equal(captured.files["/out/a"], outcome.status === "completed" ? "hello" : undefined);
@@ -42,17 +43,13 @@ async function mountsUnder(dir: string): Promise<string[]> {
     .filter((l) => l.split(" ")[4]?.startsWith(dir));
 }
 
-/** Runs `fn` with TMPDIR set to a fresh directory of its own, removed after. */
-async function inOwnTmp(fn: () => Promise<void>): Promise<void> {
-  const before = Deno.env.get("TMPDIR");
+/** Runs `fn` with an environment whose TMPDIR is a fresh directory of its own, removed after. */
+async function inOwnTmp(fn: (tmpEnv: typeof env) => Promise<void>): Promise<void> {
   const tmp = await Deno.makeTempDir({ prefix: "dvergr-stage-test-" });
   await Deno.chmod(tmp, 0o755);
-  Deno.env.set("TMPDIR", tmp);
   try {
-    await fn();
+    await fn((k) => k === "TMPDIR" ? tmp : env(k));
   } finally {
-    if (before === undefined) Deno.env.delete("TMPDIR");
-    else Deno.env.set("TMPDIR", before);
     await Deno.remove(tmp, { recursive: true });
   }
 }
@@ -61,13 +58,13 @@ Deno.test({
   name: `stageDir() as root: attempts leave the mount point empty, no mount on the host${why}`,
   ignore,
   fn: () =>
-    inOwnTmp(async () => {
-      assert.equal(await attempt(), "completed");
-      const dir = await stageDir();
+    inOwnTmp(async (tmpEnv) => {
+      assert.equal(await attempt(tmpEnv), "completed");
+      const dir = await stageDir(tmpEnv);
       assert.deepEqual([...Deno.readDirSync(dir)], []);
       assert.deepEqual(await mountsUnder(dir), []);
       // Several at once: each stages in its own namespace on the same mount point.
-      assert.deepEqual(await Promise.all([attempt(), attempt(), attempt()]), [
+      assert.deepEqual(await Promise.all([attempt(tmpEnv), attempt(tmpEnv), attempt(tmpEnv)]), [
         "completed",
         "completed",
         "completed",
@@ -81,12 +78,12 @@ Deno.test({
   name: `stageDir() as root: a mount point a temp cleaner removed is made again${why}`,
   ignore,
   fn: () =>
-    inOwnTmp(async () => {
-      const dir = await stageDir();
+    inOwnTmp(async (tmpEnv) => {
+      const dir = await stageDir(tmpEnv);
       await Deno.remove(dir);
       // Every later attempt starts.
-      assert.equal(await attempt(), "completed");
-      assert.equal(await attempt(), "completed");
+      assert.equal(await attempt(tmpEnv), "completed");
+      assert.equal(await attempt(tmpEnv), "completed");
       assert.ok((await Deno.lstat(dir)).isDirectory);
     }),
 });
