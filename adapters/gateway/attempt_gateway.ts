@@ -57,6 +57,11 @@ export interface AttemptGatewayOptions {
   forwarder?: "socat" | "deno";
   /** Wraps the MCP server's handler (tests: a slow or failing MCP start). */
   wrapMcp?: (handle: (req: Request) => Promise<Response>) => (req: Request) => Promise<Response>;
+  /**
+   * The candidate always asks the MCP server (agent CLIs): its module is loaded before the
+   * gateway is ready, off the candidate's clock, instead of on its first request.
+   */
+  mcpExpected?: boolean;
 }
 
 export interface GatewayEvidence {
@@ -267,7 +272,8 @@ export async function startAttemptGateway(
 ): Promise<AttemptGateway> {
   // The MCP server (and its module: the MCP SDK, zod, ajv) is made on the first request to
   // /mcp: most scripts never ask, and loading it cost each run ~0.1–0.6 s of CPU before its
-  // first attempt could start.
+  // first attempt could start. A candidate that always asks gets the module loaded now.
+  if (opts.mcpExpected) await loadWorldMcp();
   let mcp: Promise<WorldMcp> | null = null;
   let closing = false;
   const mcpHandle = async (req: Request) => {

@@ -48,7 +48,10 @@ export interface CommandGatewayOptions {
   models?: string[];
   /** Routes requests to one model whatever they name (agent CLIs). */
   pinned?: (registry: ModelRegistry) => ModelRoute | { problem: string };
-  /** Tool-name prefix the first model request must offer (agent CLIs: "mcp__world"). */
+  /**
+   * Tool-name prefix the first model request must offer (agent CLIs: "mcp__world"): such a
+   * candidate always asks the MCP server, whose module is then loaded before it starts.
+   */
   requireToolPrefix?: string;
   fetchImpl?: typeof fetch;
   /** Wraps the MCP server's handler (tests: a slow or failing MCP start). */
@@ -75,6 +78,7 @@ export function commandGateway(opts: CommandGatewayOptions): GatewayFactory {
       forwarder: forwarderChoice(opts.env("DVERGR_FORWARDER")),
       toolset: worldToolset(ctx),
       wrapMcp: opts.wrapMcp,
+      mcpExpected: opts.requireToolPrefix !== undefined,
       model: {
         route: (model: string | undefined, _api: ProviderApi) => pinned ?? byModel!(model),
         budgetMicros: ctx.budgetMicros,

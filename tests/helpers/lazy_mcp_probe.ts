@@ -2,7 +2,9 @@
  * A process of its own (module state is per process) that runs two attempt gateways on host
  * loopback ports: the first gets only a model request, the second an MCP `initialize`. Prints
  * one JSON line: whether the world MCP server's module was loaded after each, the model
- * request's status and the initialize's result.
+ * request's status and the initialize's result. With the argument `expected`, it starts one
+ * gateway for a candidate that always asks (mcpExpected) and prints whether the module was
+ * loaded once it was ready, before any request.
  *
  * Run with: deno run --allow-read --allow-write --allow-env --allow-net tests/helpers/lazy_mcp_probe.ts
  */
@@ -18,6 +20,14 @@ const options = {
   },
 };
 const signal = new AbortController().signal;
+
+if (Deno.args[0] === "expected") {
+  const gateway = await startAttemptGateway({ signal }, { ...options, mcpExpected: true });
+  const loaded = worldMcpLoaded();
+  await gateway.finish();
+  Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify({ loaded }) + "\n"));
+  Deno.exit(0);
+}
 
 const first = await startAttemptGateway({ signal }, options);
 const model = await fetch(`${first.env.DVERGR_MODEL_URL}/v1/messages`, {

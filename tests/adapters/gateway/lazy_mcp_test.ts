@@ -5,16 +5,29 @@
  */
 import assert from "node:assert/strict";
 
-Deno.test("startAttemptGateway() loads the world MCP server only when a request asks for it", async () => {
-  const probe = new URL("../../helpers/lazy_mcp_probe.ts", import.meta.url).pathname;
+/** Runs the probe (tests/helpers/lazy_mcp_probe.ts) in a process of its own: what it saw. */
+async function probe(...args: string[]) {
+  const file = new URL("../../helpers/lazy_mcp_probe.ts", import.meta.url).pathname;
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-net", probe],
+    args: ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-net", file, ...args],
     stdout: "piped",
     stderr: "piped",
   }).output();
   const stderr = new TextDecoder().decode(out.stderr);
   assert.ok(out.success, stderr);
-  const seen = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!);
+  return {
+    seen: JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!),
+    stderr,
+  };
+}
+
+Deno.test("startAttemptGateway() of a candidate that always asks (agent CLIs) loads the world MCP server before it is ready", async () => {
+  const { seen, stderr } = await probe("expected");
+  assert.equal(seen.loaded, true, stderr);
+});
+
+Deno.test("startAttemptGateway() loads the world MCP server only when a request asks for it", async () => {
+  const { seen, stderr } = await probe();
   // A gateway that served only a model request never loaded it…
   assert.equal(seen.afterModel, false, stderr);
   assert.ok(seen.modelStatus >= 400, `model request answered ${seen.modelStatus}`);
