@@ -28,6 +28,7 @@ import {
 } from "./model_gateway.ts";
 import type { McpCallLogEntry, WorldMcp, WorldToolset } from "./world_mcp.ts";
 import type { GatewayLogEntry } from "./model_gateway.ts";
+import { gatewayDirPrefix, sweepGatewayDirsOnce } from "./gateway_dirs.ts";
 
 /** Inside the sandbox: where the socket directory is bound and the port it is exposed on. */
 export const SANDBOX_GATEWAY_DIR = "/run/dvergr";
@@ -308,7 +309,9 @@ export async function startAttemptGateway(
         );
       }
       // Socket paths must stay under 108 bytes: a short directory in the temp dir.
-      dir = await Deno.makeTempDir({ dir: opts.tmpDir, prefix: "dvg-" });
+      const tmp = opts.tmpDir ?? (Deno.env.get("TMPDIR") || "/tmp");
+      await sweepGatewayDirsOnce(tmp);
+      dir = await Deno.makeTempDir({ dir: tmp, prefix: gatewayDirPrefix() });
       await Deno.chmod(dir, 0o700);
       if ("deno" in forwarder) await Deno.writeTextFile(`${dir}/forward.js`, FORWARDER_JS);
       servers.push(Deno.serve({
