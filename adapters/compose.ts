@@ -16,6 +16,7 @@ import { hostWebClient } from "./web/attempt_web.ts";
 import { worldFactory } from "./world/world.ts";
 import { openHome } from "./store/kv/home.ts";
 import type { S3Target } from "./store/s3/target.ts";
+import { importLater } from "../core/import_later.ts";
 
 /** The services of this host: real worlds, web, models, clock and processes. */
 export function composeServices(overrides: Partial<Services> = {}): Services {
@@ -44,6 +45,9 @@ export async function openHomeAt(
   blobs: S3Target | null = null,
 ): Promise<Home> {
   if (store === null) return await openHome(dir);
-  const { openPostgresHome } = await import("./store/postgres/home.ts");
+  const { openPostgresHome } = await importLater<typeof import("./store/postgres/home.ts")>(
+    "./store/postgres/home.ts",
+    import.meta.url,
+  );
   return await openPostgresHome(dir, store, { blobs });
 }

@@ -24,6 +24,7 @@ import { commandKind } from "./command/kind.ts";
 import { agentKind } from "./agent_cli/kind.ts";
 import { namedKind } from "./named/kind.ts";
 import { modelKind } from "./model/kind.ts";
+import { importLater } from "../../core/import_later.ts";
 
 /**
  * Every kind, in the order a spec is offered to them (the first that reads it wins; a bare
@@ -146,7 +147,10 @@ function freeName(name: string, taken: readonly Candidate[]): string {
 
 /** Whether bubblewrap can build the sandbox here (the sandbox's module, loaded when asked). */
 async function bwrapWorks(env: (name: string) => string | undefined): Promise<boolean> {
-  const { detectBwrap } = await import("./command/command.ts");
+  const { detectBwrap } = await importLater<typeof import("./command/command.ts")>(
+    "./command/command.ts",
+    import.meta.url,
+  );
   return await detectBwrap(env);
 }
 

@@ -29,6 +29,7 @@ import {
 import type { McpCallLogEntry, WorldMcp, WorldToolset } from "./world_mcp.ts";
 import type { GatewayLogEntry } from "./model_gateway.ts";
 import { gatewayDirPrefix, sweepGatewayDirsOnce } from "./gateway_dirs.ts";
+import { importLater } from "../../core/import_later.ts";
 
 /** Inside the sandbox: where the socket directory is bound and the port it is exposed on. */
 export const SANDBOX_GATEWAY_DIR = "/run/dvergr";
@@ -257,7 +258,7 @@ export function gatewayForwarder(prefer?: "socat" | "deno"): GatewayForwarder | 
 /** The world MCP server's module, loaded once per process, on the first MCP request. */
 let mcpModule: Promise<typeof import("./world_mcp.ts")> | null = null;
 function loadWorldMcp(): Promise<typeof import("./world_mcp.ts")> {
-  mcpModule ??= import("./world_mcp.ts");
+  mcpModule ??= importLater<typeof import("./world_mcp.ts")>("./world_mcp.ts", import.meta.url);
   return mcpModule;
 }
 

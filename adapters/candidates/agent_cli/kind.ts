@@ -8,6 +8,7 @@ import type { CandidateKind } from "../../../core/ports/candidate_kind.ts";
 import { NAME, specError } from "../spec_text.ts";
 import type { AgentSpec } from "./agent_cli.ts";
 import { AGENT_CLIS, type AgentCli } from "./agent_clis.ts";
+import { importLater } from "../../../core/import_later.ts";
 
 /** An agent CLI candidate's spec. */
 export type AgentKindSpec = { kind: "agent" } & AgentSpec;
@@ -61,7 +62,10 @@ export const agentKind: CandidateKind<AgentKindSpec> = {
   async resolve(spec, ctx) {
     const { kind: _, ...agent } = spec;
     // Loaded by the runs that have agent candidates (the sandbox, the gateway).
-    const { createAgentCandidate } = await import("./agent_cli.ts");
+    const { createAgentCandidate } = await importLater<typeof import("./agent_cli.ts")>(
+      "./agent_cli.ts",
+      import.meta.url,
+    );
     return await createAgentCandidate(agent, {
       isolation: ctx.isolation,
       env: ctx.env,

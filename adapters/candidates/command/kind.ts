@@ -11,6 +11,7 @@ import { declaredModelIds } from "../../gateway/routes.ts";
 import { loadRegistry } from "../../providers/load_registry.ts";
 import { NAME, specError } from "../spec_text.ts";
 import type { CommandSpec } from "./command.ts";
+import { importLater } from "../../../core/import_later.ts";
 
 /** A command candidate's spec: its name, command line and (when named) what else it gets. */
 export type CommandKindSpec = { kind: "command" } & CommandSpec;
@@ -67,8 +68,13 @@ export const commandKind: CandidateKind<CommandKindSpec> = {
     const { kind: _, ...command } = spec;
     // Loaded by the runs that have command candidates: the sandbox and the gateway are
     // ~40 modules that a run of built-ins or models never needs.
-    const { commandCandidate } = await import("./command.ts");
-    const { commandGateway } = await import("../../gateway/command_gateway.ts");
+    const { commandCandidate } = await importLater<typeof import("./command.ts")>(
+      "./command.ts",
+      import.meta.url,
+    );
+    const { commandGateway } = await importLater<
+      typeof import("../../gateway/command_gateway.ts")
+    >("../../gateway/command_gateway.ts", import.meta.url);
     // Every command candidate gets the attempt's world gateway (MCP tools, metered models).
     const c = commandCandidate(
       { ...command, mounts: command.mounts ?? ctx.mounts },

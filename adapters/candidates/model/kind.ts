@@ -5,6 +5,7 @@
 import type { CandidateKind } from "../../../core/ports/candidate_kind.ts";
 import type { Candidate } from "../../../core/bench/candidate.ts";
 import { DvergrError } from "../../../core/errors.ts";
+import { importLater } from "../../../core/import_later.ts";
 
 /** A model candidate's spec: the model id or alias. */
 export interface ModelSpec {
@@ -15,7 +16,10 @@ export interface ModelSpec {
 /** The model candidates' module (loaded when first needed: builds without it still run). */
 async function modelModule(model: string): Promise<typeof import("./model_candidate.ts")> {
   try {
-    return await import("./model_candidate.ts");
+    return await importLater<typeof import("./model_candidate.ts")>(
+      "./model_candidate.ts",
+      import.meta.url,
+    );
   } catch (e) {
     throw new DvergrError(
       "CANDIDATE_INVALID",
