@@ -33,8 +33,17 @@ const PUNCTUATION = /[!-/:-@[-`{-~]/;
 function inline(text: string): string {
   let html = "";
   let bold = false;
+  // Plain text is escaped a run at a time, not a character at a time (escapeHtml works on
+  // each code unit alone, so the result is the same): a 1,000-case report's per-case table
+  // spent ~20 ms in escapeHtml's calls.
+  let plain = 0;
+  const flush = (to: number) => {
+    if (to > plain) html += escapeHtml(text.slice(plain, to));
+  };
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
+    if (c !== "\\" && c !== "*" && c !== "`") continue;
+    flush(i);
     if (c === "\\" && PUNCTUATION.test(text[i + 1] ?? "")) {
       html += escapeHtml(text[++i]);
     } else if (c === "*" && text[i + 1] === "*") {
@@ -58,7 +67,9 @@ function inline(text: string): string {
       }
       i += fence.length - 1;
     } else html += escapeHtml(c);
+    plain = i + 1;
   }
+  flush(text.length);
   return bold ? html + "</strong>" : html;
 }
 
