@@ -226,6 +226,28 @@ export class Sha512 {
     return this;
   }
 
+  /** update() with one byte (a tag, a flag) without making an array of it. */
+  byte(b: number): this {
+    this.#block[this.#filled++] = b;
+    this.#length++;
+    if (this.#filled === 128) {
+      compress(this.#h, this.#view, 0);
+      this.#filled = 0;
+    }
+    return this;
+  }
+
+  /**
+   * Back to the start, for another hash: a hasher used again makes none of its buffers anew
+   * (content ids hash thousands of small values; their allocation cost more than hashing).
+   */
+  reset(): this {
+    this.#h.set(INITIAL);
+    this.#filled = 0;
+    this.#length = 0;
+    return this;
+  }
+
   /** The 64-byte hash of everything given. */
   digest(): Uint8Array {
     const block = this.#block;
@@ -240,8 +262,13 @@ export class Sha512 {
     this.#view.setUint32(124, (this.#length * 8) >>> 0);
     compress(this.#h, this.#view, 0);
     const out = new Uint8Array(64);
-    const outView = new DataView(out.buffer);
-    for (let i = 0; i < 16; i++) outView.setInt32(i * 4, this.#h[i]);
+    for (let i = 0; i < 16; i++) {
+      const w = this.#h[i];
+      out[i * 4] = w >>> 24;
+      out[i * 4 + 1] = w >>> 16;
+      out[i * 4 + 2] = w >>> 8;
+      out[i * 4 + 3] = w;
+    }
     return out;
   }
 }

@@ -73,14 +73,32 @@ function tagged(tag: number, body: Uint8Array): Uint8Array {
   return out;
 }
 
-function safe(b: Uint8Array): Uint8Array {
-  if (b.length >= SPLIT_SIZE) return sha512(b);
-  const out = new Uint8Array(b.length * 2);
-  out.set(b);
+/** safe(b) (see above) fed to `h`: `b`, then its flag bytes, or SHA-512(b) when long. */
+function feedSafe(h: Sha512, b: Uint8Array): void {
+  if (b.length >= SPLIT_SIZE) {
+    h.update(sha512(b));
+    return;
+  }
+  h.update(b);
   for (let i = 0; i < b.length; i++) {
     const signed = b[i] > 127 ? b[i] - 256 : b[i];
-    if (signed > 0 && signed < 30) out[b.length + i] = 1;
+    h.byte(signed > 0 && signed < 30 ? 1 : 0);
   }
+}
+
+/**
+ * Hashers not in use. A value's coercion is fed to a hasher as it is made, never made as
+ * bytes first, and a nested value takes a hasher of its own from here (a bundle's content id
+ * hashes one entry per file: allocating their arrays cost more than hashing them).
+ */
+const spare: Sha512[] = [];
+
+/** The SHA-512 of what `write` feeds, on a spare hasher. */
+function digestOf<T>(write: (h: Sha512, arg: T) => void, arg: T): Uint8Array {
+  const h = spare.pop()?.reset() ?? new Sha512();
+  write(h, arg);
+  const out = h.digest();
+  spare.push(h);
   return out;
 }
 
@@ -117,12 +135,14 @@ function numberText(v: number): string {
     : javaDoubleString(v);
 }
 
-function coerceSeq(items: readonly unknown[]): Uint8Array {
-  const h = new Sha512();
-  // hasch hashes an empty sequence as if it held one nil
-  if (items.length === 0) h.update(coerce(null));
-  for (const x of items) h.update(coerce(x));
-  return h.digest();
+/** The items' coercions, one after the other (an empty sequence as if it held one nil, as hasch does). */
+function feedSeq(h: Sha512, items: readonly unknown[]): void {
+  if (items.length === 0) h.byte(NIL);
+  for (const x of items) feed(h, x);
+}
+
+function seqDigest(items: readonly unknown[]): Uint8Array {
+  return digestOf(feedSeq, items);
 }
 
 function xorFirst(hashes: Iterable<Uint8Array>): Uint8Array {
@@ -138,46 +158,57 @@ function* mapEntries(v: Map<unknown, unknown> | Record<string, unknown>): Iterab
   const entries = v instanceof Map
     ? v.entries()
     : Object.entries(v).map(([k, x]) => [isKeywordName(k) ? Keyword.of(k) : k, x]);
-  for (const entry of entries) yield tagged(VECTOR, coerceSeq(entry));
+  for (const entry of entries) yield tagged(VECTOR, seqDigest(entry));
 }
 
 function* setElements(items: Iterable<unknown>): Iterable<Uint8Array> {
-  for (const x of items) yield sha512(coerce(x));
+  for (const x of items) yield digestOf(feed, x);
 }
 
-function coerce(v: unknown): Uint8Array {
-  if (v === null || v === undefined) return new Uint8Array([NIL]);
+/** Feeds `h` the coercion of `v` (the table above). */
+function feed(h: Sha512, v: unknown): void {
+  if (v === null || v === undefined) {
+    h.byte(NIL);
+    return;
+  }
   switch (typeof v) {
     case "boolean":
-      return new Uint8Array([BOOLEAN, v ? 41 : 40]);
+      h.byte(BOOLEAN).byte(v ? 41 : 40);
+      return;
     case "number":
-      return tagged(NUMBER, utf8(numberText(v)));
+      h.byte(NUMBER).update(utf8(numberText(v)));
+      return;
     case "bigint":
-      return tagged(NUMBER, utf8(v.toString()));
+      h.byte(NUMBER).update(utf8(v.toString()));
+      return;
     case "string":
-      return tagged(STRING, safe(utf8(v)));
+      feedSafe(h.byte(STRING), utf8(v));
+      return;
     case "object":
       break;
     default:
       throw new TypeError(`Cannot hash a ${typeof v}: it has no EDN form`);
   }
-  if (v instanceof Keyword) return tagged(KEYWORD, safe(utf8(v.toString())));
-  if (v instanceof EdnSymbol) return tagged(SYMBOL, safe(utf8(v.fullName)));
-  if (v instanceof EdnFloat) return tagged(NUMBER, utf8(javaDoubleString(v.value)));
-  if (v instanceof EdnChar) return tagged(STRING, safe(utf8(v.value)));
-  if (v instanceof EdnUuid) return tagged(UUID, utf8(v.value));
-  if (v instanceof Date) return tagged(INST, utf8(String(v.getTime())));
-  if (Array.isArray(v)) return tagged(VECTOR, coerceSeq(v));
-  if (v instanceof EdnList) return tagged(SEQ, coerceSeq(v.items));
-  if (v instanceof EdnSet) return tagged(SET, xorFirst(setElements(v.items)));
-  if (v instanceof Set) return tagged(SET, xorFirst(setElements(v)));
-  if (v instanceof EdnTagged) return tagged(LITERAL, coerceSeq([EdnSymbol.of(v.tag), v.value]));
-  if (v instanceof Map) return tagged(MAP, xorFirst(mapEntries(v)));
-  const proto = Object.getPrototypeOf(v);
-  if (proto === Object.prototype || proto === null) {
-    return tagged(MAP, xorFirst(mapEntries(v as Record<string, unknown>)));
+  if (v instanceof Keyword) feedSafe(h.byte(KEYWORD), utf8(v.toString()));
+  else if (v instanceof EdnSymbol) feedSafe(h.byte(SYMBOL), utf8(v.fullName));
+  else if (v instanceof EdnFloat) h.byte(NUMBER).update(utf8(javaDoubleString(v.value)));
+  else if (v instanceof EdnChar) feedSafe(h.byte(STRING), utf8(v.value));
+  else if (v instanceof EdnUuid) h.byte(UUID).update(utf8(v.value));
+  else if (v instanceof Date) h.byte(INST).update(utf8(String(v.getTime())));
+  else if (Array.isArray(v)) h.byte(VECTOR).update(seqDigest(v));
+  else if (v instanceof EdnList) h.byte(SEQ).update(seqDigest(v.items));
+  else if (v instanceof EdnSet) h.byte(SET).update(xorFirst(setElements(v.items)));
+  else if (v instanceof Set) h.byte(SET).update(xorFirst(setElements(v)));
+  else if (v instanceof EdnTagged) {
+    h.byte(LITERAL).update(seqDigest([EdnSymbol.of(v.tag), v.value]));
+  } else if (v instanceof Map) h.byte(MAP).update(xorFirst(mapEntries(v)));
+  else {
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) {
+      throw new TypeError(`Cannot hash a ${v.constructor?.name ?? "value"}: it has no EDN form`);
+    }
+    h.byte(MAP).update(xorFirst(mapEntries(v as Record<string, unknown>)));
   }
-  throw new TypeError(`Cannot hash a ${v.constructor?.name ?? "value"}: it has no EDN form`);
 }
 
 /**
@@ -185,7 +216,7 @@ function coerce(v: unknown): Uint8Array {
  * it), as hasch's `edn-hash` gives it. Throws a TypeError for values with no EDN form.
  */
 export function ednHash(v: EdnValue | unknown): Uint8Array {
-  return sha512(coerce(v));
+  return digestOf(feed, v);
 }
 
 function hex(bytes: Uint8Array, from: number, to: number): string {

@@ -48,3 +48,22 @@ Deno.test("sha512() of parts that together pass the native size equals the hash 
   assert.equal(hex(sha512(whole.subarray(0, 1000), whole.subarray(1000))), expected);
   assert.equal(hex(new Sha512().update(whole).digest()), expected);
 });
+
+Deno.test("Sha512 fed byte by byte between parts, and reset and used again, equals node:crypto's", () => {
+  const h = new Sha512();
+  for (const n of [0, 1, 111, 112, 127, 128, 129, 255, 256, 300]) {
+    const data = bytes(n, n + 7);
+    // Parts and single bytes in turn, across the block edges.
+    h.reset();
+    for (let i = 0; i < n;) {
+      if (i % 3 === 0) h.byte(data[i++]);
+      else {
+        const end = Math.min(n, i + 1 + (i % 50));
+        h.update(data.subarray(i, end));
+        i = end;
+      }
+    }
+    // The hasher was used for the previous length: reset() forgot it.
+    assert.equal(hex(h.digest()), createHash("sha512").update(data).digest("hex"), `n=${n}`);
+  }
+});
