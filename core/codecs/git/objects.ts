@@ -7,6 +7,7 @@
  */
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
+import { Sha1 } from "../../sha1.ts";
 
 /** Git's object types, and their codes in a pack entry's header. */
 export type ObjectType = "commit" | "tree" | "blob" | "tag";
@@ -22,9 +23,21 @@ export interface GitObject {
   content: Uint8Array;
 }
 
+/** From this size on an object is hashed natively: the native hash's fixed cost is paid back. */
+const NATIVE_SHA1_FROM = 1 << 16;
+
+/** The hasher of small objects, reused (objectId() runs to its end before it is used again). */
+const sha1 = new Sha1();
+
 /** The git object id of an object: SHA-1 of `<type> <size>\0` and the content. */
 export function objectId(type: ObjectType, content: Uint8Array): string {
-  return createHash("sha1").update(`${type} ${content.length}\0`).update(content).digest("hex");
+  const header = `${type} ${content.length}\0`;
+  if (content.length >= NATIVE_SHA1_FROM) {
+    return createHash("sha1").update(header).update(content).digest("hex");
+  }
+  const h = sha1.reset();
+  for (let i = 0; i < header.length; i++) h.byte(header.charCodeAt(i));
+  return h.update(content).hexDigest();
 }
 
 /** An object with its id computed. */
