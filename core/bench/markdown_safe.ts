@@ -22,11 +22,22 @@ const EMPHASIS_UNDERSCORE = /(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu;
 const BLOCK_START = /^(\s*)(#|[+-]|\d+[.)])(?=\s|$)|^(\s*)([=-])(?=[=-]*\s*$)/;
 
 /**
+ * What markdownSafe() might change, conservatively: a control character, bidi override or line
+ * break, a markup character or underscore, or a start that may be a block's.
+ */
+const MAY_CHANGE =
+  // deno-lint-ignore no-control-regex -- control characters are among what it looks for
+  /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\\`*[\]<>|~&_]|^\s*(?:[#+=-]|\d+[.)])/;
+
+/**
  * `text` as literal Markdown on one line: control characters as visible escapes
  * (terminalSafe()), line breaks as spaces, and the characters that would be markup
  * backslash-escaped (which CommonMark shows as the characters themselves).
  */
 export function markdownSafe(text: string): string {
+  // Most texts (case ids, numbers, names) hold nothing any step below would change: a
+  // 1,000-case report has thousands of cells.
+  if (!MAY_CHANGE.test(text)) return text;
   return terminalSafe(text)
     .replace(/\s*\n\s*/g, " ")
     .replace(INLINE, "\\$&")
