@@ -60,7 +60,17 @@ Deno.test("re-seq finds what ClojureScript's re-seq finds: the same matches, gro
           (assert (= (orig re "abab") (re-seq re "abab")) "compiled again")
           (js/Object.defineProperty (.-prototype js/RegExp) "source" #js {:get (fn [] "a")})
           (js/Object.defineProperty (.-prototype js/RegExp) "global" #js {:get (fn [] true)})
-          (assert (= (orig #"b" "abab") (re-seq #"b" "abab")) "getters"))
+          (assert (= (orig #"b" "abab") (re-seq #"b" "abab")) "getters")
+          ;; What RegExp.prototype[Symbol.match] would read (a text searched at once).
+          (js/Object.defineProperty (.-prototype js/RegExp) "unicode" #js {:get (fn [] true)})
+          (js/Object.defineProperty (.-prototype js/RegExp) "flags" #js {:get (fn [] "")})
+          (assert (= ["" "" "" "" ""] (orig #"x*" "a😀b") (re-seq #"x*" "a😀b")) "unicode, flags")
+          (assert (= (orig #"[a-z]+" "ab cd") (re-seq #"[a-z]+" "ab cd")) "flags"))
+        ;; A text longer than what is searched at once.
+        (let [long-text (apply str (repeat 900 "ab c, "))]
+          (assert (= 1800 (count (re-seq #"[a-z]+" long-text))))
+          (assert (= (orig #"[a-z]+" long-text) (re-seq #"[a-z]+" long-text)))
+          (assert (= (orig #"x*" long-text) (re-seq #"x*" long-text))))
         ;; 64 at a time: the first of a long text's matches does not find them all.
         (assert (= ["a" 1000] [(first (re-seq #"a" (apply str (repeat 1000 "a"))))
                                (count (re-seq #"a" (apply str (repeat 1000 "a"))))]))
