@@ -204,7 +204,7 @@ export const FAST_CORE_JS = `(function () {
       let g = globals.get(key);
       if (g === undefined) {
         g = positionFree(source, flags) ? new RegExpType(source, flags + "g") : null;
-        if (g !== null && groupCount(source, flags) === 0) {
+        if (g !== null && !hasGroups(source)) {
           // What RegExp.prototype[Symbol.match] reads of it besides exec: its own, so that
           // getters a checker puts on RegExp.prototype change nothing.
           defineProperty(g, "flags", { value: flags + "g" });
@@ -217,14 +217,24 @@ export const FAST_CORE_JS = `(function () {
       }
       return g;
     }
-    // The capture groups of a pattern: the match of pattern| against "" (which it always
-    // matches) has as many; -1 when that cannot be made.
-    function groupCount(source, flags) {
-      try {
-        return call(nativeExec, new RegExpType(source + "|", flags), [""]).length - 1;
-      } catch (_) {
-        return -1;
+    // Whether a pattern has capture groups: an unescaped ( outside a class that is not (?:,
+    // a lookahead or a lookbehind. Read from its source: compiling a probe would cost a
+    // RegExp per call (a call starts from a snapshot without the RegExps made here).
+    function hasGroups(source) {
+      let inClass = false;
+      for (let i = 0; i < source.length; i++) {
+        const c = source[i];
+        if (c === "\\\\") i++;
+        else if (inClass) {
+          if (c === "]") inClass = false;
+        } else if (c === "[") inClass = true;
+        else if (c === "(") {
+          if (source[i + 1] !== "?") return true;
+          const n = source[i + 3];
+          if (source[i + 2] === "<" && n !== "=" && n !== "!") return true;
+        }
       }
+      return false;
     }
 
     // All matches of a groupless global pattern in s at once, as strings (null for none), by
