@@ -1,19 +1,9 @@
 /** core/sha1.ts gives node:crypto's SHA-1, for every length around the block edges and in parts. */
 import assert from "node:assert/strict";
+import { testBytes as bytes } from "../helpers/test_bytes.ts";
 import { createHash } from "node:crypto";
 import { Sha1 } from "../../core/sha1.ts";
 import { objectId } from "../../core/codecs/git/objects.ts";
-
-/** Bytes that differ from one position to the next (all 256 values turn up). */
-function bytes(n: number, seed: number): Uint8Array {
-  const out = new Uint8Array(n);
-  let x = seed * 2654435761 + 1;
-  for (let i = 0; i < n; i++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    out[i] = x >>> 24;
-  }
-  return out;
-}
 
 const native = (data: Uint8Array) => createHash("sha1").update(data).digest("hex");
 

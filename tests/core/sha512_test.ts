@@ -1,21 +1,11 @@
 /** core/sha512.ts gives node:crypto's SHA-512, for every length around the block edges and in parts. */
 import assert from "node:assert/strict";
+import { testBytes as bytes } from "../helpers/test_bytes.ts";
 import { createHash } from "node:crypto";
 import { Sha512, sha512 } from "../../core/sha512.ts";
 
 function hex(b: Uint8Array): string {
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-}
-
-/** Bytes that differ from one position to the next (all 256 values turn up). */
-function bytes(n: number, seed: number): Uint8Array {
-  const out = new Uint8Array(n);
-  let x = seed * 2654435761 + 1;
-  for (let i = 0; i < n; i++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    out[i] = x >>> 24;
-  }
-  return out;
 }
 
 Deno.test("sha512() equals node:crypto's for lengths 0 to 400 and a few long inputs", () => {
