@@ -1,7 +1,7 @@
 import { parseCommandArgs } from "./args.ts";
 import { parseRoomName } from "./bundle_arg.ts";
 import type { CliContext } from "./context.ts";
-import { DEPLOY_HOME_HELP, deployStore, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { DEPLOY_HOME_HELP, withDeployOp } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { paramTexts } from "./run_params.ts";
 import { usageError } from "../core/errors.ts";
@@ -74,11 +74,9 @@ export function parse(args: string[]) {
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
-  const home = roomHomeDir(opts.home, ctx);
-  const row = await withOpContext(
+  const row = await withDeployOp(
     ctx,
-    home,
-    deployStore(opts.store, ctx, opts.blobs),
+    opts,
     async (op) => scheduleRow(await createSchedule(op, opts), op.clock().getTime()),
   );
   if (opts.json) printJson(ctx, SCHEDULE_FORMAT, row);

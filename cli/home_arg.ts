@@ -72,6 +72,27 @@ export function deployStore(
   return { store, blobs: blobsTarget(blobsFlag, ctx.env, store) };
 }
 
+/** The flags of commands that work on a home that may live in a PostgreSQL store. */
+export interface DeployHomeFlags {
+  home?: string;
+  store?: string;
+  blobs?: string;
+}
+
+/** withOpContext on the home, store and blobs that `flags` (or the environment) name. */
+export function withDeployOp<T>(
+  ctx: CliContext,
+  flags: DeployHomeFlags,
+  f: (op: OpContext) => Promise<T>,
+): Promise<T> {
+  return withOpContext(
+    ctx,
+    roomHomeDir(flags.home, ctx),
+    deployStore(flags.store, ctx, flags.blobs),
+    f,
+  );
+}
+
 export async function withOpContext<T>(
   ctx: CliContext,
   dir: string,

@@ -1,6 +1,6 @@
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
-import { DEPLOY_HOME_HELP, deployStore, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { DEPLOY_HOME_HELP, withDeployOp } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import { callOp } from "../core/ops/registry.ts";
@@ -75,9 +75,8 @@ export function parse(args: string[]) {
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
-  const home = roomHomeDir(opts.home, ctx);
   const out = (s: string) => ctx.stdout(s + "\n");
-  return await withOpContext(ctx, home, deployStore(opts.store, ctx, opts.blobs), async (op) => {
+  return await withDeployOp(ctx, opts, async (op) => {
     if (opts.action === "list") {
       const r = await callOp(reviewList, op, opts.decision ? { decision: opts.decision } : {});
       if (opts.json) printJson(ctx, reviewList.output, r);

@@ -1,6 +1,6 @@
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
-import { DEPLOY_HOME_HELP, deployStore, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { DEPLOY_HOME_HELP, withDeployOp } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import { callOp } from "../core/ops/registry.ts";
@@ -47,11 +47,9 @@ export function parse(args: string[]) {
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
-  const home = roomHomeDir(opts.home, ctx);
-  const r = await withOpContext(
+  const r = await withDeployOp(
     ctx,
-    home,
-    deployStore(opts.store, ctx, opts.blobs),
+    opts,
     (op) => callOp(runList, op, opts.room ? { room: opts.room } : {}),
   );
   if (opts.json) {

@@ -1,6 +1,6 @@
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
-import { DEPLOY_HOME_HELP, deployStore, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { DEPLOY_HOME_HELP, withDeployOp } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import { callOp } from "../core/ops/registry.ts";
@@ -49,8 +49,7 @@ export function parse(args: string[]) {
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
-  const home = roomHomeDir(opts.home, ctx);
-  return await withOpContext(ctx, home, deployStore(opts.store, ctx, opts.blobs), async (op) => {
+  return await withDeployOp(ctx, opts, async (op) => {
     if (opts.cancel !== undefined) {
       const r = await callOp(scheduleCancel, op, { id: opts.cancel });
       if (opts.json) printJson(ctx, scheduleCancel.output, r);

@@ -1,6 +1,6 @@
 import { parseCommandArgs } from "./args.ts";
 import type { CliContext } from "./context.ts";
-import { DEPLOY_HOME_HELP, deployStore, roomHomeDir, withOpContext } from "./home_arg.ts";
+import { DEPLOY_HOME_HELP, withDeployOp } from "./home_arg.ts";
 import { printJson } from "./render.ts";
 import { usageError } from "../core/errors.ts";
 import { TICK_FORMAT, tickSchedules, tickText } from "../core/ops/deploy_schedules.ts";
@@ -58,11 +58,9 @@ export function parse(args: string[]) {
 }
 
 export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Promise<number> {
-  const home = roomHomeDir(opts.home, ctx);
-  const results = await withOpContext(
+  const results = await withDeployOp(
     ctx,
-    home,
-    deployStore(opts.store, ctx, opts.blobs),
+    opts,
     (op) => tickSchedules(op, opts.now ?? op.clock()),
   );
   if (opts.json) printJson(ctx, TICK_FORMAT, { ticks: results });
