@@ -15,7 +15,7 @@ import {
   anthropicBody,
   parseAnthropicResponse,
 } from "../../core/codecs/providers/anthropic.ts";
-import { endpoint, postJson } from "./http.ts";
+import { postCompletion } from "./http.ts";
 
 /** A provider for one Anthropic model. */
 export function createAnthropicProvider(cfg: ProviderConfig): ModelProvider {
@@ -24,30 +24,13 @@ export function createAnthropicProvider(cfg: ProviderConfig): ModelProvider {
     kind: "anthropic",
     model: cfg.model,
     baseUrl: cfg.baseUrl,
+    // async: a body that cannot be built rejects, as every failure of complete() does.
     async complete(req: CompletionRequest): Promise<CompletionResult> {
-      const res = await postJson({
-        url: endpoint(cfg.baseUrl, "/v1/messages"),
+      return await postCompletion(cfg, label, req, {
+        path: "/v1/messages",
         headers: { "x-api-key": cfg.apiKey ?? "", "anthropic-version": ANTHROPIC_VERSION },
         body: anthropicBody(cfg.model, req),
-        signal: req.signal,
-        deadline: req.deadline,
-        label,
-        fetchImpl: cfg.fetchImpl,
-        retry: cfg.retry,
-        random: cfg.random,
-      });
-      if (!res.ok) return res;
-      try {
-        return { ok: true, turn: parseAnthropicResponse(res.json), tries: res.tries };
-      } catch (e) {
-        return {
-          ok: false,
-          failure: "malformed",
-          message: `${label}: malformed response: ${(e as Error).message}`,
-          tries: res.tries,
-          status: res.status,
-        };
-      }
+      }, parseAnthropicResponse);
     },
   };
 }

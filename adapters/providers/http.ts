@@ -4,7 +4,14 @@
  * an HTTP date), for a bounded number of tries and never past the attempt's deadline. The
  * result is a value: the parsed JSON, or a failure with a message fit for a fault record.
  */
-import type { CallFailure, RetryPolicy } from "../../core/ports/model_provider.ts";
+import type {
+  CallFailure,
+  CompletionRequest,
+  CompletionResult,
+  ProviderConfig,
+  RetryPolicy,
+} from "../../core/ports/model_provider.ts";
+import type { ModelTurn } from "../../core/codecs/providers/conversation.ts";
 
 export const DEFAULT_RETRY: RetryPolicy = { maxTries: 6, baseDelayMs: 1000, maxDelayMs: 30_000 };
 
@@ -197,5 +204,41 @@ export async function postJson(opts: PostJsonOptions): Promise<PostJsonResult> {
         status: lastStatus,
       };
     }
+  }
+}
+
+/**
+ * One completion: `req` posted to `path` of the provider's base URL in its wire format
+ * (`body`, `headers`), the answer read by `parse`; what `parse` throws is a malformed response.
+ */
+export async function postCompletion(
+  cfg: ProviderConfig,
+  label: string,
+  req: CompletionRequest,
+  wire: { path: string; headers: Record<string, string>; body: unknown },
+  parse: (json: unknown) => ModelTurn,
+): Promise<CompletionResult> {
+  const res = await postJson({
+    url: endpoint(cfg.baseUrl, wire.path),
+    headers: wire.headers,
+    body: wire.body,
+    signal: req.signal,
+    deadline: req.deadline,
+    label,
+    fetchImpl: cfg.fetchImpl,
+    retry: cfg.retry,
+    random: cfg.random,
+  });
+  if (!res.ok) return res;
+  try {
+    return { ok: true, turn: parse(res.json), tries: res.tries };
+  } catch (e) {
+    return {
+      ok: false,
+      failure: "malformed",
+      message: `${label}: malformed response: ${(e as Error).message}`,
+      tries: res.tries,
+      status: res.status,
+    };
   }
 }

@@ -12,7 +12,7 @@ import type {
   ProviderConfig,
 } from "../../core/ports/model_provider.ts";
 import { openaiBody, parseOpenAIResponse } from "../../core/codecs/providers/openai.ts";
-import { endpoint, postJson } from "./http.ts";
+import { postCompletion } from "./http.ts";
 
 /** A provider for one OpenAI model, or a model on an OpenAI-compatible server. */
 export function createOpenAIProvider(cfg: ProviderConfig & { compatible: boolean }): ModelProvider {
@@ -22,30 +22,13 @@ export function createOpenAIProvider(cfg: ProviderConfig & { compatible: boolean
     kind,
     model: cfg.model,
     baseUrl: cfg.baseUrl,
+    // async: a body that cannot be built rejects, as every failure of complete() does.
     async complete(req: CompletionRequest): Promise<CompletionResult> {
-      const res = await postJson({
-        url: endpoint(cfg.baseUrl, "/v1/chat/completions"),
+      return await postCompletion(cfg, label, req, {
+        path: "/v1/chat/completions",
         headers: cfg.apiKey ? { authorization: `Bearer ${cfg.apiKey}` } : {},
         body: openaiBody(cfg.model, req, cfg.compatible),
-        signal: req.signal,
-        deadline: req.deadline,
-        label,
-        fetchImpl: cfg.fetchImpl,
-        retry: cfg.retry,
-        random: cfg.random,
-      });
-      if (!res.ok) return res;
-      try {
-        return { ok: true, turn: parseOpenAIResponse(res.json, cfg.compatible), tries: res.tries };
-      } catch (e) {
-        return {
-          ok: false,
-          failure: "malformed",
-          message: `${label}: malformed response: ${(e as Error).message}`,
-          tries: res.tries,
-          status: res.status,
-        };
-      }
+      }, (json) => parseOpenAIResponse(json, cfg.compatible));
     },
   };
 }
