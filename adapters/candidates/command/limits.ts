@@ -145,6 +145,12 @@ const RUN = "/.dvergr/run";
 const CAPTURE = "/.dvergr/capture.tar";
 /** The supervisor's status file, as named in its pack (relative to /). */
 const STATUS = ".dvergr/run/status";
+/**
+ * The file the supervisor writes 64 KiB into, in each writable directory, to learn that it is
+ * not full without running `df` (a program: ~1.5 ms of CPU per attempt). A backslash makes it
+ * no world path, so no capture directory can name it; the pack leaves it out.
+ */
+const ROOM_PROBE = ".dvergr\\room";
 
 /**
  * bwrap arguments for the world: writable top-level directories become tmpfs mounts of
@@ -216,7 +222,8 @@ export function sealArgs(worldBytes: number): string[] {
  * where the host also kills it at the grace's end. At the limit it sends SIGTERM to every other
  * process of the sandbox's PID namespace (kill -1 spares only itself) and waits for the
  * candidate's end or the grace's; then SIGKILL to all of them; records how it
- * ended and whether a writable directory is full, and packs the capture directories into the
+ * ended and whether a writable directory is full (less than 64 KiB left: the "world-bytes"
+ * evidence, whatever the candidate's exit), and packs the capture directories into the
  * capture file: at most PACK_ENTRIES + 1 entries, so the host knows when there were more (they
  * are listed by the shell itself, each directory before what it holds, links never followed:
  * one tar and no other process).
@@ -225,8 +232,13 @@ export function sealArgs(worldBytes: number): string[] {
  * Before it forks again it waits, with shell builtins only, until /proc shows no process but
  * itself: a killed process holds its slot of the attempt's process limit until init (itself)
  * reaps it, so after a fork bomb every fork of the pack would fail and the world
- * would not be read back (a bounded number of looks, for a process that cannot die). The
- * candidate can disturb all of this only to its own cost (it can still spoil the pack file,
+ * would not be read back (a bounded number of looks, for a process that cannot die).
+ * Fullness is learnt without a program where it can be: alone in the sandbox, the supervisor
+ * writes 64 KiB into a new ROOM_PROBE file in each writable directory (refusing to follow
+ * links, set -C); when every write succeeds none is full (what `df` would say: 64 KiB or more
+ * free), and only when one fails (no room, or a name, mode or inode the candidate took away)
+ * does `df` decide, as it did for every attempt before. The candidate can disturb all of
+ * this only to its own cost (it can still spoil the pack file,
  * which is its uid's): the host reads the pack as untrusted input.
  */
 export const SUPERVISOR = `
@@ -288,17 +300,33 @@ while [ "$i" -lt 100000 ]; do
 done
 exec ${CANDIDATE_CGROUP_FD}>&-
 full=""
+probed=""
 if [ -n "$dirs" ]; then
-  (cd / && exec df -Pk $dirs) > ${RUN}/df 2>/dev/null
-  { read -r _; while read -r _ _ _ a _ m; do
-    if [ "$a" -lt 64 ] 2>/dev/null; then full="$full $m"; fi
-  done; } < ${RUN}/df
+  room=1
+  for d in $dirs; do
+    if [ -e "/$d/${ROOM_PROBE}" ] || [ -L "/$d/${ROOM_PROBE}" ]; then room=0; fi
+  done
+  if [ "$room" = 1 ]; then
+    probed=1
+    b=0123456789abcdef; b=$b$b$b$b; b=$b$b$b$b; b=$b$b$b$b; b=$b$b$b$b; b=$b$b$b$b; b=$b$b$b$b
+    set -C
+    for d in $dirs; do { printf %s "$b" > "/$d/${ROOM_PROBE}"; } 2>/dev/null || room=0; done
+    set +C
+    b=""
+  fi
+  if [ "$room" = 0 ]; then
+    (cd / && exec df -Pk $dirs) > ${RUN}/df 2>/dev/null
+    { read -r _; while read -r _ _ _ a _ m; do
+      if [ "$a" -lt 64 ] 2>/dev/null; then full="$full $m"; fi
+    done; } < ${RUN}/df
+  fi
 fi
 cd /
 printf 'exit=%s\\ntimedout=%s\\nfull=%s\\n' "$st" "$timed" "$full" > ${RUN}/status
 n=0
 listed() {
   for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+    if [ -n "$probed" ] && [ "$e" = "\${e%%/*}/${ROOM_PROBE}" ]; then continue; fi
     if [ -e "$e" ] || [ -L "$e" ]; then
       n=$((n + 1))
       [ "$n" -gt ${PACK_ENTRIES + 1} ] && return 1

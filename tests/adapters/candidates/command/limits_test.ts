@@ -292,6 +292,45 @@ if (hasBwrap) {
     await world.remove();
   });
 
+  Deno.test("commandCandidate() [bwrap] names a full directory whatever its exit, never one with room, and never packs its room probe", async () => {
+    // The supervisor's probe file in each writable directory (limits.ts ROOM_PROBE).
+    const probe = "'/out/.dvergr\\room'";
+    const cases = [
+      // About 1 MiB of 8 left: not full; only the candidate's two files come back.
+      { run: "head -c 7340032 /dev/zero > /out/big; echo w1 > /out/answer.edn", full: false },
+      // Blocks held without bytes (fallocate --keep-size: the pack shows an empty file), 28 KiB
+      // left, exit 0: full.
+      {
+        run: "echo w1 > /out/answer.edn; : > /out/held; fallocate -n -l 8355840 /out/held; true",
+        full: true,
+      },
+      // The probe's name taken by the candidate: df decides, and a FIFO there blocks nothing.
+      {
+        run: `echo w1 > /out/answer.edn; : > ${probe}; ` +
+          "dd if=/dev/zero of=/out/big bs=1M count=50 2>/dev/null; true",
+        full: true,
+      },
+      { run: `echo w1 > /out/answer.edn; mkfifo ${probe}`, full: false },
+    ];
+    for (const c of cases) {
+      const { outcome, captured, world, ev } = await attempt(c.run, "bwrap", {
+        worldBytes: 8 * MIB,
+      });
+      await world.remove();
+      assert.equal(captured.files["/out/answer.edn"], "w1\n", c.run);
+      assert.deepEqual(ev.limits.exceeded, c.full ? ["world-bytes"] : [], c.run);
+      assert.equal(
+        outcome.status,
+        c.full ? "crashed" : "completed",
+        `${c.run}: ${outcome.message}`,
+      );
+      if (c.full) assert.match(outcome.message ?? "", /bytes written under the world/);
+      // The supervisor's own probe never comes back; a file the candidate named so is skipped.
+      const skipped = (ev.readBack?.skipped ?? []).map((s) => s.path);
+      assert.deepEqual(skipped, c.run.includes(probe) ? ["/out/.dvergr\\room"] : [], c.run);
+    }
+  });
+
   Deno.test("commandCandidate() [bwrap] can write nothing but the sized tmpfs mounts", async () => {
     const { outcome, captured, world } = await attempt(
       "for p in /big /dev/big /usr/big /.dvergr/big; do echo x > $p 2>/dev/null && echo $p; done " +
