@@ -124,6 +124,17 @@ function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
+/**
+ * Shell lines that open a pipe in the shell itself, without a fork: its read end on fd 5 (an
+ * empty here-document, a pipe in dash, bash and busybox), its write end on fd 6 by opening
+ * the read end again through /proc (a pipe opens like a FIFO). Where that fails, fd 6 is
+ * /dev/null and a read of fd 5 ends at once (as it does where a here-document is a file):
+ * whatever a read of it gives, only the line tcpserver writes once it listens says ready.
+ */
+const TOLD_PIPE = `exec 5<<'E'
+E
+{ command exec 6>/proc/self/fd/5 || exec 6>/dev/null; } 2>/dev/null`;
+
 /** Where socat is in the sandbox's system directories (null: not installed). */
 let socatPath: string | null | undefined;
 export function socatBinary(): string | null {
@@ -168,7 +179,10 @@ export type GatewayForwarder =
  * the port listens, and exits 125 when the forwarder died. However long the forwarder takes
  * to listen, only the host's setup limit ends the wait.
  *
- * It looks at the count of TCP sockets in use in /proc/net/sockstat (shell builtins, a short
+ * tcpserver says its port on its stdout once it listens (-1), into a pipe the shell reads
+ * (TOLD_PIPE): the wait blocks, no look and no `sleep` (a program) while it starts. Without
+ * that line (it died, or the shell had no pipe), and for the other forwarders, the wait
+ * looks at the count of TCP sockets in use in /proc/net/sockstat (shell builtins, a short
  * sleep between looks after the first 20, ~1 ms of looking: most forwarders listen by then, and
  * a sleep is a process of its own and at least 10 ms): the sandbox's network namespace is its own, and
  * before the candidate starts the forwarder is the only process that could make a TCP
@@ -183,9 +197,10 @@ export function forwarderScripts(
   const port = SANDBOX_GATEWAY_PORT;
   const detached = "</dev/null >/dev/null 2>&1 4<&- 8>&- &";
   const start = "tcpserver" in forwarder
-    ? `${shellQuote(forwarder.tcpserver)} -R -H -l 127.0.0.1 -c 256 127.0.0.1 ${port} ` +
-      `${shellQuote(forwarder.socat)} -lf /dev/null - UNIX-CONNECT:${socket} ${detached}` +
-      "\nforwarder=$!"
+    ? `${TOLD_PIPE}\n${shellQuote(forwarder.tcpserver)} -1 -R -H -l 127.0.0.1 -c 256 ` +
+      `127.0.0.1 ${port} ${shellQuote(forwarder.socat)} -lf /dev/null - ` +
+      `UNIX-CONNECT:${socket} </dev/null >&6 2>/dev/null 4<&- 5<&- 6>&- 8>&- &` +
+      "\nforwarder=$!\nexec 6>&-"
     : "socat" in forwarder
     ? `${shellQuote(forwarder.socat)} -lf /dev/null TCP4-LISTEN:${port},bind=127.0.0.1,` +
       `reuseaddr,fork UNIX-CONNECT:${socket} ${detached}\nforwarder=$!`
@@ -208,7 +223,7 @@ export function forwarderScripts(
   // The deadline is the host's setup limit (the sandbox's start to the candidate's, 120 s),
   // which only a host too loaded to start a forwarder exceeds (a fault: the candidate had
   // not started); the candidate's time limit starts after it (its go mark).
-  const ready = `w=0
+  const looks = `w=0
 while :; do
   l=0
   while read -r p k n _; do
@@ -219,6 +234,16 @@ while :; do
   w=$((w + 1))
   if [ "$w" -gt 100 ]; then sleep 0.05; elif [ "$w" -gt 20 ]; then sleep 0.01; fi
 done`;
+  // tcpserver -1 says its port once it listens, then closes its stdout: one blocking read.
+  // Anything else (it died, no pipe) falls back to the looks, which tell those apart.
+  const ready = "tcpserver" in forwarder
+    ? `told=
+read -r told <&5
+exec 5<&-
+if [ "$told" != ${port} ]; then
+${looks}
+fi`
+    : looks;
   return { start, ready };
 }
 

@@ -333,7 +333,11 @@ Deno.test("startAttemptGateway() refuses a 4 GiB body to the models or to MCP wi
  * Runs the forwarder's start and ready lines in a network namespace of their own; once ready,
  * a client connects to the port (exit 3 when it cannot: the port did not listen).
  */
-async function readyWith(forwarder: GatewayForwarder): Promise<{ code: number; ms: number }> {
+async function readyWith(
+  forwarder: GatewayForwarder,
+  env: Record<string, string> = {},
+  writable: string[] = [],
+): Promise<{ code: number; ms: number }> {
   const { start, ready } = forwarderScripts(forwarder);
   const t0 = performance.now();
   const out = await new Deno.Command("bwrap", {
@@ -344,6 +348,7 @@ async function readyWith(forwarder: GatewayForwarder): Promise<{ code: number; m
       "--ro-bind",
       "/",
       "/",
+      ...writable.flatMap((d) => ["--bind", d, d]),
       "--dev",
       "/dev",
       "--proc",
@@ -353,6 +358,7 @@ async function readyWith(forwarder: GatewayForwarder): Promise<{ code: number; m
       `${start}\n${ready}\n${socatBinary()} -u /dev/null ` +
       `TCP4:127.0.0.1:${SANDBOX_GATEWAY_PORT} || exit 3\nkill "$forwarder"`,
     ],
+    env,
     stdout: "null",
     stderr: "null",
   }).output();
@@ -380,6 +386,46 @@ Deno.test({
     const tcpserver = tcpserverBinary();
     if (tcpserver) assert.equal((await readyWith({ tcpserver, socat })).code, 0);
     assert.equal((await readyWith({ socat: dead })).code, 125);
+    await Deno.remove(dir, { recursive: true });
+  },
+});
+
+Deno.test({
+  name:
+    "forwarderScripts(): with tcpserver, ready blocks until it says it listens (no looks, no sleep), and exits 125 when it died",
+  ignore: !hasBwrap || socatBinary() === null || tcpserverBinary() === null,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const socat = socatBinary()!;
+    const tcpserver = tcpserverBinary()!;
+    // Every sleep the wait runs is logged: the looks sleep between them, the blocking read never.
+    const bin = `${dir}/bin`;
+    await Deno.mkdir(bin);
+    const slept = `${dir}/slept`;
+    await Deno.writeTextFile(
+      `${bin}/sleep`,
+      `#!/bin/sh\necho "$@" >> ${slept}\nexec /bin/sleep "$@"\n`,
+    );
+    const slow = `${dir}/slow-tcpserver`;
+    await Deno.writeTextFile(slow, `#!/bin/sh\n/bin/sleep 1\nexec ${tcpserver} "$@"\n`);
+    const dead = `${dir}/dead-tcpserver`;
+    await Deno.writeTextFile(dead, "#!/bin/sh\nexit 1\n");
+    for (const f of [`${bin}/sleep`, slow, dead]) await Deno.chmod(f, 0o755);
+    const env = { PATH: `${bin}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}` };
+    const sleeps = async () =>
+      (await Deno.readTextFile(slept).catch(() => "")).split("\n").length - 1;
+
+    const waited = await readyWith({ tcpserver: slow, socat }, env, [dir]);
+    assert.equal(waited.code, 0);
+    assert.ok(waited.ms >= 1000, `${waited.ms}`);
+    assert.equal(await sleeps(), 0, "the wait for tcpserver slept");
+    assert.equal((await readyWith({ tcpserver: dead, socat }, env, [dir])).code, 125);
+    // The same slow start behind socat is waited for by looking, with sleeps between looks.
+    const slowSocat = `${dir}/slow-socat`;
+    await Deno.writeTextFile(slowSocat, `#!/bin/sh\n/bin/sleep 1\nexec ${socat} "$@"\n`);
+    await Deno.chmod(slowSocat, 0o755);
+    assert.equal((await readyWith({ socat: slowSocat }, env, [dir])).code, 0);
+    assert.ok(await sleeps() > 0, "the hook saw no sleep of the looks");
     await Deno.remove(dir, { recursive: true });
   },
 });
