@@ -143,6 +143,12 @@ export const HOST_TIMER_SIGNAL = "USR1";
 const SEED = "/.dvergr/seed";
 const RUN = "/.dvergr/run";
 const CAPTURE = "/.dvergr/capture.tar";
+/**
+ * The supervisor's pack: one tar that reads the names to pack (NUL-ended, listed by the
+ * shell) from its stdin and never recurses, so it never follows a link or packs what was not
+ * listed.
+ */
+const PACK_TAR = `LC_ALL=C.UTF-8 tar --format=posix --null --no-recursion -T - -cf ${CAPTURE}`;
 /** The supervisor's status file, as named in its pack (relative to /). */
 const STATUS = ".dvergr/run/status";
 /**
@@ -226,7 +232,10 @@ export function sealArgs(worldBytes: number): string[] {
  * evidence, whatever the candidate's exit), and packs the capture directories into the
  * capture file: at most PACK_ENTRIES + 1 entries, so the host knows when there were more (they
  * are listed by the shell itself, each directory before what it holds, links never followed:
- * one tar and no other process).
+ * one tar and no other process; the shell writes the list into a pipe it opens without a fork,
+ * an empty here-document on fd 5 and its write end reopened through /proc/self/fd/5, that
+ * tar, started first, reads: a pipeline would fork a lister; it does only where the
+ * here-document is no pipe).
  * When that pack fails on a host file system without room, it exits PACK_NO_ROOM (the host
  * then stops the run with an IO error: the host's fault, never the candidate's).
  * Before it forks again it waits, with shell builtins only, until /proc shows no process but
@@ -302,19 +311,19 @@ exec ${CANDIDATE_CGROUP_FD}>&-
 full=""
 probed=""
 if [ -n "$dirs" ]; then
-  room=1
+  roomy=1
   for d in $dirs; do
-    if [ -e "/$d/${ROOM_PROBE}" ] || [ -L "/$d/${ROOM_PROBE}" ]; then room=0; fi
+    if [ -e "/$d/${ROOM_PROBE}" ] || [ -L "/$d/${ROOM_PROBE}" ]; then roomy=0; fi
   done
-  if [ "$room" = 1 ]; then
+  if [ "$roomy" = 1 ]; then
     probed=1
     b=0123456789abcdef; b=$b$b$b$b; b=$b$b$b$b; b=$b$b$b$b; b=$b$b$b$b; b=$b$b$b$b; b=$b$b$b$b
     set -C
-    for d in $dirs; do { printf %s "$b" > "/$d/${ROOM_PROBE}"; } 2>/dev/null || room=0; done
+    for d in $dirs; do { printf %s "$b" > "/$d/${ROOM_PROBE}"; } 2>/dev/null || roomy=0; done
     set +C
     b=""
   fi
-  if [ "$room" = 0 ]; then
+  if [ "$roomy" = 0 ]; then
     (cd / && exec df -Pk $dirs) > ${RUN}/df 2>/dev/null
     { read -r _; while read -r _ _ _ a _ m; do
       if [ "$a" -lt 64 ] 2>/dev/null; then full="$full $m"; fi
@@ -330,20 +339,37 @@ listed() {
     if [ -e "$e" ] || [ -L "$e" ]; then
       n=$((n + 1))
       [ "$n" -gt ${PACK_ENTRIES + 1} ] && return 1
-      printf '%s\\0' "$e"
+      printf '%s\\0' "$e" || return 1
       if [ -d "$e" ] && [ ! -L "$e" ]; then listed "$e" || return 1; fi
     fi
   done
 }
-if ! { printf '%s\\0' ${STATUS}; for r in $packed; do
-  if [ -e "$r" ] || [ -L "$r" ]; then
-    n=$((n + 1))
-    [ "$n" -gt ${PACK_ENTRIES + 1} ] && break
-    printf '%s\\0' "$r"
-    if [ -d "$r" ] && [ ! -L "$r" ]; then listed "$r" || break; fi
-  fi
-done; } |
-  LC_ALL=C.UTF-8 tar --format=posix --null --no-recursion -T - -cf ${CAPTURE} 2>/dev/null; then
+names() {
+  printf '%s\\0' ${STATUS} || return 1
+  for r in $packed; do
+    if [ -e "$r" ] || [ -L "$r" ]; then
+      n=$((n + 1))
+      [ "$n" -gt ${PACK_ENTRIES + 1} ] && return 1
+      printf '%s\\0' "$r" || return 1
+      if [ -d "$r" ] && [ ! -L "$r" ]; then listed "$r" || return 1; fi
+    fi
+  done
+}
+exec 5<<'E'
+E
+if [ -p /proc/self/fd/5 ] && { command exec 6>/proc/self/fd/5; } 2>/dev/null; then
+  ${PACK_TAR} <&5 5<&- 6>&- 2>/dev/null &
+  t=$!
+  exec 5<&-
+  trap '' PIPE
+  names >&6
+  exec 6>&-
+  wait "$t"
+else
+  exec 5<&-
+  names | ${PACK_TAR} 2>/dev/null
+fi
+if [ "$?" != 0 ]; then
   room=$( (cd / && exec df -Pk ${CAPTURE}) 2>/dev/null | { read -r _; read -r _ _ _ a _; echo "$a"; })
   if [ "$room" -lt ${PACK_ROOM_KIB} ] 2>/dev/null; then exit ${PACK_NO_ROOM}; fi
 fi

@@ -21,6 +21,10 @@ import {
   rlimitArgv,
   rlimitLines,
   sandboxWorldArgs,
+  sealArgs,
+  superviseArgv,
+  SUPERVISOR,
+  SUPERVISOR_BIN,
   writableTopLevel,
 } from "../../../../adapters/candidates/command/limits.ts";
 import type { CandidateOutcome } from "../../../../core/bench/candidate.ts";
@@ -247,7 +251,96 @@ Deno.test("readBackWorld() writes a pack's hard links as links, never as copies 
   await Deno.remove(world, { recursive: true });
 });
 
+/**
+ * Runs `script` as the supervisor of a bare sandbox (no gateway, no cgroup) around `sh -c
+ * run`, with /out writable and captured; returns the pack's listing and what reads back.
+ */
+async function supervised(script: string, run: string) {
+  const dir = await Deno.makeTempDir();
+  await Deno.mkdir(`${dir}/world`);
+  await Deno.mkdir(`${dir}/bin`);
+  await Deno.copyFile("/bin/sh", `${dir}/bin/sh`);
+  await Deno.chmod(`${dir}/bin/sh`, 0o711);
+  const capture = `${dir}/capture.tar`;
+  await Deno.writeFile(capture, new Uint8Array());
+  const limits = { ...DEFAULT_LIMITS, worldBytes: 64 * MIB };
+  const argv = superviseArgv(["sh", "-c", run], { writable: ["out"], capture: ["/out"] });
+  argv[2] = script;
+  const bwrap = [
+    "--unshare-all",
+    "--uid",
+    "1000",
+    "--gid",
+    "1000",
+    "--die-with-parent",
+    "--as-pid-1",
+    "--ro-bind",
+    "/usr",
+    "/usr",
+    "--symlink",
+    "usr/bin",
+    "/bin",
+    "--symlink",
+    "usr/lib",
+    "/lib",
+    "--symlink",
+    "usr/lib64",
+    "/lib64",
+    "--ro-bind",
+    "/etc",
+    "/etc",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    ...sandboxWorldArgs(`${dir}/world`, [], ["out"], limits, capture),
+    "--ro-bind",
+    `${dir}/bin`,
+    SUPERVISOR_BIN,
+    ...sealArgs(limits.worldBytes),
+    "--chdir",
+    "/",
+    ...argv,
+  ];
+  const out = await new Deno.Command("/bin/sh", {
+    args: ["-c", 'exec 8>/dev/null; exec bwrap "$@"', "sh", ...bwrap],
+    stdin: "null",
+    stderr: "piped",
+  }).output();
+  const listing = await new Deno.Command("tar", { args: ["-tvf", capture], stderr: "null" })
+    .output();
+  const back = await readBackWorld(`${dir}/world`, ["out"], capture);
+  const names = new TextDecoder().decode(listing.stdout).split("\n")
+    .map((l) => l.replace(/^.* \d\d:\d\d /, "")).filter((l) => l !== "");
+  await Deno.remove(dir, { recursive: true });
+  return { code: out.code, stderr: new TextDecoder().decode(out.stderr), names, back };
+}
+
 if (hasBwrap) {
+  Deno.test("SUPERVISOR packs the same through its own pipe or a pipeline: each entry once, links never followed, no probe", async () => {
+    // 400 names of ~200 bytes: their list overfills a pipe (64 KiB) while tar reads it.
+    const run = "cd /out && mkdir -p sub/deep && echo a > a && echo b > sub/deep/b && " +
+      "echo h > .hidden && echo x > ..x && ln -s /etc/passwd link && ln a hard && " +
+      "printf 'n' > \"$(printf 'new\\nline')\" && mkdir many && i=0 && " +
+      "while [ $i -lt 400 ]; do : > many/$i-$(printf '%0190d' 0); i=$((i + 1)); done; exit 3";
+    const pipeline = SUPERVISOR.replace("[ -p /proc/self/fd/5 ]", "false");
+    assert.notEqual(pipeline, SUPERVISOR, "the supervisor no longer checks for its pipe");
+    const viaPipe = await supervised(SUPERVISOR, run);
+    const viaPipeline = await supervised(pipeline, run);
+    for (const r of [viaPipe, viaPipeline]) {
+      assert.equal(r.code, 3, r.stderr);
+      assert.equal(r.back.status?.exit, 3);
+      assert.deepEqual(r.back.status?.full, []);
+      assert.equal(r.back.truncated, false);
+      assert.equal(r.back.files, 406);
+      assert.deepEqual(r.back.skipped.map((s) => `${s.path} ${s.reason}`), ["/out/link symlink"]);
+      assert.equal(r.names.length, 412, r.names.slice(0, 12).join("\n"));
+      assert.ok(r.names.includes("out/link -> /etc/passwd"), r.names.join("\n"));
+      assert.ok(!r.names.some((n) => n.includes("dvergr\\room")), "the probe was packed");
+    }
+    assert.deepEqual(viaPipe.names, viaPipeline.names);
+  });
+
   Deno.test("commandCandidate() [bwrap] captures non-ASCII names and a hard-linked answer", async () => {
     const { outcome, captured, world } = await attempt(
       "echo m > /out/Müller.txt; echo e > '/out/€😀.txt'; echo w1 > /out/a; " +
