@@ -31,6 +31,7 @@ import { createClojurePool } from "./clojure_pool.ts";
 import { toCheckerRun, toGeneratorRun, toJudgeRequestsRun } from "./checker_runs.ts";
 import { STACK_BYTES } from "./pool_types.ts";
 import { CHECKER_THREAD_ENTRY } from "./early_thread.ts";
+import { CHECKER_PROCESS_ENTRY } from "./worker_process.ts";
 import { layoutFile, type LayoutStore, layoutStore } from "./layout_cache.ts";
 import {
   createWorkerPool,
@@ -66,7 +67,7 @@ export const CHECKER_WORKERS: WorkerSpec = {
   sandboxName: "The sandbox",
   timeoutSuffix: "",
   entries: {
-    process: new URL("./checker_process.ts", import.meta.url),
+    process: CHECKER_PROCESS_ENTRY,
     thread: CHECKER_THREAD_ENTRY,
   },
   engineName: "QuickJS",

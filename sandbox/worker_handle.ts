@@ -4,7 +4,8 @@
  * clojure_ ones for checker.clj). Two ways carry the same messages (sandbox/protocol.ts):
  *
  * - "process": `deno run` of the process entry with every permission denied, JSON lines
- *   over stdin/stdout. `kill()` is SIGKILL: it stops a checker stuck in a native call at once.
+ *   over stdin/stdout (its command, and the one started early: sandbox/worker_process.ts).
+ *   `kill()` is SIGKILL: it stops a checker stuck in a native call at once.
  * - "thread": a Deno Worker with `permissions: "none"`, for where no `deno` executable can be
  *   started (a compiled binary). `kill()` is `terminate()`, which does not stop a worker busy
  *   in one long native call (denoland/deno#35657): its thread runs on until that call returns.
@@ -15,6 +16,9 @@
 import type { HostMessage, InitMessage } from "./protocol.ts";
 import { type EarlyThread, newThreadWorker, sameInit, takeEarlyThread } from "./early_thread.ts";
 import { concatBytes, encodeJsonLine, readJsonLines } from "./json_lines.ts";
+import { workerProcess } from "./worker_process.ts";
+
+export { processWorkersAvailable } from "./worker_process.ts";
 
 export type WorkerKind = "process" | "thread";
 
@@ -39,58 +43,12 @@ export interface WorkerEntries {
   thread: URL;
 }
 
-const CONFIG = new URL("../deno.json", import.meta.url);
-/** Every permission denied explicitly, so the process also reports them as denied. */
-const DENY_ALL = [
-  "--deny-read",
-  "--deny-write",
-  "--deny-net",
-  "--deny-env",
-  "--deny-run",
-  "--deny-ffi",
-  "--deny-sys",
-  "--deny-import",
-];
-/** Environment a worker process may see: where Deno's cache is, nothing else. */
-const PASSED_ENV = ["DENO_DIR", "HOME", "XDG_CACHE_HOME"];
 const STDERR_TAIL = 2_000;
-/**
- * V8 flags of a worker process. A young generation of at most 1 MiB per semi-space: a worker
- * allocates little that lives, and V8's default let it grow by up to ~10 MiB of resident
- * memory under a stream of calls, at no measurable gain in verdicts per second.
- */
-const WORKER_V8_FLAGS = "--max-semi-space-size=1";
-/**
- * V8 flag of a worker process that runs WebAssembly on the baseline compiler only (Liftoff):
- * V8's optimizing tier-up of QuickJS's hot functions costs ~150 ms of CPU in background
- * threads, which a run of small checkers never earns back (see WorkerSpec.baselineFirst).
- */
-const BASELINE_ONLY = "--liftoff-only";
 
 /** How a worker process is started. */
 export interface StartOptions {
   /** WebAssembly on the baseline compiler only (process workers; threads share the host's V8). */
   baseline?: boolean;
-}
-
-let available: boolean | undefined;
-
-/**
- * Whether checker workers can be processes here: dvergr runs as a `deno` executable from
- * its source tree (not a compiled binary) and may run that executable.
- */
-export function processWorkersAvailable(): boolean {
-  if (available !== undefined) return available;
-  try {
-    const exec = Deno.execPath();
-    available = /(^|[\\/])deno(\.exe)?$/.test(exec) &&
-      new URL(import.meta.url).protocol === "file:" &&
-      Deno.permissions.querySync({ name: "run", command: exec }).state === "granted" &&
-      Deno.statSync(CONFIG).isFile;
-  } catch {
-    available = false;
-  }
-  return available;
 }
 
 /** Starts one worker of `kind` running `entries`. */
@@ -105,65 +63,13 @@ export function startWorker<H, W>(
     : startThread(events, entries.thread);
 }
 
-function passedEnv(): Record<string, string> {
-  const env: Record<string, string> = { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
-  for (const name of PASSED_ENV) {
-    try {
-      const value = Deno.env.get(name);
-      if (value !== undefined) env[name] = value;
-    } catch {
-      // Without --allow-env Deno finds its cache the default way.
-    }
-  }
-  return env;
-}
-
-/**
- * util-linux's setpriv, when this host has it: a worker process is started through it with
- * the parent-death signal KILL, so a worker stuck in a native call that never polls QuickJS's
- * interrupt handler does not outlive a pool whose process died (nothing else would stop it:
- * the pool's watchdog died with it). Looked up once; without it workers start directly.
- */
-let setprivPath: string | null | undefined;
-function setpriv(): string | null {
-  if (setprivPath !== undefined) return setprivPath;
-  setprivPath = null;
-  for (const p of ["/usr/bin/setpriv", "/bin/setpriv"]) {
-    try {
-      if (Deno.statSync(p).isFile) return setprivPath = p;
-    } catch {
-      // Not there, or not readable without --allow-read: start workers directly.
-    }
-  }
-  return setprivPath;
-}
-
 function startProcess<H, W>(
   events: WorkerEvents<W>,
   entry: URL,
   opts: StartOptions,
 ): WorkerHandle<H> {
-  const v8Flags = [WORKER_V8_FLAGS, ...(opts.baseline ? [BASELINE_ONLY] : [])];
-  const guard = setpriv();
-  const child = new Deno.Command(guard ?? Deno.execPath(), {
-    args: [
-      ...(guard ? ["--pdeathsig", "KILL", "--", Deno.execPath()] : []),
-      "run",
-      "--quiet",
-      "--no-prompt",
-      "--cached-only",
-      `--v8-flags=${v8Flags.join(",")}`,
-      ...DENY_ALL,
-      "--config",
-      filePath(CONFIG),
-      filePath(entry),
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    clearEnv: true,
-    env: passedEnv(),
-  }).spawn();
+  // Started before the pool (sandbox/worker_process.ts) when it was the same; else now.
+  const child = workerProcess(entry, opts.baseline === true);
   let ended = false;
   let stderr = "";
   const writer = child.stdin.getWriter();
@@ -232,15 +138,6 @@ function startProcess<H, W>(
       }
     },
   };
-}
-
-/**
- * The path of a file: URL of this program's own files (POSIX paths). Not node:url's
- * fileURLToPath: importing node:url loads Deno's URL module of the Node layer (~4 ms before
- * a benchmark's first cell) for one call per worker.
- */
-function filePath(url: URL): string {
-  return decodeURIComponent(url.pathname);
 }
 
 function startThread<H, W>(events: WorkerEvents<W>, entry: URL): WorkerHandle<H> {
