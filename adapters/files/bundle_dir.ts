@@ -14,18 +14,23 @@ import { readTreeByTar } from "./bundle_tar.ts";
  * costs a few milliseconds, which the walk of a bundle this big costs too.
  */
 const TAR_FROM_CASES = 64;
+/**
+ * Cases up to which it is: tar's archive is a temporary file of ~2 KiB per small file (a
+ * 16,384-case bundle: ~60 MiB), which a bigger bundle does not get.
+ */
+const TAR_UP_TO_CASES = 16_384;
 
-/** Whether `realRoot/cases` lists at least TAR_FROM_CASES entries. */
+/** Whether `realRoot/cases` lists from TAR_FROM_CASES to TAR_UP_TO_CASES entries. */
 function manyCases(realRoot: string): boolean {
   let n = 0;
   try {
     for (const _ of Deno.readDirSync(`${realRoot}${sep}cases`)) {
-      if (++n >= TAR_FROM_CASES) return true;
+      if (++n > TAR_UP_TO_CASES) return false;
     }
   } catch {
     // No cases/ (or not a directory): the walk says what is there.
   }
-  return false;
+  return n >= TAR_FROM_CASES;
 }
 
 /**
