@@ -625,3 +625,54 @@ Deno.test("runExperiment() fails when a record cannot be committed, and counts o
   assert.equal(counted, stored);
   await home.close();
 });
+
+Deno.test("runExperiment() holds its worker back while 16 records are on their way, and lets it go once the oldest commit lands", async () => {
+  const home = await memoryHome();
+  const bundle = wordBundle(10);
+  const seen = { started: 0, now: 0, peak: 0 };
+  const cands = [copying("quick", () => Promise.resolve(), seen)];
+  const plan = planExperiment(bundle, cands, { repetitions: 4 });
+  // The first two commits wait for their gates.
+  const gates = [Promise.withResolvers<void>(), Promise.withResolvers<void>()];
+  let commits = 0;
+  const slow = {
+    ...home.state,
+    putAttempts: async (...args: Parameters<typeof home.state.putAttempts>) => {
+      const gate = gates[commits++];
+      if (gate) await gate.promise;
+      return home.state.putAttempts(...args);
+    },
+  };
+  const running = runExperiment({
+    services: composeServices(),
+    state: slow,
+    blobs: home.blobs,
+    worldsDir: home.worldsDir,
+    bundle,
+    plan,
+    candidates: cands,
+    runner: pool,
+    room: "words",
+    trust: "ad-hoc",
+    parallel: 1,
+  });
+  /** Cells started once `n` have, or once `turns` turns of the event loop have passed. */
+  const startedBy = async (n: number, turns = 2_000) => {
+    for (let turn = 0; turn < turns && seen.started < n; turn++) {
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    return seen.started;
+  };
+  // The first record's commit waits; 15 more queue behind it, then the worker waits.
+  assert.equal(await startedBy(16), 16);
+  assert.equal(await startedBy(17, 100), 16, "a 17th cell started with 16 records on their way");
+  // The oldest commit (1 record) lands: one more cell runs, though its own commit has not.
+  gates[0].resolve();
+  assert.equal(await startedBy(17), 17);
+  assert.equal(await startedBy(18, 100), 17);
+  gates[1].resolve();
+  const result = await running;
+  assert.equal(result.complete, true);
+  assert.equal(seen.started, 40);
+  await home.close();
+});
