@@ -337,8 +337,10 @@ export async function startAttemptGateway(
       // Socket paths must stay under 108 bytes: a short directory in the temp dir.
       const tmp = opts.tmpDir ?? (Deno.env.get("TMPDIR") || "/tmp");
       await sweepGatewayDirsOnce(tmp);
-      dir = await Deno.makeTempDir({ dir: tmp, prefix: gatewayDirPrefix() });
-      await Deno.chmod(dir, 0o700);
+      // Synchronous: two calls on a directory of dvergr's own (an asynchronous call costs a
+      // thread's hand-off more, per attempt).
+      dir = Deno.makeTempDirSync({ dir: tmp, prefix: gatewayDirPrefix() });
+      Deno.chmodSync(dir, 0o700);
       if ("deno" in forwarder) await Deno.writeTextFile(`${dir}/forward.js`, FORWARDER_JS);
       servers.push(Deno.serve({
         ...quiet,

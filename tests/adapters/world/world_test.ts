@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readJsonLines } from "../../../sandbox/json_lines.ts";
 import {
   createMemoryWorld,
   createWorld,
@@ -96,15 +97,41 @@ Deno.test("capture() says when it stopped at its entry limit, so nothing is lost
   await world.remove();
 });
 
+/**
+ * Captures of a world, one JSON line each (its files' texts), until it is killed: in a
+ * process of its own, since a capture reads synchronously and a swapper in the same process
+ * would only run between captures, never within one.
+ */
+const CAPTURE_LOOP = `
+import { createWorld } from ${
+  JSON.stringify(new URL("../../../adapters/world/world.ts", import.meta.url).href)
+};
+const world = await createWorld({}, { mkdirs: ["/out", "/spare"] });
+const out = Deno.stdout.writable.getWriter();
+const enc = new TextEncoder();
+await out.write(enc.encode(JSON.stringify({ dir: world.dir }) + "\\n"));
+for (;;) {
+  const cap = await world.capture(["/out"]);
+  await out.write(enc.encode(JSON.stringify({ files: Object.values(cap.files) }) + "\\n"));
+}
+`;
+
 Deno.test("capture() neither follows a link nor blocks on a FIFO that replaces a file after the walk", async () => {
   // A candidate's process that outlives it (possible without bubblewrap) can swap
   // /out/answer.edn between the capture's directory walk and its read.
   const outside = await Deno.makeTempDir();
   await Deno.writeTextFile(`${outside}/secret.txt`, "secret");
-  const world = await createWorld({}, { mkdirs: ["/out", "/spare"] });
-  const answer = `${world.dir}/out/answer.edn`;
-  const spare = `${world.dir}/spare`;
-  const rounds = 150;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--ext=ts", CAPTURE_LOOP],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = readJsonLines<{ dir?: string; files?: string[] }>(child.stdout);
+  const dir = (await lines.next()).value!.dir!;
+  const answer = `${dir}/out/answer.edn`;
+  const spare = `${dir}/spare`;
+  const rounds = 500;
   const fifos = Array.from({ length: rounds }, (_, i) => `${spare}/fifo-${i}`);
   const made = await new Deno.Command("mkfifo", { args: fifos }).output();
   assert.ok(made.success, "mkfifo");
@@ -125,21 +152,25 @@ Deno.test("capture() neither follows a link nor blocks on a FIFO that replaces a
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     while (running) {
-      const cap = await Promise.race([
-        world.capture(["/out"]),
+      const line = await Promise.race([
+        lines.next(),
         new Promise<null>((r) => timer = setTimeout(() => r(null), 5000)),
       ]);
       clearTimeout(timer);
-      assert.ok(cap !== null, "a capture blocked on a FIFO");
-      seen.push(...Object.values(cap.files));
+      assert.ok(line !== null, "a capture blocked on a FIFO");
+      assert.ok(!line.done, "the capturing process ended early");
+      seen.push(...line.value.files!);
     }
   } finally {
     running = false;
     await swapper;
+    child.kill("SIGKILL");
+    while (!(await lines.next()).done);
+    await child.status;
+    await Deno.remove(dir, { recursive: true });
   }
   assert.ok(seen.length > 0);
   assert.ok(!seen.includes("secret"), "a capture followed a link out of the world");
-  await world.remove();
   await Deno.remove(outside, { recursive: true });
 });
 
