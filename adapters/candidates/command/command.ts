@@ -52,7 +52,7 @@ import { type AttemptCgroup, openAttemptCgroup, shellQuote } from "./cgroup.ts";
 import { noteSerialOnce, unboundedAttempts } from "./gate.ts";
 import { signalSandboxInit } from "./sandbox_init.ts";
 import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
-import { commandProgram, lookUpProgram, plainArgv, under } from "./command_program.ts";
+import { commandProgram, hostProgram, lookUpProgram, plainArgv, under } from "./command_program.ts";
 import {
   giveTo,
   type HostIdentity,
@@ -62,7 +62,7 @@ import {
   type Stage,
   stagedBwrap,
   stageDir,
-  UNSHARE_MOUNT,
+  unshareMount,
 } from "./host_identity.ts";
 import { storageProblem } from "../../files/os_error.ts";
 import { OPEN_MARKS_FD, type SandboxMarks, StderrMarks } from "./sandbox_marks.ts";
@@ -256,25 +256,48 @@ let bwrapProbe: Promise<BwrapSupport | null> | null = null;
 export interface BwrapLaunch {
   /** bwrap … (or setpriv … bwrap …, staged). */
   argv: string[];
-  /** As root: the staging's shell lines and fstab (host_identity.ts); else null. */
-  staging: { script: string; fstab: string; at: string } | null;
+  /**
+   * As root: the staging's shell lines and fstab (host_identity.ts), and unshare's path;
+   * else null.
+   */
+  staging: { script: string; fstab: string; at: string; unshare: string } | null;
 }
 
 /**
  * Bubblewrap with `options` around `command`: as the user running dvergr, or, when that is
- * root, as the sandbox's own host uid `id`, staged at `stage` (host_identity.ts).
+ * root, as the sandbox's own host uid `id`, staged at `stage` (host_identity.ts). Its
+ * programs are found once on `path` (dvergr's PATH), by absolute path from then on.
  */
 export function bwrapLaunch(
   staged: { id: HostIdentity; stage: Stage } | null,
   options: string[],
   command: string[],
+  path: string,
 ): BwrapLaunch {
-  if (staged === null) return { argv: ["bwrap", ...options, ...command], staging: null };
-  const s = stagedBwrap(staged.id, staged.stage, options, command, SYSTEM_DIRS, sourceKind);
-  return { argv: s.argv, staging: { script: s.script, fstab: s.fstab, at: staged.stage.fstab } };
+  if (staged === null) {
+    return { argv: [hostProgram("bwrap", path), ...options, ...command], staging: null };
+  }
+  const s = stagedBwrap(staged.id, staged.stage, options, command, SYSTEM_DIRS, sourceKind, {
+    setpriv: hostProgram("setpriv", path),
+    // setpriv execs it as the sandbox's host uid.
+    bwrap: hostProgram("bwrap", path, true),
+  });
+  return {
+    argv: s.argv,
+    staging: {
+      script: s.script,
+      fstab: s.fstab,
+      at: staged.stage.fstab,
+      unshare: hostProgram("unshare", path),
+    },
+  };
 }
 
-async function bwrapAccepts(id: HostIdentity | null, args: string[]): Promise<boolean> {
+async function bwrapAccepts(
+  id: HostIdentity | null,
+  args: string[],
+  path: string,
+): Promise<boolean> {
   // As root, a directory only root can reach is bound too: what staging must carry through.
   const hidden = id === null ? null : await Deno.makeTempDir({ prefix: "dvergr-probe-" });
   try {
@@ -290,6 +313,7 @@ async function bwrapAccepts(id: HostIdentity | null, args: string[]): Promise<bo
         "--die-with-parent",
       ],
       ["/bin/sh", "-c", hidden ? "test -d /dvergr-probe" : "exit 0"],
+      path,
     );
     const argv = await launchArgv(
       { cgroup: null, held: false, marks: false, filter: null, rlimits: null },
@@ -321,10 +345,13 @@ export function bwrapSupport(
 ): Promise<BwrapSupport | null> {
   if (env("DVERGR_ISOLATION") === "none") return Promise.resolve(null);
   const id = sandboxHostIdentity(env);
+  const path = env("PATH") ?? DEFAULT_PATH;
   bwrapProbe ??= (async () => {
     // The sized /tmp tmpfs needs bwrap ≥ 0.5, as the world's writable directories do.
-    if (await bwrapAccepts(id, [...IDENTITY_ARGS, ...NO_USERNS])) return { disableUserns: true };
-    if (await bwrapAccepts(id, IDENTITY_ARGS)) return { disableUserns: false };
+    if (await bwrapAccepts(id, [...IDENTITY_ARGS, ...NO_USERNS], path)) {
+      return { disableUserns: true };
+    }
+    if (await bwrapAccepts(id, IDENTITY_ARGS, path)) return { disableUserns: false };
     return null;
   })();
   return bwrapProbe;
@@ -355,7 +382,7 @@ export function identityArgs(support: BwrapSupport, filterFd: string | null): st
  * the candidate into it), opened the marks descriptor MARKS_FD (a copy of its stderr:
  * sandbox_marks.ts) and the seccomp filter on SECCOMP_FD (each where asked), and, as root,
  * staged the sandbox's sources in a mount namespace of the attempt's own (the shell then
- * starts under UNSHARE_MOUNT; the fstab is written here first). Exit 125 when any of them
+ * starts under unshareMount(); the fstab is written here first). Exit 125 when any of them
  * fails: no mark, so a sandbox that did not start.
  */
 export async function launchArgv(
@@ -381,7 +408,7 @@ export async function launchArgv(
   }
   if (lines.length === 0) return launch.argv;
   return [
-    ...(launch.staging ? UNSHARE_MOUNT : []),
+    ...(launch.staging ? unshareMount(launch.staging.unshare) : []),
     "/bin/sh",
     "-c",
     `${lines.join("\n")}\nexec "$@"`,
@@ -947,7 +974,13 @@ async function sandboxArgv(
  * launch shell (rlimits, cgroup, marks, seccomp, staging) and, without a cgroup, prlimit; or
  * why it cannot start; behind setsid where it exists (then the process leads a group of its
  * own: `grouped`). Not Deno's `detached` spawn: measured here, it spends 28–41 ms of dvergr's
- * main thread per spawn against ~1 ms, and setsid ~1 ms of CPU.
+ * main thread per spawn against ~1 ms, and setsid ~1 ms of CPU. A sandbox would not need the
+ * group (the host's kill of bwrap takes its PID namespace: --die-with-parent), but its session
+ * keeps a terminal's Ctrl-C from the launch's bwrap, and dropping setsid showed no gain: a
+ * 200-case job beside other load (10-14) took 16.2 s wall against 12.8 s with it in one series
+ * of 7 alternating pairs, 6.5 against 6.0 in another of 6 (CPU 9.54/9.15 s, then 7.56/7.33).
+ * With autogroup scheduling a session is a scheduling group of its own: the launch is then not
+ * queued behind dvergr's own threads.
  */
 async function attemptArgv(
   s: CommandSetup,
@@ -960,7 +993,7 @@ async function attemptArgv(
   const sandbox = files ? await sandboxArgv(s, ctx, gateway, files, cgroup !== null) : null;
   if (typeof sandbox === "string") return sandbox;
   const inner = sandbox
-    ? bwrapLaunch(staged, sandbox.options, sandbox.command)
+    ? bwrapLaunch(staged, sandbox.options, sandbox.command, s.opts.env("PATH") ?? DEFAULT_PATH)
     : { argv: shellArgv(s.spec), staging: null };
   const memory = (await hasPrlimit()) ? rlimitArgv(s.limits, { cgroup: cgroup !== null }) : null;
   const limited = await launchArgv(
@@ -1009,7 +1042,10 @@ function watchProcess(
   marks: StderrMarks | null,
   stopCandidate: (() => Promise<boolean>) | null,
 ): WatchedProcess {
+  let reaped = false;
   const kill = (signal: Deno.Signal) => {
+    // A reaped pid may be another process's by now; a group outlives its leader.
+    if (reaped && !grouped) return;
     try {
       Deno.kill(grouped ? -child.pid : child.pid, signal);
     } catch {
@@ -1082,6 +1118,7 @@ function watchProcess(
       const status = await child.status;
       const endedAt = performance.now();
       ended = true;
+      reaped = true;
       clearTimeout(limit);
       clearTimeout(held);
       signals.forEach(clearTimeout);

@@ -153,3 +153,48 @@ export async function lookUpProgram(
 export function under(roots: string[], p: string): boolean {
   return roots.some((r) => p === r || p.startsWith(r.endsWith("/") ? r : r + "/"));
 }
+
+/** Whether every directory from / down to `dir` lets every user pass (o+x). */
+function passableByAll(dir: string): boolean {
+  const parts = dir.split("/").filter((p) => p !== "");
+  for (let i = 0; i <= parts.length; i++) {
+    try {
+      const info = Deno.statSync("/" + parts.slice(0, i).join("/"));
+      if (((info.mode ?? 0o755) & 0o001) === 0) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+const hostPrograms = new Map<string, string>();
+
+/**
+ * The absolute path of a host program of dvergr's own launch (bwrap, unshare, setpriv, setsid)
+ * on `path`, looked up once per process: a program found by name walks PATH on every exec, one
+ * failed execve per missing or closed entry (about ten per program here). `byOthers`: it is
+ * exec'd by a uid that owns nothing (the sandbox's host uid, when dvergr is root), so only a
+ * file every user may execute, in directories every user may pass, is what its own lookup
+ * would find. Not found: the bare name, whose exec then fails as it would have.
+ */
+export function hostProgram(name: string, path: string, byOthers = false): string {
+  const key = `${byOthers ? 1 : 0}:${name}:${path}`;
+  const known = hostPrograms.get(key);
+  if (known !== undefined) return known;
+  let found = name;
+  for (const dir of path.split(":")) {
+    if (!isAbsolute(dir) || (byOthers && !passableByAll(dir))) continue;
+    try {
+      const info = Deno.statSync(join(dir, name));
+      if (info.isFile && ((info.mode ?? 0o755) & (byOthers ? 0o001 : 0o111)) !== 0) {
+        found = join(dir, name);
+        break;
+      }
+    } catch {
+      // Not in this directory.
+    }
+  }
+  hostPrograms.set(key, found);
+  return found;
+}

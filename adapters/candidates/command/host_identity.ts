@@ -197,7 +197,7 @@ export function fstabField(path: string): string {
 export interface StagedBwrap {
   /**
    * Shell lines run as root in the attempt's own mount namespace (the launch runs under
-   * UNSHARE_MOUNT): one `mount -a` of the fstab (the tmpfs, then every directory source bound
+   * unshareMount()): one `mount -a` of the fstab (the tmpfs, then every directory source bound
    * at <stage>/N, read-only unless the sandbox writes it) and one bind per file source. Exit
    * 125 when they fail: no mark, a sandbox that did not start.
    */
@@ -208,8 +208,19 @@ export interface StagedBwrap {
   argv: string[];
 }
 
-/** The launch's prefix when it stages: a mount namespace of the attempt's own, private. */
-export const UNSHARE_MOUNT = ["unshare", "--mount", "--propagation", "private"];
+/**
+ * The launch's prefix when it stages: a mount namespace of the attempt's own, private
+ * (`unshare`: the program's path).
+ */
+export function unshareMount(unshare = "unshare"): string[] {
+  return [unshare, "--mount", "--propagation", "private"];
+}
+
+/** Where the staged launch finds setpriv, and setpriv (as the sandbox's uid) bwrap. */
+export interface StagedPrograms {
+  setpriv: string;
+  bwrap: string;
+}
 
 /**
  * The staging of `bwrap options… command…` run as `id` (see the module's comment): every bind
@@ -226,6 +237,7 @@ export function stagedBwrap(
   command: string[],
   systemDirs: string[],
   kind: (source: string) => "dir" | "file" | null,
+  programs: StagedPrograms = { setpriv: "setpriv", bwrap: "bwrap" },
 ): StagedBwrap {
   const fstab = [`dvergr-stage ${fstabField(stage.dir)} tmpfs size=64k,mode=0755 0 0`];
   const files: string[] = [];
@@ -280,7 +292,7 @@ export function stagedBwrap(
     script: [`mount -a -T ${shellQuote(stage.fstab)} || exit 125`, ...files].join("\n"),
     fstab: fstab.join("\n") + "\n",
     argv: [
-      "setpriv",
+      programs.setpriv,
       `--reuid=${id.uid}`,
       `--regid=${id.gid}`,
       "--clear-groups",
@@ -289,7 +301,7 @@ export function stagedBwrap(
       // and its --die-with-parent takes the sandbox's init, and so its PID namespace, with it.
       "--pdeathsig=KILL",
       "--",
-      "bwrap",
+      programs.bwrap,
       ...inner,
       ...command,
     ],

@@ -4,7 +4,7 @@
  * program the shell could not run. Anything the shell would do more with keeps the shell.
  */
 import assert from "node:assert/strict";
-import { plainArgv } from "../../../../adapters/candidates/command/command_program.ts";
+import { hostProgram, plainArgv } from "../../../../adapters/candidates/command/command_program.ts";
 import {
   commandCandidate,
   detectBwrap,
@@ -97,3 +97,34 @@ for (const mode of modes) {
     }
   });
 }
+
+Deno.test("hostProgram() finds a program once by absolute path, as its runner's lookup would", async () => {
+  const top = await Deno.makeTempDir();
+  try {
+    // A directory only its owner passes, then one every user passes: both hold the program.
+    const closed = `${top}/closed`;
+    const open = `${top}/open`;
+    const name = `dvergr-tool-${crypto.randomUUID().slice(0, 8)}`;
+    for (const d of [closed, open]) {
+      await Deno.mkdir(`${d}/bin`, { recursive: true });
+      await Deno.writeTextFile(`${d}/bin/${name}`, "#!/bin/sh\n", { mode: 0o755 });
+    }
+    await Deno.chmod(top, 0o755);
+    await Deno.chmod(closed, 0o700);
+    await Deno.chmod(open, 0o755);
+    const path = `relative:${top}/missing:${closed}/bin:${open}/bin`;
+    // Its owner finds the first; a uid that owns nothing only the one it can reach.
+    assert.equal(hostProgram(name, path), `${closed}/bin/${name}`);
+    assert.equal(hostProgram(name, path, true), `${open}/bin/${name}`);
+    // Looked up once: a program removed since is still named by the path found.
+    await Deno.remove(`${closed}/bin/${name}`);
+    assert.equal(hostProgram(name, path), `${closed}/bin/${name}`);
+    // A file only its owner may execute is not one for others.
+    await Deno.chmod(`${open}/bin/${name}`, 0o750);
+    assert.equal(hostProgram(name, `${open}/bin`, true), name);
+    // Nowhere on PATH: the bare name, whose exec fails as it would have.
+    assert.equal(hostProgram(`${name}-none`, `${open}/bin`), `${name}-none`);
+  } finally {
+    await Deno.remove(top, { recursive: true });
+  }
+});

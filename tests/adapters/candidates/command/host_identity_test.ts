@@ -292,3 +292,17 @@ Deno.test({
     }
   },
 });
+
+Deno.test("stagedBwrap() execs setpriv and bwrap at the paths it is given", () => {
+  const staged = stagedBwrap(
+    { uid: 4242, gid: 4343 },
+    { dir: "/tmp/dvergr-stage", fstab: "/tmp/attempt/fstab" },
+    ["--ro-bind", "/usr", "/usr"],
+    ["/bin/sh"],
+    SYSTEM,
+    () => null,
+    { setpriv: "/usr/bin/setpriv", bwrap: "/usr/local/bin/bwrap" },
+  );
+  assert.equal(staged.argv[0], "/usr/bin/setpriv");
+  assert.equal(staged.argv[staged.argv.indexOf("--") + 1], "/usr/local/bin/bwrap");
+});
