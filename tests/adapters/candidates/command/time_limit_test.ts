@@ -20,6 +20,7 @@ import { commandGateway } from "../../../../adapters/gateway/command_gateway.ts"
 import { openAttemptCgroup } from "../../../../adapters/candidates/command/cgroup.ts";
 import { DEFAULT_LIMITS } from "../../../../adapters/candidates/command/limits.ts";
 import { attemptInWorld } from "../../../helpers/attempt_world.ts";
+import { descendants, gone } from "../../../helpers/processes.ts";
 
 const env = (k: string) => Deno.env.get(k);
 /** The host as one without cgroups for dvergr (a container's read-only /sys/fs/cgroup, say). */
@@ -146,6 +147,41 @@ for (const [label, hostEnv] of [["without a cgroup", noCgroup], ["with a cgroup"
       const { outcome, captured } = await run("echo in-time > /out/answer.txt", 20_000);
       assert.equal(outcome.status, "completed", outcome.message ?? "");
       assert.equal(captured.files["/out/answer.txt"], "in-time\n");
+    },
+  });
+
+  Deno.test({
+    name:
+      `commandCandidate() [bwrap] ${label} stopped by the host mid-run leaves no process of its sandbox` +
+      whyHere,
+    ignore: ignoreHere,
+    async fn() {
+      // The host kills the launch (bwrap, and its process group); the sandbox's init dies with
+      // bwrap (--die-with-parent), and the PID namespace with the init.
+      const { world, ctx } = await attemptInWorld("stopped", 600_000);
+      const stop = new AbortController();
+      const marker = `sleep 987.${Math.floor(Math.random() * 1000)}`;
+      const cand = commandCandidate({ name: "stopped", command: `${marker}; echo late` }, {
+        isolation: "bwrap",
+        env: hostEnv,
+        killGraceMs: 200,
+        limits: DEFAULT_LIMITS,
+      });
+      try {
+        const running = cand.run({ ...ctx, signal: stop.signal });
+        let ours = descendants(Deno.pid);
+        while (!ours.some((p) => p.cmd.includes(marker))) {
+          await new Promise((r) => setTimeout(r, 50));
+          ours = descendants(Deno.pid);
+        }
+        const sandbox = ours.filter((p) => /bwrap|dvergr-supervisor|sleep 987/.test(p.cmd));
+        stop.abort();
+        const outcome = await running;
+        assert.notEqual(outcome.status, "completed");
+        assert.deepEqual(await gone(sandbox, 30_000), [], "processes of the sandbox left");
+      } finally {
+        await world.remove();
+      }
     },
   });
 
