@@ -377,7 +377,11 @@ if [ "$st" = ${PACK_NO_ROOM} ]; then exit 125; fi
 exit $st
 `;
 
-/** Shell lines that start helpers in the sandbox, and that wait until they are ready. */
+/**
+ * Shell lines that start helpers in the sandbox, and that wait until they are ready. They may
+ * hold descriptors 5 and 6 between them (the forwarder's pipe), and close them by the end of
+ * `ready`: the candidate's command, started after it, must get none of theirs.
+ */
 export interface SandboxHelpers {
   /** Starts one helper in the background (its pid is `$!` after them: it joins the candidate's cgroup). */
   start: string;

@@ -424,6 +424,23 @@ if (hasBwrap) {
     }
   });
 
+  Deno.test("commandCandidate() [bwrap] behind the gateway's forwarder holds none of the supervisor's descriptors", async () => {
+    // Its helpers' pipe (5, 6), the saved stdin (4), the cgroup (7) and the marks (8).
+    const { outcome, captured, world } = await attempt(
+      // ls, a child, lists the shell's descriptors (a glob of its own would hold one open).
+      "ls /proc/$$/fd > /out/fds; true",
+      "bwrap",
+      {},
+      20_000,
+      { gateway: commandGateway({ env }) },
+    );
+    await world.remove();
+    assert.equal(outcome.status, "completed", outcome.message ?? "");
+    const fds = captured.files["/out/fds"].trim().split("\n").map(Number);
+    assert.ok(fds.includes(0) && fds.includes(1) && fds.includes(2), fds.join(" "));
+    assert.deepEqual(fds.filter((fd) => fd >= 3 && fd <= 9), [], fds.join(" "));
+  });
+
   Deno.test("commandCandidate() [bwrap] can write nothing but the sized tmpfs mounts", async () => {
     const { outcome, captured, world } = await attempt(
       "for p in /big /dev/big /usr/big /.dvergr/big; do echo x > $p 2>/dev/null && echo $p; done " +
