@@ -42,6 +42,8 @@ r() { n=$1; shift; if "$@" >/dev/null 2>&1; then echo "$n=allowed"; else echo "$
     [ -u "$f" ] && echo "setuid:$f=$(sh -c "$f --version >/dev/null 2>&1; id -u")"
   done
   for p in $WALL_HIDDEN; do r "see:$p" test -e "$p"; done
+  # Descriptors the process that started dvergr left open (on the host's /: see walls_test).
+  for n in 7 47; do r "inherited-fd:$n" test -e "/proc/self/fd/$n"; done
   r write-out sh -c 'echo ok > /out/written.txt'
   # Who the host's files belong to, seen from inside: root's are not the candidate's.
   echo "world-owner=$(stat -c %u /docs/a.md)"

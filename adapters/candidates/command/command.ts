@@ -51,6 +51,7 @@ import {
 import { type AttemptCgroup, openAttemptCgroup, shellQuote } from "./cgroup.ts";
 import { noteSerialOnce, unboundedAttempts } from "./gate.ts";
 import { signalSandboxInit } from "./sandbox_init.ts";
+import { type FdClosing, launchFdClosing } from "./inherited_fds.ts";
 import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
 import { commandProgram, hostProgram, lookUpProgram, plainArgv, under } from "./command_program.ts";
 import {
@@ -392,10 +393,13 @@ export async function launchArgv(
     marks: boolean;
     filter: string | null;
     rlimits: string | null;
+    /** Closes the descriptors dvergr inherited (inherited_fds.ts), before any of ours opens. */
+    closing?: FdClosing;
   },
   launch: BwrapLaunch,
 ): Promise<string[]> {
   const lines: string[] = [];
+  if (p.closing?.line) lines.push(p.closing.line);
   if (p.rlimits) lines.push(p.rlimits);
   if (p.cgroup) lines.push(p.cgroup.joinScript);
   if (p.cgroup && p.held) lines.push(p.cgroup.candidateScript);
@@ -409,7 +413,7 @@ export async function launchArgv(
   if (lines.length === 0) return launch.argv;
   return [
     ...(launch.staging ? unshareMount(launch.staging.unshare) : []),
-    "/bin/sh",
+    p.closing?.shell ?? "/bin/sh",
     "-c",
     `${lines.join("\n")}\nexec "$@"`,
     "dvergr-launch",
@@ -998,6 +1002,7 @@ async function attemptArgv(
   const memory = (await hasPrlimit()) ? rlimitArgv(s.limits, { cgroup: cgroup !== null }) : null;
   const limited = await launchArgv(
     {
+      closing: await launchFdClosing(),
       cgroup,
       held: files !== null,
       marks: files !== null,
@@ -1450,6 +1455,8 @@ async function preflightCommand(spec: CommandSpec, opts: CommandOptions): Promis
       );
     }
   }
+  // Open descriptors it cannot close would reach every attempt: said once, before any cell.
+  await launchFdClosing();
   // A bad sandbox host uid is the user's mistake too, as is a mount it cannot read.
   const id = opts.isolation === "bwrap" ? sandboxHostIdentity(opts.env) : null;
   if (id) await mountsReadable(spec, id);

@@ -117,7 +117,15 @@ async function probe(
     ];
     // Under umask 077 the world's files are its owner's alone: the candidate reads them all
     // the same (as root dvergr opens them to others; as nobody they are the candidate's own).
-    const umask077 = ["/bin/sh", "-c", 'umask 077; exec "$@"', "dvergr-walls", ...deno];
+    // dvergr starts holding the host's / on descriptors 7 and 47, not close-on-exec (as a CI
+    // runner or a shell may leave them): the candidate must not get them (bash opens 47).
+    const umask077 = [
+      "/bin/bash",
+      "-c",
+      'umask 077; exec 7</ 47</; exec "$@"',
+      "dvergr-walls",
+      ...deno,
+    ];
     const argv = user === "nobody" ? asNobody(umask077) : umask077;
     const running = new Deno.Command(argv[0], {
       args: argv.slice(1),
@@ -188,6 +196,9 @@ function assertWalls(user: string, r: Awaited<ReturnType<typeof probe>>) {
     if (k.startsWith("setuid:")) assert.equal(v, said("uid"), `${user}: ${k}`);
   }
   for (const p of r.hidden) assert.equal(said(`see:${p}`), "refused", `${user}: sees ${p}`);
+  for (const n of [7, 47]) {
+    assert.equal(said(`inherited-fd:${n}`), "refused", `${user}: holds dvergr's descriptor ${n}`);
+  }
   assert.equal(said("write-out"), "allowed", `${user}: the capture directory is writable`);
   assert.equal(said("read-world"), "allowed", `${user}: reads the world made under umask 077`);
   assert.equal(r.probe.files["/out/written.txt"], "ok\n");

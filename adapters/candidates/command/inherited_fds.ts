@@ -1,0 +1,109 @@
+/**
+ * Descriptors dvergr inherited and would pass on to its candidates.
+ *
+ * Every descriptor dvergr opens itself is close-on-exec (Deno's runtime opens them so), but
+ * what the process that started dvergr left open without that flag (a CI runner's pipe, a
+ * shell's `exec 7</some/dir`) is passed to every program dvergr starts, and bubblewrap
+ * passes its own open descriptors on to the sandboxed command by design. A candidate could
+ * then read or write through them past every wall of its sandbox (a directory descriptor
+ * from outside its mount namespace is a way out: `openat` relative to it). So the launch
+ * shell closes them before anything of the sandbox starts.
+ *
+ * Which ones: a shell, dvergr's child, reads /proc/$PPID/fdinfo (Deno reads /proc only with
+ * every permission) once per process and names each descriptor above stderr whose flags lack
+ * O_CLOEXEC. dash closes only descriptors 0-9 (`exec 12>&-` is a command named 12 to it), so a
+ * higher one is closed by bash; without bash a candidate is refused before any cell.
+ *
+ * Permissions: --allow-run (/bin/sh, bash).
+ */
+import { DvergrError } from "../../../core/errors.ts";
+
+/** The flag in /proc/<pid>/fdinfo/<fd>'s octal `flags:` field. */
+const O_CLOEXEC = 0o2000000;
+
+const PROBE = `for f in /proc/$PPID/fdinfo/[0-9]*; do
+  n=\${f##*/}
+  [ "$n" -gt 2 ] || continue
+  while read -r k v; do
+    if [ "$k" = flags: ]; then
+      [ $(( 0$v & ${O_CLOEXEC} )) -eq 0 ] && echo "$n"
+      break
+    fi
+  done < "$f" 2>/dev/null
+done
+exit 0`;
+
+let probe: Promise<number[]> | null = null;
+
+/** This process's descriptors above stderr that an exec passes on (read once per process). */
+export function inheritedFds(): Promise<number[]> {
+  probe ??= (async () => {
+    const out = await new Deno.Command("/bin/sh", {
+      args: ["-c", PROBE, "dvergr-fds"],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    if (!out.success) {
+      throw new DvergrError(
+        "IO",
+        "Cannot tell which open descriptors dvergr would pass to its candidates: " +
+          `reading /proc/${Deno.pid}/fdinfo failed (${
+            new TextDecoder().decode(out.stderr).trim() || `exit ${out.code}`
+          })`,
+        { hint: "dvergr needs /proc mounted to sandbox command candidates" },
+      );
+    }
+    return text.split("\n").filter((l) => /^[0-9]+$/.test(l)).map(Number);
+  })();
+  return probe;
+}
+
+let bashPath: string | null | undefined;
+function bash(): string | null {
+  if (bashPath !== undefined) return bashPath;
+  for (const p of ["/bin/bash", "/usr/bin/bash"]) {
+    try {
+      if (Deno.statSync(p).isFile) return bashPath = p;
+    } catch {
+      // not here
+    }
+  }
+  return bashPath = null;
+}
+
+/** How the launch shell closes `fds`: the shell to run it and its first line (null: none). */
+export interface FdClosing {
+  shell: string;
+  line: string | null;
+}
+
+/**
+ * The launch shell and the line that closes `fds` in it: /bin/sh unless a descriptor above 9
+ * needs bash. Throws when it does and there is no bash.
+ */
+export function fdClosing(fds: number[], shell = bash()): FdClosing {
+  if (fds.length === 0) return { shell: "/bin/sh", line: null };
+  const line = `exec ${fds.map((n) => `${n}>&-`).join(" ")}`;
+  if (fds.every((n) => n <= 9)) return { shell: "/bin/sh", line };
+  if (shell === null) {
+    throw new DvergrError(
+      "USAGE",
+      `dvergr was started with open descriptors ${fds.join(", ")} that its sandboxed ` +
+        "candidates would inherit, and without bash it cannot close those above 9",
+      {
+        hint: `Start dvergr without them (in the shell that starts it: ${
+          fds.map((n) => `exec ${n}>&-`).join("; ")
+        } in bash), or install bash`,
+        details: { fds },
+      },
+    );
+  }
+  return { shell, line };
+}
+
+/** fdClosing() of this process's inherited descriptors. */
+export async function launchFdClosing(): Promise<FdClosing> {
+  return fdClosing(await inheritedFds());
+}
