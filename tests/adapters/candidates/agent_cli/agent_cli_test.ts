@@ -172,12 +172,12 @@ async function sandboxTree(worldDir: string): Promise<SandboxTree> {
     return { pid: Number(pid), ppid: Number(ppid), args: args.join(" ") };
   });
   const pids = new Set(
-    // Unstaged, bwrap names the world; staged as root, it is this process's child (the launch
-    // execs it) and names only its staged copy, so it is told by the agent CLI it runs: other
+    // bwrap (by its path, as the launch runs it) names the world unstaged; staged as root, it
+    // is this process's child (the launch execs it) and names only its staged copy, so it is told by the agent CLI it runs: other
     // test modules of this process run sandboxes of their own (a hanging `cmd:` candidate…).
     // One agent attempt runs at a time here.
     rows.filter((r) =>
-      r.args.startsWith("bwrap") &&
+      /^(\S*\/)?bwrap /.test(r.args) &&
       (r.args.includes(worldDir) || (r.ppid === Deno.pid && RUNS_AGENT_CLI.test(r.args)))
     ).map((r) => r.pid),
   );
