@@ -292,6 +292,15 @@ export function worldMcpLoaded(): boolean {
   return mcpModule !== null;
 }
 
+/** Removes an attempt's gateway directory (its socket, and the forwarder's script) if it can. */
+function removeQuietly(dir: string): void {
+  try {
+    Deno.removeSync(dir, { recursive: true });
+  } catch {
+    // Gone already, or left for the next process's sweep (gateway_dirs.ts).
+  }
+}
+
 /** Starts the gateway of one attempt. */
 export async function startAttemptGateway(
   ctx: Pick<AttemptContext, "signal">,
@@ -360,7 +369,7 @@ export async function startAttemptGateway(
   } catch (e) {
     aborter.abort();
     ctx.signal.removeEventListener("abort", onAbort);
-    if (dir) await Deno.remove(dir, { recursive: true }).catch(() => {});
+    if (dir) removeQuietly(dir);
     throw e;
   }
 
@@ -391,7 +400,7 @@ export async function startAttemptGateway(
           new Promise((r) => timer = setTimeout(r, 3000)),
         ]);
         clearTimeout(timer);
-        if (dir) await Deno.remove(dir, { recursive: true }).catch(() => {});
+        if (dir) removeQuietly(dir);
         return {
           mcpCalls: served?.calls ?? [],
           mcpToolLists: served?.listed() ?? 0,

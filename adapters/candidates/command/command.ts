@@ -692,6 +692,15 @@ async function sandboxFiles(dir: string): Promise<SandboxFiles> {
   return { ...shared, dir: own, capture, marks: new StderrMarks() };
 }
 
+/** Removes an attempt's own directory (its pack and fstab: two files) if it can. */
+function removeAttemptDir(dir: string): void {
+  try {
+    Deno.removeSync(dir, { recursive: true });
+  } catch {
+    // Gone with its worlds directory.
+  }
+}
+
 /** Why the host stopped an attempt's process itself. */
 type HostStop = "limit" | "setup" | "abort";
 
@@ -1384,7 +1393,7 @@ async function runProcess(
   } finally {
     release?.();
     await cgroup?.close();
-    if (files) await Deno.remove(files.dir, { recursive: true }).catch(() => {});
+    if (files) removeAttemptDir(files.dir);
   }
 }
 
