@@ -183,6 +183,34 @@ Deno.test("readBackWorld() writes back only regular files under the writable dir
   await Deno.remove(world, { recursive: true });
 });
 
+Deno.test("readBackWorld() gives the event loop turns while it writes back many files or a big one", async () => {
+  const src = await Deno.makeTempDir();
+  await Deno.mkdir(`${src}/out/many`, { recursive: true });
+  for (let i = 0; i < 200; i++) await Deno.writeTextFile(`${src}/out/many/f${i}`, `${i}`);
+  await Deno.writeFile(`${src}/out/big`, new Uint8Array(3 * 1024 * 1024).fill(7));
+  for (const [what, members] of [["many", ["out/many"]], ["big", ["out/big"]]] as const) {
+    const pack = `${src}-${what}.tar`;
+    const tar = await new Deno.Command("tar", {
+      args: ["-C", src, "--format=posix", "-cf", pack, ...members],
+    }).output();
+    assert.ok(tar.success, new TextDecoder().decode(tar.stderr));
+    const world = await Deno.makeTempDir();
+    // Timers of other attempts (their limits) run while the pack is read back, not after it.
+    let turns = 0;
+    const tick = setInterval(() => turns++, 0);
+    const back = await readBackWorld(world, ["out"], pack).then((b) => ({ ...b, turns }));
+    clearInterval(tick);
+    assert.ok(back.turns > 0, `${what}: no timer ran while the pack was read back`);
+    assert.equal(back.files, what === "many" ? 200 : 1);
+    assert.equal(back.truncated, false);
+    if (what === "big") assert.equal((await Deno.stat(`${world}/out/big`)).size, 3 * 1024 * 1024);
+    else assert.equal(await Deno.readTextFile(`${world}/out/many/f199`), "199");
+    await Deno.remove(world, { recursive: true });
+    await Deno.remove(pack);
+  }
+  await Deno.remove(src, { recursive: true });
+});
+
 Deno.test("packRoots() packs the capture directories alone, in declared order, each once", () => {
   assert.deepEqual(packRoots(["/out"]), ["out"]);
   assert.deepEqual(packRoots(["/work/out", "/answers", "/work/out/sub", "/answers"]), [
