@@ -9,15 +9,12 @@
  * `dvergr benchmark` starts its checker pool of worker processes the same way
  * (prestartBenchmarkPool): the first worker process (started by cli/early_start.ts, else
  * here) boots Deno and loads QuickJS while the command's modules load and the bundle is
- * read, parsed and installed in its room, instead of from the moment the home is open. A
- * bundle of many cases starts being read here too (readBundleDirAhead: one tar process),
- * while the command's modules load.
+ * read, parsed and installed in its room, instead of from the moment the home is open.
  */
 import { join } from "../core/path.ts";
 import type { CheckerPool, CheckerPoolOptions } from "../sandbox/checker_pool.ts";
 import { importLater } from "./import_later.ts";
 import { prepareSandboxIdentity } from "../sandbox/load_cache.ts";
-import { readBundleDirAhead } from "../adapters/files/bundle_dir.ts";
 
 /** Which checker file the directory `dir` holds, or null when it is not a bundle's. */
 async function checkerFileOf(dir: string): Promise<"checker.js" | "checker.clj" | null> {
@@ -79,7 +76,6 @@ export async function prestartBenchmarkPool(args: string[]): Promise<() => void>
     if (arg.startsWith("-")) continue;
     const file = await checkerFileOf(arg);
     if (file === null) continue;
-    readBundleDirAhead(arg);
     const pools = await importLater<typeof import("../sandbox/checker_pool.ts")>(
       "../sandbox/checker_pool.ts",
       import.meta.url,

@@ -14,23 +14,18 @@ import { readTreeByTar } from "./bundle_tar.ts";
  * costs a few milliseconds, which the walk of a bundle this big costs too.
  */
 const TAR_FROM_CASES = 64;
-/**
- * Cases up to which it is: tar's archive is a temporary file of ~2 KiB per small file (a
- * 16,384-case bundle: ~60 MiB), which a bigger bundle does not get.
- */
-const TAR_UP_TO_CASES = 16_384;
 
-/** Whether `realRoot/cases` lists from TAR_FROM_CASES to TAR_UP_TO_CASES entries. */
+/** Whether `realRoot/cases` lists at least TAR_FROM_CASES entries. */
 function manyCases(realRoot: string): boolean {
   let n = 0;
   try {
     for (const _ of Deno.readDirSync(`${realRoot}${sep}cases`)) {
-      if (++n > TAR_UP_TO_CASES) return false;
+      if (++n >= TAR_FROM_CASES) return true;
     }
   } catch {
     // No cases/ (or not a directory): the walk says what is there.
   }
-  return n >= TAR_FROM_CASES;
+  return false;
 }
 
 /**
@@ -49,35 +44,6 @@ function pacer(): () => Promise<void> | undefined {
       last = performance.now();
     });
   };
-}
-
-/** Reads through tar started by readBundleDirAhead(), by the real path of their directory. */
-const ahead = new Map<string, Promise<FileMap | null>>();
-
-/**
- * Starts reading the bundle directory `dir` now when readBundleDir() would read it through
- * tar: the command that will read it (`dvergr benchmark`, cli/prestart.ts) loads its modules
- * meanwhile. readBundleDir() takes what it read, once; anything amiss here is left to it.
- */
-export function readBundleDirAhead(dir: string): void {
-  try {
-    const realRoot = Deno.realPathSync(resolve(dir));
-    if (ahead.has(realRoot) || !Deno.statSync(realRoot).isDirectory || !manyCases(realRoot)) {
-      return;
-    }
-    const read = readTreeByTar(realRoot);
-    read.catch(() => {});
-    ahead.set(realRoot, read);
-  } catch {
-    // Not there, not readable: readBundleDir() says so in its own words.
-  }
-}
-
-/** The read readBundleDirAhead() started for `realRoot`, taken; else one started now, or null. */
-function tarRead(realRoot: string): Promise<FileMap | null> | null {
-  const started = ahead.get(realRoot);
-  ahead.delete(realRoot);
-  return started ?? (manyCases(realRoot) ? readTreeByTar(realRoot) : null);
 }
 
 /**
@@ -105,7 +71,7 @@ export async function readBundleDir(dir: string): Promise<FileBundle> {
     });
   }
   const realRoot = await Deno.realPath(root);
-  const tarred = await tarRead(realRoot);
+  const tarred = manyCases(realRoot) ? await readTreeByTar(realRoot) : null;
   if (tarred) return { name: basename(root), files: sortedFiles(tarred) };
   const paths: string[] = [];
   const pace = pacer();

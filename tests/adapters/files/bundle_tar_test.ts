@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { readBundleDir, readBundleDirAhead } from "../../../adapters/files/bundle_dir.ts";
+import { readBundleDir } from "../../../adapters/files/bundle_dir.ts";
 import { readTreeByTar, TarFiles } from "../../../adapters/files/bundle_tar.ts";
 import { DvergrError } from "../../../core/errors.ts";
 
@@ -172,24 +172,6 @@ Deno.test({
         assert.match(e.message, /cases\/c3\/up is a symbolic link that loops back to /);
         return true;
       });
-    });
-  },
-});
-
-Deno.test({
-  name: "readBundleDir() takes the read readBundleDirAhead() started once, then reads afresh",
-  ignore: !tarHere,
-  fn: async () => {
-    await withDir(async (dir) => {
-      readBundleDirAhead(join(dir, "missing")); // nothing to read: left to readBundleDir()
-      await manyCases(dir);
-      readBundleDirAhead(dir);
-      const first = await readBundleDir(dir);
-      assert.equal(first.files.size, 65);
-      await write(dir, "cases/c0/q.txt", "new");
-      const second = await readBundleDir(dir);
-      assert.equal(second.files.get("cases/c0/q.txt"), "new");
-      assert.equal(second.files.size, 66);
     });
   },
 });
