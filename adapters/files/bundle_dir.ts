@@ -7,26 +7,6 @@ import { relative, resolve } from "./resolve.ts";
 import { DvergrError } from "../../core/errors.ts";
 import type { FileBundle, FileMap } from "../../core/bundle/file_map.ts";
 import { relativePathProblem, sortedFiles } from "../../core/bundle/file_map.ts";
-import { readTreeByTar } from "./bundle_tar.ts";
-
-/**
- * Cases from which a bundle is read through tar (adapters/files/bundle_tar.ts): starting it
- * costs a few milliseconds, which the walk of a bundle this big costs too.
- */
-const TAR_FROM_CASES = 64;
-
-/** Whether `realRoot/cases` lists at least TAR_FROM_CASES entries. */
-function manyCases(realRoot: string): boolean {
-  let n = 0;
-  try {
-    for (const _ of Deno.readDirSync(`${realRoot}${sep}cases`)) {
-      if (++n >= TAR_FROM_CASES) return true;
-    }
-  } catch {
-    // No cases/ (or not a directory): the walk says what is there.
-  }
-  return false;
-}
 
 /**
  * The longest stretch of synchronous reading before the event loop gets a turn (a server
@@ -71,8 +51,6 @@ export async function readBundleDir(dir: string): Promise<FileBundle> {
     });
   }
   const realRoot = await Deno.realPath(root);
-  const tarred = manyCases(realRoot) ? await readTreeByTar(realRoot) : null;
-  if (tarred) return { name: basename(root), files: sortedFiles(tarred) };
   const paths: string[] = [];
   const pace = pacer();
   await walk({ realRoot, shown: dir, out: paths, pace }, realRoot, "", [realRoot]);
