@@ -23,6 +23,7 @@
  * opens only to --allow-all).
  */
 import { join } from "node:path";
+import { hostProgram } from "./command_program.ts";
 
 /** A cgroup an attempt's processes join (one directory per hierarchy). */
 export interface AttemptCgroup {
@@ -429,9 +430,16 @@ function removeSparesAtExit(kind: CgroupKind): void {
 /**
  * The cgroup of the next attempt: a spare an earlier launch made ahead, its directories made
  * again only where they are missing (that launch may not have run yet: both use mkdir -p);
- * else a fresh one whose launch also makes SPARE_CGROUPS more.
+ * else a fresh one whose launch also makes SPARE_CGROUPS more. `mkdir`: the program's path
+ * (the launch shell, root, then looks nothing up on the attempt's PATH, whose relative entries
+ * would name files of the world).
  */
-function nextCgroup(kind: CgroupKind, memory: number, processes: number): AttemptCgroup {
+function nextCgroup(
+  kind: CgroupKind,
+  memory: number,
+  processes: number,
+  mkdir: string,
+): AttemptCgroup {
   const fresh = () => `dvergr-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
   const spare = spareNames.pop();
   if (spare !== undefined) {
@@ -440,7 +448,7 @@ function nextCgroup(kind: CgroupKind, memory: number, processes: number): Attemp
       spare,
       memory,
       processes,
-      `[ -d ${own.at(-1)} ] || mkdir -p ${own.join(" ")} || exit 125`,
+      `[ -d ${own.at(-1)} ] || ${mkdir} -p ${own.join(" ")} || exit 125`,
     );
   }
   if (!spareSweeper) {
@@ -456,7 +464,7 @@ function nextCgroup(kind: CgroupKind, memory: number, processes: number): Attemp
     name,
     memory,
     processes,
-    `mkdir -p ${all.join(" ")}; [ -d ${own.at(-1)} ] || exit 125`,
+    `${mkdir} -p ${all.join(" ")}; [ -d ${own.at(-1)} ] || exit 125`,
   );
 }
 let spareSweeper = false;
@@ -492,7 +500,8 @@ export async function openAttemptCgroup(
   })();
   await sweeping;
   if (leftOver.size > 0) await sweep([]);
-  return nextCgroup(kind, memoryBytes, processes);
+  const mkdir = shellQuote(hostProgram("mkdir", env("PATH") ?? "/usr/local/bin:/usr/bin:/bin"));
+  return nextCgroup(kind, memoryBytes, processes, mkdir);
 }
 
 /**

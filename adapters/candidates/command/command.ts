@@ -282,6 +282,7 @@ export function bwrapLaunch(
     setpriv: hostProgram("setpriv", path),
     // setpriv execs it as the sandbox's host uid.
     bwrap: hostProgram("bwrap", path, true),
+    mount: hostProgram("mount", path),
   });
   return {
     argv: s.argv,
@@ -1023,7 +1024,8 @@ async function attemptArgv(
     { ...inner, argv: [...(memory ?? []), ...inner.argv] },
   );
   const grouped = await hasSetsid();
-  return { argv: grouped ? ["setsid", ...limited] : limited, grouped };
+  const setsid = hostProgram("setsid", s.opts.env("PATH") ?? DEFAULT_PATH);
+  return { argv: grouped ? [setsid, ...limited] : limited, grouped };
 }
 
 /** An attempt's process under the host's watch: its output kept, its limits timed. */

@@ -216,10 +216,15 @@ export function unshareMount(unshare = "unshare"): string[] {
   return [unshare, "--mount", "--propagation", "private"];
 }
 
-/** Where the staged launch finds setpriv, and setpriv (as the sandbox's uid) bwrap. */
+/**
+ * Where the staged launch finds setpriv and mount, and setpriv (as the sandbox's uid) bwrap:
+ * by absolute path, so that the root shell of the launch never looks one up on the attempt's
+ * PATH (a relative entry there would name a file of the world).
+ */
 export interface StagedPrograms {
   setpriv: string;
   bwrap: string;
+  mount?: string;
 }
 
 /**
@@ -242,6 +247,7 @@ export function stagedBwrap(
   const fstab = [`dvergr-stage ${fstabField(stage.dir)} tmpfs size=64k,mode=0755 0 0`];
   const files: string[] = [];
   const inner: string[] = [];
+  const mount = programs.mount ? shellQuote(programs.mount) : "mount";
   let n = 0;
   let ownStaged: string | null = null;
   for (let i = 0; i < options.length; i++) {
@@ -282,14 +288,16 @@ export function stagedBwrap(
       );
     } else if (what === "file") {
       files.push(
-        `: > ${shellQuote(staged)} && mount --bind${ro ? " -o ro" : ""} -- ${shellQuote(source)} ` +
+        `: > ${shellQuote(staged)} && ${mount} --bind${ro ? " -o ro" : ""} -- ${
+          shellQuote(source)
+        } ` +
           `${shellQuote(staged)} || exit 125`,
       );
     }
     inner.push(o, staged, dest);
   }
   return {
-    script: [`mount -a -T ${shellQuote(stage.fstab)} || exit 125`, ...files].join("\n"),
+    script: [`${mount} -a -T ${shellQuote(stage.fstab)} || exit 125`, ...files].join("\n"),
     fstab: fstab.join("\n") + "\n",
     argv: [
       programs.setpriv,

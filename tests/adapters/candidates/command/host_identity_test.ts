@@ -293,16 +293,23 @@ Deno.test({
   },
 });
 
-Deno.test("stagedBwrap() execs setpriv and bwrap at the paths it is given", () => {
+Deno.test("stagedBwrap() runs setpriv, bwrap and mount at the paths it is given", () => {
   const staged = stagedBwrap(
     { uid: 4242, gid: 4343 },
     { dir: "/tmp/dvergr-stage", fstab: "/tmp/attempt/fstab" },
-    ["--ro-bind", "/usr", "/usr"],
+    ["--ro-bind", "/usr", "/usr", "--bind", "/root/capture", "/c"],
     ["/bin/sh"],
     SYSTEM,
-    () => null,
-    { setpriv: "/usr/bin/setpriv", bwrap: "/usr/local/bin/bwrap" },
+    () => "file",
+    { setpriv: "/usr/bin/setpriv", bwrap: "/usr/local/bin/bwrap", mount: "/usr/bin/mount" },
   );
   assert.equal(staged.argv[0], "/usr/bin/setpriv");
   assert.equal(staged.argv[staged.argv.indexOf("--") + 1], "/usr/local/bin/bwrap");
+  // The root shell looks up no program on the attempt's PATH.
+  assert.equal(
+    staged.script,
+    "'/usr/bin/mount' -a -T '/tmp/attempt/fstab' || exit 125\n" +
+      ": > '/tmp/dvergr-stage/0' && '/usr/bin/mount' --bind -- '/root/capture' " +
+      "'/tmp/dvergr-stage/0' || exit 125",
+  );
 });
