@@ -411,10 +411,12 @@ export async function launchArgv(
     await Deno.writeTextFile(launch.staging.at, launch.staging.fstab, { mode: 0o600 });
     lines.push(launch.staging.script);
   }
-  if (lines.length === 0) return launch.argv;
+  const closer = p.closing?.prefix ?? [];
+  if (lines.length === 0) return [...closer, ...launch.argv];
   return [
     ...(launch.staging ? unshareMount(launch.staging.unshare) : []),
-    p.closing?.shell ?? "/bin/sh",
+    ...closer,
+    "/bin/sh",
     "-c",
     `${lines.join("\n")}\nexec "$@"`,
     "dvergr-launch",

@@ -12,7 +12,8 @@
  * Which ones: a shell, dvergr's child, reads /proc/$PPID/fdinfo (Deno reads /proc only with
  * every permission) once per process and names each descriptor above stderr whose flags lack
  * O_CLOEXEC. dash closes only descriptors 0-9 (`exec 12>&-` is a command named 12 to it), so a
- * higher one is closed by bash; without bash a candidate is refused before any cell.
+ * higher one is closed by a bash that then execs the launch; without bash a candidate is
+ * refused before any cell.
  *
  * Permissions: --allow-run (/bin/sh, bash).
  */
@@ -73,20 +74,23 @@ function bash(): string | null {
   return bashPath = null;
 }
 
-/** How the launch shell closes `fds`: the shell to run it and its first line (null: none). */
+/**
+ * How the launch closes `fds`: a first line of its /bin/sh script (descriptors 3-9), or a bash
+ * that closes them all and execs the launch (null line), so that the launch's shell, and what
+ * it says, are the same whichever descriptors dvergr was started with.
+ */
 export interface FdClosing {
-  shell: string;
+  /** Put before the launch shell's argv. */
+  prefix: string[];
+  /** The launch shell's first line. */
   line: string | null;
 }
 
-/**
- * The launch shell and the line that closes `fds` in it: /bin/sh unless a descriptor above 9
- * needs bash. Throws when it does and there is no bash.
- */
+/** How to close `fds` (see FdClosing). Throws when one is above 9 and there is no bash. */
 export function fdClosing(fds: number[], shell = bash()): FdClosing {
-  if (fds.length === 0) return { shell: "/bin/sh", line: null };
+  if (fds.length === 0) return { prefix: [], line: null };
   const line = `exec ${fds.map((n) => `${n}>&-`).join(" ")}`;
-  if (fds.every((n) => n <= 9)) return { shell: "/bin/sh", line };
+  if (fds.every((n) => n <= 9)) return { prefix: [], line };
   if (shell === null) {
     throw new DvergrError(
       "USAGE",
@@ -100,7 +104,7 @@ export function fdClosing(fds: number[], shell = bash()): FdClosing {
       },
     );
   }
-  return { shell, line };
+  return { prefix: [shell, "-c", `${line}\nexec "$@"`, "dvergr-fds"], line: null };
 }
 
 /** fdClosing() of this process's inherited descriptors. */
