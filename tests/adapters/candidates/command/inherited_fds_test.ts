@@ -3,6 +3,25 @@ import { fdClosing } from "../../../../adapters/candidates/command/inherited_fds
 import { DvergrError } from "../../../../core/errors.ts";
 import { DVERGR_PERMISSIONS } from "../../../../core/permissions.ts";
 
+/** What `script` (deno eval, dvergr's permissions) prints as JSON, started by a bash that ran `open`. */
+async function evalStartedAfter(open: string, script: string): Promise<unknown> {
+  const out = await new Deno.Command("/bin/bash", {
+    args: [
+      "-c",
+      `${open}exec "$@"`,
+      "dvergr-fds-test",
+      Deno.execPath(),
+      "eval",
+      ...DVERGR_PERMISSIONS,
+      script,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert(out.success, new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
 Deno.test("fdClosing() closes low descriptors in /bin/sh and high ones in bash, refuses without bash", () => {
   assert.deepEqual(fdClosing([], null), { prefix: [], line: null });
   assert.deepEqual(fdClosing([3, 9], null), { prefix: [], line: "exec 3>&- 9>&-" });
@@ -23,23 +42,7 @@ Deno.test("inheritedFds() names what the starting process left open without clos
       .href;
   const script = `const { inheritedFds } = await import(${JSON.stringify(module)});
 console.log(JSON.stringify(await inheritedFds()));`;
-  const run = async (open: string) => {
-    const out = await new Deno.Command("/bin/bash", {
-      args: [
-        "-c",
-        `${open}exec "$@"`,
-        "dvergr-fds-test",
-        Deno.execPath(),
-        "eval",
-        ...DVERGR_PERMISSIONS,
-        script,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert(out.success, new TextDecoder().decode(out.stderr));
-    return JSON.parse(new TextDecoder().decode(out.stdout)) as number[];
-  };
+  const run = async (open: string) => await evalStartedAfter(open, script) as number[];
   const opened = await run("exec 6</ 47</ 48>/dev/null; exec 49</dev/null; exec 49>&-; ");
   for (const n of [6, 47, 48]) assert(opened.includes(n), `${n} in ${opened}`);
   assert(!opened.includes(49), `a closed descriptor: ${opened}`);
@@ -68,21 +71,7 @@ console.log(JSON.stringify([
   await run(await launch(["/bin/sh", "-c", "ls /proc/self/fd"])),
   await run(await launch(["dvergr-no-such-program"])),
 ]));`;
-  const out = await new Deno.Command("/bin/bash", {
-    args: [
-      "-c",
-      'exec 5</ 47</; exec "$@"',
-      "dvergr-fds-test",
-      Deno.execPath(),
-      "eval",
-      ...DVERGR_PERMISSIONS,
-      script,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert(out.success, new TextDecoder().decode(out.stderr));
-  const [listed, missing] = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+  const [listed, missing] = await evalStartedAfter("exec 5</ 47</; ", script) as {
     argv: string[];
     out: string;
     err: string;
