@@ -22,6 +22,10 @@ Deno.test("gitAliasProblem() refuses every segment git or a file system takes fo
       ".git:stream",
       ".g\u200cit",
       "\ufeff.git",
+      // Led by a code point HFS+ ignores, or a capital: past the check of the first character.
+      "\u200cgit~1",
+      "\u202a.GIT",
+      "Git~3",
     ]
   ) {
     assert.notEqual(gitAliasProblem(seg), null, JSON.stringify(seg));
