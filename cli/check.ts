@@ -7,7 +7,7 @@ import { checkLines, runLine } from "./verdict_text.ts";
 import { DvergrError, usageError } from "../core/errors.ts";
 import { readEdn } from "../core/edn/read.ts";
 import { toPlain } from "../core/edn/plain.ts";
-import { formatProblem } from "../core/bundle/parse.ts";
+import { formatProblem } from "../core/bundle/parse_core.ts";
 import {
   type AnswerVerdict,
   answerWorld,

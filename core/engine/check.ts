@@ -6,7 +6,8 @@
 import { usageError } from "../errors.ts";
 import type { FileBundle } from "../bundle/file_map.ts";
 import type { Bundle } from "../bundle/types.ts";
-import { bundleProblems, parseBundle } from "../bundle/parse.ts";
+import { analyseAccepted, analyseBundle, bundleOf } from "../bundle/parse_core.ts";
+import { importLater } from "../import_later.ts";
 import type { BundleProblem } from "../bundle/types.ts";
 import { contentId } from "../bundle/content_id.ts";
 import { checkerInputFor } from "../bundle/checker_input.ts";
@@ -21,11 +22,22 @@ export type ShapeCheck =
   | { ok: false; name: string; id: string; problems: BundleProblem[] }
   | { ok: true; bundle: Bundle };
 
-/** The shape check of a bundle's files. */
-export function shapeCheck(fb: FileBundle): ShapeCheck {
-  const problems = bundleProblems(fb.files);
+/**
+ * The shape check of a bundle's files. zod's modules and schemas (~30 ms of `dvergr check`'s
+ * start) load only when the schemas' success path cannot decide (core/bundle/schema_accept.ts):
+ * a bundle with a schema problem.
+ */
+export async function shapeCheck(fb: FileBundle): Promise<ShapeCheck> {
+  const analysis = analyseAccepted(fb.files) ?? analyseBundle(
+    fb.files,
+    (await importLater<typeof import("../bundle/schema_problems.ts")>(
+      "../bundle/schema_problems.ts",
+      import.meta.url,
+    )).schemaCheck,
+  );
+  const { problems } = analysis;
   if (problems.length > 0) return { ok: false, name: fb.name, id: contentId(fb.files), problems };
-  return { ok: true, bundle: parseBundle(fb) };
+  return { ok: true, bundle: bundleOf(fb, analysis) };
 }
 
 /**
@@ -40,7 +52,7 @@ export async function loadCheck(
   fb: FileBundle,
   params: Record<string, unknown> = {},
 ): Promise<ShapeCheck> {
-  const shape = shapeCheck(fb);
+  const shape = await shapeCheck(fb);
   if (!shape.ok) {
     // Every problem at once: the checker's own load problems beside the EDN's.
     const told = new Set(shape.problems.map((p) => p.file));
