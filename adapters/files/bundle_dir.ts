@@ -1,6 +1,21 @@
 /**
  * Bundles on disk: read a directory into a file map, write a file map into a
  * directory atomically. Needs --allow-read (and --allow-write to write).
+ *
+ * What a read costs is the kernel's, in the system calls Deno makes per operation; this
+ * module adds none per entry (the root's stat and real path once, a link's when there is one).
+ * A 1,000-case dataset bundle (3,001 directories, 2,003 files; ~75 ms of this thread in a cold
+ * process, ~65 warm) takes 5 calls per directory listed (openat, fstat, getdents64 twice,
+ * close) and, per file read, openat, statx, lseek, two reads, close and one readlink per
+ * segment of its absolute path (~14,000): without --allow-all, Deno resolves every path it
+ * opens to its real path first (denoland/deno#28702), for relative paths, readTextFile, open
+ * and fetch of a file: URL alike. Those readlinks are ~15 ms of the read (with -A: 80 -> 62 ms
+ * cold), and dvergr's permissions are fixed. Measured dead ends (this thread's CPU for a read
+ * in a cold process, alternating, load 6-30): readTextFileSync instead of readFileSync and a
+ * TextDecoder, with the walk a loop over a stack instead of recursive async calls, 76.2 ->
+ * 75.6 ms (median of 40, new faster in 25); async reads started during the walk, this thread
+ * no less and the process +50% CPU; open + readSync + close, or each file read as its
+ * directory is listed, within noise.
  */
 import { basename, dirname, join, sep } from "../../core/path.ts";
 import { relative, resolve } from "./resolve.ts";
