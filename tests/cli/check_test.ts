@@ -133,3 +133,27 @@ Deno.test("dvergr check names a case without gold.edn when others have theirs an
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("dvergr check says each schema problem of the EDN files in the EDN's terms, at its line", async () => {
+  // The schemas' success path decides without zod; these are decided by zod's issues.
+  const dir = await tempDirWith(bundleFiles({
+    "workflow.edn": '{:title ""\n :task "List the names in /out/list.md."\n :timeout-ms 999\n' +
+      ' :colour "red"}',
+    "calibration.edn":
+      '{:reference {"/out/list.md" "Wato, Dust"}\n :damaged {"empty" {:files {}}}}',
+  }));
+  try {
+    const r = await dvergrWithPath(["check", dir]);
+    assert.equal(r.code, 2, r.out + r.err);
+    const problems = r.out.split("\n").filter((l) => l.startsWith("  - "));
+    assert.deepEqual(problems, [
+      "  - calibration.edn line 2: :damaged :empty :loses: missing required key",
+      '  - workflow.edn line 1: :title: expected a non-empty string, found ""',
+      "  - workflow.edn line 3: :timeout-ms: expected at least 1000, found 999",
+      "  - workflow.edn line 4: :colour: unknown key (known: :title :doc :params :task :profile " +
+      ":capture :timeout-ms :fetched :judge :allowed-sources :blocked-sources :web :review)",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
