@@ -1,4 +1,4 @@
-import { dirname } from "node:path";
+import { dirname } from "../core/path.ts";
 import { DvergrError } from "../core/errors.ts";
 
 /**

@@ -27,7 +27,7 @@ import type { CheckerInput, CheckerRunner } from "../core/checker.ts";
 import type { CallOutcome } from "./protocol.ts";
 import { readGenerated, readJudgeRequests, readVerdict } from "./verdict.ts";
 import { clojureGenerateInput, clojureInput } from "../core/bundle/clojure_input.ts";
-import { createClojurePool } from "./clojure_pool.ts";
+import type { createClojurePool } from "./clojure_pool.ts";
 import { toCheckerRun, toGeneratorRun, toJudgeRequestsRun } from "./checker_runs.ts";
 import { STACK_BYTES } from "./pool_types.ts";
 import { CHECKER_THREAD_ENTRY } from "./early_thread.ts";
@@ -94,15 +94,24 @@ export const CHECKER_WORKERS: WorkerSpec = {
 export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
   const js = createWorkerPool<CallOutcome>(CHECKER_WORKERS, opts);
   // checker.clj runs in Clojure workers of its own, started on the first Clojure call: an
-  // input carrying `clojure` EDN is a Clojure checker's.
+  // input carrying `clojure` EDN is a Clojure checker's. Their module is loaded then too:
+  // its boot image cache imports node:crypto, whose first import costs a checker.js
+  // command ~15-20 ms of its start.
   let clojure: ReturnType<typeof createClojurePool> | undefined;
+  let made: Promise<ReturnType<typeof createClojurePool>> | undefined;
+  let closed = false;
   const clojurePool = () =>
-    clojure ??= createClojurePool({ ...opts, stackBytes: undefined, layouts: undefined });
+    made ??= import("./clojure_pool.ts").then((m) => {
+      clojure = m.createClojurePool({ ...opts, stackBytes: undefined, layouts: undefined });
+      // Closed before it was made: later Clojure calls find it closed.
+      if (closed) clojure.close();
+      return clojure;
+    });
 
   return {
     async check(source, input: CheckerInput, callOpts) {
       if (input.clojure !== undefined) {
-        return await clojurePool().check(
+        return await (await clojurePool()).check(
           source,
           clojureInput(input, input.clojure, true),
           callOpts,
@@ -113,7 +122,7 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
     },
     async judgeRequests(source, input, callOpts) {
       if (input.clojure !== undefined) {
-        return await clojurePool().judgeRequests(
+        return await (await clojurePool()).judgeRequests(
           source,
           clojureInput(input, input.clojure, false),
           callOpts,
@@ -125,19 +134,24 @@ export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
     async generate(source, request, callOpts) {
       const { clojure, ...plain } = request;
       if (callOpts?.file === "generator.clj") {
-        return await clojurePool().generate(source, clojureGenerateInput(plain, clojure), callOpts);
+        return await (await clojurePool()).generate(
+          source,
+          clojureGenerateInput(plain, clojure),
+          callOpts,
+        );
       }
       const r = await js.submit("generate", source, plain, callOpts);
       return toGeneratorRun(r, (o) => readGenerated(o.json));
     },
     warm(file) {
-      if (file === "checker.clj") clojurePool().warm();
+      if (file === "checker.clj") void clojurePool().then((p) => p.warm());
       else js.warm();
     },
     close(): void {
       js.close();
-      // Created if need be, so that later Clojure calls also find the pool closed.
-      clojurePool().close();
+      // Made closed if need be, so that later Clojure calls also find the pool closed.
+      closed = true;
+      clojure?.close();
     },
     stats(): CheckerPoolStats {
       return { ...js.stats(), ...(clojure ? { clojure: clojure.stats() } : {}) };

@@ -21,7 +21,7 @@
  * every worker boots SCI.
  */
 import { createHash } from "node:crypto";
-import { join } from "node:path";
+import { join } from "../core/path.ts";
 import { VERSION } from "../core/version.ts";
 
 /** Where a pool finds and keeps the boot image of its Clojure workers. */

@@ -28,7 +28,7 @@
  */
 import type { CheckerCallOptions } from "../core/checker.ts";
 import type { CheckerFunction, Faulted, HostMessage, WorkerMessage } from "./protocol.ts";
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../core/sha256.ts";
 import { startWorker } from "./worker_handle.ts";
 import {
   BASELINE_BUDGET_MS,
@@ -400,7 +400,7 @@ const keys = new Map<string, string>();
 export function checkerKey(source: string): string {
   let key = keys.get(source);
   if (key === undefined) {
-    key = createHash("sha256").update(source).digest("hex");
+    key = sha256Hex(source);
     if (keys.size >= 64) keys.delete(keys.keys().next().value!);
     keys.set(source, key);
   }

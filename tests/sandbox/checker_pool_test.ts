@@ -481,10 +481,14 @@ Deno.test("warm() starts one worker before any call, and the first call runs on 
   }
 });
 
-Deno.test("warm() for checker.clj starts a Clojure worker and no checker.js worker", () => {
+Deno.test("warm() for checker.clj starts a Clojure worker and no checker.js worker", async () => {
   const pool = createCheckerPool({ workers: 2 });
   try {
     pool.warm("checker.clj");
+    // The Clojure pool is made once its module has loaded (sandbox/checker_pool.ts).
+    for (let turn = 0; turn < 10_000 && !pool.stats().clojure; turn++) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
     assert.equal(pool.stats().workersStarted, 0);
     assert.equal(pool.stats().clojure?.workersStarted, 1);
   } finally {
