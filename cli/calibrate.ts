@@ -3,7 +3,7 @@ import { generatorOf } from "../core/bundle/generator.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
-import { parseBundle } from "../core/bundle/parse.ts";
+import { parseBundleLazily } from "../core/engine/check.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
 import { commandCheckerPool } from "../sandbox/checker_pool.ts";
 import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
@@ -194,7 +194,7 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   let bundle: Bundle;
   let ask: AskJudge | null;
   try {
-    bundle = parseBundle(arg);
+    bundle = await parseBundleLazily(arg);
     // The judge's key is checked before any checker runs.
     ask = values["judge-consistency"] ? await judgeAsk(ctx, bundle, arg, values.home) : null;
   } catch (e) {

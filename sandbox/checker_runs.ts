@@ -13,39 +13,39 @@ import type {
   Verdict,
 } from "../core/checker.ts";
 import type { Faulted } from "./protocol.ts";
-import type { Validated } from "./verdict.ts";
+import { type Validated, withVerdictSchemas } from "./verdict.ts";
 import type { PoolResult } from "./worker_pool.ts";
 
 type Read<O, T> = (outcome: Exclude<O, Faulted>) => Validated<T>;
 
 /** A `check` call's pool result as a CheckerRun. */
-export function toCheckerRun<O extends { ok: boolean }>(
+export async function toCheckerRun<O extends { ok: boolean }>(
   r: PoolResult<O>,
   read: Read<O, Verdict>,
-): CheckerRun {
-  const v = readResult(r, read);
+): Promise<CheckerRun> {
+  const v = await readResult(r, read);
   return v.ok ? { ok: true, verdict: v.value, ms: r.ms, ...v.extra } : v.run;
 }
 
 /** A `judgeRequests` call's pool result as a JudgeRequestsRun. */
-export function toJudgeRequestsRun<O extends { ok: boolean }>(
+export async function toJudgeRequestsRun<O extends { ok: boolean }>(
   r: PoolResult<O>,
   read: Read<O, JudgeRequest[]>,
-): JudgeRequestsRun {
-  const v = readResult(r, read);
+): Promise<JudgeRequestsRun> {
+  const v = await readResult(r, read);
   return v.ok ? { ok: true, requests: v.value, ms: r.ms, ...v.extra } : v.run;
 }
 
 /** A `generate` call's pool result as a GeneratorRun. */
-export function toGeneratorRun<O extends { ok: boolean }>(
+export async function toGeneratorRun<O extends { ok: boolean }>(
   r: PoolResult<O>,
   read: Read<O, GeneratedWorld>,
-): GeneratorRun {
-  const v = readResult(r, read);
+): Promise<GeneratorRun> {
+  const v = await readResult(r, read);
   return v.ok ? { ok: true, world: v.value, ms: r.ms, ...v.extra } : v.run;
 }
 
-function readResult<O extends { ok: boolean }, T>(r: PoolResult<O>, read: Read<O, T>) {
+async function readResult<O extends { ok: boolean }, T>(r: PoolResult<O>, read: Read<O, T>) {
   const extra = r.logs.length > 0 ? { logs: r.logs } : {};
   const o = r.outcome as Exclude<O, Faulted> | Faulted;
   if (!o.ok) {
@@ -55,7 +55,8 @@ function readResult<O extends { ok: boolean }, T>(r: PoolResult<O>, read: Read<O
       run: { ok: false as const, fault: f.fault, message: f.message, ms: r.ms, ...extra },
     };
   }
-  const v = read(o as Exclude<O, Faulted>);
+  // A reader whose fast path does not take the outcome loads the schemas that say why.
+  const v = await withVerdictSchemas(() => read(o as Exclude<O, Faulted>));
   return v.ok ? { ok: true as const, value: v.value, extra } : {
     ok: false as const,
     run: {

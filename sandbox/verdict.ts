@@ -2,31 +2,41 @@
  * Validation of what checker.js returns, on the host: the verdict of `check` and the
  * requests of `judgeRequests`, read from the JSON text the sandbox produced.
  */
-import { z } from "zod";
 import type { GeneratedWorld, JudgeRequest, Verdict } from "../core/checker.ts";
 
 /** How the sandbox marks a value JSON cannot carry (see sandbox/prelude.ts). */
 const MARK = "\u0000dvergr";
-const MAX_ISSUES = 3;
-
-const REWARD = "expected a number in [0, 1]";
-const VerdictSchema = z.object({
-  checks: z.record(z.string(), z.boolean({ error: "expected true or false" }), {
-    error: "expected an object of named booleans",
-  }),
-  reward: z.number({ error: REWARD }).min(0, { error: REWARD }).max(1, { error: REWARD }),
-}, { error: "expected an object with `checks` and `reward`" });
-
-const TEXT = "expected a string";
-const RequestsSchema = z.array(
-  z.object({
-    id: z.string({ error: TEXT }),
-    prompt: z.string({ error: TEXT }),
-  }, { error: "expected an object with `id` and `prompt`" }),
-  { error: "expected an array of `{id, prompt}` (or null)" },
-);
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; message: string };
+
+type Schemas = typeof import("./verdict_schemas.ts");
+let loaded: Schemas | undefined;
+/** Thrown by a reader that needs the schemas before they are loaded. */
+const NOT_LOADED = new Error("sandbox/verdict_schemas.ts is not loaded");
+
+function schemas(): Schemas {
+  if (loaded === undefined) throw NOT_LOADED;
+  return loaded;
+}
+
+/**
+ * Loads the schemas the readers' failure paths need (zod's): their fast paths take what a
+ * well-formed checker returns without them. Literal, so that `deno compile` includes it.
+ */
+export async function loadVerdictSchemas(): Promise<void> {
+  loaded ??= await import("./verdict_schemas.ts");
+}
+
+/** `read()` run with the schemas loaded first when it needs them (once per process). */
+export async function withVerdictSchemas<T>(read: () => T): Promise<T> {
+  try {
+    return read();
+  } catch (e) {
+    if (e !== NOT_LOADED) throw e;
+  }
+  await loadVerdictSchemas();
+  return read();
+}
 
 /**
  * Reads a verdict from the JSON text of `check`'s result: `{checks: {name: boolean},
@@ -37,10 +47,8 @@ export function readVerdict(json: string): Validated<Verdict> {
   const value = decode(json);
   const fast = plainVerdict(value);
   if (fast) return { ok: true, value: fast };
-  const r = VerdictSchema.safeParse(value);
-  if (!r.success) {
-    return { ok: false, message: `The checker returned no verdict: ${humanize(r.error, value)}` };
-  }
+  const wrong = schemas().verdictProblem(value);
+  if (wrong !== null) return { ok: false, message: `The checker returned no verdict: ${wrong}` };
   const raw = value as { checks: Record<string, boolean>; reward: number };
   // Built from the parsed object with define semantics, so a check named "__proto__"
   // stays a check and never touches a prototype.
@@ -67,6 +75,19 @@ function plainVerdict(value: unknown): Verdict | null {
   return { checks: Object.fromEntries(entries), reward };
 }
 
+/** Judge requests of the common case, checked without zod; else null (the schema says why). */
+function plainRequests(value: unknown): JudgeRequest[] | null {
+  if (!Array.isArray(value)) return null;
+  const out: JudgeRequest[] = [];
+  for (const q of value) {
+    if (typeof q !== "object" || q === null || Array.isArray(q)) return null;
+    const { id, prompt } = q as { id?: unknown; prompt?: unknown };
+    if (typeof id !== "string" || typeof prompt !== "string") return null;
+    out.push({ id, prompt });
+  }
+  return out;
+}
+
 /**
  * Reads judge requests from the JSON text of `judgeRequests`' result: an array of
  * `{id: string, prompt: string}` (extra keys dropped); null or undefined is no request.
@@ -74,21 +95,28 @@ function plainVerdict(value: unknown): Verdict | null {
 export function readJudgeRequests(json: string): Validated<JudgeRequest[]> {
   const value = decode(json);
   if (value === null || isMark(value, "undefined")) return { ok: true, value: [] };
-  const r = RequestsSchema.safeParse(value);
-  if (!r.success) {
-    return {
-      ok: false,
-      message: `judgeRequests returned no requests: ${humanize(r.error, value)}`,
-    };
-  }
-  return { ok: true, value: r.data.map((q) => ({ id: q.id, prompt: q.prompt })) };
+  const fast = plainRequests(value);
+  if (fast) return { ok: true, value: fast };
+  const wrong = schemas().requestsProblem(value);
+  if (wrong !== null) return { ok: false, message: `judgeRequests returned no requests: ${wrong}` };
+  const requests = value as { id: string; prompt: string }[];
+  return { ok: true, value: requests.map((q) => ({ id: q.id, prompt: q.prompt })) };
 }
 
-const WorldSchema = z.object({
-  files: z.record(z.string(), z.string({ error: TEXT }), {
-    error: "expected an object of world path → text",
-  }),
-}, { error: "expected an object with `files` and `gold`" });
+/**
+ * Whether `value` is `{files: {path: text}}` (other keys aside), checked without zod; else
+ * null (the schema says why). A "__proto__" path goes to the schema too.
+ */
+function plainFiles(value: unknown): true | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const { files } = value as { files?: unknown };
+  if (typeof files !== "object" || files === null || Array.isArray(files)) return null;
+  if (Object.getPrototypeOf(files) !== Object.prototype || Object.hasOwn(files, "__proto__")) {
+    return null;
+  }
+  for (const text of Object.values(files)) if (typeof text !== "string") return null;
+  return true;
+}
 
 /**
  * Reads a generated world from the JSON text of generator.js's `generate`: `{files: {path:
@@ -102,8 +130,9 @@ export function readGenerated(json: string, file = "generator.js"): Validated<Ge
     ok: false as const,
     message: `${file}'s generate returned no world: ${why}`,
   });
-  const r = WorldSchema.safeParse(value);
-  if (!r.success) return no(humanize(r.error, value));
+  const files = plainFiles(value);
+  const wrong = files === null ? schemas().worldProblem(value) : null;
+  if (wrong !== null) return no(wrong);
   const gold = (value as { gold?: unknown }).gold;
   if (gold === undefined || gold === null || isMark(gold, "undefined")) {
     return no("gold: missing (every world needs the gold its checker grades against)");
@@ -112,7 +141,10 @@ export function readGenerated(json: string, file = "generator.js"): Validated<Ge
   if (bad) return no(`${bad.path}: ${bad.what} cannot be gold (JSON cannot carry it)`);
   return {
     ok: true,
-    value: { files: Object.fromEntries(Object.entries(r.data.files)), gold },
+    value: {
+      files: Object.fromEntries(Object.entries((value as { files: object }).files)),
+      gold,
+    },
   };
 }
 
@@ -147,36 +179,4 @@ function decode(json: string): unknown {
 
 function isMark(v: unknown, what: string): boolean {
   return typeof v === "symbol" && v.description === what;
-}
-
-function humanize(error: z.ZodError, value: unknown): string {
-  const issues = error.issues.slice(0, MAX_ISSUES).map((issue) => {
-    const path = issue.path.map(String).join(".");
-    const got = describeValue(valueAt(value, issue.path));
-    return `${path ? `${path}: ` : ""}${issue.message}, got ${got}`;
-  });
-  const more = error.issues.length - MAX_ISSUES;
-  return issues.join("; ") + (more > 0 ? `; and ${more} more` : "");
-}
-
-const MISSING = Symbol("nothing");
-
-function valueAt(value: unknown, path: PropertyKey[]): unknown {
-  let v = value;
-  for (const key of path) {
-    if (v === null || typeof v !== "object" || !Object.hasOwn(v, key)) return MISSING;
-    v = (v as Record<PropertyKey, unknown>)[key];
-  }
-  return v;
-}
-
-/** A short, quoted rendering of a JSON value for a message: `2`, `"1"`, `an array`. */
-export function describeValue(v: unknown): string {
-  if (v === MISSING) return "nothing";
-  if (typeof v === "symbol") return v.description ?? "an unknown value";
-  if (v === null) return "null";
-  if (Array.isArray(v)) return `an array of ${v.length}`;
-  if (typeof v === "object") return "an object";
-  const text = JSON.stringify(v);
-  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
 }

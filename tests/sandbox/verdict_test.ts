@@ -1,5 +1,21 @@
 import assert from "node:assert/strict";
-import { describeValue, readJudgeRequests, readVerdict } from "../../sandbox/verdict.ts";
+import {
+  loadVerdictSchemas,
+  readJudgeRequests,
+  readVerdict,
+  withVerdictSchemas,
+} from "../../sandbox/verdict.ts";
+import { describeValue } from "../../sandbox/verdict_schemas.ts";
+
+// Every failure path below says what is wrong with the schemas' words (loaded on demand by
+// the pools: withVerdictSchemas()).
+const readsBeforeLoading = [
+  readVerdict('{"checks":{"a":true},"reward":1}'),
+  readJudgeRequests('[{"id":"q","prompt":"p","x":1}]'),
+  readJudgeRequests("null"),
+];
+const wrongBeforeLoading = await withVerdictSchemas(() => readVerdict('{"checks":{},"reward":2}'));
+await loadVerdictSchemas();
 
 const MARK = "\u0000dvergr";
 const mark = (what: string) => ({ [MARK]: what });
@@ -98,4 +114,16 @@ Deno.test("describeValue() quotes strings and clips long values", () => {
   assert.equal(describeValue(true), "true");
   assert.equal(describeValue({}), "an object");
   assert.equal(describeValue("x".repeat(100)).length, 58);
+});
+
+Deno.test("readers take well-formed results without the schemas, and load them to say what is wrong", () => {
+  assert.deepEqual(readsBeforeLoading, [
+    { ok: true, value: { checks: { a: true }, reward: 1 } },
+    { ok: true, value: [{ id: "q", prompt: "p" }] },
+    { ok: true, value: [] },
+  ]);
+  assert.deepEqual(wrongBeforeLoading, {
+    ok: false,
+    message: "The checker returned no verdict: reward: expected a number in [0, 1], got 2",
+  });
 });
