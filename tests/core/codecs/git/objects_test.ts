@@ -57,6 +57,16 @@ Deno.test("toHex() and putHex() convert object ids to and from their 20 bytes", 
   assert.equal(toHex(bytes, 2, 22), oid);
 });
 
+Deno.test("putHex() reads every byte value's two digits (its table of digits is whole)", () => {
+  for (let b = 0; b < 256; b += 10) {
+    const values = Array.from({ length: 20 }, (_, i) => (b + i) % 256);
+    const hex = values.map((v) => v.toString(16).padStart(2, "0")).join("");
+    const bytes = new Uint8Array(21);
+    putHex(bytes, 1, hex);
+    assert.deepEqual([...bytes.subarray(1)], values, hex);
+  }
+});
+
 Deno.test("compareNames() orders a tree's name as if it ended with a slash, as git does", () => {
   const cmp = (a: string, aTree: boolean, b: string, bTree: boolean) =>
     Math.sign(compareNames(utf8(a), aTree, utf8(b), bTree));
