@@ -1,4 +1,7 @@
-/** Asking the file system what is at a path. Needs --allow-read for it. */
+/**
+ * Asking the file system what is at a path (--allow-read), and removing a tree quietly
+ * (--allow-write).
+ */
 
 /** Whether anything (a file, a directory, a link, even a broken one) is at `path`. */
 export async function pathExists(path: string): Promise<boolean> {
@@ -18,5 +21,18 @@ export async function isDir(path: string): Promise<boolean> {
   } catch (e) {
     if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return false;
     throw e;
+  }
+}
+
+/**
+ * Removes the tree at `path` with one synchronous call (dvergr's own small directories of an
+ * attempt: an asynchronous call costs a thread's hand-off more), leaving it where it cannot:
+ * gone already, or left for whoever removes its parent.
+ */
+export function removeTreeQuietly(path: string): void {
+  try {
+    Deno.removeSync(path, { recursive: true });
+  } catch {
+    // Gone already, or its parent's removal takes it.
   }
 }

@@ -29,6 +29,7 @@ import {
 import type { McpCallLogEntry, WorldMcp, WorldToolset } from "./world_mcp.ts";
 import type { GatewayLogEntry } from "./model_gateway.ts";
 import { gatewayDirPrefix, sweepGatewayDirsOnce } from "./gateway_dirs.ts";
+import { removeTreeQuietly } from "../files/fs.ts";
 import { importLater } from "../../core/import_later.ts";
 
 /** Inside the sandbox: where the socket directory is bound and the port it is exposed on. */
@@ -292,15 +293,6 @@ export function worldMcpLoaded(): boolean {
   return mcpModule !== null;
 }
 
-/** Removes an attempt's gateway directory (its socket, and the forwarder's script) if it can. */
-function removeQuietly(dir: string): void {
-  try {
-    Deno.removeSync(dir, { recursive: true });
-  } catch {
-    // Gone already, or left for the next process's sweep (gateway_dirs.ts).
-  }
-}
-
 /** Starts the gateway of one attempt. */
 export async function startAttemptGateway(
   ctx: Pick<AttemptContext, "signal">,
@@ -369,7 +361,7 @@ export async function startAttemptGateway(
   } catch (e) {
     aborter.abort();
     ctx.signal.removeEventListener("abort", onAbort);
-    if (dir) removeQuietly(dir);
+    if (dir) removeTreeQuietly(dir); // else the next process's sweep (gateway_dirs.ts)
     throw e;
   }
 
@@ -400,7 +392,7 @@ export async function startAttemptGateway(
           new Promise((r) => timer = setTimeout(r, 3000)),
         ]);
         clearTimeout(timer);
-        if (dir) removeQuietly(dir);
+        if (dir) removeTreeQuietly(dir);
         return {
           mcpCalls: served?.calls ?? [],
           mcpToolLists: served?.listed() ?? 0,

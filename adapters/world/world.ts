@@ -19,6 +19,7 @@
 import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { DvergrError } from "../../core/errors.ts";
+import { removeTreeQuietly } from "../files/fs.ts";
 import type { WorldFiles } from "../../core/bench/candidate.ts";
 import type {
   Capture,
@@ -249,11 +250,7 @@ function createWorldSync(
       Deno.mkdirSync(join(dir, ...worldPathSegments(d)), { recursive: true });
     }
   } catch (e) {
-    try {
-      Deno.removeSync(dir, { recursive: true });
-    } catch {
-      // Left for the worlds directory's own removal.
-    }
+    removeTreeQuietly(dir);
     // The world's files name world paths; the host's own trouble (a full disk) names its place.
     if (e instanceof DvergrError && e.code === "IO") {
       throw new DvergrError("IO", `Cannot make the world in "${dir}": ${e.message}`, {

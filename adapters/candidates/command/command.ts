@@ -66,6 +66,7 @@ import {
   unshareMount,
 } from "./host_identity.ts";
 import { storageProblem } from "../../files/os_error.ts";
+import { removeTreeQuietly } from "../../files/fs.ts";
 import { OPEN_MARKS_FD, type SandboxMarks, StderrMarks } from "./sandbox_marks.ts";
 import {
   type AttemptContext,
@@ -628,13 +629,7 @@ async function makeSharedFiles(parent: string): Promise<SharedSandboxFiles> {
   const dir = await Deno.makeTempDir({ dir: parent, prefix: `sandbox-${Deno.pid}-` });
   if (madeShared.size === 0) {
     globalThis.addEventListener("unload", () => {
-      for (const d of madeShared) {
-        try {
-          Deno.removeSync(d, { recursive: true });
-        } catch {
-          // Gone with its worlds directory.
-        }
-      }
+      for (const d of madeShared) removeTreeQuietly(d);
     });
   }
   madeShared.add(dir);
@@ -693,15 +688,6 @@ async function sandboxFiles(dir: string): Promise<SandboxFiles> {
   const capture = `${own}/capture.tar`;
   Deno.writeFileSync(capture, new Uint8Array(), { mode: 0o600 });
   return { ...shared, dir: own, capture, marks: new StderrMarks() };
-}
-
-/** Removes an attempt's own directory (its pack and fstab: two files) if it can. */
-function removeAttemptDir(dir: string): void {
-  try {
-    Deno.removeSync(dir, { recursive: true });
-  } catch {
-    // Gone with its worlds directory.
-  }
 }
 
 /** Why the host stopped an attempt's process itself. */
@@ -1397,7 +1383,7 @@ async function runProcess(
   } finally {
     release?.();
     await cgroup?.close();
-    if (files) removeAttemptDir(files.dir);
+    if (files) removeTreeQuietly(files.dir); // its pack and fstab
   }
 }
 
