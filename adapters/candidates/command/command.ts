@@ -1000,7 +1000,7 @@ async function attemptArgv(
   const memory = (await hasPrlimit()) ? rlimitArgv(s.limits, { cgroup: cgroup !== null }) : null;
   const limited = await launchArgv(
     {
-      closing: await launchFdClosing(),
+      closing: await launchFdClosing(s.opts.env("PATH") ?? DEFAULT_PATH),
       cgroup,
       held: files !== null,
       marks: files !== null,
@@ -1455,7 +1455,7 @@ async function preflightCommand(spec: CommandSpec, opts: CommandOptions): Promis
     }
   }
   // Open descriptors it cannot close would reach every attempt: said once, before any cell.
-  await launchFdClosing();
+  await launchFdClosing(opts.env("PATH") ?? DEFAULT_PATH);
   // A bad sandbox host uid is the user's mistake too, as is a mount it cannot read.
   const id = opts.isolation === "bwrap" ? sandboxHostIdentity(opts.env) : null;
   if (id) await mountsReadable(spec, id);

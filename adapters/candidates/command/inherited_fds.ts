@@ -18,6 +18,7 @@
  * Permissions: --allow-run (/bin/sh, bash).
  */
 import { DvergrError } from "../../../core/errors.ts";
+import { hostProgram } from "./command_program.ts";
 
 /** The flag in /proc/<pid>/fdinfo/<fd>'s octal `flags:` field. */
 const O_CLOEXEC = 0o2000000;
@@ -61,19 +62,6 @@ export function inheritedFds(): Promise<number[]> {
   return probe;
 }
 
-let bashPath: string | null | undefined;
-function bash(): string | null {
-  if (bashPath !== undefined) return bashPath;
-  for (const p of ["/bin/bash", "/usr/bin/bash"]) {
-    try {
-      if (Deno.statSync(p).isFile) return bashPath = p;
-    } catch {
-      // not here
-    }
-  }
-  return bashPath = null;
-}
-
 /**
  * How the launch closes `fds`: a first line of its /bin/sh script (descriptors 3-9), or a bash
  * that closes them all and execs the launch (null line), so that the launch's shell, and what
@@ -87,7 +75,7 @@ export interface FdClosing {
 }
 
 /** How to close `fds` (see FdClosing). Throws when one is above 9 and there is no bash. */
-export function fdClosing(fds: number[], shell = bash()): FdClosing {
+export function fdClosing(fds: number[], shell: string | null): FdClosing {
   if (fds.length === 0) return { prefix: [], line: null };
   const line = `exec ${fds.map((n) => `${n}>&-`).join(" ")}`;
   if (fds.every((n) => n <= 9)) return { prefix: [], line };
@@ -107,7 +95,8 @@ export function fdClosing(fds: number[], shell = bash()): FdClosing {
   return { prefix: [shell, "-c", `${line}\nexec "$@"`, "dvergr-fds"], line: null };
 }
 
-/** fdClosing() of this process's inherited descriptors. */
-export async function launchFdClosing(): Promise<FdClosing> {
-  return fdClosing(await inheritedFds());
+/** fdClosing() of this process's inherited descriptors, with bash from `path` (dvergr's PATH). */
+export async function launchFdClosing(path: string): Promise<FdClosing> {
+  const bash = hostProgram("bash", path);
+  return fdClosing(await inheritedFds(), bash.startsWith("/") ? bash : null);
 }

@@ -58,7 +58,7 @@ Deno.test("the launch closes a high inherited descriptor and still runs under /b
     url("adapters/candidates/command/command.ts")
   });
 const { launchFdClosing } = await import(${url("adapters/candidates/command/inherited_fds.ts")});
-const launch = (argv) => launchFdClosing().then((closing) => launchArgv(
+const launch = (argv) => launchFdClosing(Deno.env.get("PATH") ?? "/usr/bin:/bin").then((closing) => launchArgv(
   { cgroup: null, held: false, marks: false, filter: null, rlimits: "ulimit -n 1024", closing },
   { argv, staging: null },
 ));
