@@ -333,26 +333,22 @@ fi
 cd /
 printf 'exit=%s\\ntimedout=%s\\nfull=%s\\n' "$st" "$timed" "$full" > ${RUN}/status
 n=0
+entry() {
+  n=$((n + 1))
+  [ "$n" -gt ${PACK_ENTRIES + 1} ] && return 1
+  printf '%s\\0' "$1" || return 1
+  if [ -d "$1" ] && [ ! -L "$1" ]; then listed "$1" || return 1; fi
+}
 listed() {
   for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do
     if [ -n "$probed" ] && [ "$e" = "\${e%%/*}/${ROOM_PROBE}" ]; then continue; fi
-    if [ -e "$e" ] || [ -L "$e" ]; then
-      n=$((n + 1))
-      [ "$n" -gt ${PACK_ENTRIES + 1} ] && return 1
-      printf '%s\\0' "$e" || return 1
-      if [ -d "$e" ] && [ ! -L "$e" ]; then listed "$e" || return 1; fi
-    fi
+    if [ -e "$e" ] || [ -L "$e" ]; then entry "$e" || return 1; fi
   done
 }
 names() {
   printf '%s\\0' ${STATUS} || return 1
   for r in $packed; do
-    if [ -e "$r" ] || [ -L "$r" ]; then
-      n=$((n + 1))
-      [ "$n" -gt ${PACK_ENTRIES + 1} ] && return 1
-      printf '%s\\0' "$r" || return 1
-      if [ -d "$r" ] && [ ! -L "$r" ]; then listed "$r" || return 1; fi
-    fi
+    if [ -e "$r" ] || [ -L "$r" ]; then entry "$r" || return 1; fi
   done
 }
 exec 5<<'E'
