@@ -40,23 +40,28 @@ let probe: Promise<number[]> | null = null;
 /** This process's descriptors above stderr that an exec passes on (read once per process). */
 export function inheritedFds(): Promise<number[]> {
   probe ??= (async () => {
-    const out = await new Deno.Command("/bin/sh", {
-      args: ["-c", PROBE, "dvergr-fds"],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stdout);
-    if (!out.success) {
-      throw new DvergrError(
+    const failed = (why: string) =>
+      new DvergrError(
         "IO",
         "Cannot tell which open descriptors dvergr would pass to its candidates: " +
-          `reading /proc/${Deno.pid}/fdinfo failed (${
-            new TextDecoder().decode(out.stderr).trim() || `exit ${out.code}`
-          })`,
-        { hint: "dvergr needs /proc mounted to sandbox command candidates" },
+          `reading /proc/${Deno.pid}/fdinfo failed (${why})`,
+        { hint: "dvergr needs /bin/sh and /proc to sandbox command candidates" },
       );
+    let out: Deno.CommandOutput;
+    try {
+      out = await new Deno.Command("/bin/sh", {
+        args: ["-c", PROBE, "dvergr-fds"],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    } catch (e) {
+      throw failed(`/bin/sh: ${e instanceof Error ? e.message : String(e)}`);
     }
+    if (!out.success) {
+      throw failed(new TextDecoder().decode(out.stderr).trim() || `exit ${out.code}`);
+    }
+    const text = new TextDecoder().decode(out.stdout);
     return text.split("\n").filter((l) => /^[0-9]+$/.test(l)).map(Number);
   })();
   return probe;
