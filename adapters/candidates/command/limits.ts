@@ -498,6 +498,8 @@ export async function readBackWorld(
     return result;
   }
   try {
+    // The supervisor has stopped: the pack no longer grows, so its size is read once.
+    const packSize = file.statSync().size;
     let pax = new Map<string, string>();
     let longName: string | null = null;
     let entries = 0;
@@ -546,7 +548,7 @@ export async function readBackWorld(
         break;
       }
       const next = await writeMember(
-        { worldDir, rw, file, result, skip, written },
+        { worldDir, rw, file, packSize, result, skip, written },
         { name, type, size, padded, linkTarget },
       );
       if (next === "stop") break;
@@ -562,6 +564,8 @@ interface UnpackState {
   worldDir: string;
   rw: Set<string>;
   file: Deno.FsFile;
+  /** The pack's length in bytes: how far a skip may go. */
+  packSize: number;
   result: ReadBack;
   skip: (path: string, reason: string) => void;
   /** Regular files written back, by their name in the pack: what later hard links name. */
@@ -576,7 +580,7 @@ async function writeMember(
   st: UnpackState,
   m: { name: string; type: string; size: number; padded: number; linkTarget: string },
 ): Promise<"next" | "stop"> {
-  const { worldDir, file, result, skip, written } = st;
+  const { worldDir, file, packSize, result, skip, written } = st;
   const { name, type, size, padded } = m;
   let segs: string[] | null;
   try {
@@ -586,7 +590,7 @@ async function writeMember(
   }
   const ok = segs !== null && segs.length > 0 && st.rw.has(segs[0]);
   const skipData = () => {
-    if (skipBytes(file, padded)) return "next";
+    if (skipBytes(file, padded, packSize)) return "next";
     result.truncated = true;
     return "stop";
   };
@@ -616,7 +620,7 @@ async function writeMember(
     return skipData();
   }
   const host = join(worldDir, ...segs!);
-  const wrote = await copyOut(file, host, size, padded);
+  const wrote = await copyOut({ file, packSize }, host, size, padded);
   if (wrote === "short") {
     result.truncated = true;
     return "stop";
@@ -678,17 +682,17 @@ function parseStatus(text: string): SupervisorStatus {
   };
 }
 
-function skipBytes(file: Deno.FsFile, n: number): boolean {
+/** Skips `n` bytes of the pack of `packSize` bytes; false when fewer are left. */
+function skipBytes(file: Deno.FsFile, n: number, packSize: number): boolean {
   const here = file.seekSync(0, Deno.SeekMode.Current);
-  const size = file.statSync().size;
-  if (here + n > size) return false;
+  if (here + n > packSize) return false;
   file.seekSync(n, Deno.SeekMode.Current);
   return true;
 }
 
 /** Copies `size` bytes of the pack to `host` (parents made), then skips the padding. */
 async function copyOut(
-  file: Deno.FsFile,
+  { file, packSize }: { file: Deno.FsFile; packSize: number },
   host: string,
   size: number,
   padded: number,
@@ -716,6 +720,6 @@ async function copyOut(
   } finally {
     out?.close();
   }
-  if (!skipBytes(file, padded - size)) return "short";
+  if (!skipBytes(file, padded - size, packSize)) return "short";
   return out ? "ok" : "unwritable";
 }

@@ -183,6 +183,31 @@ Deno.test("readBackWorld() writes back only regular files under the writable dir
   await Deno.remove(world, { recursive: true });
 });
 
+Deno.test("readBackWorld() calls a pack cut inside a member's data or padding truncated", async () => {
+  const src = await Deno.makeTempDir();
+  await Deno.mkdir(`${src}/out`);
+  await Deno.mkdir(`${src}/docs`);
+  await Deno.writeTextFile(`${src}/out/a`, "a");
+  await Deno.writeTextFile(`${src}/docs/b`, "b".repeat(1000));
+  const pack = `${src}.tar`;
+  // ustar: out/a's header at 0, its byte and padding at 512; docs/b's header at 1024, data at 1536.
+  const tar = await new Deno.Command("tar", {
+    args: ["-C", src, "--format=ustar", "-cf", pack, "out/a", "docs/b"],
+  }).output();
+  assert.ok(tar.success, new TextDecoder().decode(tar.stderr));
+  const whole = await Deno.readFile(pack);
+  for (const [cut, files] of [[1536 + 100, 1], [512 + 100, 0], [whole.length, 1]] as const) {
+    await Deno.writeFile(pack, whole.subarray(0, cut));
+    const world = await Deno.makeTempDir();
+    const back = await readBackWorld(world, ["out"], pack);
+    assert.equal(back.truncated, cut !== whole.length, `cut at ${cut}`);
+    assert.equal(back.files, files, `cut at ${cut}`);
+    await Deno.remove(world, { recursive: true });
+  }
+  await Deno.remove(src, { recursive: true });
+  await Deno.remove(pack);
+});
+
 Deno.test("readBackWorld() gives the event loop turns while it writes back many files or a big one", async () => {
   const src = await Deno.makeTempDir();
   await Deno.mkdir(`${src}/out/many`, { recursive: true });
