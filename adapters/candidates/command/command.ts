@@ -829,19 +829,19 @@ export function commandIdentity(spec: CommandSpec): Record<string, unknown> {
 }
 
 /** Why the command's program cannot run where the command will (null: it can, or unknown). */
-async function programProblem(
+function programProblem(
   spec: CommandSpec,
   isolation: Isolation,
   hostPath: string,
   id: HostIdentity | null,
-): Promise<{ message: string; hint: string } | null> {
+): { message: string; hint: string } | null {
   const program = commandProgram(spec.command);
   if (program === null) return null;
   const path = spec.env?.PATH ?? hostPath;
   const isolated = isolation === "bwrap";
   const roots = isolated ? sandboxRoots(spec.mounts ?? []) : null;
   // As root the sandbox's uid owns nothing: it runs what every user may run.
-  const found = await lookUpProgram(
+  const found = lookUpProgram(
     program,
     path,
     (d) => roots === null || under(roots, d),
@@ -1460,7 +1460,7 @@ async function preflightCommand(spec: CommandSpec, opts: CommandOptions): Promis
   const id = opts.isolation === "bwrap" ? sandboxHostIdentity(opts.env) : null;
   if (id) await mountsReadable(spec, id);
   // A misspelt program is the user's mistake: said once, not a failed attempt per cell.
-  const problem = await programProblem(
+  const problem = programProblem(
     spec,
     opts.isolation,
     opts.env("PATH") ?? DEFAULT_PATH,

@@ -107,9 +107,13 @@ export type ProgramLookup =
   | { found: true; path: string }
   | { found: false; reason: "missing" | "not-executable"; searched: string[] };
 
-async function executable(path: string, bits: number): Promise<"yes" | "no" | "missing"> {
+/**
+ * Whether `path` is a file whose mode has one of `bits` ("missing": no file there). Synchronous:
+ * one stat of a PATH entry costs microseconds, and hostProgram() runs where nothing awaits.
+ */
+function executable(path: string, bits: number): "yes" | "no" | "missing" {
   try {
-    const info = await Deno.stat(path);
+    const info = Deno.statSync(path);
     if (!info.isFile) return "missing";
     return ((info.mode ?? 0o755) & bits) !== 0 ? "yes" : "no";
   } catch {
@@ -125,15 +129,15 @@ async function executable(path: string, bits: number): Promise<"yes" | "no" | "m
  * has one of `bits` (default any x bit; 0o001 where the program runs as a uid that owns
  * nothing: the sandbox's when dvergr is root).
  */
-export async function lookUpProgram(
+export function lookUpProgram(
   program: string,
   path: string,
   visible: (dir: string) => boolean,
   bits = 0o111,
-): Promise<ProgramLookup | null> {
+): ProgramLookup | null {
   if (program.includes("/")) {
     if (!isAbsolute(program) || !visible(program)) return null;
-    const x = await executable(program, bits);
+    const x = executable(program, bits);
     if (x === "yes") return { found: true, path: program };
     return { found: false, reason: x === "no" ? "not-executable" : "missing", searched: [] };
   }
@@ -142,7 +146,7 @@ export async function lookUpProgram(
   const searched = dirs.filter(visible);
   let notExecutable = false;
   for (const d of searched) {
-    const x = await executable(join(d, program), bits);
+    const x = executable(join(d, program), bits);
     if (x === "yes") return { found: true, path: join(d, program) };
     if (x === "no") notExecutable = true;
   }
@@ -185,14 +189,9 @@ export function hostProgram(name: string, path: string, byOthers = false): strin
   let found = name;
   for (const dir of path.split(":")) {
     if (!isAbsolute(dir) || (byOthers && !passableByAll(dir))) continue;
-    try {
-      const info = Deno.statSync(join(dir, name));
-      if (info.isFile && ((info.mode ?? 0o755) & (byOthers ? 0o001 : 0o111)) !== 0) {
-        found = join(dir, name);
-        break;
-      }
-    } catch {
-      // Not in this directory.
+    if (executable(join(dir, name), byOthers ? 0o001 : 0o111) === "yes") {
+      found = join(dir, name);
+      break;
     }
   }
   hostPrograms.set(key, found);
