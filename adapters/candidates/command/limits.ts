@@ -158,6 +158,35 @@ const STATUS = ".dvergr/run/status";
  */
 const ROOM_PROBE = ".dvergr\\room";
 
+/** Bytes of the status in a pack without tar (STATUS_ONLY): its text, padded with spaces. */
+const STATUS_BYTES = 1024;
+
+/**
+ * A printf format (NULs as \\000) of the pack the supervisor writes without tar when the
+ * capture directories hold nothing: one ustar member, STATUS, whose data is the format's one
+ * `%-STATUS_BYTES s` (its text padded with spaces), then the archive's two zero blocks. Every
+ * field but the data is fixed, so its header, checksum included, is made here once.
+ */
+function statusOnlyPack(): string {
+  const header = new Uint8Array(TAR_BLOCK);
+  const put = (offset: number, text: string) => header.set(new TextEncoder().encode(text), offset);
+  put(0, STATUS);
+  put(100, "0000644\0");
+  put(108, "0000000\0");
+  put(116, "0000000\0");
+  put(124, STATUS_BYTES.toString(8).padStart(11, "0") + "\0");
+  put(136, "00000000000\0");
+  put(148, "        ");
+  put(156, "0");
+  put(257, "ustar\0" + "00");
+  const sum = header.reduce((a, b) => a + b, 0);
+  put(148, sum.toString(8).padStart(6, "0") + "\0 ");
+  const escaped = (bytes: Uint8Array) =>
+    [...bytes].map((b) => b === 0 ? "\\000" : String.fromCharCode(b)).join("");
+  return escaped(header) + `%-${STATUS_BYTES}s` + escaped(new Uint8Array(2 * TAR_BLOCK));
+}
+const STATUS_ONLY = statusOnlyPack();
+
 /**
  * bwrap arguments for the world: writable top-level directories become tmpfs mounts of
  * `worldBytes` (seeded by the supervisor from a read-only view of the host's copy, which an
@@ -235,7 +264,11 @@ export function sealArgs(worldBytes: number): string[] {
  * one tar and no other process; the shell writes the list into a pipe it opens without a fork,
  * an empty here-document on fd 5 and its write end reopened through /proc/self/fd/5, that
  * tar, started first, reads: a pipeline would fork a lister; it does only where the
- * here-document is no pipe).
+ * here-document is no pipe). When there is nothing to pack (every capture directory a
+ * top-level one with nothing in it but the probe, or absent, and none full) it writes the pack
+ * with one printf instead, the status alone (STATUS_ONLY): no fork and no tar, ~2.5 ms of CPU
+ * less for an attempt that wrote nothing (a top-level directory's own entry brings nothing
+ * back: the host makes those; a deeper one that exists goes through tar, which brings it).
  * When that pack fails on a host file system without room, it exits PACK_NO_ROOM (the host
  * then stops the run with an IO error: the host's fault, never the candidate's).
  * Before it forks again it waits, with shell builtins only, until /proc shows no process but
@@ -331,6 +364,28 @@ if [ -n "$dirs" ]; then
   fi
 fi
 cd /
+empty() {
+  for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+    if [ -n "$probed" ] && [ "$e" = "$1/${ROOM_PROBE}" ]; then continue; fi
+    if [ -e "$e" ] || [ -L "$e" ]; then return 1; fi
+  done
+}
+bare=""
+if [ -z "$full" ]; then
+  bare=1
+  for r in $packed; do
+    case $r in
+      */*) if [ -e "$r" ] || [ -L "$r" ]; then bare=""; fi;;
+      *) if [ -L "$r" ] || [ ! -d "$r" ] || ! empty "$r"; then bare=""; fi;;
+    esac
+  done
+fi
+if [ -n "$bare" ]; then
+  printf '${STATUS_ONLY}' "exit=$st
+timedout=$timed
+full=
+" > ${CAPTURE}
+else
 printf 'exit=%s\\ntimedout=%s\\nfull=%s\\n' "$st" "$timed" "$full" > ${RUN}/status
 n=0
 entry() {
@@ -364,6 +419,7 @@ if [ -p /proc/self/fd/5 ] && { command exec 6>/proc/self/fd/5; } 2>/dev/null; th
 else
   exec 5<&-
   names | ${PACK_TAR} 2>/dev/null
+fi
 fi
 if [ "$?" != 0 ]; then
   room=$( (cd / && exec df -Pk ${CAPTURE}) 2>/dev/null | { read -r _; read -r _ _ _ a _; echo "$a"; })

@@ -394,6 +394,22 @@ if (hasBwrap) {
     assert.deepEqual(viaPipe.names, viaPipeline.names);
   });
 
+  Deno.test("SUPERVISOR packs nothing without tar: a valid pack of its status alone, its exit read back", async () => {
+    const bare = await supervised(SUPERVISOR, "exit 7");
+    assert.equal(bare.code, 7, bare.stderr);
+    assert.deepEqual(bare.names, [".dvergr/run/status"]);
+    assert.equal(bare.back.status?.exit, 7);
+    assert.equal(bare.back.status?.timedOut, false);
+    assert.deepEqual(bare.back.status?.full, []);
+    assert.equal(bare.back.truncated, false);
+    assert.equal(bare.back.files, 0);
+    // An empty directory under the capture one is something to pack: tar packs it.
+    const dir = await supervised(SUPERVISOR, "mkdir /out/d; exit 0");
+    assert.equal(dir.code, 0, dir.stderr);
+    assert.deepEqual(dir.names, [".dvergr/run/status", "out/", "out/d/"]);
+    assert.equal(dir.back.status?.exit, 0);
+  });
+
   Deno.test("commandCandidate() [bwrap] captures non-ASCII names and a hard-linked answer", async () => {
     const { outcome, captured, world } = await attempt(
       "echo m > /out/Müller.txt; echo e > '/out/€😀.txt'; echo w1 > /out/a; " +
