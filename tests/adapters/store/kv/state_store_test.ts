@@ -124,6 +124,28 @@ Deno.test("openKvStateStore() on a file sees what another handle committed", asy
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("openKvStateStore() stores a record as its JSON text and reads the older inline form", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/state.kv`;
+  const state = await openKvStateStore(path, memoryBlobStore());
+  const r = record({ verdict: { checks: { right: true }, reward: 1 }, listMicros: null });
+  assert.equal(await state.putAttempt(r), true);
+  state.close();
+  const kv = await Deno.openKv(path);
+  const key = ["cell", "e1", cellKey(r.candidate, r.caseId, r.repetition)];
+  const stored = (await kv.get<{ j: string }>(key)).value;
+  assert.deepEqual(stored, { j: JSON.stringify(r) });
+  // A home written before: the record itself inline, what JSON keeps of it.
+  const older = { ...r, caseId: "c2", elapsedMs: 7 };
+  const olderKey = ["cell", "e1", cellKey(older.candidate, older.caseId, older.repetition)];
+  await kv.set(olderKey, { v: JSON.parse(JSON.stringify(older)) });
+  kv.close();
+  const again = await openKvStateStore(path, memoryBlobStore());
+  assert.deepEqual(await again.cellRecords("e1"), [r, older]);
+  again.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
 const A = { pid: 101, host: "h", owner: "run-a" };
 const B = { pid: 202, host: "h", owner: "run-b" };
 
