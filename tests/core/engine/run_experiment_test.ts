@@ -191,6 +191,50 @@ Deno.test("runExperiment() grades a timed-out or crashed attempt with reward 0 a
   await home.close();
 });
 
+Deno.test("runExperiment() ends an attempt whose candidate ignores its time limit once the grace is over too", async () => {
+  const bundle = wordBundle(1);
+  let late: ReturnType<typeof setTimeout> | undefined;
+  let aborted = false;
+  // Ignores the abort at its limit, and would answer on its own only long after limit and grace.
+  const deaf: Candidate = {
+    name: "deaf",
+    identity: { kind: "test", test: "deaf" },
+    run(ctx) {
+      ctx.signal.addEventListener("abort", () => aborted = true);
+      return new Promise((resolve) => {
+        late = setTimeout(() =>
+          resolve({
+            status: "completed",
+            usage: { ...NO_USAGE },
+            billedMicros: 0,
+            listMicros: null,
+            isolated: false,
+            evidence: {},
+          }), 20_000);
+      });
+    },
+  };
+  const home = await memoryHome();
+  const plan = planExperiment(bundle, [deaf], { timeoutMs: 1000 });
+  try {
+    const result = await runInHome(home, {
+      bundle,
+      plan,
+      candidates: [deaf],
+      runner: pool,
+      stopGraceMs: 50,
+    });
+    const [r] = (await withRecords(home.state, plan, result)).records;
+    assert.equal(aborted, true);
+    assert.equal(r.status, "timeout");
+    assert.equal(r.ending?.message, "Did not stop within 1000 ms plus 50 ms of grace");
+    assert.ok(r.elapsedMs >= 1000);
+  } finally {
+    clearTimeout(late);
+    await home.close();
+  }
+});
+
 /** Attempts of a copying() candidate: begun, running now, most at once. */
 interface Seen {
   started: number;
