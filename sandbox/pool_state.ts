@@ -43,8 +43,14 @@ export interface Slot<O> {
   keys: Set<string>;
   /** Calls sent, in order; the worker runs the first, the others wait in its input. */
   inflight: Job<O>[];
-  /** The watchdog of the first call in flight, or the start-up timer. */
+  /** The start-up timer (until the worker is ready). */
   timer?: ReturnType<typeof setTimeout>;
+  /**
+   * The watchdog of the calls in flight (sandbox/worker_pool.ts watch()), armed for
+   * `watchdogAt` (performance.now()), never later than the first call's deadline.
+   */
+  watchdog?: ReturnType<typeof setTimeout>;
+  watchdogAt?: number;
   /** The id of the boot image the worker's memory started from (Clojure workers), if known. */
   baseId?: string;
   /** It runs WebAssembly on the baseline compiler only (WorkerSpec.baselineFirst). */

@@ -293,6 +293,23 @@ Deno.test("check() replaces a worker that does not answer by its deadline", asyn
   }
 });
 
+Deno.test("check() gives a call behind a quicker one's deadline its own whole time limit", async () => {
+  // The first call's short limit arms the worker's watchdog early; the second call, with a
+  // longer limit, is abandoned at its own deadline, not at the first call's.
+  const pool = createCheckerPool({ workers: 1, hangMarginMs: 50 });
+  try {
+    const quick = await pool.check(EDN_CHECKER, INPUT, { timeoutMs: 100 });
+    assert.equal(verdictOf(quick)?.reward, 1);
+    const hung = await pool.check(`export function check() { for (;;) {} }`, INPUT, {
+      timeoutMs: 1000,
+    });
+    assert.equal(!hung.ok && hung.message, "The checker did not finish within 1000ms");
+    assert.ok(hung.ms >= 1000, `${hung.ms}ms`);
+  } finally {
+    pool.close();
+  }
+});
+
 Deno.test("check() honours the pool's default time limit and a call's own", async () => {
   const pool = createCheckerPool({ workers: 1, defaultTimeoutMs: 150 });
   const loop = `export function check() { for (;;) {} }`;
