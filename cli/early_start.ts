@@ -8,8 +8,8 @@
  * Started for `dvergr calibrate DIR` and `dvergr check DIR --answer …` when DIR holds a
  * checker.js, and for `dvergr check DIR` when no load of that checker is kept
  * (sandbox/load_cache.ts): a kept load asks no sandbox. The worker is given the QuickJS
- * memory layout kept in the cache directory (sandbox/layout_cache.ts), as the command's pool
- * gives it.
+ * memory layout and the boot image kept in the cache directory (sandbox/layout_cache.ts,
+ * sandbox/quickjs_image_cache.ts), as the command's pool gives them.
  *
  * `dvergr benchmark DIR` (not --check, not --enqueue) starts its first checker worker
  * process here the same way when DIR holds a checker.js (sandbox/worker_process.ts): Deno
@@ -32,6 +32,7 @@ import {
 import { DEFAULT_MEMORY_BYTES, STACK_BYTES } from "../sandbox/pool_types.ts";
 import { loadCacheDir, loadsKept, prepareSandboxIdentity } from "../sandbox/load_cache.ts";
 import { keptLayout } from "../sandbox/layout_cache.ts";
+import { imageDir, keptImageFile } from "../sandbox/quickjs_image_cache.ts";
 import {
   CHECKER_PROCESS_ENTRY,
   processWorkersAvailable,
@@ -61,17 +62,25 @@ export function wantsEarlySandbox(
 
 /**
  * Starts a checker.js thread worker with the init a command's pool sends (QuickJS loads at
- * once), kept for the first pool that starts a thread worker with the same entry and init.
+ * once), kept for the first pool that starts a thread worker with the same entry and init:
+ * the layout and the boot image kept in the cache directory (read once the worker is made),
+ * and a request for the worker's own image when it makes one.
  */
 export function startEarlyCheckerThread(
   env: (name: string) => string | undefined = () => undefined,
 ): EarlyThread {
-  const layout = keptLayout(env);
-  return startEarlyThread(CHECKER_THREAD_ENTRY, {
-    type: "init",
-    memoryBytes: DEFAULT_MEMORY_BYTES,
-    stackBytes: STACK_BYTES,
-    ...(layout ? { layout } : {}),
+  return startEarlyThread(CHECKER_THREAD_ENTRY, () => {
+    const layout = keptLayout(env);
+    const dir = imageDir(env);
+    const image = dir === null ? null : keptImageFile(dir);
+    return {
+      type: "init",
+      memoryBytes: DEFAULT_MEMORY_BYTES,
+      stackBytes: STACK_BYTES,
+      ...(layout ? { layout } : {}),
+      ...(image ? { image } : {}),
+      ...(dir === null ? {} : { keepImage: true }),
+    };
   });
 }
 

@@ -33,6 +33,8 @@ import { STACK_BYTES } from "./pool_types.ts";
 import { CHECKER_THREAD_ENTRY } from "./early_thread.ts";
 import { CHECKER_PROCESS_ENTRY } from "./worker_process.ts";
 import { layoutFile, type LayoutStore, layoutStore } from "./layout_cache.ts";
+import { imageDir, quickjsImageStore } from "./quickjs_image_cache.ts";
+import type { BootImageStore } from "./sci_image_cache.ts";
 import {
   createWorkerPool,
   type WorkerPoolOptions,
@@ -40,7 +42,14 @@ import {
   type WorkerSpec,
 } from "./worker_pool.ts";
 
-export type CheckerPoolOptions = WorkerPoolOptions;
+export interface CheckerPoolOptions extends WorkerPoolOptions {
+  /**
+   * Where checker.js workers' boot image is kept (sandbox/quickjs_image_cache.ts): each
+   * worker is given it, and the first that runs the prelude keeps its own there. Default:
+   * none (every worker runs the prelude).
+   */
+  images?: BootImageStore | null;
+}
 
 export interface CheckerPoolStats extends WorkerPoolStats {
   /** The Clojure workers, once a checker.clj ran. */
@@ -92,7 +101,11 @@ export const CHECKER_WORKERS: WorkerSpec = {
  * Every call resolves to a value: a verdict, requests, or a fault with its reason.
  */
 export function createCheckerPool(opts: CheckerPoolOptions = {}): CheckerPool {
-  const js = createWorkerPool<CallOutcome>(CHECKER_WORKERS, opts);
+  const { images } = opts;
+  const js = createWorkerPool<CallOutcome>(
+    images ? { ...CHECKER_WORKERS, bootImages: () => images } : CHECKER_WORKERS,
+    opts,
+  );
   // checker.clj runs in Clojure workers of its own, started on the first Clojure call: an
   // input carrying `clojure` EDN is a Clojure checker's. Their module is loaded then too:
   // its boot image cache imports node:crypto, whose first import costs a checker.js
@@ -177,11 +190,20 @@ export function commandCheckerPool(): CheckerPool {
 let prestarted: CheckerPool | undefined;
 
 /**
- * A command's pool: two thread workers, given the QuickJS memory layout kept in the cache
- * directory, which the first worker that finds it keeps there.
+ * A command's pool: two thread workers, given the QuickJS memory layout and boot image kept
+ * in the cache directory, which the first worker that makes them keeps there.
  */
 function commandPoolOptions(): CheckerPoolOptions {
-  return { workers: 2, workerKind: "thread", layouts: keptLayouts() };
+  return { workers: 2, workerKind: "thread", layouts: keptLayouts(), images: keptImages() };
+}
+
+/** The environment, or nothing without --allow-env (then nothing is kept). */
+function env(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -189,14 +211,16 @@ function commandPoolOptions(): CheckerPoolOptions {
  * given it skips finding it (~30 ms of its start); the first that finds it keeps it there.
  */
 export function keptLayouts(): LayoutStore {
-  const env = (name: string) => {
-    try {
-      return Deno.env.get(name);
-    } catch {
-      return undefined; // Without --allow-env nothing is kept.
-    }
-  };
   return layoutStore(layoutFile(env));
+}
+
+/**
+ * The checker.js boot image kept in the cache directory (sandbox/quickjs_image_cache.ts): a
+ * worker given it restores it instead of running the prelude; the first that runs the
+ * prelude keeps its own there.
+ */
+export function keptImages(): BootImageStore | null {
+  return quickjsImageStore(imageDir(env));
 }
 
 /**

@@ -1,12 +1,15 @@
 /**
  * The inside of a checker.js worker: the worker service (sandbox/worker_service.ts) with a
- * QuickJSSandbox (sandbox/quickjs_call.ts) as its engine.
+ * QuickJSSandbox (sandbox/quickjs_call.ts) as its engine. An init's boot image comes as the
+ * bytes of its file (sandbox/quickjs_image_cache.ts): checked here (sandbox/quickjs_image.ts)
+ * before the engine sees it; bytes that do not hold are no image.
  *
  * Permissions: none.
  */
 import type { CallOutcome, HostMessage, WorkerMessage } from "./protocol.ts";
 import { QuickJSSandbox } from "./quickjs_call.ts";
 import { createWorkerService } from "./worker_service.ts";
+import { imageOfFile } from "./quickjs_image.ts";
 
 /**
  * Returns the message handler of one checker.js worker; `send` carries its answers to the
@@ -15,7 +18,7 @@ import { createWorkerService } from "./worker_service.ts";
 export function createCheckerService(
   send: (message: WorkerMessage<CallOutcome>) => void,
 ): (message: HostMessage) => Promise<void> {
-  return createWorkerService<CallOutcome>(
+  const handle = createWorkerService<CallOutcome>(
     send,
     ({ module, memory, heapLimitBytes, capBytes }, init) =>
       new QuickJSSandbox(module, memory, {
@@ -24,7 +27,16 @@ export function createCheckerService(
         wasmBytes: () => memory.buffer.byteLength,
         stackBytes: init.stackBytes,
         layout: init.layout,
+        image: init.image,
+        keepImage: init.keepImage,
       }),
     "The sandbox",
   );
+  return async (message) => {
+    if (message.type === "init" && message.image !== undefined) {
+      const image = await imageOfFile(message.image).catch(() => null);
+      message = { ...message, image: image ?? undefined };
+    }
+    await handle(message);
+  };
 }

@@ -34,12 +34,16 @@ export interface EarlyThread {
 
 let early: { entry: string; thread: EarlyThread } | undefined;
 
-/** Starts a thread worker of `entry` and sends it `init`; replaces one started before. */
-export function startEarlyThread(entry: URL, init: InitMessage): EarlyThread {
+/**
+ * Starts a thread worker of `entry` and sends it the init `init` makes; replaces one started
+ * before. `init` is called once the worker is made: what it reads (a layout, a boot image)
+ * is read while the worker starts, which it needs only once its modules have loaded.
+ */
+export function startEarlyThread(entry: URL, init: InitMessage | (() => InitMessage)): EarlyThread {
   const worker = newThreadWorker(entry);
   const thread: EarlyThread = {
     worker,
-    init,
+    init: typeof init === "function" ? init() : init,
     messages: [],
     onMessage: (message) => thread.messages.push(message),
     onFailure: (why) => thread.failure ??= why,
@@ -51,7 +55,7 @@ export function startEarlyThread(entry: URL, init: InitMessage): EarlyThread {
     thread.onFailure(e.message || "the worker failed");
   };
   worker.onmessageerror = () => thread.onFailure("a message from the worker could not be read");
-  worker.postMessage(init);
+  worker.postMessage(thread.init);
   early?.thread.worker.terminate();
   early = { entry: entry.href, thread };
   return thread;
@@ -70,9 +74,13 @@ export function takeEarlyThread(entry: URL): EarlyThread | undefined {
   return thread;
 }
 
-/** Whether a pool's init `init` is the one the early worker `thread` was sent. */
+/**
+ * Whether a pool's init `init` is the one the early worker `thread` was sent: the same
+ * limits and the same boot image (the bytes one process read once:
+ * sandbox/quickjs_image_cache.ts).
+ */
 export function sameInit(thread: EarlyThread, init: InitMessage): boolean {
   return init.type === "init" && init.memoryBytes === thread.init.memoryBytes &&
-    init.stackBytes === thread.init.stackBytes && init.image === undefined &&
-    init.keepImage === undefined;
+    init.stackBytes === thread.init.stackBytes && init.image === thread.init.image &&
+    init.keepImage === thread.init.keepImage;
 }

@@ -20,11 +20,13 @@ export interface InitMessage {
   /** QuickJS stack limit, in bytes. */
   stackBytes: number;
   /**
-   * A Clojure worker's boot image (sandbox/sci_image.ts) to restore instead of booting SCI;
-   * ignored by checker.js workers and by a module it does not fit.
+   * A boot image to restore instead of booting: a Clojure worker's (sandbox/sci_image.ts),
+   * instead of booting SCI; a checker.js worker's as its file's bytes
+   * (sandbox/quickjs_image.ts), instead of running the prelude. Ignored by a module it does
+   * not fit.
    */
   image?: Uint8Array;
-  /** A Clojure worker that boots SCI sends its boot image back in "ready". */
+  /** A worker that boots (SCI, or the prelude) sends its boot image back in "ready". */
   keepImage?: boolean;
   /**
    * The memory layout an earlier worker found in QuickJS's module (sandbox/known_layout.ts),

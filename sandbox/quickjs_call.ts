@@ -21,7 +21,13 @@ import { LOOP_GUARD_SOURCE } from "./loop_guard.ts";
 import { ednBridge } from "./edn_bridge.ts";
 import type { MemoryLayout, MemorySnapshot, SnapshotMemory } from "./wasm_snapshot.ts";
 import { clip, errorText, Fault, mib } from "./fault_text.ts";
-import { openSnapshotRuntime, refuseOversized, type RuntimeLimits } from "./quickjs_runtime.ts";
+import {
+  imageOf,
+  openSnapshotRuntime,
+  refuseOversized,
+  restoreImage,
+  type RuntimeLimits,
+} from "./quickjs_runtime.ts";
 import type { PreparedCache } from "./quickjs_runtime.ts";
 import type { KnownLayout } from "./known_layout.ts";
 
@@ -30,6 +36,13 @@ export interface CallSetup extends RuntimeLimits {
   wasmBytes: () => number;
   /** The module's layout, known to fit it (sandbox/known_layout.ts layoutFits). */
   layout?: KnownLayout;
+  /**
+   * A boot image (sandbox/quickjs_image.ts) to restore instead of running the prelude; one
+   * that does not fit this module (another layout, other handles) is ignored.
+   */
+  image?: Uint8Array;
+  /** When the prelude runs (no image, or one refused): keep the boot image in `image`. */
+  keepImage?: boolean;
 }
 
 /** Lines and characters of console output kept per call. */
@@ -101,6 +114,14 @@ export class QuickJSSandbox {
   private readonly kept: QuickJSHandle[] = [];
   /** The memory layout as this sandbox found it (none when it was given), to hand on. */
   readonly foundLayout?: { layout: MemoryLayout; breakValue: number };
+  /** Whether it started from the setup's boot image rather than running the prelude. */
+  readonly restored: boolean;
+  /**
+   * Its boot image (sandbox/sci_image.ts's format: the memory once the prelude and the loop
+   * guard ran, before any checker), when the setup asked to keep one and it booted; the
+   * worker sends it to the host once and drops it.
+   */
+  image: Uint8Array | null = null;
 
   /**
    * Prepares the context in `module` (freshly instantiated in `memory`: the memory layout is
@@ -137,7 +158,23 @@ export class QuickJSSandbox {
         ),
       };
     });
-    this.helpers = this.installPrelude();
+    // Made in the same order on either path, so their ids in the host's table are the ones a
+    // boot image's functions hold.
+    const { logFn, ednFn } = this.hostFunctions();
+    const { ctx } = this;
+    const handles = [ctx.undefined, ctx.null, ctx.true, ctx.false, ctx.global, logFn, ednFn]
+      .map((h) => h.value);
+    this.restored = setup.image !== undefined &&
+      restoreImage(ctx, this.snapshots, memory, setup.image, handles);
+    if (this.restored) {
+      // The image holds the limits of the worker that made it: this worker's apply.
+      this.rt.setMemoryLimit(setup.memoryLimitBytes);
+      this.rt.setMaxStackSize(setup.stackBytes);
+    } else {
+      this.installPrelude(logFn, ednFn);
+      if (setup.keepImage) this.image = imageOf(this.snapshots, memory, handles);
+    }
+    this.helpers = this.takeHelpers();
     this.base = this.snapshots.take();
   }
 
@@ -224,7 +261,8 @@ export class QuickJSSandbox {
     return h;
   }
 
-  private installPrelude() {
+  /** The host functions the prelude is given: console lines and the EDN bridge. */
+  private hostFunctions(): { logFn: QuickJSHandle; ednFn: QuickJSHandle } {
     const { ctx } = this;
     const logFn = this.keep(ctx.newFunction("hostLog", (line) => {
       const logs = this.state.logs;
@@ -257,6 +295,15 @@ export class QuickJSSandbox {
       if (Date.now() >= state.deadline) state.interrupted = true;
       return ctx.newString(answer);
     }));
+    return { logFn, ednFn };
+  }
+
+  /**
+   * Runs the prelude (its helpers left on HELPERS_GLOBAL for takeHelpers()) and the loop
+   * guard. Throws when they cannot be set up, which is a bug of ours.
+   */
+  private installPrelude(logFn: QuickJSHandle, ednFn: QuickJSHandle): void {
+    const { ctx } = this;
     const unwrap = (r: ReturnType<QuickJSContext["evalCode"]>, what: string): QuickJSHandle => {
       if (r.error) {
         const text = ctx.dump(r.error);
@@ -270,6 +317,22 @@ export class QuickJSSandbox {
     );
     const obj = unwrap(ctx.callFunction(factory, ctx.undefined, logFn, ednFn), "its prelude");
     unwrap(ctx.evalCode(LOOP_GUARD_SOURCE, "loop_guard.js", { type: "global" }), "its loop guard");
+    // Kept on a global until takeHelpers(): a boot image has them there.
+    ctx.setProp(ctx.global, HELPERS_GLOBAL, obj);
+  }
+
+  /** The prelude's helpers, taken off their global before any checker runs. */
+  private takeHelpers(): Helpers {
+    const { ctx } = this;
+    const taken = ctx.evalCode(
+      `(() => { const h = globalThis.${HELPERS_GLOBAL}; delete globalThis.${HELPERS_GLOBAL}; return h; })()`,
+      "prelude.js",
+      { type: "global" },
+    );
+    if (taken.error || ctx.typeof(taken.value) !== "object") {
+      throw new Error("The sandbox could not set up its prelude: its helpers are missing");
+    }
+    const obj = this.keep(taken.value);
     return {
       parse: this.keep(ctx.getProp(obj, "parse")),
       serialize: this.keep(ctx.getProp(obj, "serialize")),
@@ -278,6 +341,9 @@ export class QuickJSSandbox {
     };
   }
 }
+
+/** Where the prelude's helpers wait between the prelude (or a boot image) and takeHelpers(). */
+const HELPERS_GLOBAL = "__dvergrHelpers";
 
 function newState(deadline: number, file = "checker.js"): CallState {
   return { deadline, interrupted: false, logs: [], refusedImports: [], loaded: false, file };

@@ -5,6 +5,9 @@
  * snapshots rely on, the cache of prepared checkers' snapshots, and the check that a call's
  * text fits the sandbox (their faults' wording: sandbox/fault_text.ts).
  *
+ * It also makes and restores boot images (imageOf, restoreImage): an engine's memory once
+ * booted, which a new engine of the same module restores instead of booting.
+ *
  * Snapshot rules this keeps (each was a bug when broken): the runtime, the context and the
  * handles QuickJS creates on first use exist before any snapshot; the interrupt handler and
  * the memory and stack limits are set before it.
@@ -21,6 +24,7 @@ import {
   type MemorySnapshot,
   SnapshotMemory,
 } from "./wasm_snapshot.ts";
+import { decodeImage, encodeImage } from "./sci_image.ts";
 
 export interface RuntimeLimits {
   /** QuickJS heap limit (setMemoryLimit), in bytes. */
@@ -165,4 +169,70 @@ export function refuseOversized(
       );
     }
   }
+}
+
+/**
+ * The boot image of the memory as it is now (sandbox/sci_image.ts's format, for both
+ * engines), with the heap addresses `handles` of the handles the engine opened before it.
+ */
+export function imageOf(
+  snapshots: SnapshotMemory,
+  memory: WebAssembly.Memory,
+  handles: number[],
+): Uint8Array {
+  const s = snapshots.take();
+  const { gapStart, gapEnd, breakWord } = snapshots.layout;
+  return encodeImage({
+    meta: {
+      format: 1,
+      gapStart,
+      gapEnd,
+      breakWord,
+      top: s.top,
+      bufferBytes: memory.buffer.byteLength,
+      handles,
+    },
+    low: s.low,
+    high: s.high,
+  });
+}
+
+/**
+ * Restores a boot image into a module whose runtime and context were just opened, when the
+ * image fits it (the same layout and the same handles); false, with the memory untouched,
+ * when it does not.
+ */
+export function restoreImage(
+  ctx: QuickJSContext,
+  snapshots: SnapshotMemory,
+  memory: WebAssembly.Memory,
+  bytes: Uint8Array,
+  handles: number[],
+): boolean {
+  const image = decodeImage(bytes);
+  if (!image) return false;
+  const { meta } = image;
+  const { gapStart, gapEnd, breakWord } = snapshots.layout;
+  const fits = meta.gapStart === gapStart && meta.gapEnd === gapEnd &&
+    meta.breakWord === breakWord && breakWord >= 0 &&
+    meta.handles.length === handles.length && meta.handles.every((h, i) => h === handles[i]);
+  if (!fits) return false;
+  if (meta.top > memory.buffer.byteLength) {
+    // Grown by QuickJS's own allocator, so the module sees its memory's new size.
+    const r = ctx.evalCode(
+      `"x".repeat(${meta.top - memory.buffer.byteLength})`,
+      "grow.js",
+      { type: "global" },
+    );
+    (r.error ?? r.value).dispose();
+    if (meta.top > memory.buffer.byteLength) return false;
+  }
+  snapshots.restore({
+    low: image.low,
+    high: image.high,
+    gapEnd: meta.gapEnd,
+    top: meta.top,
+    bytes: image.low.byteLength + image.high.byteLength,
+  });
+  return true;
 }

@@ -36,7 +36,13 @@ import type { CallReport, CallRequest, Faulted } from "./protocol.ts";
 import { LOOP_GUARD_SOURCE } from "./loop_guard.ts";
 import { type MemorySnapshot, SNAPSHOT_PAGE, type SnapshotMemory } from "./wasm_snapshot.ts";
 import { clip, errorText, Fault, mib } from "./fault_text.ts";
-import { openSnapshotRuntime, refuseOversized, type RuntimeLimits } from "./quickjs_runtime.ts";
+import {
+  imageOf,
+  openSnapshotRuntime,
+  refuseOversized,
+  restoreImage,
+  type RuntimeLimits,
+} from "./quickjs_runtime.ts";
 import type { PreparedCache } from "./quickjs_runtime.ts";
 import {
   BEFORE_SCI_JS,
@@ -49,7 +55,7 @@ import {
 } from "./sci_boot_source.ts";
 import { FAST_EDN_CLJ, FAST_EDN_JS } from "./sci_fast_edn.ts";
 import { FAST_CORE_CLJ, FAST_CORE_JS } from "./sci_fast_core.ts";
-import { decodeCheckerImage, decodeImage, encodeCheckerImage, encodeImage } from "./sci_image.ts";
+import { decodeCheckerImage, encodeCheckerImage } from "./sci_image.ts";
 
 export interface SciEngineSetup extends RuntimeLimits {
   /**
@@ -668,62 +674,3 @@ function dataOf(chain: Described[]): string {
 
 /** Where the glue waits between SCI's boot and the engine taking its handles. */
 const GLUE_GLOBAL = "__dvergrGlue";
-
-/** The boot image of the memory as it is now (sandbox/sci_image.ts). */
-function imageOf(snapshots: SnapshotMemory, memory: WebAssembly.Memory, handles: number[]) {
-  const s = snapshots.take();
-  const { gapStart, gapEnd, breakWord } = snapshots.layout;
-  return encodeImage({
-    meta: {
-      format: 1,
-      gapStart,
-      gapEnd,
-      breakWord,
-      top: s.top,
-      bufferBytes: memory.buffer.byteLength,
-      handles,
-    },
-    low: s.low,
-    high: s.high,
-  });
-}
-
-/**
- * Restores a boot image into a module whose runtime and context were just opened, when the
- * image fits it (the same layout and the same handles); false, with the memory untouched,
- * when it does not.
- */
-function restoreImage(
-  ctx: QuickJSContext,
-  snapshots: SnapshotMemory,
-  memory: WebAssembly.Memory,
-  bytes: Uint8Array,
-  handles: number[],
-): boolean {
-  const image = decodeImage(bytes);
-  if (!image) return false;
-  const { meta } = image;
-  const { gapStart, gapEnd, breakWord } = snapshots.layout;
-  const fits = meta.gapStart === gapStart && meta.gapEnd === gapEnd &&
-    meta.breakWord === breakWord && breakWord >= 0 &&
-    meta.handles.length === handles.length && meta.handles.every((h, i) => h === handles[i]);
-  if (!fits) return false;
-  if (meta.top > memory.buffer.byteLength) {
-    // Grown by QuickJS's own allocator, so the module sees its memory's new size.
-    const r = ctx.evalCode(
-      `"x".repeat(${meta.top - memory.buffer.byteLength})`,
-      "grow.js",
-      { type: "global" },
-    );
-    (r.error ?? r.value).dispose();
-    if (meta.top > memory.buffer.byteLength) return false;
-  }
-  snapshots.restore({
-    low: image.low,
-    high: image.high,
-    gapEnd: meta.gapEnd,
-    top: meta.top,
-    bytes: image.low.byteLength + image.high.byteLength,
-  });
-  return true;
-}

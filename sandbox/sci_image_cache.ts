@@ -28,8 +28,11 @@ import { VERSION } from "../core/version.ts";
 export interface BootImageStore {
   /** The image kept, checked, with its id (its SHA-256); null when none is (or not whole). */
   load(): Promise<{ image: Uint8Array; id: string } | null>;
-  /** Keeps `image` for the next workers; never throws. Its id, and the write under way. */
-  save(image: Uint8Array): { id: string; written: Promise<void> };
+  /**
+   * Keeps `image` for the next workers; never throws. Its id (when the store names checker
+   * images by it), and the write under way.
+   */
+  save(image: Uint8Array): { id?: string; written: Promise<void> };
   /** The checker image of checker `key` made on boot image `baseId`, checked; or null. */
   loadChecker(baseId: string, key: string): Promise<Uint8Array | null>;
   /** Keeps a checker image (unless one is kept for the pair); never throws. */

@@ -1,0 +1,57 @@
+/**
+ * A checker.js worker's boot image as a file: the QuickJS memory once the prelude and the
+ * loop guard ran (sandbox/quickjs_call.ts; sandbox/sci_image.ts's format), so that a new
+ * worker restores it instead of running them (their parse and first run, with the lazy
+ * compilation of QuickJS's functions it needs, is most of a worker's boot).
+ *
+ * The file is a magic word, the SHA-256 of the image, its length, then the image. The host
+ * (sandbox/quickjs_image_cache.ts) reads the file and sends its bytes as they are; the
+ * worker checks them here, off the host's thread, before it restores anything: bytes that
+ * are short, long, foreign or whose hash does not hold are no image, and the worker runs the
+ * prelude. The image is made by a worker at its start, before any checker ran in it, and
+ * only ever restored into a worker's own QuickJS memory, whose module must match it (the
+ * same layout and handles: sandbox/quickjs_runtime.ts restoreImage).
+ *
+ * No permissions (crypto.subtle).
+ */
+
+const MAGIC = new TextEncoder().encode("DVQJSIM1");
+const HEADER = MAGIC.byteLength + 32 + 8;
+
+async function sha256(bytes: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
+}
+
+/** The file's bytes for `image`: magic word, SHA-256, length, image. */
+export async function imageFileBytes(image: Uint8Array): Promise<Uint8Array> {
+  const out = new Uint8Array(HEADER + image.byteLength);
+  out.set(MAGIC, 0);
+  out.set(await sha256(image), MAGIC.byteLength);
+  const view = new DataView(out.buffer);
+  view.setUint32(MAGIC.byteLength + 32, image.byteLength % 2 ** 32, true);
+  view.setUint32(MAGIC.byteLength + 36, Math.floor(image.byteLength / 2 ** 32), true);
+  out.set(image, HEADER);
+  return out;
+}
+
+/** The image the file's `bytes` hold when they are whole and its hash holds; else null. */
+export async function imageOfFile(bytes: Uint8Array): Promise<Uint8Array | null> {
+  if (bytes.byteLength < HEADER) return null;
+  for (let i = 0; i < MAGIC.byteLength; i++) if (bytes[i] !== MAGIC[i]) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const length = view.getUint32(MAGIC.byteLength + 32, true) +
+    view.getUint32(MAGIC.byteLength + 36, true) * 2 ** 32;
+  if (length !== bytes.byteLength - HEADER) return null;
+  const image = bytes.subarray(HEADER);
+  const got = await sha256(image);
+  for (let i = 0; i < 32; i++) if (got[i] !== bytes[MAGIC.byteLength + i]) return null;
+  return image;
+}
+
+/** The SHA-256 the file's bytes claim for their image, in hex (a name, not a check). */
+export function claimedId(bytes: Uint8Array): string {
+  return Array.from(
+    bytes.subarray(MAGIC.byteLength, Math.min(bytes.byteLength, MAGIC.byteLength + 32)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+}

@@ -1,0 +1,112 @@
+/**
+ * Where the host keeps the boot image of its checker.js workers (sandbox/quickjs_image.ts),
+ * so that the next worker, of this command or the next one, restores it instead of running
+ * the prelude: `$XDG_CACHE_HOME/dvergr/sandbox-images/<identity>.img`, else under
+ * `$HOME/.cache`; nowhere without either. The identity is the sandbox's
+ * (sandbox/load_cache.ts: dvergr's and Deno's versions, the sandbox modules and deno.json,
+ * which pins QuickJS's version), so another build never finds an image that is not its own.
+ *
+ * The host does not look inside a file: it reads its bytes once per process (the early
+ * worker of cli/early_start.ts and the command's pool get the same bytes) and sends them
+ * in the worker's init; the worker checks the hash and that the image fits its module, and
+ * runs the prelude when either fails (a miss, never a crash). A worker that ran the prelude
+ * sends its image back in its "ready" and the pool keeps it here: written to a temporary
+ * name (0600, in a 0700 directory) and renamed, so a reader sees all of it or none.
+ *
+ * Permissions: read and write of the cache directory, read of sandbox/ and deno.json.
+ */
+import { join } from "../core/path.ts";
+import { dvergrCacheDir, sandboxIdentity } from "./load_cache.ts";
+import type { BootImageStore } from "./sci_image_cache.ts";
+import { claimedId, imageFileBytes } from "./quickjs_image.ts";
+
+/** Images of other identities kept beside the current one (other checkouts, versions). */
+const KEEP_FILES = 4;
+
+/** The directory of the images, from the environment (null: nowhere). */
+export function imageDir(env: (name: string) => string | undefined): string | null {
+  const dir = dvergrCacheDir(env);
+  return dir === null ? null : join(dir, "sandbox-images");
+}
+
+/** The image file read (or written) last in this process, and its bytes. */
+let read: { file: string; bytes: Uint8Array } | undefined;
+
+/**
+ * The bytes of the image file kept in `dir` for this sandbox, read once per process (the
+ * same bytes for the early worker and the pool), or null; with no directory at all (a first
+ * check) that is known from one stat, without the sandbox's identity.
+ */
+export function keptImageFile(dir: string): Uint8Array | null {
+  try {
+    if (!Deno.statSync(dir).isDirectory) return null;
+  } catch {
+    return null;
+  }
+  const file = join(dir, `${sandboxIdentity()}.img`);
+  if (read?.file === file) return read.bytes;
+  try {
+    read = { file, bytes: Deno.readFileSync(file) };
+    return read.bytes;
+  } catch {
+    // None kept (or not readable): the worker runs the prelude.
+    return null;
+  }
+}
+
+/** The store of checker.js boot images in `dir`, or null when there is none. */
+export function quickjsImageStore(dir: string | null): BootImageStore | null {
+  if (dir === null) return null;
+  return {
+    load() {
+      const bytes = keptImageFile(dir);
+      return Promise.resolve(bytes ? { image: bytes, id: claimedId(bytes) } : null);
+    },
+    save(image) {
+      return { written: writeImage(dir, image) };
+    },
+    // A checker.js worker keeps no checker images: its checkers load in milliseconds.
+    loadChecker: () => Promise.resolve(null),
+    saveChecker: () => Promise.resolve(),
+  };
+}
+
+async function writeImage(dir: string, image: Uint8Array): Promise<void> {
+  const bytes = await imageFileBytes(image);
+  const file = join(dir, `${sandboxIdentity()}.img`);
+  const tmp = `${file}.${crypto.randomUUID()}.tmp`;
+  // Written at once: a one-shot command exits right after its verdicts.
+  try {
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    Deno.chmodSync(dir, 0o700);
+    Deno.writeFileSync(tmp, bytes, { createNew: true, mode: 0o600 });
+    Deno.renameSync(tmp, file);
+    read = { file, bytes };
+    prune(dir, file);
+  } catch {
+    // Not kept: the next worker runs the prelude and offers its image again.
+    try {
+      Deno.removeSync(tmp);
+    } catch {
+      // Never written.
+    }
+  }
+}
+
+/** Removes the oldest images but `kept`, beyond KEEP_FILES in all. */
+function prune(dir: string, kept: string): void {
+  const others: { path: string; mtime: number }[] = [];
+  for (const e of Deno.readDirSync(dir)) {
+    const path = join(dir, e.name);
+    if (!e.isFile || path === kept || !e.name.endsWith(".img")) continue;
+    others.push({ path, mtime: Deno.statSync(path).mtime?.getTime() ?? 0 });
+  }
+  others.sort((a, b) => b.mtime - a.mtime);
+  for (const o of others.slice(KEEP_FILES - 1)) {
+    try {
+      Deno.removeSync(o.path);
+    } catch {
+      // Gone already.
+    }
+  }
+}
