@@ -133,6 +133,9 @@ async function checkWith(
   ctx: CliContext,
 ): Promise<number> {
   const params = readParamFlags(values.param ?? [], "check");
+  // The answer's files are read while the checker loads; what is wrong with them is said
+  // after the bundle's own problems, as before.
+  const answerRead = values.answer === undefined ? undefined : settled(readAnswer(values.answer));
   const shape = await loadCheck(pool, fb, params);
   if (!shape.ok) {
     const { problems } = shape;
@@ -159,7 +162,7 @@ async function checkWith(
   }
   if (values.answer !== undefined) {
     const world = await answerWorld(bundle, pool, values.case);
-    const files = await readAnswerDir(values.answer, bundle.definition.capture);
+    const files = capturedFiles(await answerRead!(), values.answer, bundle.definition.capture);
     verdict = await gradeAnswer(world.bundle, pool, {
       files,
       caseId: world.caseId,
@@ -229,9 +232,28 @@ async function printCheckJson(
   printJson(ctx, CHECK_FORMAT, { ...checkReport(shape), ...(verdict ? { verdict } : {}) });
 }
 
-/** The files of an answer directory under the capture dirs, by world path. */
-async function readAnswerDir(dir: string, capture: string[]): Promise<Record<string, string>> {
-  if (!(await isDir(dir))) {
+/**
+ * `promise`, to be awaited later: what it settles to, or its error thrown then (never an
+ * unhandled rejection meanwhile).
+ */
+function settled<T>(promise: Promise<T>): () => Promise<T> {
+  promise.catch(() => {});
+  return () => promise;
+}
+
+/** The files of an answer directory, by path relative to it; null when it is no directory. */
+async function readAnswer(dir: string): Promise<Map<string, string> | null> {
+  if (!(await isDir(dir))) return null;
+  return (await readBundleDir(dir)).files;
+}
+
+/** The files of the answer directory `dir` under the capture dirs, by world path. */
+function capturedFiles(
+  files: Map<string, string> | null,
+  dir: string,
+  capture: string[],
+): Record<string, string> {
+  if (files === null) {
     throw usageError(
       `Cannot read the answer directory "${dir}": it is not a directory`,
       `Give --answer a directory laid out like a world: ${
@@ -239,7 +261,6 @@ async function readAnswerDir(dir: string, capture: string[]): Promise<Record<str
       }/answer.edn`,
     );
   }
-  const { files } = await readBundleDir(dir);
   const out: Record<string, string> = {};
   for (const [rel, text] of files) {
     const worldPath = "/" + rel;

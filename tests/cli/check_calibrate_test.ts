@@ -203,6 +203,15 @@ Deno.test("dvergr check --answer names an answer directory that is missing or a 
   }
 });
 
+Deno.test("dvergr check --answer of a bundle with problems lists them (exit 2) before anything about the answer, which is read meanwhile", async () => {
+  const dir = await tempBundle({ "gold.edn": "{:a" });
+  const missing = join(await Deno.makeTempDir(), "missing");
+  const r = await dvergr("check", dir, "--answer", missing);
+  assert.equal(r.code, 2, r.out + r.err);
+  assert.match(r.out, /gold\.edn/);
+  assert.doesNotMatch(r.out + r.err, /answer directory/);
+});
+
 Deno.test("dvergr freeze refuses a --home that is a file (exit 2) and says a missing home holds nothing (exit 1)", async () => {
   const bundle = join(EXAMPLES, "tool-rivals");
   const file = await Deno.makeTempFile();
