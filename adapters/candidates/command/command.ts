@@ -550,22 +550,28 @@ async function drain(
 }
 
 /** The world's top-level entries; those named in `writable` say whether they are empty. */
-async function worldTopLevel(
+/**
+ * The world's top-level entries, the writable ones marked when empty. Synchronous, as the
+ * mounts' stat in sandboxArgv: the attempt's own world directory, read on every attempt,
+ * where each asynchronous read costs a thread's hand-off more (~60 us of CPU an attempt for
+ * the three measured here).
+ */
+function worldTopLevel(
   dir: string,
   writable: Set<string>,
-): Promise<(Deno.DirEntry & { empty: boolean })[]> {
+): (Deno.DirEntry & { empty: boolean })[] {
   const out: (Deno.DirEntry & { empty: boolean })[] = [];
-  for await (const e of Deno.readDir(dir)) {
+  for (const e of Deno.readDirSync(dir)) {
     out.push({
       ...e,
-      empty: writable.has(e.name) && e.isDirectory && await isEmpty(`${dir}/${e.name}`),
+      empty: writable.has(e.name) && e.isDirectory && isEmpty(`${dir}/${e.name}`),
     });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
-async function isEmpty(dir: string): Promise<boolean> {
-  for await (const _ of Deno.readDir(dir)) return false;
+function isEmpty(dir: string): boolean {
+  for (const _ of Deno.readDirSync(dir)) return false;
   return true;
 }
 
@@ -936,7 +942,7 @@ async function sandboxArgv(
   args.push(...systemArgs(limits.worldBytes));
   for (const m of spec.mounts ?? []) {
     try {
-      await Deno.stat(m);
+      Deno.statSync(m);
     } catch {
       return `its mount "${m}" does not exist`;
     }
@@ -948,7 +954,7 @@ async function sandboxArgv(
       .map((a) => a.split("/")[1]),
   );
   const writable = writableTopLevel(ctx.writable);
-  const entries = await worldTopLevel(ctx.worldDir, new Set(writable));
+  const entries = worldTopLevel(ctx.worldDir, new Set(writable));
   for (const name of [...entries.map((e) => e.name), ...writable]) {
     if (RESERVED.has(name) || (taken.has(name) && name !== "")) {
       return `the world has "/${name}", which would hide the sandbox's own /${name}`;
