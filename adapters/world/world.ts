@@ -6,13 +6,15 @@
  *
  * Paths are checked on every access: `..`, backslashes, NUL and symbolic links are refused,
  * so nothing a candidate leaves in its world (a link to /etc/passwd, say) can make the host
- * read or write outside it. Captures never follow links.
+ * read or write outside it. Captures never follow links. One rule (checkedSegments) decides
+ * every path of every world: on disk, being seeded, and in memory.
  *
- * Seeding and capture use synchronous file calls: each is a few microseconds of a local file
- * system, where an asynchronous one also hands the call to a thread and back (measured here:
- * 20-70 us of CPU per call more, and an attempt made ~20 of them). None can wait on anything
- * a candidate controls: the seeded world is dvergr's own, and the capture opens without
- * following links and without waiting for a FIFO's writer.
+ * Seeding, capture and the path checks of `files` use synchronous file calls: each is a few
+ * microseconds of a local file system, where an asynchronous one also hands the call to a
+ * thread and back (measured here: 20-70 us of CPU per call more, and an attempt made ~20 of
+ * them). None can wait on anything a candidate controls: the seeded world is dvergr's own, an
+ * lstat never waits, `files` reads and writes a file's content asynchronously, and the capture
+ * opens without following links and without waiting for a FIFO's writer.
  *
  * Permissions: --allow-read and --allow-write on the temporary directory.
  */
@@ -58,15 +60,6 @@ export function worldPathSegments(path: string): string[] {
   return segs;
 }
 
-async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.lstat(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw e;
-  }
-}
-
 function lstatOrNullSync(path: string): Deno.FileInfo | null {
   try {
     return Deno.lstatSync(path);
@@ -80,6 +73,44 @@ function outside(path: string, why: string): DvergrError {
   return new DvergrError("PATH_INVALID", `Cannot use world path "${path}": ${why}`, {
     hint: "A world's files are plain files and directories inside it",
   });
+}
+
+/** What a component of a world path is, as the path rule sees it (null: nothing there). */
+type EntryKind = "dir" | "file" | "symlink" | "other" | null;
+
+function entryKind(info: Deno.FileInfo | null): EntryKind {
+  if (info === null) return null;
+  return info.isSymlink ? "symlink" : info.isDirectory ? "dir" : info.isFile ? "file" : "other";
+}
+
+/**
+ * The segments of the world path `path` once the one rule of every world (on disk, being
+ * seeded, in memory) holds for it: no component is a symbolic link, every one before the last
+ * is a directory, and, for a write (`mkdir` given), the last is a regular file or nothing.
+ * `kind(rel)` says what is at a relative path. A write makes a missing directory on the way
+ * with `mkdir(rel)`; a read stops at the first missing component (nothing lies below it).
+ */
+function checkedSegments(
+  path: string,
+  kind: (rel: string) => EntryKind,
+  mkdir?: (rel: string) => void,
+): string[] {
+  const segs = worldPathSegments(path);
+  // The world's root is a directory.
+  if (mkdir && segs.length === 0) throw outside(path, "it is not a regular file");
+  let rel = "";
+  for (let i = 0; i < segs.length; i++) {
+    rel = i === 0 ? segs[0] : `${rel}/${segs[i]}`;
+    const k = kind(rel);
+    const last = i === segs.length - 1;
+    if (k === null) {
+      if (!mkdir) break;
+      if (!last) mkdir(rel);
+    } else if (k === "symlink") throw outside(path, `"/${rel}" is a symbolic link`);
+    else if (!last && k !== "dir") throw outside(path, `"/${rel}" is not a directory`);
+    else if (last && mkdir && k !== "file") throw outside(path, "it is not a regular file");
+  }
+  return segs;
 }
 
 /**
@@ -102,28 +133,15 @@ function worldError(dir: string, path: string, verb: string, e: unknown): never 
  * symbolic link anywhere on the way is refused, so a path can never leave the world.
  */
 export function worldFiles(dir: string): WorldFiles {
-  /** Host path of a world path whose existing components are real directories. */
-  async function hostPath(path: string, forWrite: boolean): Promise<string> {
-    const segs = worldPathSegments(path);
-    let cur = dir;
-    for (let i = 0; i < segs.length; i++) {
-      cur = join(cur, segs[i]);
-      const info = await lstatOrNull(cur);
-      if (info === null) {
-        if (forWrite) {
-          if (i < segs.length - 1) await Deno.mkdir(cur);
-          continue;
-        }
-        return cur;
-      }
-      if (info.isSymlink) {
-        throw outside(path, `"/${segs.slice(0, i + 1).join("/")}" is a symbolic link`);
-      }
-      if (i < segs.length - 1 && !info.isDirectory) {
-        throw outside(path, `"/${segs.slice(0, i + 1).join("/")}" is not a directory`);
-      }
-    }
-    return cur;
+  const onDisk = (rel: string) => entryKind(lstatOrNullSync(join(dir, rel)));
+  const mkdirOnDisk = (rel: string) => Deno.mkdirSync(join(dir, rel));
+  /**
+   * Host path of a world path under the world's rule, looked at with synchronous lstat calls
+   * (a few microseconds each; see the module's doc); the file itself is read or written
+   * asynchronously.
+   */
+  function hostPath(path: string, forWrite: boolean): string {
+    return join(dir, ...checkedSegments(path, onDisk, forWrite ? mkdirOnDisk : undefined));
   }
 
   async function walk(host: string, world: string, out: string[]): Promise<void> {
@@ -148,8 +166,8 @@ export function worldFiles(dir: string): WorldFiles {
   return {
     async list(worldDir) {
       try {
-        const host = await hostPath(worldDir, false);
-        const info = await lstatOrNull(host);
+        const host = hostPath(worldDir, false);
+        const info = lstatOrNullSync(host);
         if (info === null || !info.isDirectory) return [];
         const out: string[] = [];
         await walk(host, worldDir.replace(/\/+$/, "") || "/", out);
@@ -160,8 +178,8 @@ export function worldFiles(dir: string): WorldFiles {
     },
     async read(path) {
       try {
-        const host = await hostPath(path, false);
-        const info = await lstatOrNull(host);
+        const host = hostPath(path, false);
+        const info = lstatOrNullSync(host);
         if (info === null || !info.isFile) throw notFound(path);
         return await Deno.readTextFile(host);
       } catch (e) {
@@ -170,10 +188,7 @@ export function worldFiles(dir: string): WorldFiles {
     },
     async write(path, text) {
       try {
-        const host = await hostPath(path, true);
-        const info = await lstatOrNull(host);
-        if (info !== null && !info.isFile) throw outside(path, "it is not a regular file");
-        await Deno.writeTextFile(host, text);
+        await Deno.writeTextFile(hostPath(path, true), text);
       } catch (e) {
         inWorld(path, "write")(e);
       }
@@ -209,26 +224,20 @@ function makeWorldDir(parent: string | undefined): string {
 }
 
 /**
- * Writes `fixtures` into the fresh world `dir` (sorted, as `files.write` would, with the same
- * refusals): no look at the disk first, since only this call has written there; what it made
- * is kept in `kinds` (a relative path → "dir" or "file").
+ * Writes `fixtures` into the fresh world `dir` (sorted, as `files.write` would, under the same
+ * rule): no look at the disk, since only this call has written there; what it made is kept in
+ * `kinds` (a relative path → "dir" or "file").
  */
 function seedWorld(dir: string, fixtures: Record<string, string>): void {
-  const kinds = new Map<string, "dir" | "file">([["", "dir"]]);
+  const kinds = new Map<string, "dir" | "file">();
+  const seeded = (rel: string) => kinds.get(rel) ?? null;
+  const mkdir = (rel: string) => {
+    Deno.mkdirSync(join(dir, rel));
+    kinds.set(rel, "dir");
+  };
   for (const path of Object.keys(fixtures).sort()) {
-    const segs = worldPathSegments(path);
     try {
-      for (let i = 1; i < segs.length; i++) {
-        const rel = segs.slice(0, i).join("/");
-        const kind = kinds.get(rel);
-        if (kind === "file") throw outside(path, `"/${rel}" is not a directory`);
-        if (kind === undefined) {
-          Deno.mkdirSync(join(dir, rel));
-          kinds.set(rel, "dir");
-        }
-      }
-      const rel = segs.join("/");
-      if (kinds.get(rel) === "dir") throw outside(path, "it is not a regular file");
+      const rel = checkedSegments(path, seeded, mkdir).join("/");
       // createNew: a file never written over, nor a link followed, should one be there.
       Deno.writeTextFileSync(join(dir, rel), fixtures[path], { createNew: true });
       kinds.set(rel, "file");
@@ -496,20 +505,11 @@ export function createMemoryWorld(
       }
     },
   };
+  const inMemory = (rel: string) =>
+    dirs.has("/" + rel) ? "dir" : texts.has("/" + rel) ? "file" : null;
+  const mkdir = (rel: string) => dirs.add("/" + rel);
   function put(path: string, text: string): void {
-    const segs = worldPathSegments(path);
-    const p = "/" + segs.join("/");
-    const refuse = (why: string) =>
-      new DvergrError("PATH_INVALID", `Cannot use world path "${path}": ${why}`, {
-        hint: "A world's files are plain files and directories inside it",
-      });
-    if (dirs.has(p)) throw refuse("it is not a regular file");
-    for (let i = 1; i < segs.length; i++) {
-      const parent = "/" + segs.slice(0, i).join("/");
-      if (texts.has(parent)) throw refuse(`"${parent}" is not a directory`);
-    }
-    addDirs(segs.slice(0, -1));
-    texts.set(p, text);
+    texts.set("/" + checkedSegments(path, inMemory, mkdir).join("/"), text);
   }
   for (const path of Object.keys(fixtures).sort()) put(path, fixtures[path]);
   for (const d of opts.mkdirs ?? []) addDirs(worldPathSegments(d));

@@ -27,6 +27,38 @@ Deno.test("createWorld() seeds fixtures at their world paths and makes the captu
   await assert.rejects(() => Deno.lstat(world.dir), Deno.errors.NotFound);
 });
 
+Deno.test("seeding, files.write on disk and in memory refuse a path with the same words", async () => {
+  // [a fixture already there, the path then written, what every writer says]
+  const cases: [Record<string, string>, string, RegExp][] = [
+    [{ "/a": "x" }, "/a/b", /: Cannot use world path "\/a\/b": "\/a" is not a directory$/],
+    [{ "/a/b/c": "x" }, "/a/b/c/d", /: Cannot use world path "\/a\/b\/c\/d": "\/a\/b\/c" is not/],
+    [{ "/a/b": "x" }, "/a", /: Cannot use world path "\/a": it is not a regular file$/],
+    [{}, "/", /: Cannot use world path "\/": it is not a regular file$/],
+    [{}, "/a/../b", /: Cannot use world path "\/a\/..\/b": it is not normalised/],
+  ];
+  for (const [there, path, said] of cases) {
+    const disk = await createWorld(there);
+    const memory = createMemoryWorld(there);
+    try {
+      await assert.rejects(disk.files.write(path, "y"), said, `disk ${path}`);
+      await assert.rejects(memory.files.write(path, "y"), said, `memory ${path}`);
+      // Fixtures are seeded in sorted order: the path is refused when it comes last.
+      if (Object.keys(there).every((k) => k < path)) {
+        const seeds = { ...there, [path]: "y" };
+        assert.throws(() => createMemoryWorld(seeds), said, `memory seed ${path}`);
+        await assert.rejects(createWorld(seeds), said, `seed ${path}`);
+      }
+    } finally {
+      await disk.remove();
+    }
+  }
+  // Nothing refused is left half-written: what was there stays, nothing was added.
+  const world = await createWorld({ "/a": "x" });
+  await assert.rejects(world.files.write("/a/b", "y"));
+  assert.deepEqual(await world.files.list("/"), ["/a"]);
+  await world.remove();
+});
+
 Deno.test("worldFiles refuses paths through symbolic links that leave the world", async () => {
   const outside = await Deno.makeTempDir();
   await Deno.writeTextFile(`${outside}/secret.txt`, "secret");
