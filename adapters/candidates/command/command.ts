@@ -56,15 +56,20 @@ import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
 import { commandProgram, hostProgram, lookUpProgram, plainArgv, under } from "./command_program.ts";
 import {
   giveTo,
+  heldBwrap,
   type HostIdentity,
+  passableBy,
+  passWorldTo,
   readableWorld,
   sandboxHostIdentity,
   sourceKind,
   type Stage,
   stagedBwrap,
   stageDir,
+  stagePoint,
   unshareMount,
 } from "./host_identity.ts";
+import { type HeldStage, holdStage } from "./stage_holder.ts";
 import { storageProblem } from "../../files/os_error.ts";
 import { removeTreeQuietly } from "../../files/fs.ts";
 import { OPEN_MARKS_FD, type SandboxMarks, StderrMarks } from "./sandbox_marks.ts";
@@ -263,6 +268,11 @@ export interface BwrapLaunch {
    * else null.
    */
   staging: { script: string; fstab: string; at: string; unshare: string } | null;
+  /**
+   * As root, staged in the process's held namespace (stage_holder.ts) instead: the launch's
+   * nsenter prefix and its shell's guard line.
+   */
+  held?: { enter: string[]; guard: string };
 }
 
 /**
@@ -384,9 +394,10 @@ export function identityArgs(support: BwrapSupport, filterFd: string | null): st
  * cgroup and opened it on CANDIDATE_CGROUP_FD (cgroup.ts; `held`: a sandbox's supervisor moves
  * the candidate into it), opened the marks descriptor MARKS_FD (a copy of its stderr:
  * sandbox_marks.ts) and the seccomp filter on SECCOMP_FD (each where asked), and, as root,
- * staged the sandbox's sources in a mount namespace of the attempt's own (the shell then
- * starts under unshareMount(); the fstab is written here first). Exit 125 when any of them
- * fails: no mark, so a sandbox that did not start.
+ * staged the sandbox's sources: in the process's held mount namespace (the shell then starts
+ * under its nsenter and checks the holder's token first: stage_holder.ts), or in one of the
+ * attempt's own (under unshareMount(); the fstab is written here first). Exit 125 when any of
+ * them fails: no mark, so a sandbox that did not start.
  */
 export async function launchArgv(
   p: {
@@ -412,10 +423,11 @@ export async function launchArgv(
     await Deno.writeTextFile(launch.staging.at, launch.staging.fstab, { mode: 0o600 });
     lines.push(launch.staging.script);
   }
+  if (launch.held) lines.push(launch.held.guard);
   const closer = p.closing?.prefix ?? [];
   if (lines.length === 0) return [...closer, ...launch.argv];
   return [
-    ...(launch.staging ? unshareMount(launch.staging.unshare) : []),
+    ...(launch.staging ? unshareMount(launch.staging.unshare) : launch.held?.enter ?? []),
     ...closer,
     "/bin/sh",
     "-c",
@@ -996,13 +1008,80 @@ async function attemptArgv(
   gateway: AttemptGateway | null,
   files: SandboxFiles | null,
   cgroup: AttemptCgroup | null,
-  staged: { id: HostIdentity; stage: Stage } | null,
-): Promise<{ argv: string[]; grouped: boolean } | string> {
+  staged: StagedAttempt | null,
+): Promise<{ argv: string[]; grouped: boolean; held?: HeldStage } | string> {
   const sandbox = files ? await sandboxArgv(s, ctx, gateway, files, cgroup !== null) : null;
   if (typeof sandbox === "string") return sandbox;
-  const inner = sandbox
-    ? bwrapLaunch(staged, sandbox.options, sandbox.command, s.opts.env("PATH") ?? DEFAULT_PATH)
-    : { argv: shellArgv(s.spec), staging: null };
+  const path = s.opts.env("PATH") ?? DEFAULT_PATH;
+  // The attempt's own directories: reached through their parents, bound once when held.
+  const own = [ctx.worldDir, ...(files ? [files.dir] : []), ...(gateway?.dir ? [gateway.dir] : [])];
+  const held = sandbox && staged ? await heldLaunch(staged, sandbox, own, path) : null;
+  try {
+    const inner = held?.launch ??
+      (sandbox
+        ? bwrapLaunch(staged, sandbox.options, sandbox.command, path)
+        : { argv: shellArgv(s.spec), staging: null });
+    return { ...await launchBehind(s, ctx, files, cgroup, inner), held: held?.hold };
+  } catch (e) {
+    held?.hold.release();
+    throw e;
+  }
+}
+
+/** An attempt staged as root: the sandbox's uid and the stage, and who its mount point is. */
+interface StagedAttempt {
+  id: HostIdentity;
+  stage: Stage;
+  made: string;
+}
+
+/**
+ * The sandbox of an attempt staged in the process's held namespace (stage_holder.ts), with its
+ * hold; null when it cannot be (a source it cannot hold, no nsenter, a holder that did not
+ * start): the attempt then stages in a namespace of its own, as bwrapLaunch does.
+ */
+async function heldLaunch(
+  staged: StagedAttempt,
+  sandbox: { options: string[]; command: string[] },
+  own: string[],
+  path: string,
+): Promise<{ launch: BwrapLaunch; hold: HeldStage } | null> {
+  const nsenter = hostProgram("nsenter", path);
+  if (!nsenter.startsWith("/")) return null;
+  const programs = {
+    setpriv: hostProgram("setpriv", path),
+    bwrap: hostProgram("bwrap", path, true),
+  };
+  const plan = heldBwrap(staged.id, sandbox.options, sandbox.command, SYSTEM_DIRS, own, {
+    kind: sourceKind,
+    passable: (dir) => passableBy(staged.id, dir),
+  }, programs);
+  if (plan === null) return null;
+  const held = await holdStage({ dir: staged.stage.dir, made: staged.made }, plan.roots, {
+    ...programs,
+    unshare: hostProgram("unshare", path),
+    mount: hostProgram("mount", path),
+    nsenter,
+  });
+  if (typeof held === "string") return null;
+  return {
+    launch: {
+      argv: plan.argv(held.at),
+      staging: null,
+      held: { enter: held.enter, guard: held.guard },
+    },
+    hold: held,
+  };
+}
+
+/** The argv of an attempt's first process around `inner` (see attemptArgv). */
+async function launchBehind(
+  s: CommandSetup,
+  ctx: AttemptContext,
+  files: SandboxFiles | null,
+  cgroup: AttemptCgroup | null,
+  inner: BwrapLaunch,
+): Promise<{ argv: string[]; grouped: boolean }> {
   const memory = (await hasPrlimit()) ? rlimitArgv(s.limits, { cgroup: cgroup !== null }) : null;
   const limited = await launchArgv(
     {
@@ -1302,8 +1381,9 @@ async function runProcess(
   // Checked at preflight: a bad setting never reaches an attempt.
   const id = isolated ? sandboxHostIdentity(s.opts.env) : null;
   let cgroup: AttemptCgroup | null = null;
-  let stage: Stage | null = null;
+  let stage: StagedAttempt | null = null;
   let release: (() => void) | null = null;
+  let held: HeldStage | undefined;
   const cannot = (why: string) => ({
     ...faultOutcome(`Cannot start "${s.spec.name}": ${why}`, isolated),
     stdout: "",
@@ -1312,6 +1392,7 @@ async function runProcess(
     if (id && files) {
       try {
         giveAttemptFiles(id, files, gateway);
+        passWorldTo(id, ctx.worldDir);
         await readableWorld(ctx.worldDir);
       } catch (e) {
         return cannot(`its files cannot be given to the sandbox's uid: ${errorText(e)}`);
@@ -1333,13 +1414,19 @@ async function runProcess(
     }
     if (id && files) {
       try {
-        stage = { dir: await stageDir(s.opts.env), fstab: `${files.dir}/fstab`, own: files.dir };
+        const point = await stagePoint(s.opts.env);
+        stage = {
+          id,
+          stage: { dir: point.dir, fstab: `${files.dir}/fstab`, own: files.dir },
+          made: point.made,
+        };
       } catch (e) {
         return cannot(`its staging directory cannot be made: ${errorText(e)}`);
       }
     }
-    const launch = await attemptArgv(s, ctx, gateway, files, cgroup, id && stage && { id, stage });
+    const launch = await attemptArgv(s, ctx, gateway, files, cgroup, stage);
     if (typeof launch === "string") return cannot(launch);
+    held = launch.held;
     let child: Deno.ChildProcess;
     try {
       child = new Deno.Command(launch.argv[0], {
@@ -1364,6 +1451,7 @@ async function runProcess(
       cgroup && files ? cgroup.stopCandidate : null,
     );
     const { status, endedAt } = await watched.ended();
+    if (marks && !marks.started) held?.spoil();
     // The sandbox's PID namespace ended with it, and every process it held.
     release?.();
     // Every process of the attempt, however it detached, ends with it.
@@ -1388,6 +1476,7 @@ async function runProcess(
     }, started);
   } finally {
     release?.();
+    held?.release();
     await cgroup?.close();
     if (files) removeTreeQuietly(files.dir); // its pack and fstab
   }

@@ -10,18 +10,33 @@
  * That uid cannot reach what lives behind root's private directories (the deno binary and the
  * agent CLIs under /root, the worlds and the attempt's files in 0700 directories). bubblewrap
  * 0.8 resolves every bind source, `--bind-fd` ones included, by its path as the calling uid,
- * so a descriptor opened by root does not help. Instead each attempt's launch, as root, starts
- * in a private mount namespace of its own (`unshare --mount`, which execs: no process of it
- * stays), covers a mount point in the temp dir (`<stage>`, root's, 0755, empty on the host)
- * with a small tmpfs and binds each host path the sandbox needs under it (`<stage>/0`,
- * `<stage>/1`…, read-only unless the sandbox writes it) with one `mount -a` of an fstab written
- * for the attempt; then setpriv drops to the sandbox uid, sets the parent-death signal again
- * (the change of uid clears it), and execs the sandbox's bwrap, which binds those: when dvergr
- * dies, the sandbox's bwrap is killed, and its --die-with-parent takes the sandbox's init and
- * so its PID namespace. The namespace, and every staging mount with it, ends with the
- * attempt's last process: nothing to unmount, and nothing of the staging is ever visible
- * outside it. No permission on the host changes. What the candidate writes on the host (its
- * pack) is chowned to the sandbox uid for its attempt; dvergr, as root, reads it and removes it.
+ * so a descriptor opened by root does not help. Instead the launch, as root, runs in a mount
+ * namespace where a small tmpfs covers a mount point in the temp dir (`<stage>`, root's, 0755,
+ * empty on the host) and binds under it (`<stage>/0`, `<stage>/1`…) what the sandbox needs;
+ * then setpriv drops to the sandbox uid, sets the parent-death signal again (the change of uid
+ * clears it), and execs the sandbox's bwrap, which binds those: when dvergr dies, the
+ * sandbox's bwrap is killed, and its --die-with-parent takes the sandbox's init and so its
+ * PID namespace. That namespace is, where it can be:
+ *
+ * - held (stage_holder.ts): one per dvergr process, made at the first sandboxed attempt and
+ *   kept by a small root process of ours that ends with dvergr; each attempt's launch enters it
+ *   (`nsenter --mount`) and checks the holder's token file before it drops. Its roots are bound
+ *   once: the parent of each of the attempt's own directories (the worlds directory, the temp
+ *   dir of the gateway's socket directory; not their submounts), and every other source whole
+ *   (a `--mount` directory, the supervisor's bin, read-only). The sandbox uid then passes from a
+ *   parent to the attempt's own files by their own modes: the pack's directory is 0711, the
+ *   gateway's directory is the sandbox uid's, and the world's directory (0700) gets the
+ *   sandbox's gid, with g+x only (passWorldTo: no host user has that gid). A source that cannot
+ *   be reached so (a parent the uid cannot pass, a file elsewhere) stages the attempt on its own.
+ * - the attempt's own (`unshare --mount`, which execs: no process of it stays): its fstab,
+ *   written for it, binds each source the sandbox needs at <stage>/N with one `mount -a`,
+ *   read-only unless the sandbox writes it.
+ *
+ * Either namespace, and every staging mount with it, ends with its last process (the holder,
+ * the launches in it): nothing to unmount, and nothing of the staging is ever visible outside
+ * it. No permission on the host changes but the world directory's group. What the candidate
+ * writes on the host (its pack) is chowned to the sandbox uid for its attempt; dvergr, as root,
+ * reads it and removes it.
  *
  * One uid serves every attempt: attempts live in pid, mount, IPC and network namespaces of
  * their own (no process, file, socket or IPC object of one is reachable from another), ptrace
@@ -29,8 +44,9 @@
  * cgroup. Only where no cgroup is available do the attempts share the uid's RLIMIT_NPROC
  * backstop (root has cgroups nearly everywhere).
  *
- * Permissions: --allow-sys=uid, --allow-env, --allow-write (chown of the attempt's files),
- * --allow-run (/bin/sh tells the umask; unshare and mount stage), --allow-read of the temp dir.
+ * Permissions: --allow-sys=uid, --allow-env, --allow-write (chown of the attempt's files, the
+ * world directory's group), --allow-run (/bin/sh tells the umask; unshare and mount stage),
+ * --allow-read of the temp dir.
  */
 import { lchownSync } from "node:fs";
 import { DvergrError } from "../../../core/errors.ts";
@@ -152,20 +168,50 @@ export interface Stage {
   own?: string;
 }
 
+/**
+ * A root bound in the holder's namespace: a host directory, whether the sandbox writes under
+ * it, and whether its submounts come with it (`rbind`: a `--mount` directory's) or not (a
+ * parent of the attempts' own directories, such as the temp dir, which holds the stage itself).
+ */
+export interface StageRoot {
+  source: string;
+  rw: boolean;
+  recursive: boolean;
+}
+
+/**
+ * The stage mount point, and who it is when the attempt found it: its inode and change time (a
+ * point removed and made anew is another directory, whatever inode it got).
+ */
+export interface StagePoint {
+  dir: string;
+  made: string;
+}
+
 /** The mount point's name in the temp dir. */
 const STAGE_DIR = "dvergr-stage";
 
 /**
  * The mount point every attempt's private mount namespace covers with its staging tmpfs: a
  * directory of root's, 0755, in the temp dir, empty on the host and shared by every dvergr
- * process (nothing is mounted on it outside an attempt's own namespace, so nothing is left to
- * clean when dvergr is killed). Made when missing (a temp cleaner may remove it); refused
+ * process (nothing is mounted on it outside a staging namespace, so nothing is left to clean
+ * when dvergr is killed). Made when missing (a temp cleaner may remove it); refused
  * when it is not root's own directory (a link or another user's directory in /tmp would
  * decide where the staging tmpfs lands). The temp dir is `env`'s TMPDIR (the run's environment).
  */
 export async function stageDir(
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
 ): Promise<string> {
+  return (await stagePoint(env)).dir;
+}
+
+/**
+ * stageDir(), with who the mount point is: one made anew (a temp cleaner removed the last,
+ * detaching a held namespace's staging from it) is another (stage_holder.ts).
+ */
+export async function stagePoint(
+  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+): Promise<StagePoint> {
   const dir = `${(env("TMPDIR") || "/tmp").replace(/\/+$/, "")}/${STAGE_DIR}`;
   let info = await Deno.lstat(dir).catch(() => null);
   if (info === null) {
@@ -180,7 +226,7 @@ export async function stageDir(
     );
   }
   if (((info.mode ?? 0) & 0o7777) !== 0o755) await Deno.chmod(dir, 0o755);
-  return dir;
+  return { dir, made: `${info.ino}:${info.ctime?.getTime()}:${info.birthtime?.getTime()}` };
 }
 
 /** A path as one field of an fstab line (libmount reads back \ooo escapes of any byte). */
@@ -246,27 +292,10 @@ export function stagedBwrap(
 ): StagedBwrap {
   const fstab = [`dvergr-stage ${fstabField(stage.dir)} tmpfs size=64k,mode=0755 0 0`];
   const files: string[] = [];
-  const inner: string[] = [];
   const mount = programs.mount ? shellQuote(programs.mount) : "mount";
   let n = 0;
   let ownStaged: string | null = null;
-  for (let i = 0; i < options.length; i++) {
-    const o = options[i];
-    const how = BINDS[o];
-    if (how === undefined || i + 2 >= options.length) {
-      // Another option: copied with its arguments (one of which may read like an option).
-      const k = Math.min(ARITY[o] ?? 0, options.length - i - 1);
-      inner.push(...options.slice(i, i + 1 + k));
-      i += k;
-      continue;
-    }
-    const source = options[i + 1];
-    const dest = options[i + 2];
-    i += 2;
-    if (reachable(source, systemDirs)) {
-      inner.push(o, source, dest);
-      continue;
-    }
+  const inner = mapBinds(options, systemDirs, (how, source) => {
     const what = kind(source);
     if (what === "file" && stage.own !== undefined && dirOf(source) === stage.own) {
       if (ownStaged === null) {
@@ -275,8 +304,7 @@ export function stagedBwrap(
           `${fstabField(stage.own)} ${fstabField(ownStaged)} none rbind,X-mount.mkdir 0 0`,
         );
       }
-      inner.push(o, `${ownStaged}/${source.slice(stage.own.length + 1)}`, dest);
-      continue;
+      return `${ownStaged}/${source.slice(stage.own.length + 1)}`;
     }
     const staged = `${stage.dir}/${n++}`;
     const ro = how.startsWith("--ro-");
@@ -294,26 +322,164 @@ export function stagedBwrap(
           `${shellQuote(staged)} || exit 125`,
       );
     }
-    inner.push(o, staged, dest);
-  }
+    return staged;
+  });
   return {
     script: [`${mount} -a -T ${shellQuote(stage.fstab)} || exit 125`, ...files].join("\n"),
     fstab: fstab.join("\n") + "\n",
-    argv: [
-      programs.setpriv,
-      `--reuid=${id.uid}`,
-      `--regid=${id.gid}`,
-      "--clear-groups",
-      "--inh-caps=-all",
-      // Set after the change of uid, which clears it: the sandbox's bwrap dies with dvergr,
-      // and its --die-with-parent takes the sandbox's init, and so its PID namespace, with it.
-      "--pdeathsig=KILL",
-      "--",
-      programs.bwrap,
-      ...inner,
-      ...command,
-    ],
+    argv: dropTo(id, programs, inner, command),
   };
+}
+
+/**
+ * `options` with the source of each bind that the sandbox uid cannot reach itself (not a
+ * system directory) replaced by `stage(how, source)`, `how` the outer bwrap's option that
+ * would stage it (BINDS). Other options are copied with their arguments, one of which may read
+ * like an option; never the command's own arguments.
+ */
+function mapBinds(
+  options: string[],
+  systemDirs: string[],
+  stage: (how: string, source: string) => string,
+): string[] {
+  const inner: string[] = [];
+  for (let i = 0; i < options.length; i++) {
+    const o = options[i];
+    const how = BINDS[o];
+    if (how === undefined || i + 2 >= options.length) {
+      const k = Math.min(ARITY[o] ?? 0, options.length - i - 1);
+      inner.push(...options.slice(i, i + 1 + k));
+      i += k;
+      continue;
+    }
+    const source = options[i + 1];
+    const dest = options[i + 2];
+    i += 2;
+    inner.push(o, reachable(source, systemDirs) ? source : stage(how, source), dest);
+  }
+  return inner;
+}
+
+/** setpriv … -- bwrap `inner`… `command`…: the drop to `id`, then the sandbox's bwrap. */
+function dropTo(
+  id: HostIdentity,
+  programs: StagedPrograms,
+  inner: string[],
+  command: string[],
+): string[] {
+  return [
+    programs.setpriv,
+    `--reuid=${id.uid}`,
+    `--regid=${id.gid}`,
+    "--clear-groups",
+    "--inh-caps=-all",
+    // Set after the change of uid, which clears it: the sandbox's bwrap dies with dvergr,
+    // and its --die-with-parent takes the sandbox's init, and so its PID namespace, with it.
+    "--pdeathsig=KILL",
+    "--",
+    programs.bwrap,
+    ...inner,
+    ...command,
+  ];
+}
+
+/**
+ * An attempt's sandbox staged in its process's held namespace (stage_holder.ts): the roots it
+ * needs bound there, and its argv from setpriv on once it knows where they are.
+ */
+export interface HeldBwrap {
+  roots: StageRoot[];
+  argv(at: (root: string) => string): string[];
+}
+
+/**
+ * The held staging of `bwrap options… command…` run as `id`, or null when some source cannot
+ * be held (the attempt then stages on its own: stagedBwrap). A source in or under one of the
+ * attempt's own directories `own` (its world, its pack's directory, its gateway's) is reached
+ * through the parent of that directory, bound once as a root: the parent and every directory
+ * from it down to the source must let `id` pass by their own mode (`passable`: the world's
+ * directory is given the sandbox's gid for it). Any other source is a directory bound whole as
+ * a root of its own (a `--mount` directory, the supervisor's bin); a file or missing source
+ * there cannot be held.
+ */
+export function heldBwrap(
+  id: HostIdentity,
+  options: string[],
+  command: string[],
+  systemDirs: string[],
+  own: string[],
+  probe: { kind: (source: string) => "dir" | "file" | null; passable: (dir: string) => boolean },
+  programs: StagedPrograms,
+): HeldBwrap | null {
+  const roots = new Map<string, StageRoot>();
+  const placed = new Map<string, { root: string; rel: string }>();
+  let cannot = false;
+  const add = (source: string, rw: boolean, recursive: boolean) => {
+    const had = roots.get(source);
+    roots.set(source, { source, rw: rw || !!had?.rw, recursive: recursive || !!had?.recursive });
+  };
+  mapBinds(options, systemDirs, (how, source) => {
+    const rw = !how.startsWith("--ro-");
+    const mine = own.find((d) => source === d || source.startsWith(`${d}/`));
+    if (mine !== undefined) {
+      const root = dirOf(mine);
+      const rel = source.slice(root.length + 1);
+      const steps = rel.split("/").slice(0, -1);
+      const passes = [root, ...steps.map((_, k) => `${root}/${steps.slice(0, k + 1).join("/")}`)];
+      if (root === "" || !passes.every(probe.passable)) cannot = true;
+      else {
+        add(root, rw, false);
+        placed.set(source, { root, rel });
+      }
+    } else if (probe.kind(source) === "dir") {
+      add(source, rw, true);
+      placed.set(source, { root: source, rel: "" });
+    } else cannot = true;
+    return source;
+  });
+  if (cannot) return null;
+  return {
+    roots: [...roots.values()],
+    argv: (at) => {
+      const inner = mapBinds(options, systemDirs, (_, source) => {
+        const p = placed.get(source)!;
+        return p.rel === "" ? at(p.root) : `${at(p.root)}/${p.rel}`;
+      });
+      return dropTo(id, programs, inner, command);
+    },
+  };
+}
+
+/**
+ * Whether `id` (no supplementary groups) may pass through the directory at `path` by its own
+ * mode: its owner's, group's or others' x bit, the first class it is in deciding, as the
+ * kernel's check does. Not through a link.
+ */
+export function passableBy(id: HostIdentity, path: string): boolean {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+  } catch {
+    return false;
+  }
+  if (!info.isDirectory) return false;
+  const mode = info.mode ?? 0;
+  if (info.uid === id.uid) return (mode & 0o100) !== 0;
+  if (info.gid === id.gid) return (mode & 0o010) !== 0;
+  return (mode & 0o001) !== 0;
+}
+
+/**
+ * Lets `id`'s gid pass through the attempt's world directory `dir` (dvergr's own, 0700: no
+ * host user may pass it, and the sandbox's gid is no host user's): its group becomes the
+ * sandbox's gid, with g+x only. The held staging binds the worlds directory once and reaches
+ * each world through it. A directory others may pass already is left as it is.
+ */
+export function passWorldTo(id: HostIdentity, dir: string): void {
+  const mode = (Deno.lstatSync(dir).mode ?? 0) & 0o7777;
+  if ((mode & 0o001) !== 0) return;
+  Deno.chownSync(dir, null, id.gid);
+  Deno.chmodSync(dir, mode | 0o010);
 }
 
 /** The directory `path` is in. */

@@ -1,0 +1,306 @@
+/**
+ * The staged mount namespace of a dvergr process run as root, held by one small root process
+ * of ours (host_identity.ts says why sandboxes are staged): made at the first sandboxed attempt
+ * that can use it, and entered by each attempt's launch (`nsenter --mount`) instead of an
+ * `unshare --mount` and a `mount -a` of its own: two programs fewer per attempt.
+ *
+ * The holder is `setpriv --pdeathsig=KILL -- unshare --mount --propagation slave -- /bin/sh`:
+ * in a mount namespace of its own (the host's mounts propagate into it, none of its own out),
+ * it covers the stage mount point with a small tmpfs, binds the roots under it (`<stage>/0`,
+ * `/1`…: the worlds directory, the gateway's temp dir, each `--mount` directory, the
+ * supervisor's bin…, from one fstab), makes a token file named by 128 random bits, says
+ * `ready`, and reads its stdin until EOF. It ends when dvergr closes that pipe, when dvergr
+ * ends (the kernel closes it; the parent-death signal too), or when it is killed; the
+ * namespace, and every staging mount with it, ends with its last process: the holder, or an
+ * attempt's launch that entered it (whose own chain dies with dvergr: setpriv --pdeathsig,
+ * bwrap --die-with-parent). Nothing of it is ever visible in the host's mount namespace.
+ *
+ * An attempt needing a root the holder lacks gets a new holder (a generation) with every root
+ * of the last one that still exists and its own; the last one is closed once no attempt holds
+ * it. A holder whose stage mount point was made anew (a temp cleaner removed it, which detaches
+ * the holder's staging) or that ended is replaced the same way.
+ *
+ * Entering a wrong namespace is refused: the launch shell checks the token file before it
+ * execs setpriv (`guard`), so a holder that died and whose pid another process took is exit
+ * 125 with a message (a sandbox that did not start: a fault of the host, never the candidate's).
+ *
+ * Permissions: --allow-run (setpriv, unshare, mount), --allow-write of the temp dir (the
+ * holder's fstab, removed once it is read).
+ */
+import { dirname } from "node:path";
+import { fstabField, type StagePoint, type StageRoot } from "./host_identity.ts";
+import { shellQuote } from "./cgroup.ts";
+
+/** The holder's programs, by absolute path (its root shell never looks one up). */
+export interface HolderPrograms {
+  setpriv: string;
+  unshare: string;
+  mount: string;
+  nsenter: string;
+}
+
+/** One attempt's hold on a holder (see the module's comment). */
+export interface HeldStage {
+  /** The launch's prefix: nsenter into the holder's mount namespace. */
+  enter: string[];
+  /** The launch shell's line that exits 125 unless it runs in the holder's namespace. */
+  guard: string;
+  /** Where the root at host path `source` is bound in the namespace. */
+  at(source: string): string;
+  /** The attempt no longer needs the holder (its launch has ended). Once. */
+  release(): void;
+  /**
+   * The attempt's sandbox did not start: no later attempt is given this holder (one that died,
+   * or whose staging a removed mount point detached, is replaced instead of failing them all).
+   */
+  spoil(): void;
+}
+
+interface Holder {
+  child: Deno.ChildProcess;
+  token: string;
+  point: StagePoint;
+  roots: Map<string, StageRoot & { at: string }>;
+  users: number;
+  retired: boolean;
+  ended: boolean;
+}
+
+/** The holders of one stage mount point, made one at a time. */
+interface Slot {
+  current: Holder | null;
+  queue: Promise<unknown>;
+  /** Holders that failed to start in a row: from MAX_FAILURES on, none is tried again. */
+  failures: number;
+}
+
+const slots = new Map<string, Slot>();
+
+/** After this many failed starts in a row, attempts stage on their own (the old way). */
+const MAX_FAILURES = 3;
+
+/** More roots than this: a new holder starts with only the attempt's own. */
+const MAX_ROOTS = 64;
+
+/** The holder's shell: $1 the stage, $2 the token, $3 the fstab, $4 mount. */
+const HOLDER_SCRIPT = `"$4" -a -T "$3" || exit 125
+: > "$1/$2" || exit 125
+echo ready
+while read -r _; do :; done`;
+
+/**
+ * A hold on the holder of `point` that has `roots` bound, started (or replaced) when needed;
+ * or why there is none (the attempt then stages on its own).
+ */
+export function holdStage(
+  point: StagePoint,
+  roots: StageRoot[],
+  programs: HolderPrograms,
+): Promise<HeldStage | string> {
+  let slot = slots.get(point.dir);
+  if (slot === undefined) {
+    slot = { current: null, queue: Promise.resolve(), failures: 0 };
+    slots.set(point.dir, slot);
+  }
+  const s = slot;
+  const run = s.queue.then(() => holdIn(s, point, roots, programs));
+  s.queue = run.catch(() => {});
+  return run;
+}
+
+async function holdIn(
+  slot: Slot,
+  point: StagePoint,
+  roots: StageRoot[],
+  programs: HolderPrograms,
+): Promise<HeldStage | string> {
+  if (slot.failures >= MAX_FAILURES) return "its staging holder failed to start before";
+  let h = slot.current;
+  if (h !== null && (h.ended || h.point.made !== point.made)) {
+    retire(h);
+    slot.current = h = null;
+  }
+  if (h === null || !covers(h, roots)) {
+    const made = await startHolder(point, wanted(h, roots), programs);
+    if (typeof made === "string") {
+      slot.failures++;
+      return made;
+    }
+    slot.failures = 0;
+    if (h !== null) retire(h);
+    slot.current = h = made;
+  }
+  return lease(h, programs);
+}
+
+function covers(h: Holder, roots: StageRoot[]): boolean {
+  return roots.every((r) => {
+    const had = h.roots.get(r.source);
+    return had !== undefined && (had.rw || !r.rw) && (had.recursive || !r.recursive);
+  });
+}
+
+/** The roots of a new holder: the last one's that still exist, and `roots`. */
+function wanted(h: Holder | null, roots: StageRoot[]): StageRoot[] {
+  const all = new Map<string, StageRoot>();
+  if (h !== null && h.roots.size + roots.length <= MAX_ROOTS) {
+    for (const r of h.roots.values()) {
+      if (isDir(r.source)) all.set(r.source, r);
+    }
+  }
+  for (const r of roots) {
+    const had = all.get(r.source);
+    all.set(r.source, {
+      source: r.source,
+      rw: r.rw || (had?.rw ?? false),
+      recursive: r.recursive || (had?.recursive ?? false),
+    });
+  }
+  return [...all.values()];
+}
+
+function isDir(path: string): boolean {
+  try {
+    return Deno.lstatSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+function lease(h: Holder, programs: HolderPrograms): HeldStage {
+  h.users++;
+  let released = false;
+  return {
+    enter: [programs.nsenter, `--mount=/proc/${h.child.pid}/ns/mnt`, "--"],
+    guard: `[ -e ${shellQuote(`${h.point.dir}/${h.token}`)} ] || { echo ${
+      shellQuote(`dvergr: the sandbox's staging (holder pid ${h.child.pid}) is gone`)
+    } >&2; exit 125; }`,
+    at: (source) => {
+      const root = h.roots.get(source);
+      if (root === undefined) throw new Error(`"${source}" is not a root of the stage`);
+      return root.at;
+    },
+    spoil() {
+      h.ended = true;
+    },
+    release() {
+      if (released) return;
+      released = true;
+      h.users--;
+      if (h.retired && h.users === 0) close(h);
+    },
+  };
+}
+
+/** No attempt will hold `h` again: it ends once the last one that does lets it go. */
+function retire(h: Holder): void {
+  h.retired = true;
+  if (h.users === 0) close(h);
+}
+
+function close(h: Holder): void {
+  // EOF on its stdin ends its shell; attempts already in its namespace keep it.
+  h.child.stdin.close().catch(() => {});
+}
+
+/** 128 random bits, hex. */
+function randomToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `dvergr-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** The holder's fstab: the stage's tmpfs, then each root at <stage>/N. */
+function holderFstab(dir: string, roots: StageRoot[]): {
+  text: string;
+  at: Map<string, StageRoot & { at: string }>;
+} {
+  const lines = [`dvergr-stage ${fstabField(dir)} tmpfs size=64k,mode=0755 0 0`];
+  const at = new Map<string, StageRoot & { at: string }>();
+  roots.forEach((r, n) => {
+    const staged = `${dir}/${n}`;
+    at.set(r.source, { ...r, at: staged });
+    const how = `${r.recursive ? "rbind" : "bind"}${r.rw ? "" : ",ro"}`;
+    lines.push(`${fstabField(r.source)} ${fstabField(staged)} none ${how},X-mount.mkdir 0 0`);
+  });
+  return { text: lines.join("\n") + "\n", at };
+}
+
+/** Starts a holder of `roots` at `point`; why it could not when it did not say ready. */
+async function startHolder(
+  point: StagePoint,
+  roots: StageRoot[],
+  programs: HolderPrograms,
+): Promise<Holder | string> {
+  const { text, at } = holderFstab(point.dir, roots);
+  const token = randomToken();
+  let fstab: string | null = null;
+  try {
+    // Beside the stage mount point, root's, 0600; removed once the holder has read it.
+    fstab = Deno.makeTempFileSync({ dir: dirname(point.dir), prefix: "dvergr-stage-" });
+    Deno.writeTextFileSync(fstab, text);
+    const child = new Deno.Command(programs.setpriv, {
+      args: [
+        "--pdeathsig=KILL",
+        "--",
+        programs.unshare,
+        "--mount",
+        "--propagation",
+        "slave",
+        "--",
+        "/bin/sh",
+        "-c",
+        HOLDER_SCRIPT,
+        "dvergr-stage",
+        point.dir,
+        token,
+        fstab,
+        programs.mount,
+      ],
+      clearEnv: true,
+      env: { LANG: "C" },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const said = await firstLine(child.stdout);
+    if (said !== "ready") {
+      await child.stdin.close().catch(() => {});
+      const err = await new Response(child.stderr).text().catch(() => "");
+      await child.status;
+      return `its staging holder did not start: ${err.trim().split("\n").pop() || "no message"}`;
+    }
+    // dvergr does not wait for it: it ends with dvergr's end of its stdin.
+    child.unref();
+    const h: Holder = { child, token, point, roots: at, users: 0, retired: false, ended: false };
+    child.status.then(() => h.ended = true, () => h.ended = true);
+    return h;
+  } catch (e) {
+    return `its staging holder did not start: ${e instanceof Error ? e.message : String(e)}`;
+  } finally {
+    if (fstab !== null) {
+      try {
+        Deno.removeSync(fstab);
+      } catch {
+        // Gone already.
+      }
+    }
+  }
+}
+
+/** The first line of `stream` (null at its end without one); the stream is let go after. */
+async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string | null> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return null;
+      text += decoder.decode(value, { stream: true });
+      const nl = text.indexOf("\n");
+      if (nl >= 0) return text.slice(0, nl);
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}

@@ -1,0 +1,388 @@
+/**
+ * The held staging of sandboxed attempts run as root (stage_holder.ts): one holder per stage
+ * mount point whose namespace every attempt enters, nothing of it on the host, a wrong
+ * namespace refused, a holder gone replaced, and nothing left when dvergr is killed.
+ *
+ * The tests that start sandboxes stage under a temp dir of their own (the TMPDIR of the
+ * candidate's environment), as stage_dirs_test.ts does, so each has holders of its own.
+ */
+import assert from "node:assert/strict";
+import { commandCandidate, detectBwrap } from "../../../../adapters/candidates/command/command.ts";
+import {
+  heldBwrap,
+  passableBy,
+  stagePoint,
+} from "../../../../adapters/candidates/command/host_identity.ts";
+import { holdStage } from "../../../../adapters/candidates/command/stage_holder.ts";
+import { hostProgram } from "../../../../adapters/candidates/command/command_program.ts";
+import { attemptInWorld } from "../../../helpers/attempt_world.ts";
+
+const env = (k: string) => Deno.env.get(k);
+const isRoot = Deno.uid() === 0;
+const hasBwrap = await detectBwrap(env);
+const ignore = !isRoot || !hasBwrap;
+const why = ignore ? ` [skipped: ${isRoot ? "no bubblewrap" : "not root: no staging"}]` : "";
+const ID = { uid: 4242, gid: 4343 };
+const PROGRAMS = { setpriv: "/usr/bin/setpriv", bwrap: "/usr/bin/bwrap" };
+
+Deno.test("heldBwrap() reaches the attempt's own directories through their parents, binds others whole", () => {
+  const dirs = new Set(["/root/agents", "/w/sandbox-1/bin"]);
+  const passed: string[] = [];
+  const plan = heldBwrap(
+    ID,
+    [
+      "--ro-bind",
+      "/usr",
+      "/usr",
+      "--ro-bind",
+      "/root/agents",
+      "/root/agents",
+      "--ro-bind",
+      "/w/world-1/docs",
+      "/docs",
+      "--bind",
+      "/w/attempt-1/capture.tar",
+      "/.dvergr/capture.tar",
+      "--ro-bind",
+      "/w/sandbox-1/bin",
+      "/.dvergr/bin",
+      "--ro-bind",
+      "/tmp/dvg-1",
+      "/run/dvergr",
+      "--setenv",
+      "--bind",
+      "x",
+    ],
+    ["/bin/sh", "-c", "--bind /w/world-1/docs /x"],
+    ["/usr"],
+    ["/w/world-1", "/w/attempt-1", "/tmp/dvg-1"],
+    {
+      kind: (s) => dirs.has(s) ? "dir" : null,
+      passable: (d) => {
+        passed.push(d);
+        return true;
+      },
+    },
+    PROGRAMS,
+  );
+  assert.ok(plan);
+  // The worlds directory once, written (the pack), never its submounts; the temp dir
+  // read-only; the other sources whole, with theirs.
+  assert.deepEqual(plan.roots, [
+    { source: "/root/agents", rw: false, recursive: true },
+    { source: "/w", rw: true, recursive: false },
+    { source: "/w/sandbox-1/bin", rw: false, recursive: true },
+    { source: "/tmp", rw: false, recursive: false },
+  ]);
+  // Every directory on the way from a parent to a source is one the uid must pass.
+  assert.deepEqual([...new Set(passed)].sort(), ["/tmp", "/w", "/w/attempt-1", "/w/world-1"]);
+  const at = (root: string) =>
+    `/stage/${["/root/agents", "/w", "/w/sandbox-1/bin", "/tmp"].indexOf(root)}`;
+  const argv = plan.argv(at);
+  assert.deepEqual(argv.slice(0, 9), [
+    "/usr/bin/setpriv",
+    "--reuid=4242",
+    "--regid=4343",
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--pdeathsig=KILL",
+    "--",
+    "/usr/bin/bwrap",
+    "--ro-bind",
+  ]);
+  assert.deepEqual(argv.slice(8), [
+    "--ro-bind",
+    "/usr",
+    "/usr",
+    "--ro-bind",
+    "/stage/0",
+    "/root/agents",
+    "--ro-bind",
+    "/stage/1/world-1/docs",
+    "/docs",
+    "--bind",
+    "/stage/1/attempt-1/capture.tar",
+    "/.dvergr/capture.tar",
+    "--ro-bind",
+    "/stage/2",
+    "/.dvergr/bin",
+    "--ro-bind",
+    "/stage/3/dvg-1",
+    "/run/dvergr",
+    // An option's arguments are copied, as is the command.
+    "--setenv",
+    "--bind",
+    "x",
+    "/bin/sh",
+    "-c",
+    "--bind /w/world-1/docs /x",
+  ]);
+});
+
+Deno.test("heldBwrap() cannot hold a source the uid cannot pass to, nor a file or a missing source of another place", () => {
+  const probe = (passable: string[]) => ({
+    kind: (s: string) =>
+      s === "/root/file" ? "file" as const : s === "/root/dir" ? "dir" as const : null,
+    passable: (d: string) => passable.includes(d),
+  });
+  const plan = (options: string[], passable: string[]) =>
+    heldBwrap(ID, options, ["true"], ["/usr"], ["/w/world-1"], probe(passable), PROGRAMS);
+  const docs = ["--ro-bind", "/w/world-1/docs", "/docs"];
+  assert.ok(plan(docs, ["/w", "/w/world-1"]));
+  // The world's own directory closed to the uid, or its parent.
+  assert.equal(plan(docs, ["/w"]), null);
+  assert.equal(plan(docs, ["/w/world-1"]), null);
+  assert.ok(plan(["--ro-bind", "/root/dir", "/d"], []));
+  assert.equal(plan(["--ro-bind", "/root/file", "/f"], []), null);
+  assert.equal(plan(["--ro-bind-try", "/root/missing", "/m"], []), null);
+});
+
+Deno.test({
+  name:
+    "passableBy() as root: the owner's, the group's or others' x bit, whichever class the uid is in",
+  ignore: !isRoot,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      const d = `${dir}/d`;
+      await Deno.mkdir(d);
+      const check = async (mode: number, uid: number, gid: number) => {
+        await Deno.chown(d, uid, gid);
+        await Deno.chmod(d, mode);
+        return passableBy(ID, d);
+      };
+      assert.equal(await check(0o700, 0, 0), false);
+      assert.equal(await check(0o701, 0, 0), true);
+      assert.equal(await check(0o710, 0, ID.gid), true);
+      // Its group's class decides, not others'.
+      assert.equal(await check(0o701, 0, ID.gid), false);
+      assert.equal(await check(0o100, ID.uid, 0), true);
+      assert.equal(await check(0o011, ID.uid, ID.gid), false);
+      await Deno.symlink(d, `${dir}/link`);
+      assert.equal(passableBy(ID, `${dir}/link`), false);
+      assert.equal(passableBy(ID, `${dir}/missing`), false);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+/** Runs `fn` with an environment whose TMPDIR is a fresh directory of its own, removed after. */
+async function inOwnTmp(fn: (tmpEnv: typeof env, tmp: string) => Promise<void>): Promise<void> {
+  const tmp = await Deno.makeTempDir({ prefix: "dvergr-holder-test-" });
+  await Deno.chmod(tmp, 0o755);
+  try {
+    await fn((k) => k === "TMPDIR" ? tmp : env(k), tmp);
+  } finally {
+    await Deno.remove(tmp, { recursive: true });
+  }
+}
+
+/** `ps`'s pid and argv of every process whose argv names `text`. */
+async function processesNaming(text: string): Promise<{ pid: number; args: string }[]> {
+  const out = await new Deno.Command("ps", { args: ["-eo", "pid=,args="], stderr: "null" })
+    .output();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .map((l) => l.trim().match(/^(\d+) (.*)$/))
+    .filter((m): m is RegExpMatchArray =>
+      m !== null && m[2].includes(text) && !m[2].startsWith("ps ")
+    )
+    .map((m) => ({ pid: Number(m[1]), args: m[2] }));
+}
+
+/** The holders of the stage mount point in `tmp`. */
+async function holders(tmp: string): Promise<number[]> {
+  return (await processesNaming(`dvergr-stage ${tmp}/dvergr-stage `)).map((p) => p.pid);
+}
+
+/** What the host's mount table has whose mount point names `text`. */
+async function hostMounts(text: string): Promise<string[]> {
+  const out = await new Deno.Command("cat", { args: ["/proc/self/mountinfo"] }).output();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .filter((l) => l.split(" ")[4]?.includes(text));
+}
+
+/** A sandboxed attempt that copies its task file to its answer: its status and message. */
+async function attempt(tmpEnv: typeof env, mounts: string[] = []): Promise<string> {
+  const { world, ctx } = await attemptInWorld("t", 20_000);
+  try {
+    const outcome = await commandCandidate(
+      { name: "t", command: "cat /docs/a.md > /out/a", mounts },
+      { isolation: "bwrap", env: tmpEnv },
+    ).run(ctx);
+    const captured = await world.capture(["/out"]);
+    assert.equal(captured.files["/out/a"], outcome.status === "completed" ? "hello" : undefined);
+    return `${outcome.status}${outcome.message ? `: ${outcome.message}` : ""}`;
+  } finally {
+    await world.remove();
+  }
+}
+
+/** Whether process `pid` has ended (a zombie has: only its parent's wait is left). */
+async function ended(pid: number): Promise<boolean> {
+  const out = await new Deno.Command("ps", { args: ["-o", "stat=", "-p", String(pid)] }).output();
+  const stat = new TextDecoder().decode(out.stdout).trim();
+  return stat === "" || stat.startsWith("Z");
+}
+
+/** Waits until `check` holds (false if it still does not after `ms`: a minute by default). */
+async function until(check: () => Promise<boolean>, ms = 60_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+const gone = (pid: number) => until(() => ended(pid));
+
+Deno.test({
+  name: `held staging as root: attempts share one holder; nothing of it on the host${why}`,
+  ignore,
+  fn: () =>
+    inOwnTmp(async (tmpEnv, tmp) => {
+      assert.deepEqual(await holders(tmp), []);
+      assert.deepEqual(await Promise.all([attempt(tmpEnv), attempt(tmpEnv), attempt(tmpEnv)]), [
+        "completed",
+        "completed",
+        "completed",
+      ]);
+      const [holder, ...more] = await holders(tmp);
+      assert.ok(holder !== undefined && more.length === 0, "one holder");
+      assert.equal(await attempt(tmpEnv), "completed");
+      assert.deepEqual(await holders(tmp), [holder]);
+      // Its mounts are in its namespace only; the mount point stays empty on the host, and its
+      // fstab is gone.
+      assert.deepEqual(await hostMounts(tmp), []);
+      assert.deepEqual([...Deno.readDirSync(`${tmp}/dvergr-stage`)], []);
+      assert.deepEqual([...Deno.readDirSync(tmp)].map((e) => e.name), ["dvergr-stage"]);
+    }),
+});
+
+Deno.test({
+  name: `held staging as root: a new mount gets a new holder; a killed holder is replaced${why}`,
+  ignore,
+  fn: () =>
+    inOwnTmp(async (tmpEnv, tmp) => {
+      assert.equal(await attempt(tmpEnv), "completed");
+      const [first] = await holders(tmp);
+      const mount = await Deno.makeTempDir({ prefix: "dvergr-holder-mount-" });
+      try {
+        await Deno.chmod(mount, 0o755);
+        assert.equal(await attempt(tmpEnv, [mount]), "completed");
+        // The last holder is let go once no attempt holds it.
+        assert.ok(await gone(first), "the last holder ends");
+        const [second, ...more] = await holders(tmp);
+        assert.ok(second !== first && more.length === 0);
+        Deno.kill(second, "SIGKILL");
+        // An attempt given it before its end was seen does not start (a fault of the host);
+        // the next gets a new holder.
+        const afterKill = await attempt(tmpEnv, [mount]);
+        assert.match(afterKill, /^completed$|^fault: Cannot start "t": the sandbox did not start/);
+        assert.ok(await gone(second));
+        assert.equal(await attempt(tmpEnv, [mount]), "completed");
+        const [third] = await holders(tmp);
+        assert.ok(third !== undefined && third !== second);
+      } finally {
+        await Deno.remove(mount, { recursive: true });
+      }
+    }),
+});
+
+Deno.test({
+  name:
+    `held staging as root: a mount point a temp cleaner removed under a holder gets a new one${why}`,
+  ignore,
+  fn: () =>
+    inOwnTmp(async (tmpEnv, tmp) => {
+      assert.equal(await attempt(tmpEnv), "completed");
+      const [first] = await holders(tmp);
+      // Removed on the host, it is detached in the holder's namespace with its staging.
+      await Deno.remove(`${tmp}/dvergr-stage`);
+      assert.equal(await attempt(tmpEnv), "completed");
+      assert.equal(await attempt(tmpEnv), "completed");
+      const [second, ...more] = await holders(tmp);
+      assert.ok(second !== undefined && second !== first && more.length === 0);
+    }),
+});
+
+Deno.test({
+  name: `held staging as root: a launch in another namespace than the holder's exits 125${why}`,
+  ignore,
+  fn: () =>
+    inOwnTmp(async (tmpEnv, tmp) => {
+      const point = await stagePoint(tmpEnv);
+      const path = env("PATH") ?? "/usr/bin:/bin";
+      const held = await holdStage(point, [{ source: tmp, rw: false, recursive: false }], {
+        setpriv: hostProgram("setpriv", path),
+        unshare: hostProgram("unshare", path),
+        mount: hostProgram("mount", path),
+        nsenter: hostProgram("nsenter", path),
+      });
+      assert.ok(typeof held !== "string", String(held));
+      try {
+        const run = (enter: string[]) =>
+          new Deno.Command(enter[0], {
+            args: [...enter.slice(1), "/bin/sh", "-c", `${held.guard}\necho in`],
+            stdout: "piped",
+            stderr: "piped",
+          }).output();
+        const inside = await run(held.enter);
+        assert.equal(new TextDecoder().decode(inside.stdout), "in\n");
+        // As if the holder's pid were another process's now: the host's namespace.
+        const pid = Number(held.enter[1].match(/\/proc\/(\d+)\//)![1]);
+        const wrong = await run([held.enter[0], `--mount=/proc/${Deno.pid}/ns/mnt`, "--"]);
+        assert.equal(wrong.code, 125);
+        assert.equal(new TextDecoder().decode(wrong.stdout), "");
+        assert.match(
+          new TextDecoder().decode(wrong.stderr),
+          new RegExp(`the sandbox's staging \\(holder pid ${pid}\\) is gone`),
+        );
+      } finally {
+        held.release();
+      }
+    }),
+});
+
+Deno.test({
+  name: `held staging as root: dvergr killed mid-attempt leaves no holder, sandbox or mount${why}`,
+  ignore,
+  fn: () =>
+    inOwnTmp(async (_tmpEnv, tmp) => {
+      const script = `${tmp}/run.ts`;
+      const here = new URL("../../../../", import.meta.url).pathname;
+      await Deno.writeTextFile(
+        script,
+        `import { commandCandidate } from "${here}adapters/candidates/command/command.ts";
+import { attemptInWorld } from "${here}tests/helpers/attempt_world.ts";
+const { ctx } = await attemptInWorld("t", 600_000);
+await commandCandidate({ name: "t", command: "echo started >&2; sleep 613" }, {
+  isolation: "bwrap",
+  env: (k) => Deno.env.get(k),
+}).run(ctx);
+`,
+      );
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", "--allow-all", script],
+        // Its world, pack and stage in the test's own temp dir.
+        env: { TMPDIR: tmp },
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).spawn();
+      // Its sandbox runs once the candidate's sleep does.
+      assert.ok(await until(async () => (await processesNaming("sleep 613")).length > 0));
+      const [holder] = await holders(tmp);
+      assert.ok(holder !== undefined, "a holder while the attempt runs");
+      const sandbox = (await processesNaming("sleep 613")).map((p) => p.pid);
+      assert.ok(sandbox.length > 0);
+      assert.ok((await holders(tmp)).length === 1);
+      child.kill("SIGKILL");
+      await child.status;
+      assert.ok(await gone(holder), "the holder ends with dvergr");
+      for (const pid of sandbox) assert.ok(await gone(pid), "the sandbox ends with dvergr");
+      assert.deepEqual(await hostMounts(tmp), []);
+      assert.deepEqual([...Deno.readDirSync(`${tmp}/dvergr-stage`)], []);
+    }),
+});
