@@ -32,7 +32,9 @@ import {
 import { DEFAULT_MEMORY_BYTES, STACK_BYTES } from "../sandbox/pool_types.ts";
 import { loadCacheDir, loadsKept, prepareSandboxIdentity } from "../sandbox/load_cache.ts";
 import { keptLayout } from "../sandbox/layout_cache.ts";
-import { imageDir, keptImageFile } from "../sandbox/quickjs_image_cache.ts";
+import { checkerImageFile, imageDir, keptImageFile } from "../sandbox/quickjs_image_cache.ts";
+import { claimedId } from "../sandbox/quickjs_image.ts";
+import { sha256Hex } from "../core/sha256.ts";
 import {
   CHECKER_PROCESS_ENTRY,
   processWorkersAvailable,
@@ -50,8 +52,7 @@ export function wantsEarlySandbox(
   const [name, ...rest] = args;
   if (name !== "check" && name !== "calibrate") return false;
   if (rest.includes("-h") || rest.includes("--help")) return false;
-  const checker = rest.filter((a) => !a.startsWith("-")).map((a) => join(a, "checker.js"))
-    .find(isFile);
+  const checker = checkerOf(rest);
   if (checker === undefined) return false;
   if (name === "calibrate" || rest.some((a) => a === "--answer" || a.startsWith("--answer="))) {
     return true;
@@ -60,18 +61,26 @@ export function wantsEarlySandbox(
   return cache === null || !loadsKept(cache, Deno.readTextFileSync(checker));
 }
 
+/** The checker.js of the first bundle directory among a command's arguments, if any. */
+function checkerOf(args: string[]): string | undefined {
+  return args.filter((a) => !a.startsWith("-")).map((a) => join(a, "checker.js")).find(isFile);
+}
+
 /**
  * Starts a checker.js thread worker with the init a command's pool sends (QuickJS loads at
  * once), kept for the first pool that starts a thread worker with the same entry and init:
  * the layout and the boot image kept in the cache directory (read once the worker is made),
- * and a request for the worker's own image when it makes one.
+ * and a request for the worker's own image when it makes one. Given the checker's source,
+ * the worker is also sent the checker's image made on that boot image, when one is kept
+ * (sandbox/quickjs_image_cache.ts): its first call then loads nothing.
  */
 export function startEarlyCheckerThread(
   env: (name: string) => string | undefined = () => undefined,
+  checkerSource?: string,
 ): EarlyThread {
-  return startEarlyThread(CHECKER_THREAD_ENTRY, () => {
+  const dir = imageDir(env);
+  const thread = startEarlyThread(CHECKER_THREAD_ENTRY, () => {
     const layout = keptLayout(env);
-    const dir = imageDir(env);
     const image = dir === null ? null : keptImageFile(dir);
     return {
       type: "init",
@@ -82,6 +91,18 @@ export function startEarlyCheckerThread(
       ...(dir === null ? {} : { keepImage: true }),
     };
   });
+  const { image } = thread.init;
+  if (dir !== null && image !== undefined && checkerSource !== undefined) {
+    // The key the pool routes the checker by (sandbox/worker_pool.ts checkerKey).
+    const key = sha256Hex(checkerSource);
+    try {
+      const bytes = Deno.readFileSync(checkerImageFile(dir, claimedId(image), key));
+      thread.worker.postMessage({ type: "prepared", key, image: bytes });
+    } catch {
+      // None kept: the checker loads on its first call.
+    }
+  }
+  return thread;
 }
 
 /**
@@ -116,7 +137,8 @@ if (Deno.mainModule === new URL("../main.ts", import.meta.url).href) {
       // The first worker of a checker.js pool of processes runs on the baseline compiler.
       startEarlyProcess(CHECKER_PROCESS_ENTRY, true);
     } else if (wantsEarlySandbox(Deno.args, env)) {
-      startEarlyCheckerThread(env);
+      const checker = checkerOf(Deno.args.slice(1));
+      startEarlyCheckerThread(env, checker && Deno.readTextFileSync(checker));
       // The sandbox's identity names what the command keeps (its checker's load, the
       // layout): when nothing is kept yet, it is hashed off this thread meanwhile.
       void prepareSandboxIdentity();

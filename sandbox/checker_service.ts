@@ -1,8 +1,9 @@
 /**
  * The inside of a checker.js worker: the worker service (sandbox/worker_service.ts) with a
  * QuickJSSandbox (sandbox/quickjs_call.ts) as its engine. An init's boot image comes as the
- * bytes of its file (sandbox/quickjs_image_cache.ts): checked here (sandbox/quickjs_image.ts)
- * before the engine sees it; bytes that do not hold are no image.
+ * bytes of its file (sandbox/quickjs_image_cache.ts), and so does a checker image: checked
+ * here (sandbox/quickjs_image.ts) before the engine sees them; bytes that do not hold are no
+ * image.
  *
  * Permissions: none.
  */
@@ -36,6 +37,11 @@ export function createCheckerService(
     if (message.type === "init" && message.image !== undefined) {
       const image = await imageOfFile(message.image).catch(() => null);
       message = { ...message, image: image ?? undefined };
+    } else if (message.type === "prepared") {
+      // A checker image comes as its file's bytes too; bytes that do not hold are dropped.
+      const image = await imageOfFile(message.image).catch(() => null);
+      if (image === null) return;
+      message = { ...message, image };
     }
     await handle(message);
   };

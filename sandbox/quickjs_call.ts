@@ -30,6 +30,7 @@ import {
 } from "./quickjs_runtime.ts";
 import type { PreparedCache } from "./quickjs_runtime.ts";
 import type { KnownLayout } from "./known_layout.ts";
+import { decodeCheckerImage, encodeCheckerImage } from "./quickjs_image.ts";
 
 export interface CallSetup extends RuntimeLimits {
   /** The wasm memory's current size (it only grows). */
@@ -178,6 +179,70 @@ export class QuickJSSandbox {
     this.base = this.snapshots.take();
   }
 
+  /**
+   * The checker image of prepared checker `key` (sandbox/quickjs_image.ts): the memory right
+   * after it loaded, with the addresses a worker restored from the same boot image needs to
+   * call it; null when this sandbox did not start from a boot image (the host pairs checker
+   * images with the boot image they were made on) or has no such checker.
+   */
+  checkerImage(key: string): Uint8Array | null {
+    const hit = this.restored ? this.prepared.get(key) : undefined;
+    if (!hit || hit.snapshot.base) return null;
+    const { gapEnd, top, low, high } = hit.snapshot;
+    return encodeCheckerImage(
+      {
+        format: 1,
+        engine: "checker.js",
+        key,
+        gapEnd,
+        top,
+        exports: hit.exports.value,
+        helpers: this.helperAddresses(),
+        logs: hit.loadLogs,
+      },
+      low,
+      high,
+    );
+  }
+
+  /**
+   * Takes a checker image as the prepared checker `key`, so that its first call here loads
+   * nothing (no parse, no run of its top level). Refused (false) unless this sandbox started
+   * from a boot image, the image is one of `key` for this memory layout, the prelude's
+   * helpers lie where they lay in the worker that made it, and it fits the memory as it is.
+   */
+  install(key: string, bytes: Uint8Array): boolean {
+    if (!this.restored || this.prepared.has(key)) return false;
+    const { gapStart, gapEnd } = this.snapshots.layout;
+    const image = decodeCheckerImage(bytes, key, gapStart);
+    const handleAt = (this.ctx as unknown as {
+      memory?: { heapValueHandle?: (ptr: number) => QuickJSHandle };
+    }).memory?.heapValueHandle;
+    if (!image || typeof handleAt !== "function") return false;
+    const { meta, low, high } = image;
+    const here = this.helperAddresses();
+    const fits = meta.gapEnd === gapEnd && meta.top <= this.snapshots.memory.buffer.byteLength &&
+      meta.helpers.length === here.length && meta.helpers.every((h, i) => h === here[i]) &&
+      meta.logs.length <= MAX_LOG_LINES;
+    if (!fits) return false;
+    const exports = handleAt.call(
+      (this.ctx as unknown as { memory: unknown }).memory,
+      meta.exports,
+    );
+    this.prepared.set(key, {
+      snapshot: { low, high, gapEnd, top: meta.top, bytes: low.byteLength + high.byteLength },
+      exports,
+      loadLogs: meta.logs.map((l) => l.slice(0, MAX_LOG_LINE_CHARS)),
+    });
+    return true;
+  }
+
+  /** Where the prelude's helper handles lie on the heap. */
+  private helperAddresses(): number[] {
+    const { parse, serialize, describe, reseed } = this.helpers;
+    return [parse, serialize, describe, reseed].map((h) => h.value);
+  }
+
   /** Sizes, for tests and benchmarks. */
   info(): { baseBytes: number; prepared: number; preparedBytes: number; layout: MemoryLayout } {
     return {
@@ -321,18 +386,26 @@ export class QuickJSSandbox {
     ctx.setProp(ctx.global, HELPERS_GLOBAL, obj);
   }
 
-  /** The prelude's helpers, taken off their global before any checker runs. */
+  /**
+   * The prelude's helpers, taken off their global before any checker runs: read and deleted
+   * through property calls, not evaluated code, so that a worker restored from a boot image
+   * with its checker's image too never needs QuickJS's parser (its first use is ~10 ms of
+   * lazy compilation).
+   */
   private takeHelpers(): Helpers {
     const { ctx } = this;
-    const taken = ctx.evalCode(
-      `(() => { const h = globalThis.${HELPERS_GLOBAL}; delete globalThis.${HELPERS_GLOBAL}; return h; })()`,
-      "prelude.js",
-      { type: "global" },
-    );
-    if (taken.error || ctx.typeof(taken.value) !== "object") {
+    const obj = this.keep(ctx.getProp(ctx.global, HELPERS_GLOBAL));
+    if (ctx.typeof(obj) !== "object") {
       throw new Error("The sandbox could not set up its prelude: its helpers are missing");
     }
-    const obj = this.keep(taken.value);
+    const reflect = ctx.getProp(ctx.global, "Reflect");
+    const remove = ctx.getProp(reflect, "deleteProperty");
+    const name = ctx.newString(HELPERS_GLOBAL);
+    const removed = ctx.callFunction(remove, ctx.undefined, ctx.global, name);
+    const gone = !removed.error && ctx.dump(removed.value) === true;
+    (removed.error ?? removed.value).dispose();
+    for (const h of [name, remove, reflect]) h.dispose();
+    if (!gone) throw new Error("The sandbox could not set up its prelude: its helpers stay");
     return {
       parse: this.keep(ctx.getProp(obj, "parse")),
       serialize: this.keep(ctx.getProp(obj, "serialize")),

@@ -15,6 +15,8 @@
  * No permissions (crypto.subtle).
  */
 
+import { frame, unframe } from "./sci_image.ts";
+
 const MAGIC = new TextEncoder().encode("DVQJSIM1");
 const HEADER = MAGIC.byteLength + 32 + 8;
 
@@ -54,4 +56,66 @@ export function claimedId(bytes: Uint8Array): string {
     bytes.subarray(MAGIC.byteLength, Math.min(bytes.byteLength, MAGIC.byteLength + 32)),
     (b) => b.toString(16).padStart(2, "0"),
   ).join("");
+}
+
+/**
+ * What a checker image says about itself: a checker.js loaded in a worker restored from a
+ * boot image, as that worker's whole memory right after the load (the host pairs it with the
+ * boot image: sandbox/quickjs_image_cache.ts), and the heap addresses a worker restored from
+ * the same boot image needs to call it.
+ */
+export interface CheckerImageMeta {
+  format: 1;
+  engine: "checker.js";
+  /** The checker's key (the SHA-256 of its source). */
+  key: string;
+  gapEnd: number;
+  /** One past the last byte the image holds. */
+  top: number;
+  /** The heap address of the checker's module namespace handle. */
+  exports: number;
+  /** The heap addresses of the prelude's helper handles of the worker that made it. */
+  helpers: number[];
+  /** What checker.js wrote with console.* while it loaded. */
+  logs: string[];
+}
+
+/** A checker image's bytes (before its file's header). */
+export function encodeCheckerImage(
+  meta: CheckerImageMeta,
+  low: Uint8Array,
+  high: Uint8Array,
+): Uint8Array {
+  return frame({ meta, low, high });
+}
+
+/**
+ * The checker image in `bytes` when it is one of checker `key` whose low part is `lowBytes`
+ * long; null otherwise (the engine checks the addresses against its own).
+ */
+export function decodeCheckerImage(
+  bytes: Uint8Array,
+  key: string,
+  lowBytes: number,
+): { meta: CheckerImageMeta; low: Uint8Array; high: Uint8Array } | null {
+  try {
+    const framed = unframe(bytes, 1024 * 1024);
+    if (framed === null || framed.start + lowBytes > bytes.byteLength) return null;
+    const m = framed.meta as Record<string, unknown>;
+    const int = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+    const high = bytes.subarray(framed.start + lowBytes);
+    const valid = typeof m === "object" && m !== null && m.format === 1 &&
+      m.engine === "checker.js" && m.key === key && int(m.gapEnd) && int(m.top) &&
+      int(m.exports) && Array.isArray(m.helpers) && m.helpers.every(int) &&
+      Array.isArray(m.logs) && m.logs.every((l) => typeof l === "string") &&
+      (m.top as number) === (m.gapEnd as number) + high.byteLength;
+    if (!valid) return null;
+    return {
+      meta: m as unknown as CheckerImageMeta,
+      low: bytes.subarray(framed.start, framed.start + lowBytes),
+      high,
+    };
+  } catch {
+    return null;
+  }
 }

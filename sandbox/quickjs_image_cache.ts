@@ -13,6 +13,11 @@
  * sends its image back in its "ready" and the pool keeps it here: written to a temporary
  * name (0600, in a 0700 directory) and renamed, so a reader sees all of it or none.
  *
+ * Checker images (a checker.js loaded in a worker restored from a boot image: its first call
+ * there then neither parses nor runs its top level) are kept beside, one file per boot image
+ * and checker (`<boot image's SHA-256>-<checker's SHA-256>.ckimg`, 64 at most), in the same
+ * file format, checked by the worker the same way.
+ *
  * Permissions: read and write of the cache directory, read of sandbox/ and deno.json.
  */
 import { join } from "../core/path.ts";
@@ -22,6 +27,8 @@ import { claimedId, imageFileBytes } from "./quickjs_image.ts";
 
 /** Images of other identities kept beside the current one (other checkouts, versions). */
 const KEEP_FILES = 4;
+/** Checker images kept (the most recently written). */
+const KEEP_CHECKER_FILES = 64;
 
 /** The directory of the images, from the environment (null: nowhere). */
 export function imageDir(env: (name: string) => string | undefined): string | null {
@@ -63,17 +70,49 @@ export function quickjsImageStore(dir: string | null): BootImageStore | null {
       return Promise.resolve(bytes ? { image: bytes, id: claimedId(bytes) } : null);
     },
     save(image) {
-      return { written: writeImage(dir, image) };
+      const file = join(dir, `${sandboxIdentity()}.img`);
+      return {
+        written: writeImage(dir, file, image, ".img", KEEP_FILES).then((bytes) => {
+          if (bytes) read = { file, bytes };
+        }),
+      };
     },
-    // A checker.js worker keeps no checker images: its checkers load in milliseconds.
-    loadChecker: () => Promise.resolve(null),
-    saveChecker: () => Promise.resolve(),
+    loadChecker(baseId, key) {
+      try {
+        return Promise.resolve(Deno.readFileSync(checkerImageFile(dir, baseId, key)));
+      } catch {
+        return Promise.resolve(null);
+      }
+    },
+    async saveChecker(baseId, key, image) {
+      const file = checkerImageFile(dir, baseId, key);
+      try {
+        Deno.statSync(file);
+        return; // Kept already (made on the same boot image, so the same).
+      } catch {
+        await writeImage(dir, file, image, ".ckimg", KEEP_CHECKER_FILES);
+      }
+    },
   };
 }
 
-async function writeImage(dir: string, image: Uint8Array): Promise<void> {
+/** The file of the checker image of checker `key` made on boot image `baseId`. */
+export function checkerImageFile(dir: string, baseId: string, key: string): string {
+  return join(dir, `${baseId.slice(0, 32)}-${key.slice(0, 32)}.ckimg`);
+}
+
+/**
+ * Writes the image file of `image` to `file` (the bytes written, or null when it could not
+ * be) and keeps at most `keep` files ending in `suffix`.
+ */
+async function writeImage(
+  dir: string,
+  file: string,
+  image: Uint8Array,
+  suffix: string,
+  keep: number,
+): Promise<Uint8Array | null> {
   const bytes = await imageFileBytes(image);
-  const file = join(dir, `${sandboxIdentity()}.img`);
   const tmp = `${file}.${crypto.randomUUID()}.tmp`;
   // Written at once: a one-shot command exits right after its verdicts.
   try {
@@ -81,28 +120,29 @@ async function writeImage(dir: string, image: Uint8Array): Promise<void> {
     Deno.chmodSync(dir, 0o700);
     Deno.writeFileSync(tmp, bytes, { createNew: true, mode: 0o600 });
     Deno.renameSync(tmp, file);
-    read = { file, bytes };
-    prune(dir, file);
+    prune(dir, file, suffix, keep);
+    return bytes;
   } catch {
-    // Not kept: the next worker runs the prelude and offers its image again.
+    // Not kept: the next worker makes it again.
     try {
       Deno.removeSync(tmp);
     } catch {
       // Never written.
     }
+    return null;
   }
 }
 
-/** Removes the oldest images but `kept`, beyond KEEP_FILES in all. */
-function prune(dir: string, kept: string): void {
+/** Removes the oldest files ending in `suffix` but `kept`, beyond `keep` in all. */
+function prune(dir: string, kept: string, suffix: string, keep: number): void {
   const others: { path: string; mtime: number }[] = [];
   for (const e of Deno.readDirSync(dir)) {
     const path = join(dir, e.name);
-    if (!e.isFile || path === kept || !e.name.endsWith(".img")) continue;
+    if (!e.isFile || path === kept || !e.name.endsWith(suffix)) continue;
     others.push({ path, mtime: Deno.statSync(path).mtime?.getTime() ?? 0 });
   }
   others.sort((a, b) => b.mtime - a.mtime);
-  for (const o of others.slice(KEEP_FILES - 1)) {
+  for (const o of others.slice(keep - 1)) {
     try {
       Deno.removeSync(o.path);
     } catch {

@@ -40,8 +40,11 @@ export interface BootImage {
 
 const FORMAT = 1;
 
-/** An image's bytes (boot or checker image): its meta's length, its meta, low, high. */
-function frame(image: { meta: unknown; low: Uint8Array; high: Uint8Array }): Uint8Array {
+/**
+ * An image's bytes (boot or checker image, of either engine): its meta's length, its meta,
+ * low, high.
+ */
+export function frame(image: { meta: unknown; low: Uint8Array; high: Uint8Array }): Uint8Array {
   const meta = new TextEncoder().encode(JSON.stringify(image.meta));
   const out = new Uint8Array(4 + meta.byteLength + image.low.byteLength + image.high.byteLength);
   new DataView(out.buffer).setUint32(0, meta.byteLength, true);
@@ -55,7 +58,10 @@ function frame(image: { meta: unknown; low: Uint8Array; high: Uint8Array }): Uin
  * The meta of framed image bytes and where the memory after it starts, or null when the
  * length says more than `maxMeta` bytes or more than the bytes hold (JSON errors throw).
  */
-function unframe(bytes: Uint8Array, maxMeta: number): { meta: unknown; start: number } | null {
+export function unframe(
+  bytes: Uint8Array,
+  maxMeta: number,
+): { meta: unknown; start: number } | null {
   if (bytes.byteLength < 4) return null;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const metaLength = view.getUint32(0, true);

@@ -13,8 +13,14 @@ import variant from "@jitl/quickjs-singlefile-mjs-release-sync";
 import { QuickJSSandbox } from "../../sandbox/quickjs_call.ts";
 import { describeLayout, freshCopy, type KnownLayout } from "../../sandbox/known_layout.ts";
 import { decodeImage, encodeImage } from "../../sandbox/sci_image.ts";
-import { imageFileBytes, imageOfFile } from "../../sandbox/quickjs_image.ts";
-import { imageDir, keptImageFile, quickjsImageStore } from "../../sandbox/quickjs_image_cache.ts";
+import { claimedId, imageFileBytes, imageOfFile } from "../../sandbox/quickjs_image.ts";
+import {
+  checkerImageFile,
+  imageDir,
+  keptImageFile,
+  quickjsImageStore,
+} from "../../sandbox/quickjs_image_cache.ts";
+import { checkerKey } from "../../sandbox/worker_pool.ts";
 import { sandboxIdentity } from "../../sandbox/load_cache.ts";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 import { startEarlyCheckerThread } from "../../cli/early_start.ts";
@@ -66,7 +72,12 @@ export function check(input) {
   globalThis.secret = input.secret;
   const answer = edn.parse(input.files["/out/answer.edn"]);
   return {
-    checks: { total: answer.total === 42, first: calls === 1, clean: seen === undefined },
+    checks: {
+      total: answer.total === 42,
+      first: calls === 1,
+      clean: seen === undefined,
+      hidden: !("__dvergrHelpers" in globalThis),
+    },
     reward: Math.random(),
     text: edn.stringify({ total: answer.total }),
   };
@@ -92,7 +103,7 @@ Deno.test("a sandbox restored from another's boot image gives the same verdicts,
     assert.deepEqual(got.outcome, want.outcome);
     assert.deepEqual(got.logs, want.logs);
     const verdict = JSON.parse((got.outcome as { json: string }).json);
-    assert.deepEqual(verdict.checks, { total: true, first: true, clean: true });
+    assert.deepEqual(verdict.checks, { total: true, first: true, clean: true, hidden: true });
   }
   // The loop guard came with the image: native loops over forged lengths are refused, or
   // stay interruptible.
@@ -251,5 +262,65 @@ Deno.test("the worker a command starts early is given the kept image, and the po
     }
   } finally {
     await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("a checker loaded in a restored worker is kept as its image, and the worker a command starts early is sent it: its first call loads nothing", async () => {
+  const cache = await Deno.makeTempDir();
+  try {
+    const env = (name: string) => (name === "XDG_CACHE_HOME" ? cache : undefined);
+    const dir = imageDir(env)!;
+    const bootFile = join(dir, `${sandboxIdentity()}.img`);
+    await poolRound(dir, "thread");
+    await imageWritten(bootFile);
+    // A restored worker loads the checker and sends its image back.
+    const made = await poolRound(dir, "thread");
+    assert.equal(made.restored, true);
+    const ckimg = checkerImageFile(dir, claimedId(await Deno.readFile(bootFile)), checkerKey(GOOD));
+    await imageWritten(ckimg);
+    const early = startEarlyCheckerThread(env, GOOD);
+    assert.equal(early.init.image, keptImageFile(dir));
+    const pool = createCheckerPool({
+      workers: 1,
+      workerKind: "thread",
+      images: quickjsImageStore(dir),
+    });
+    try {
+      const run = await pool.check(GOOD, INPUT);
+      assert.deepEqual({ ...run, ms: 0 }, { ...made.run, ms: 0 });
+      const stats = pool.stats();
+      assert.equal(stats.workersStarted, 1);
+      assert.equal(stats.lastBootRestored, true);
+      assert.equal(stats.checkersLoaded, 0, "the checker was loaded again");
+      // Each call still starts from the checker's state right after its load.
+      const again = await pool.check(GOOD, INPUT);
+      assert.deepEqual({ ...again, ms: 0 }, { ...made.run, ms: 0 });
+    } finally {
+      pool.close();
+    }
+  } finally {
+    await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("a sandbox takes a checker image only when it is the checker's, made on its boot image, and calls from it start fresh", async () => {
+  const maker = await imageMaker();
+  const a = sandboxIn(await freshModule(), { layout: maker.layout, image: maker.image });
+  const first = a.call(call("a secret"));
+  assert.ok(first.loaded);
+  const image = a.checkerImage("k")!;
+  assert.ok(image, "a restored sandbox makes checker images");
+  assert.equal(maker.sb.checkerImage("k"), null, "a booted one does not: nothing pairs it");
+  const b = sandboxIn(await freshModule(), { layout: maker.layout, image: maker.image });
+  assert.equal(b.install("other", image), false, "another checker's key");
+  assert.equal(b.install("k", new Uint8Array(100)), false, "garbage");
+  assert.equal(b.install("k", image.subarray(0, image.length - 4096)), false, "cut");
+  assert.equal(maker.sb.install("k", image), false, "a sandbox that ran the prelude");
+  assert.equal(b.install("k", image), true);
+  for (const secret of ["b secret", "another"]) {
+    const r = b.call(call(secret));
+    assert.equal(r.loaded, false, "the checker was loaded again");
+    assert.deepEqual(r.outcome, first.outcome);
+    assert.deepEqual(r.logs, first.logs);
   }
 });
