@@ -373,6 +373,23 @@ Deno.test("cellRecordsOf() reads several cells' latest records in their order", 
   state.close();
 });
 
+Deno.test("cellRecordsOf() keeps the cells' order over many KV reads made at once", async () => {
+  const state = await openKvStateStore(":memory:", memoryBlobStore());
+  // 175 cells: 18 reads of 10 keys, more than are made at once; every 7th cell recorded.
+  const reps = Array.from({ length: 175 }, (_, i) => (i * 37) % 175);
+  await state.putAttempts(
+    reps.filter((r) => r % 7 === 0).map((r) => ({
+      record: record({ repetition: r, elapsedMs: r }),
+    })),
+  );
+  const got = await state.cellRecordsOf(
+    "e1",
+    reps.map((r) => cellKey("builtin:reference", "c1", r)),
+  );
+  assert.deepEqual(got.map((r) => r?.elapsedMs ?? null), reps.map((r) => r % 7 === 0 ? r : null));
+  state.close();
+});
+
 Deno.test("putAttempts() stores a record's small blobs with it, read back through the store's blobs", async () => {
   const files = memoryBlobStore();
   const state = await openKvStateStore(":memory:", files);
