@@ -55,12 +55,20 @@ export const BENCHMARK_WORKERS = 2;
 /**
  * The options of a benchmark run's checker pool: BENCHMARK_WORKERS process workers, given
  * the QuickJS memory layout kept in the cache directory as `check` and `calibrate` give
- * theirs (a worker then skips finding it, ~30 ms of its start).
+ * theirs (a worker then skips finding it, ~30 ms of its start), and with `keptImages` the
+ * boot and checker images kept there (sandbox/quickjs_image_cache.ts: a worker restores the
+ * prelude's state, and a checker loaded before, instead of running them).
  */
 export function benchmarkPoolOptions(
-  pools: Pick<typeof import("../sandbox/checker_pool.ts"), "keptLayouts">,
+  pools:
+    & Pick<typeof import("../sandbox/checker_pool.ts"), "keptLayouts">
+    & Partial<Pick<typeof import("../sandbox/checker_pool.ts"), "keptImages">>,
 ): CheckerPoolOptions {
-  return { workers: BENCHMARK_WORKERS, layouts: pools.keptLayouts() };
+  return {
+    workers: BENCHMARK_WORKERS,
+    layouts: pools.keptLayouts(),
+    ...(pools.keptImages ? { images: pools.keptImages() } : {}),
+  };
 }
 
 let benchmarkPool: CheckerPool | undefined;

@@ -5,7 +5,16 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { prestartBenchmarkPool, takeBenchmarkPool } from "../../cli/prestart.ts";
+import {
+  BENCHMARK_WORKERS,
+  benchmarkPoolOptions,
+  prestartBenchmarkPool,
+  takeBenchmarkPool,
+} from "../../cli/prestart.ts";
+import { sandboxIdentity } from "../../sandbox/load_cache.ts";
+import { layoutStore } from "../../sandbox/layout_cache.ts";
+import { quickjsImageStore } from "../../sandbox/quickjs_image_cache.ts";
+import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 
 async function bundleDir(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "dvergr-prestart-" });
@@ -104,5 +113,41 @@ Deno.test("benchmark prestart: the workers get the QuickJS layout kept in the ca
   } finally {
     await Deno.remove(cache, { recursive: true });
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("benchmark pool options: the workers restore the boot image kept in the cache directory, which the first keeps there", async () => {
+  const dir = await bundleDir();
+  const cache = await Deno.makeTempDir({ prefix: "dvergr-prestart-cache-" });
+  try {
+    const images = join(cache, "sandbox-images");
+    const file = join(images, `${sandboxIdentity()}.img`);
+    const source = await Deno.readTextFile(join(dir, "checker.js"));
+    const input = { files: {}, gold: null, params: {}, fetched: {}, judgements: {} };
+    const restored: boolean[] = [];
+    for (let round = 0; round < 2; round++) {
+      const opts = benchmarkPoolOptions({
+        keptLayouts: () => layoutStore(null),
+        keptImages: () => quickjsImageStore(images),
+      });
+      assert.equal(opts.workers, BENCHMARK_WORKERS);
+      const pool = createCheckerPool(opts);
+      try {
+        const run = await pool.check(source, input);
+        assert.ok(run.ok, run.ok ? "" : run.message);
+        assert.equal(pool.stats().workerKind, "process");
+        restored.push(pool.stats().lastBootRestored === true);
+      } finally {
+        pool.close();
+      }
+      // The first worker ran the prelude; its image is written after its ready.
+      while (!(await Deno.stat(file).then(() => true, () => false))) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+    assert.deepEqual(restored, [false, true]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(cache, { recursive: true });
   }
 });
