@@ -25,8 +25,12 @@ import {
 } from "./file_map.ts";
 import { sandboxNameProblems } from "./sandbox_names.ts";
 import { generatorOf, readGeneratedCaseId } from "./generator.ts";
-import type { CalibrationEdn, WorkflowEdn } from "./schemas.ts";
-import { acceptSchema, type SchemaName } from "./schema_accept.ts";
+import {
+  acceptSchema,
+  type CalibrationEdn,
+  type SchemaName,
+  type WorkflowEdn,
+} from "./schema_spec.ts";
 import type {
   Bundle,
   BundleCase,
@@ -56,7 +60,7 @@ export interface Analysis {
 /** Thrown by acceptOnly: a schema could not decide without zod. */
 const UNDECIDED = new Error("a schema is undecided");
 
-/** The schemas' success path only (core/bundle/schema_accept.ts). */
+/** The schemas' success path only (acceptSchema of core/bundle/schema_spec.ts). */
 const acceptOnly: SchemaCheck = (name, _file, _text, value) => {
   const out = acceptSchema(name, value);
   if (out === null) throw UNDECIDED;

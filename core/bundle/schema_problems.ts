@@ -4,13 +4,13 @@
  */
 import type { z } from "zod";
 import { calibrationSchema, certificationSchema, webSchema, workflowSchema } from "./schemas.ts";
-import { acceptSchema, type SchemaName } from "./schema_accept.ts";
+import { acceptSchema, type SchemaName } from "./schema_spec.ts";
 import { fieldName, lineOf, type SchemaCheck } from "./parse_core.ts";
 import type { BundleProblem } from "./types.ts";
 
 /**
  * The schema check of parse.ts: the success path without zod when it decides
- * (schema_accept.ts), else the zod schema's issues as problems with their lines.
+ * (acceptSchema of schema_spec.ts), else the zod schema's issues as problems with their lines.
  */
 export const schemaCheck: SchemaCheck = (name, file, text, value, problems) =>
   acceptSchema(name, value) ?? zodCheck(file, text, value, SCHEMAS[name], problems);

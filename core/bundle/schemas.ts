@@ -1,76 +1,76 @@
 /**
- * The closed schemas of a bundle's EDN files, over their plain JS form
- * (core/edn/plain.ts: keyword keys become names without the colon).
+ * The zod schemas of a bundle's EDN files, built from their one description
+ * (core/bundle/schema_spec.ts): zod's issues are what schema_problems.ts turns into the
+ * problems a person reads. Only loaded when the zod-free accept path cannot decide.
  */
 import { z } from "zod";
+import {
+  calibrationSpec,
+  certificationSpec,
+  type Field,
+  type Spec,
+  type StringSpec,
+  webSpec,
+  workflowSpec,
+} from "./schema_spec.ts";
 
-const stringMap = z.record(z.string(), z.string());
+function zodString(s: StringSpec): z.ZodString {
+  let out = z.string();
+  if (s.min !== undefined) out = out.min(s.min);
+  if (s.max !== undefined) {
+    out = s.maxMessage === undefined ? out.max(s.max) : out.max(s.max, { message: s.maxMessage });
+  }
+  if (s.pattern) out = out.regex(s.pattern.re, { message: s.pattern.message });
+  return out;
+}
 
-/** `:capture` entries: absolute world directories without any "." (docs/compatibility.md §1.3). */
-const capturePath = z.string().regex(/^\/[^.]*$/, {
-  message: 'expected an absolute world directory without "." such as "/out"',
-});
+function zodInt(min: number | undefined, max: number | undefined): z.ZodNumber {
+  let out = z.number().int();
+  if (min !== undefined) out = out.min(min);
+  if (max !== undefined) out = out.max(max);
+  return out;
+}
 
-export const workflowSchema = z.strictObject({
-  title: z.string().min(1),
-  doc: z.string().optional(),
-  params: z.record(z.string(), z.unknown()).optional(),
-  task: z.string().min(1),
-  profile: z.string().optional(),
-  capture: z.array(capturePath).min(1).optional(),
-  "timeout-ms": z.number().int().min(1000).max(86_400_000).optional(),
-  fetched: z.boolean().optional(),
-  judge: z.strictObject({
-    model: z.string().min(1),
-    "max-requests": z.number().int().min(1).max(50).optional(),
-  }).optional(),
-  "allowed-sources": z.array(z.string().min(1)).optional(),
-  "blocked-sources": z.array(z.string().min(1)).optional(),
-  web: z.enum(["live", "frozen"]).optional(),
-  review: z.record(z.string(), z.unknown()).optional(),
-});
+/** The zod schema of `spec`, check for check as the spec says them. */
+export function zodOf(spec: Spec): z.ZodType {
+  switch (spec.t) {
+    case "string":
+      return zodString(spec);
+    case "int":
+      return zodInt(spec.min, spec.max);
+    case "boolean":
+      return z.boolean();
+    case "unknown":
+      return z.unknown();
+    case "enum":
+      return z.enum(spec.values as [string, ...string[]]);
+    case "array": {
+      const out = z.array(zodOf(spec.item));
+      return spec.min === undefined ? out : out.min(spec.min);
+    }
+    case "record": {
+      const out = z.record(zodString(spec.key), zodOf(spec.value));
+      const message = spec.nonEmpty;
+      return message === undefined
+        ? out
+        : out.refine((m) => Object.keys(m).length > 0, { message });
+    }
+    case "object": {
+      const shape = Object.fromEntries(
+        Object.entries(spec.shape).map(([k, f]) => [k, zodField(f)]),
+      );
+      return spec.loose ? z.object(shape).loose() : z.strictObject(shape);
+    }
+    case "nullable":
+      return zodOf(spec.inner).nullable();
+  }
+}
 
-export type WorkflowEdn = z.infer<typeof workflowSchema>;
+function zodField(f: Field): z.ZodType {
+  return f.t === "optional" ? zodOf(f.inner).optional() : zodOf(f);
+}
 
-const variantSchema = z.strictObject({
-  files: stringMap,
-  fetched: stringMap.optional(),
-  judgements: stringMap.optional(),
-  loses: z.array(z.string()),
-});
-
-export const calibrationSchema = z.strictObject({
-  case: z.string().optional(),
-  reference: stringMap.optional(),
-  fetched: stringMap.optional(),
-  judgements: stringMap.optional(),
-  damaged: z.record(z.string(), variantSchema).optional(),
-  /** Updates a run could leave (world path → text, nil: removed) and the review's answer. */
-  reviews: z.record(
-    z.string(),
-    z.strictObject({
-      files: z.record(z.string(), z.string().nullable()),
-      expect: z.enum(["approve", "escalate"]),
-    }),
-  ).optional(),
-});
-
-export type CalibrationEdn = z.infer<typeof calibrationSchema>;
-
-export const certificationSchema = z.object({
-  cases: z.number().int().min(0),
-  certified: z.number().int().min(0),
-  "by-reason": z.record(z.string(), z.number().int().min(0)),
-  excluded: z.array(z.object({ id: z.string(), reasons: z.array(z.unknown()) }).loose()),
-}).loose();
-
-/** web.edn (docs/compatibility.md §1.11): http(s) URLs without query or fragment → {:title :body}, at least one. */
-export const webSchema = z.record(
-  z.string().regex(/^https?:\/\/[^\s?#]+$/, {
-    message: "expected an http(s) URL without query or fragment",
-  }),
-  z.strictObject({
-    title: z.string(),
-    body: z.string().max(50_000, { message: "expected a body of at most 50000 characters" }),
-  }),
-).refine((pages) => Object.keys(pages).length > 0, { message: "expected at least one page" });
+export const workflowSchema = zodOf(workflowSpec);
+export const calibrationSchema = zodOf(calibrationSpec);
+export const certificationSchema = zodOf(certificationSpec);
+export const webSchema = zodOf(webSpec);

@@ -25,7 +25,7 @@ export type ShapeCheck =
 /**
  * A bundle's files read and shape-checked. zod's modules and schemas (~30 ms of `dvergr
  * check`'s start) load only when the schemas' success path cannot decide
- * (core/bundle/schema_accept.ts): a bundle with a schema problem.
+ * (core/bundle/schema_spec.ts): a bundle with a schema problem.
  */
 async function analyse(fb: FileBundle): Promise<Analysis> {
   return analyseAccepted(fb.files) ?? analyseBundle(

@@ -1,10 +1,10 @@
 /**
- * core/bundle/schema_accept.ts against the zod schemas it stands in for: whatever it accepts,
- * zod accepts and makes the same value of (same keys, same order); over the examples' EDN
- * files and thousands of seeded damages of them.
+ * acceptSchema (core/bundle/schema_spec.ts) against the zod schemas built from the same specs
+ * (core/bundle/schemas.ts): whatever it accepts, zod accepts and makes the same value of (same
+ * keys, same order); over the examples' EDN files and thousands of seeded damages of them.
  */
 import assert from "node:assert/strict";
-import { acceptSchema, type SchemaName } from "../../../core/bundle/schema_accept.ts";
+import { acceptSchema, type SchemaName } from "../../../core/bundle/schema_spec.ts";
 import {
   calibrationSchema,
   certificationSchema,
