@@ -199,6 +199,7 @@ export class QuickJSSandbox {
         exports: hit.exports.value,
         helpers: this.helperAddresses(),
         logs: hit.loadLogs,
+        limits: [this.setup.memoryLimitBytes, this.setup.stackBytes],
       },
       low,
       high,
@@ -209,7 +210,8 @@ export class QuickJSSandbox {
    * Takes a checker image as the prepared checker `key`, so that its first call here loads
    * nothing (no parse, no run of its top level). Refused (false) unless this sandbox started
    * from a boot image, the image is one of `key` for this memory layout, the prelude's
-   * helpers lie where they lay in the worker that made it, and it fits the memory as it is.
+   * helpers lie where they lay in the worker that made it, it was made with the same heap and
+   * stack limits (they are in its memory) and it fits the memory as it is.
    */
   install(key: string, bytes: Uint8Array): boolean {
     if (!this.restored || this.prepared.has(key)) return false;
@@ -223,7 +225,8 @@ export class QuickJSSandbox {
     const here = this.helperAddresses();
     const fits = meta.gapEnd === gapEnd && meta.top <= this.snapshots.memory.buffer.byteLength &&
       meta.helpers.length === here.length && meta.helpers.every((h, i) => h === here[i]) &&
-      meta.logs.length <= MAX_LOG_LINES;
+      meta.logs.length <= MAX_LOG_LINES && meta.limits[0] === this.setup.memoryLimitBytes &&
+      meta.limits[1] === this.setup.stackBytes;
     if (!fits) return false;
     const exports = handleAt.call(
       (this.ctx as unknown as { memory: unknown }).memory,

@@ -78,6 +78,11 @@ export interface CheckerImageMeta {
   helpers: number[];
   /** What checker.js wrote with console.* while it loaded. */
   logs: string[];
+  /**
+   * The QuickJS heap and stack limits of the worker that made it: they lie in the image's
+   * memory, so a worker with other limits must not take it.
+   */
+  limits: [number, number];
 }
 
 /** A checker image's bytes (before its file's header). */
@@ -108,6 +113,7 @@ export function decodeCheckerImage(
       m.engine === "checker.js" && m.key === key && int(m.gapEnd) && int(m.top) &&
       int(m.exports) && Array.isArray(m.helpers) && m.helpers.every(int) &&
       Array.isArray(m.logs) && m.logs.every((l) => typeof l === "string") &&
+      Array.isArray(m.limits) && m.limits.length === 2 && m.limits.every(int) &&
       (m.top as number) === (m.gapEnd as number) + high.byteLength;
     if (!valid) return null;
     return {

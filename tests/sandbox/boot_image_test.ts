@@ -316,6 +316,17 @@ Deno.test("a sandbox takes a checker image only when it is the checker's, made o
   assert.equal(b.install("k", new Uint8Array(100)), false, "garbage");
   assert.equal(b.install("k", image.subarray(0, image.length - 4096)), false, "cut");
   assert.equal(maker.sb.install("k", image), false, "a sandbox that ran the prelude");
+  const { memory, module } = await freshModule();
+  const otherLimits = new QuickJSSandbox(module, memory, {
+    memoryLimitBytes: 40 * 1024 * 1024,
+    memoryCapBytes: 64 * 1024 * 1024,
+    wasmBytes: () => memory.buffer.byteLength,
+    stackBytes: 128 * 1024,
+    layout: maker.layout,
+    image: maker.image,
+  });
+  assert.equal(otherLimits.restored, true);
+  assert.equal(otherLimits.install("k", image), false, "other limits");
   assert.equal(b.install("k", image), true);
   for (const secret of ["b secret", "another"]) {
     const r = b.call(call(secret));
