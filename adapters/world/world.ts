@@ -85,23 +85,28 @@ function entryKind(info: Deno.FileInfo | null): EntryKind {
 
 /**
  * The segments of the world path `path` once the one rule of every world (on disk, being
- * seeded, in memory) holds for it: no component is a symbolic link, every one before the last
- * is a directory, and, for a write (`mkdir` given), the last is a regular file or nothing.
- * `kind(rel)` says what is at a relative path. A write makes a missing directory on the way
- * with `mkdir(rel)`; a read stops at the first missing component (nothing lies below it).
+ * seeded, in memory) holds for it, and what is there (`at`): no component is a symbolic link,
+ * every one before the last is a directory, and, for a write (`mkdir` given), the last is a
+ * regular file or nothing. `kind(rel)` says what is at a relative path. A write makes a
+ * missing directory on the way with `mkdir(rel)`; a read stops at the first missing component
+ * (nothing lies below it).
  */
 function checkedSegments(
   path: string,
   kind: (rel: string) => EntryKind,
   mkdir?: (rel: string) => void,
-): string[] {
+): { segs: string[]; at: EntryKind } {
   const segs = worldPathSegments(path);
   // The world's root is a directory.
-  if (mkdir && segs.length === 0) throw outside(path, "it is not a regular file");
+  if (segs.length === 0) {
+    if (mkdir) throw outside(path, "it is not a regular file");
+    return { segs, at: "dir" };
+  }
   let rel = "";
+  let k: EntryKind = null;
   for (let i = 0; i < segs.length; i++) {
     rel = i === 0 ? segs[0] : `${rel}/${segs[i]}`;
-    const k = kind(rel);
+    k = kind(rel);
     const last = i === segs.length - 1;
     if (k === null) {
       if (!mkdir) break;
@@ -110,7 +115,7 @@ function checkedSegments(
     else if (!last && k !== "dir") throw outside(path, `"/${rel}" is not a directory`);
     else if (last && mkdir && k !== "file") throw outside(path, "it is not a regular file");
   }
-  return segs;
+  return { segs, at: k };
 }
 
 /**
@@ -136,12 +141,13 @@ export function worldFiles(dir: string): WorldFiles {
   const onDisk = (rel: string) => entryKind(lstatOrNullSync(join(dir, rel)));
   const mkdirOnDisk = (rel: string) => Deno.mkdirSync(join(dir, rel));
   /**
-   * Host path of a world path under the world's rule, looked at with synchronous lstat calls
-   * (a few microseconds each; see the module's doc); the file itself is read or written
-   * asynchronously.
+   * Host path of a world path under the world's rule, and what is there, looked at with
+   * synchronous lstat calls (a few microseconds each; see the module's doc); the file itself
+   * is read or written asynchronously.
    */
-  function hostPath(path: string, forWrite: boolean): string {
-    return join(dir, ...checkedSegments(path, onDisk, forWrite ? mkdirOnDisk : undefined));
+  function hostPath(path: string, forWrite: boolean): { host: string; at: EntryKind } {
+    const { segs, at } = checkedSegments(path, onDisk, forWrite ? mkdirOnDisk : undefined);
+    return { host: join(dir, ...segs), at };
   }
 
   async function walk(host: string, world: string, out: string[]): Promise<void> {
@@ -166,9 +172,8 @@ export function worldFiles(dir: string): WorldFiles {
   return {
     async list(worldDir) {
       try {
-        const host = hostPath(worldDir, false);
-        const info = lstatOrNullSync(host);
-        if (info === null || !info.isDirectory) return [];
+        const { host, at } = hostPath(worldDir, false);
+        if (at !== "dir") return [];
         const out: string[] = [];
         await walk(host, worldDir.replace(/\/+$/, "") || "/", out);
         return out.sort();
@@ -178,9 +183,8 @@ export function worldFiles(dir: string): WorldFiles {
     },
     async read(path) {
       try {
-        const host = hostPath(path, false);
-        const info = lstatOrNullSync(host);
-        if (info === null || !info.isFile) throw notFound(path);
+        const { host, at } = hostPath(path, false);
+        if (at !== "file") throw notFound(path);
         return await Deno.readTextFile(host);
       } catch (e) {
         return inWorld(path, "read")(e);
@@ -188,7 +192,7 @@ export function worldFiles(dir: string): WorldFiles {
     },
     async write(path, text) {
       try {
-        await Deno.writeTextFile(hostPath(path, true), text);
+        await Deno.writeTextFile(hostPath(path, true).host, text);
       } catch (e) {
         inWorld(path, "write")(e);
       }
@@ -237,7 +241,7 @@ function seedWorld(dir: string, fixtures: Record<string, string>): void {
   };
   for (const path of Object.keys(fixtures).sort()) {
     try {
-      const rel = checkedSegments(path, seeded, mkdir).join("/");
+      const rel = checkedSegments(path, seeded, mkdir).segs.join("/");
       // createNew: a file never written over, nor a link followed, should one be there.
       Deno.writeTextFileSync(join(dir, rel), fixtures[path], { createNew: true });
       kinds.set(rel, "file");
@@ -509,7 +513,7 @@ export function createMemoryWorld(
     dirs.has("/" + rel) ? "dir" : texts.has("/" + rel) ? "file" : null;
   const mkdir = (rel: string) => dirs.add("/" + rel);
   function put(path: string, text: string): void {
-    texts.set("/" + checkedSegments(path, inMemory, mkdir).join("/"), text);
+    texts.set("/" + checkedSegments(path, inMemory, mkdir).segs.join("/"), text);
   }
   for (const path of Object.keys(fixtures).sort()) put(path, fixtures[path]);
   for (const d of opts.mkdirs ?? []) addDirs(worldPathSegments(d));

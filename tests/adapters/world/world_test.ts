@@ -59,6 +59,22 @@ Deno.test("seeding, files.write on disk and in memory refuse a path with the sam
   await world.remove();
 });
 
+Deno.test("worldFiles reads only files and lists only directories, whatever a path names", async () => {
+  const world = await createWorld({ "/docs/a.md": "A" });
+  try {
+    for (const path of ["/", "/docs", "/none", "/none/deeper/a.md"]) {
+      await assert.rejects(world.files.read(path), /no such file/, path);
+    }
+    assert.deepEqual(await world.files.list("/"), ["/docs/a.md"]);
+    for (const path of ["/docs/a.md", "/none", "/none/deeper"]) {
+      assert.deepEqual(await world.files.list(path), [], path);
+    }
+    await assert.rejects(world.files.read("/docs/a.md/x"), /"\/docs\/a\.md" is not a directory/);
+  } finally {
+    await world.remove();
+  }
+});
+
 Deno.test("worldFiles refuses paths through symbolic links that leave the world", async () => {
   const outside = await Deno.makeTempDir();
   await Deno.writeTextFile(`${outside}/secret.txt`, "secret");
