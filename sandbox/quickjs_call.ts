@@ -6,6 +6,14 @@
  * checker.js loaded. Nothing a call does survives it: globals, prototypes, module state,
  * the fixed-seed Math.random and the allocator are all in the restored memory.
  *
+ * The prepared context can also come from a boot image another worker made of its memory
+ * right after the prelude and the loop guard (sandbox/quickjs_image.ts): restored instead of
+ * running them, which with the lazy compilation of the QuickJS functions they need is most
+ * of a worker's boot. Both ways make the two host functions first, in the same order, so
+ * the ids the image's functions hold name the same functions here. A sandbox restored so
+ * also makes and takes checker images (a checker's memory right after its load), so that a
+ * checker loaded in an earlier worker is neither parsed nor run again.
+ *
  * Runs inside the checker worker (no permissions); takes a loaded QuickJS module and the
  * WebAssembly.Memory it runs in.
  */
