@@ -24,6 +24,7 @@
  */
 import { join } from "node:path";
 import { hostProgram } from "./command_program.ts";
+import { served } from "./shell_server.ts";
 
 /** A cgroup an attempt's processes join (one directory per hierarchy). */
 export interface AttemptCgroup {
@@ -189,12 +190,21 @@ const PRINT = 'while IFS= read -r l; do echo "$l"; done <';
  * tried again later. Returns what `events` printed ("" when it printed nothing).
  */
 async function endAll(dirs: string[], events: string, v2Kill = false): Promise<string> {
-  const text = events === "" ? "" : (await sh(events, ...dirs)) ?? "";
+  const text = events === "" ? "" : (await readEvents(events, dirs)) ?? "";
   if (await removeEmpty(dirs)) return text;
   if ((await sh(removeScript(v2Kill), ...dirs)) === null) {
     for (const d of dirs) leftOver.add(d);
   }
   return text;
+}
+
+/**
+ * What the events script prints for `dirs`: by dvergr's shell server (shell_server.ts: no
+ * process per attempt), else by a shell of its own.
+ */
+async function readEvents(events: string, dirs: string[]): Promise<string | null> {
+  const answer = await served(events, dirs);
+  return answer === undefined ? await sh(events, ...dirs) : answer;
 }
 
 /** Removes the cgroup directories `dirs` (innermost first); false when one is not empty. */

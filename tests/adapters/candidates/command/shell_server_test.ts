@@ -1,0 +1,47 @@
+/**
+ * dvergr's shell server (shell_server.ts): scripts run on request by one long-lived /bin/sh,
+ * each in a subshell, answered with what they printed, null when they failed, and undefined
+ * (the caller spawns a shell) when it cannot answer.
+ */
+import assert from "node:assert/strict";
+import { served } from "../../../../adapters/candidates/command/shell_server.ts";
+
+/** The pids of the running shell servers. */
+async function servers(): Promise<number[]> {
+  const out = await new Deno.Command("ps", { args: ["-eo", "pid=,args="] }).output();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .filter((l) => / dvergr-shell dvergr-[0-9a-f]{32}$/.test(l))
+    .map((l) => Number(l.trim().split(" ")[0]));
+}
+
+Deno.test("served() answers what a script printed, with its arguments; null when it failed", async () => {
+  assert.equal(await served('echo "$#:$1|$2"; printf x', ["a b", ""]), "2:a b|\nx");
+  // Its variables and its exit are its own: the server goes on.
+  assert.equal(await served("x=1; exit 0", []), "");
+  assert.equal(await served('echo "[$x]"', []), "[]\n");
+  assert.equal(await served("echo partial; exit 3", []), null);
+  assert.equal(await served('while IFS= read -r l; do echo "$l"; done < /nonexistent', []), null);
+  // Lines that read like the server's own answer are the script's.
+  assert.equal(await served("echo; echo dvergr-0 ok", []), "\ndvergr-0 ok\n");
+  // Its stdin is /dev/null, not the requests.
+  assert.equal(await served("cat; echo done", []), "done\n");
+  // Several at once are answered in turn.
+  const many = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => served('echo "$1"', [`${i}`])),
+  );
+  assert.deepEqual(many, Array.from({ length: 20 }, (_, i) => `${i}\n`));
+});
+
+Deno.test("served() cannot answer an argument with a newline; a server that ended is started again", async () => {
+  assert.equal(await served('echo "$1"', ["a\nb"]), undefined);
+  assert.equal(await served("echo up", []), "up\n");
+  const [pid, ...more] = await servers();
+  assert.ok(pid !== undefined && more.length === 0, "one server");
+  Deno.kill(pid, "SIGKILL");
+  // The request given to the dead one is not answered by it; the next is, by a new one.
+  const answers = [await served("echo again", []), await served("echo again", [])];
+  assert.equal(answers[1], "again\n");
+  assert.ok(answers[0] === undefined || answers[0] === "again\n");
+  const [next] = await servers();
+  assert.ok(next !== undefined && next !== pid);
+});
