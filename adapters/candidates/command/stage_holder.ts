@@ -24,6 +24,16 @@
  * execs setpriv (`guard`), so a holder that died and whose pid another process took is exit
  * 125 with a message (a sandbox that did not start: a fault of the host, never the candidate's).
  *
+ * Why the holder does not start the attempts itself (saving Deno's spawn, setsid, nsenter and
+ * the launch shell: ~4 ms of CPU an attempt, measured with `exec true`): Deno cannot pass it the
+ * attempt's pipes (no descriptor passing), so they would be fifos, made by a program per
+ * attempt or shared by a slot's attempts (a writer left by one could write into the next's);
+ * a subshell it forks does not die with dvergr (a fork does not inherit the parent-death
+ * signal; setpriv's would then watch the subshell), and a shell cannot both read requests and
+ * wait for its children; a shell's `$?` cannot tell a signal from an exit status above 128,
+ * which processEnding tells apart; and the host's kill of the attempt's group needs a session
+ * of its own (setsid again).
+ *
  * Permissions: --allow-run (setpriv, unshare, mount), --allow-write of the temp dir (the
  * holder's fstab, removed once it is read).
  */
