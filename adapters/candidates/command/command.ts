@@ -1392,7 +1392,6 @@ async function runProcess(
     if (id && files) {
       try {
         giveAttemptFiles(id, files, gateway);
-        passWorldTo(id, ctx.worldDir);
         await readableWorld(ctx.worldDir);
       } catch (e) {
         return cannot(`its files cannot be given to the sandbox's uid: ${errorText(e)}`);
@@ -1413,6 +1412,11 @@ async function runProcess(
       ctx.admitted?.();
     }
     if (id && files) {
+      try {
+        passWorldTo(id, ctx.worldDir);
+      } catch {
+        // Not held then (its world cannot be passed to): the attempt stages on its own.
+      }
       try {
         const point = await stagePoint(s.opts.env);
         stage = {
