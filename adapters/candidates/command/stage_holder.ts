@@ -89,6 +89,9 @@ const slots = new Map<string, Slot>();
 /** After this many failed starts in a row, attempts stage on their own (the old way). */
 const MAX_FAILURES = 3;
 
+/** How long a holder may take to say ready (as long as an attempt's own setup may). */
+const START_LIMIT_MS = 120_000;
+
 /** More roots than this: a new holder starts with only the attempt's own. */
 const MAX_ROOTS = 64;
 
@@ -272,7 +275,16 @@ async function startHolder(
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    const said = await firstLine(child.stdout);
+    // A mount that hangs (a root on a dead network file system) stops it: the attempt then
+    // stages on its own, under its launch's own setup limit.
+    const limit = setTimeout(() => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Ended already.
+      }
+    }, START_LIMIT_MS);
+    const said = await firstLine(child.stdout).finally(() => clearTimeout(limit));
     if (said !== "ready") {
       await child.stdin.close().catch(() => {});
       const err = await new Response(child.stderr).text().catch(() => "");

@@ -16,6 +16,7 @@ import {
 import { holdStage } from "../../../../adapters/candidates/command/stage_holder.ts";
 import { hostProgram } from "../../../../adapters/candidates/command/command_program.ts";
 import { attemptInWorld } from "../../../helpers/attempt_world.ts";
+import { createWorld } from "../../../../adapters/world/world.ts";
 
 const env = (k: string) => Deno.env.get(k);
 const isRoot = Deno.uid() === 0;
@@ -308,6 +309,32 @@ Deno.test({
 });
 
 Deno.test({
+  name: `held staging as root: a world the uid cannot be passed to stages on its own${why}`,
+  ignore,
+  fn: () =>
+    inOwnTmp(async (tmpEnv, tmp) => {
+      // The worlds directory closed to others: its worlds are not reached through it.
+      const parent = `${tmp}/worlds`;
+      await Deno.mkdir(parent, { mode: 0o700 });
+      const { world, ctx } = await attemptInWorld("t", 20_000);
+      const own = await createWorld({ "/docs/a.md": "hello" }, { parent, mkdirs: ["/out"] });
+      try {
+        const outcome = await commandCandidate({ name: "t", command: "cat /docs/a.md > /out/a" }, {
+          isolation: "bwrap",
+          env: tmpEnv,
+        }).run({ ...ctx, world: own.files, worldDir: own.dir });
+        assert.equal(`${outcome.status} ${outcome.message ?? ""}`, "completed ");
+        assert.equal((await own.capture(["/out"])).files["/out/a"], "hello");
+        // No holder was needed for it.
+        assert.deepEqual(await holders(tmp), []);
+      } finally {
+        await world.remove();
+        await own.remove();
+      }
+    }),
+});
+
+Deno.test({
   name: `held staging as root: a launch in another namespace than the holder's exits 125${why}`,
   ignore,
   fn: () =>
@@ -342,6 +369,45 @@ Deno.test({
       } finally {
         held.release();
       }
+    }),
+});
+
+Deno.test({
+  name:
+    `held staging as root: a holder that cannot stage says why; after three, none is tried${why}`,
+  ignore,
+  fn: () =>
+    inOwnTmp(async (tmpEnv, tmp) => {
+      const point = await stagePoint(tmpEnv);
+      const path = env("PATH") ?? "/usr/bin:/bin";
+      const programs = {
+        setpriv: hostProgram("setpriv", path),
+        unshare: hostProgram("unshare", path),
+        mount: `${tmp}/mount`,
+        nsenter: hostProgram("nsenter", path),
+      };
+      await Deno.writeTextFile(
+        programs.mount,
+        "#!/bin/sh\necho 'mount: no such root' >&2\nexit 32\n",
+      );
+      await Deno.chmod(programs.mount, 0o755);
+      const roots = [{ source: tmp, rw: false, recursive: false }];
+      for (let i = 0; i < 3; i++) {
+        assert.equal(
+          await holdStage(point, roots, programs),
+          "its staging holder did not start: mount: no such root",
+        );
+      }
+      assert.equal(
+        await holdStage(point, roots, programs),
+        "its staging holder failed to start before",
+      );
+      assert.deepEqual(await holders(tmp), []);
+      // Its fstab is removed all the same.
+      assert.deepEqual([...Deno.readDirSync(tmp)].map((e) => e.name).sort(), [
+        "dvergr-stage",
+        "mount",
+      ]);
     }),
 });
 
