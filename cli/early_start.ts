@@ -32,7 +32,12 @@ import {
 import { DEFAULT_MEMORY_BYTES, STACK_BYTES } from "../sandbox/pool_types.ts";
 import { loadCacheDir, loadsKept, prepareSandboxIdentity } from "../sandbox/load_cache.ts";
 import { keptLayout } from "../sandbox/layout_cache.ts";
-import { checkerImageFile, imageDir, keptImageFile } from "../sandbox/quickjs_image_cache.ts";
+import {
+  checkerImageFile,
+  imageDir,
+  keptImageFile,
+  readImageFile,
+} from "../sandbox/quickjs_image_cache.ts";
 import { claimedId } from "../sandbox/quickjs_image.ts";
 import { sha256Hex } from "../core/sha256.ts";
 import {
@@ -95,12 +100,9 @@ export function startEarlyCheckerThread(
   if (dir !== null && image !== undefined && checkerSource !== undefined) {
     // The key the pool routes the checker by (sandbox/worker_pool.ts checkerKey).
     const key = sha256Hex(checkerSource);
-    try {
-      const bytes = Deno.readFileSync(checkerImageFile(dir, claimedId(image), key));
-      thread.worker.postMessage({ type: "prepared", key, image: bytes });
-    } catch {
-      // None kept: the checker loads on its first call.
-    }
+    // None kept: the checker loads on its first call.
+    const bytes = readImageFile(checkerImageFile(dir, claimedId(image), key));
+    if (bytes !== null) thread.worker.postMessage({ type: "prepared", key, image: bytes });
   }
   return thread;
 }

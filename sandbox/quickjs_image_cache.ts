@@ -29,6 +29,22 @@ import { claimedId, imageFileBytes } from "./quickjs_image.ts";
 const KEEP_FILES = 4;
 /** Checker images kept (the most recently written). */
 const KEEP_CHECKER_FILES = 64;
+/**
+ * Largest image file read: an image is the QuickJS memory below its heap's top (~220 KB
+ * after the prelude, a few MB with a large checker); a larger file is not one of ours.
+ */
+const MAX_FILE_BYTES = 32 * 1024 * 1024;
+
+/** The bytes of the image file `file`; null when it is missing, unreadable or too large. */
+export function readImageFile(file: string): Uint8Array | null {
+  try {
+    if (Deno.statSync(file).size > MAX_FILE_BYTES) return null;
+    const bytes = Deno.readFileSync(file);
+    return bytes.byteLength > MAX_FILE_BYTES ? null : bytes;
+  } catch {
+    return null;
+  }
+}
 
 /** The directory of the images, from the environment (null: nowhere). */
 export function imageDir(env: (name: string) => string | undefined): string | null {
@@ -52,13 +68,10 @@ export function keptImageFile(dir: string): Uint8Array | null {
   }
   const file = join(dir, `${sandboxIdentity()}.img`);
   if (read?.file === file) return read.bytes;
-  try {
-    read = { file, bytes: Deno.readFileSync(file) };
-    return read.bytes;
-  } catch {
-    // None kept (or not readable): the worker runs the prelude.
-    return null;
-  }
+  // None kept (or not readable): the worker runs the prelude.
+  const bytes = readImageFile(file);
+  if (bytes !== null) read = { file, bytes };
+  return bytes;
 }
 
 /** The store of checker.js boot images in `dir`, or null when there is none. */
@@ -77,13 +90,8 @@ export function quickjsImageStore(dir: string | null): BootImageStore | null {
         }),
       };
     },
-    loadChecker(baseId, key) {
-      try {
-        return Promise.resolve(Deno.readFileSync(checkerImageFile(dir, baseId, key)));
-      } catch {
-        return Promise.resolve(null);
-      }
-    },
+    loadChecker: (baseId, key) =>
+      Promise.resolve(readImageFile(checkerImageFile(dir, baseId, key))),
     async saveChecker(baseId, key, image) {
       const file = checkerImageFile(dir, baseId, key);
       try {

@@ -19,6 +19,7 @@ import {
   imageDir,
   keptImageFile,
   quickjsImageStore,
+  readImageFile,
 } from "../../sandbox/quickjs_image_cache.ts";
 import { checkerKey } from "../../sandbox/worker_pool.ts";
 import { sandboxIdentity } from "../../sandbox/load_cache.ts";
@@ -333,5 +334,21 @@ Deno.test("a sandbox takes a checker image only when it is the checker's, made o
     assert.equal(r.loaded, false, "the checker was loaded again");
     assert.deepEqual(r.outcome, first.outcome);
     assert.deepEqual(r.logs, first.logs);
+  }
+});
+
+Deno.test("an image file larger than any image is not read", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = join(dir, "big.img");
+    const f = await Deno.open(file, { write: true, create: true });
+    await f.truncate(64 * 1024 * 1024);
+    f.close();
+    assert.equal(readImageFile(file), null);
+    assert.equal(readImageFile(join(dir, "missing.img")), null);
+    await Deno.writeFile(file, new Uint8Array([1, 2, 3]));
+    assert.deepEqual(readImageFile(file), new Uint8Array([1, 2, 3]));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
