@@ -6,12 +6,18 @@
 import assert from "node:assert/strict";
 import { served } from "../../../../adapters/candidates/command/shell_server.ts";
 
-/** The pids of the running shell servers. */
+/**
+ * The pids of this process's running shell servers (its children: other test files, run at
+ * the same time by `deno test --parallel`, have servers of their own).
+ */
 async function servers(): Promise<number[]> {
-  const out = await new Deno.Command("ps", { args: ["-eo", "pid=,args="] }).output();
+  const out = await new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,args="] }).output();
   return new TextDecoder().decode(out.stdout).split("\n")
-    .filter((l) => / dvergr-shell dvergr-[0-9a-f]{32}$/.test(l))
-    .map((l) => Number(l.trim().split(" ")[0]));
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) =>
+      Number(f[1]) === Deno.pid && / dvergr-shell dvergr-[0-9a-f]{32}$/.test(f.join(" "))
+    )
+    .map((f) => Number(f[0]));
 }
 
 Deno.test("served() answers what a script printed, with its arguments; null when it failed", async () => {
