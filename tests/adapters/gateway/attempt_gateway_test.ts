@@ -429,3 +429,29 @@ Deno.test({
     await Deno.remove(dir, { recursive: true });
   },
 });
+
+for (const forwarder of ["socat", "deno"] as const) {
+  Deno.test({
+    name:
+      `an attempt's gateway (${forwarder} forwarder) leaves no directory once finished: an empty one after its server closed, or one its forwarder's script is still in`,
+    ignore: forwarder === "socat" && socatBinary() === null,
+    fn: async () => {
+      const registry = buildRegistry([parseModelsEdn(SHIPPED_MODELS_EDN, SHIPPED_MODELS_FILE)]);
+      const env = (k: string) => k === "DVERGR_FORWARDER" ? forwarder : hostEnv(k);
+      const world = await createWorld({ "/docs/case.txt": "quiet harbour" }, { mkdirs: ["/out"] });
+      try {
+        const gateway = await commandGateway({ env, registry })(attemptIn(world), "unix");
+        const dir = gateway.dir!;
+        const held = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+        assert.deepEqual(
+          held,
+          forwarder === "deno" ? ["forward.js", "gateway.sock"] : ["gateway.sock"],
+        );
+        await gateway.finish();
+        assert.throws(() => Deno.lstatSync(dir), Deno.errors.NotFound);
+      } finally {
+        await world.remove();
+      }
+    },
+  });
+}
