@@ -191,6 +191,16 @@ export function shellCouldNotRun(code: number, stderr: string): string {
   return `the shell could not run it (exit ${code})${line ? `: ${line}` : ""}`;
 }
 
+/** The host's devices bwrap's `--dev` binds into the sandbox's /dev (bubblewrap.c's devnodes). */
+const DEV_NODES = [
+  "/dev/null",
+  "/dev/zero",
+  "/dev/full",
+  "/dev/random",
+  "/dev/urandom",
+  "/dev/tty",
+];
+
 /** Parts of /proc the candidate's uid could write were they not read-only. */
 const PROC_COVERS = ["/proc/sys", "/proc/sysrq-trigger", "/proc/fs", "/proc/irq", "/proc/bus"];
 
@@ -281,11 +291,6 @@ export interface BwrapLaunch {
    * else null.
    */
   staging: { script: string; fstab: string; at: string; unshare: string } | null;
-  /**
-   * As root, staged in the process's held namespace (stage_holder.ts) instead: the launch's
-   * nsenter prefix and its shell's guard line.
-   */
-  held?: { enter: string[]; guard: string };
 }
 
 /**
@@ -407,10 +412,11 @@ export function identityArgs(support: BwrapSupport, filterFd: string | null): st
  * cgroup and opened it on CANDIDATE_CGROUP_FD (cgroup.ts; `held`: a sandbox's supervisor moves
  * the candidate into it), opened the marks descriptor MARKS_FD (a copy of its stderr:
  * sandbox_marks.ts) and the seccomp filter on SECCOMP_FD (each where asked), and, as root,
- * staged the sandbox's sources: in the process's held mount namespace (the shell then starts
- * under its nsenter and checks the holder's token first: stage_holder.ts), or in one of the
- * attempt's own (under unshareMount(); the fstab is written here first). Exit 125 when any of
- * them fails: no mark, so a sandbox that did not start.
+ * staged the sandbox's sources in one of the attempt's own mount namespaces (under
+ * unshareMount(); the fstab is written here first). Exit 125 when any of them fails: no mark,
+ * so a sandbox that did not start. A launch staged in the process's held namespace instead
+ * runs this shell in the host's and enters that namespace with its last program (`launch`'s
+ * argv begins with nsenter: stage_holder.ts).
  */
 export async function launchArgv(
   p: {
@@ -436,11 +442,10 @@ export async function launchArgv(
     await Deno.writeTextFile(launch.staging.at, launch.staging.fstab, { mode: 0o600 });
     lines.push(launch.staging.script);
   }
-  if (launch.held) lines.push(launch.held.guard);
   const closer = p.closing?.prefix ?? [];
   if (lines.length === 0) return [...closer, ...launch.argv];
   return [
-    ...(launch.staging ? unshareMount(launch.staging.unshare) : launch.held?.enter ?? []),
+    ...(launch.staging ? unshareMount(launch.staging.unshare) : []),
     ...closer,
     "/bin/sh",
     "-c",
@@ -1077,22 +1082,47 @@ async function heldLaunch(
     passable: (dir) => passableBy(staged.id, dir),
   }, programs);
   if (plan === null) return null;
-  const held = await holdStage({ dir: staged.stage.dir, made: staged.made }, plan.roots, {
-    ...programs,
-    unshare: hostProgram("unshare", path),
-    mount: hostProgram("mount", path),
-    nsenter,
-  });
-  if (typeof held === "string") return null;
-  return {
-    launch: {
-      argv: plan.argv(held.at),
-      staging: null,
-      held: { enter: held.enter, guard: held.guard },
+  const held = await holdStage(
+    { dir: staged.stage.dir, made: staged.made },
+    plan.roots,
+    {
+      ...programs,
+      unshare: hostProgram("unshare", path),
+      mount: hostProgram("mount", path),
+      umount: hostProgram("umount", path),
+      mkdir: hostProgram("mkdir", path),
+      nsenter,
     },
-    hold: held,
-  };
+    heldReach([programs.setpriv, programs.bwrap]),
+  );
+  if (typeof held === "string") return null;
+  return { launch: { argv: [...held.enter, ...plan.argv(held.at)], staging: null }, hold: held };
 }
+
+/**
+ * What the attempts reach in the held namespace besides the stage (stage_holder.ts detaches the
+ * rest): the system directories and the devices the sandbox's bwrap binds, /proc (bwrap reads
+ * its mountinfo there, and binds parts of it), and the install prefix of each program run there
+ * (`…/bin/x` → `…`, by its path and its target's: a bwrap under /opt with its own libraries).
+ */
+function heldReach(programs: string[]): string[] {
+  const key = programs.join("\0");
+  const known = reaches.get(key);
+  if (known !== undefined) return known;
+  const prefixes = programs.flatMap((p) => {
+    let real = p;
+    try {
+      real = Deno.realPathSync(p);
+    } catch {
+      // Not there: the launch fails as it would without the holder.
+    }
+    return [p, real].filter(isAbsolute).map((q) => dirname(dirname(q)));
+  });
+  const reach = [...SYSTEM_DIRS, "/proc", ...DEV_NODES, ...prefixes.filter((d) => d !== "/")];
+  reaches.set(key, reach);
+  return reach;
+}
+const reaches = new Map<string, string[]>();
 
 /** The argv of an attempt's first process around `inner` (see attemptArgv). */
 async function launchBehind(

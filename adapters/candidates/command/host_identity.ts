@@ -20,10 +20,11 @@
  *
  * - held (stage_holder.ts): one per dvergr process, made at the first sandboxed attempt and
  *   kept by a small root process of ours that ends with dvergr; each attempt's launch enters it
- *   (`nsenter --mount`) and checks the holder's token file before it drops. Its roots are bound
- *   once: the parent of each of the attempt's own directories (the worlds directory, the temp
- *   dir of the gateway's socket directory; not their submounts), and every other source whole
- *   (a `--mount` directory, the supervisor's bin, read-only). The sandbox uid then passes from a
+ *   (`nsenter --mount`, its last program before setpriv), which fails unless the holder's token
+ *   directory is there. Its roots are bound once: the parent of each of the attempt's own
+ *   directories (the worlds directory, the temp dir of the gateway's socket directory; not
+ *   their submounts), and every other source whole (a `--mount` directory, the supervisor's
+ *   bin, read-only). The sandbox uid then passes from a
  *   parent to the attempt's own files by their own modes: the pack's directory is 0711, the
  *   gateway's directory is the sandbox uid's, and the world's directory (0700) gets the
  *   sandbox's gid, with g+x only (passWorldTo: no host user has that gid). A source that cannot

@@ -334,38 +334,108 @@ Deno.test({
     }),
 });
 
+/** The holder's programs as dvergr finds them. */
+function holderPrograms() {
+  const path = env("PATH") ?? "/usr/bin:/bin";
+  return {
+    setpriv: hostProgram("setpriv", path),
+    unshare: hostProgram("unshare", path),
+    mount: hostProgram("mount", path),
+    umount: hostProgram("umount", path),
+    mkdir: hostProgram("mkdir", path),
+    nsenter: hostProgram("nsenter", path),
+  };
+}
+
+/** What `argv` prints, its status and its error output. */
+async function run(argv: string[]) {
+  const out = await new Deno.Command(argv[0], {
+    args: argv.slice(1),
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder();
+  return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+}
+
+/** The mount points of a mountinfo listing. */
+const mountPoints = (mountinfo: string) =>
+  mountinfo.trim().split("\n").map((line) => line.split(" ")[4]);
+
 Deno.test({
-  name: `held staging as root: a launch in another namespace than the holder's exits 125${why}`,
+  name:
+    `held staging as root: a launch entering another namespace than the holder's fails in nsenter, before its program${why}`,
   ignore,
   fn: () =>
     inOwnTmp(async (tmpEnv, tmp) => {
       const point = await stagePoint(tmpEnv);
-      const path = env("PATH") ?? "/usr/bin:/bin";
-      const held = await holdStage(point, [{ source: tmp, rw: false, recursive: false }], {
-        setpriv: hostProgram("setpriv", path),
-        unshare: hostProgram("unshare", path),
-        mount: hostProgram("mount", path),
-        nsenter: hostProgram("nsenter", path),
-      });
+      const held = await holdStage(
+        point,
+        [{ source: tmp, rw: false, recursive: false }],
+        holderPrograms(),
+        ["/usr", "/proc"],
+      );
       assert.ok(typeof held !== "string", String(held));
       try {
-        const run = (enter: string[]) =>
-          new Deno.Command(enter[0], {
-            args: [...enter.slice(1), "/bin/sh", "-c", `${held.guard}\necho in`],
-            stdout: "piped",
-            stderr: "piped",
-          }).output();
-        const inside = await run(held.enter);
-        assert.equal(new TextDecoder().decode(inside.stdout), "in\n");
+        const inside = await run([...held.enter, "/bin/sh", "-c", "echo in"]);
+        assert.equal(inside.stdout, "in\n");
+        assert.equal(inside.code, 0);
         // As if the holder's pid were another process's now: the host's namespace.
         const pid = Number(held.enter[1].match(/\/proc\/(\d+)\//)![1]);
-        const wrong = await run([held.enter[0], `--mount=/proc/${Deno.pid}/ns/mnt`, "--"]);
-        assert.equal(wrong.code, 125);
-        assert.equal(new TextDecoder().decode(wrong.stdout), "");
-        assert.match(
-          new TextDecoder().decode(wrong.stderr),
-          new RegExp(`the sandbox's staging \\(holder pid ${pid}\\) is gone`),
+        const wrong = await run([
+          ...held.enter.map((a) => a.replaceAll(`/proc/${pid}/`, `/proc/${Deno.pid}/`)),
+          "/bin/sh",
+          "-c",
+          "echo in",
+        ]);
+        assert.notEqual(wrong.code, 0);
+        assert.equal(wrong.stdout, "");
+        assert.match(wrong.stderr, /nsenter: .*dvergr-stage\/dvergr-[0-9a-f]{32}/);
+        // The token is in nsenter's argv alone: its program's cwd is the token's directory, and
+        // nsenter left no descriptor of it open.
+        const fds = await run([...held.enter, "/bin/sh", "-c", "ls /proc/self/fd; pwd"]);
+        assert.equal(
+          fds.stdout.trim().split("\n").pop(),
+          `${point.dir}/${held.enter[2].split("/").pop()}`,
         );
+        assert.deepEqual(fds.stdout.trim().split("\n").slice(0, -1).sort(), ["0", "1", "2", "3"]);
+      } finally {
+        held.release();
+      }
+    }),
+});
+
+Deno.test({
+  name:
+    `held staging as root: the holder's namespace keeps only the mounts that hold or lie under what the attempts reach${why}`,
+  ignore,
+  fn: () =>
+    inOwnTmp(async (tmpEnv, tmp) => {
+      const point = await stagePoint(tmpEnv);
+      const reached = ["/usr", "/proc", "/dev/null"];
+      const held = await holdStage(
+        point,
+        [{ source: tmp, rw: false, recursive: false }],
+        holderPrograms(),
+        reached,
+      );
+      assert.ok(typeof held !== "string", String(held));
+      try {
+        const kept = (m: string) =>
+          [point.dir, ...reached].some((p) =>
+            `${p}/`.startsWith(`${m === "/" ? "" : m}/`) ||
+            m.startsWith(`${p}/`)
+          ) || m.includes("\\");
+        const host = mountPoints((await run(["/bin/cat", "/proc/self/mountinfo"])).stdout);
+        const inside = mountPoints(
+          (await run([...held.enter, "/bin/cat", "/proc/self/mountinfo"])).stdout,
+        );
+        assert.deepEqual(inside.filter((m) => !kept(m)), []);
+        // What the attempts reach is all there: the host's mounts that hold it, and the staging.
+        for (const m of host.filter(kept)) assert.ok(inside.includes(m), `${m} is kept`);
+        assert.ok(inside.includes(point.dir) && inside.includes(held.at(tmp)));
+        // This host's other mounts (/sys, /dev/pts… where it has them) are not.
+        for (const m of host.filter((m) => !kept(m))) assert.ok(!inside.includes(m), `${m} goes`);
       } finally {
         held.release();
       }
@@ -379,13 +449,7 @@ Deno.test({
   fn: () =>
     inOwnTmp(async (tmpEnv, tmp) => {
       const point = await stagePoint(tmpEnv);
-      const path = env("PATH") ?? "/usr/bin:/bin";
-      const programs = {
-        setpriv: hostProgram("setpriv", path),
-        unshare: hostProgram("unshare", path),
-        mount: `${tmp}/mount`,
-        nsenter: hostProgram("nsenter", path),
-      };
+      const programs = { ...holderPrograms(), mount: `${tmp}/mount` };
       await Deno.writeTextFile(
         programs.mount,
         "#!/bin/sh\necho 'mount: no such root' >&2\nexit 32\n",
@@ -394,12 +458,12 @@ Deno.test({
       const roots = [{ source: tmp, rw: false, recursive: false }];
       for (let i = 0; i < 3; i++) {
         assert.equal(
-          await holdStage(point, roots, programs),
+          await holdStage(point, roots, programs, []),
           "its staging holder did not start: mount: no such root",
         );
       }
       assert.equal(
-        await holdStage(point, roots, programs),
+        await holdStage(point, roots, programs, []),
         "its staging holder failed to start before",
       );
       assert.deepEqual(await holders(tmp), []);
