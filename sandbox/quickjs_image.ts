@@ -16,38 +16,28 @@
  */
 
 import { frame, unframe } from "./sci_image.ts";
+import { frameHeader, sameHash, unframeImage } from "./image_frame.ts";
 
 const MAGIC = new TextEncoder().encode("DVQJSIM1");
-const HEADER = MAGIC.byteLength + 32 + 8;
 
 async function sha256(bytes: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
 }
 
-/** The file's bytes for `image`: magic word, SHA-256, length, image. */
+/** The file's bytes for `image`: magic word, SHA-256, length, image (image_frame.ts). */
 export async function imageFileBytes(image: Uint8Array): Promise<Uint8Array> {
-  const out = new Uint8Array(HEADER + image.byteLength);
-  out.set(MAGIC, 0);
-  out.set(await sha256(image), MAGIC.byteLength);
-  const view = new DataView(out.buffer);
-  view.setUint32(MAGIC.byteLength + 32, image.byteLength % 2 ** 32, true);
-  view.setUint32(MAGIC.byteLength + 36, Math.floor(image.byteLength / 2 ** 32), true);
-  out.set(image, HEADER);
+  const head = frameHeader(MAGIC, await sha256(image), image.byteLength);
+  const out = new Uint8Array(head.byteLength + image.byteLength);
+  out.set(head, 0);
+  out.set(image, head.byteLength);
   return out;
 }
 
 /** The image the file's `bytes` hold when they are whole and its hash holds; else null. */
 export async function imageOfFile(bytes: Uint8Array): Promise<Uint8Array | null> {
-  if (bytes.byteLength < HEADER) return null;
-  for (let i = 0; i < MAGIC.byteLength; i++) if (bytes[i] !== MAGIC[i]) return null;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const length = view.getUint32(MAGIC.byteLength + 32, true) +
-    view.getUint32(MAGIC.byteLength + 36, true) * 2 ** 32;
-  if (length !== bytes.byteLength - HEADER) return null;
-  const image = bytes.subarray(HEADER);
-  const got = await sha256(image);
-  for (let i = 0; i < 32; i++) if (got[i] !== bytes[MAGIC.byteLength + i]) return null;
-  return image;
+  const framed = unframeImage(bytes, MAGIC);
+  if (framed === null) return null;
+  return sameHash(await sha256(framed.image), framed.hash) ? framed.image : null;
 }
 
 /** The SHA-256 the file's bytes claim for their image, in hex (a name, not a check). */

@@ -23,6 +23,7 @@
 import { createHash } from "node:crypto";
 import { join } from "../core/path.ts";
 import { VERSION } from "../core/version.ts";
+import { frameHeader, sameHash, unframeImage } from "./image_frame.ts";
 
 /** Where a pool finds and keeps the boot image of its Clojure workers. */
 export interface BootImageStore {
@@ -40,7 +41,6 @@ export interface BootImageStore {
 }
 
 const MAGIC = new TextEncoder().encode("DVSCIMG1");
-const HEADER = MAGIC.byteLength + 32 + 8;
 /** Images of other identities kept beside the current one (other checkouts, versions). */
 const KEEP_FILES = 4;
 /** Checker images kept (the most recently written). */
@@ -119,17 +119,8 @@ export async function readImage(file: string): Promise<Uint8Array | null> {
   } catch {
     return null;
   }
-  if (bytes.byteLength < HEADER) return null;
-  for (let i = 0; i < MAGIC.byteLength; i++) if (bytes[i] !== MAGIC[i]) return null;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const length = view.getUint32(MAGIC.byteLength + 32, true) +
-    view.getUint32(MAGIC.byteLength + 36, true) * 2 ** 32;
-  if (length !== bytes.byteLength - HEADER) return null;
-  const image = bytes.subarray(HEADER);
-  const want = bytes.subarray(MAGIC.byteLength, MAGIC.byteLength + 32);
-  const got = digest(image);
-  for (let i = 0; i < 32; i++) if (got[i] !== want[i]) return null;
-  return image;
+  const framed = unframeImage(bytes, MAGIC);
+  return framed !== null && sameHash(digest(framed.image), framed.hash) ? framed.image : null;
 }
 
 async function writeImage(
@@ -144,12 +135,7 @@ async function writeImage(
   try {
     await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
     await Deno.chmod(dir, 0o700);
-    const head = new Uint8Array(HEADER);
-    head.set(MAGIC, 0);
-    head.set(hash, MAGIC.byteLength);
-    const view = new DataView(head.buffer);
-    view.setUint32(MAGIC.byteLength + 32, image.byteLength % 2 ** 32, true);
-    view.setUint32(MAGIC.byteLength + 36, Math.floor(image.byteLength / 2 ** 32), true);
+    const head = frameHeader(MAGIC, hash, image.byteLength);
     const f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
     try {
       await writeAll(f, head);
