@@ -7,17 +7,14 @@ import assert from "node:assert/strict";
 import { served } from "../../../../adapters/candidates/command/shell_server.ts";
 
 /**
- * The pids of this process's running shell servers (its children: other test files, run at
- * the same time by `deno test --parallel`, have servers of their own).
+ * The pid of this module's shell server: `$$` in a script is the server's (the subshell keeps
+ * its parent's `$$`). Other test files, run at the same time by `deno test --parallel` in the
+ * same process, have servers of their own, so counting processes would not tell which is ours.
  */
-async function servers(): Promise<number[]> {
-  const out = await new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,args="] }).output();
-  return new TextDecoder().decode(out.stdout).split("\n")
-    .map((l) => l.trim().split(/\s+/))
-    .filter((f) =>
-      Number(f[1]) === Deno.pid && / dvergr-shell dvergr-[0-9a-f]{32}$/.test(f.join(" "))
-    )
-    .map((f) => Number(f[0]));
+async function serverPid(): Promise<number> {
+  const out = await served('echo "$$"', []);
+  assert.ok(typeof out === "string" && /^[0-9]+\n$/.test(out), `a pid: ${out}`);
+  return Number(out);
 }
 
 Deno.test("served() answers what a script printed, with its arguments; null when it failed", async () => {
@@ -41,13 +38,14 @@ Deno.test("served() answers what a script printed, with its arguments; null when
 Deno.test("served() cannot answer an argument with a newline; a server that ended is started again", async () => {
   assert.equal(await served('echo "$1"', ["a\nb"]), undefined);
   assert.equal(await served("echo up", []), "up\n");
-  const [pid, ...more] = await servers();
-  assert.ok(pid !== undefined && more.length === 0, "one server");
+  const pid = await serverPid();
+  // One server answers every request.
+  assert.equal(await serverPid(), pid);
   Deno.kill(pid, "SIGKILL");
   // The request given to the dead one is not answered by it; the next is, by a new one.
   const answers = [await served("echo again", []), await served("echo again", [])];
   assert.equal(answers[1], "again\n");
   assert.ok(answers[0] === undefined || answers[0] === "again\n");
-  const [next] = await servers();
-  assert.ok(next !== undefined && next !== pid);
+  const next = await serverPid();
+  assert.notEqual(next, pid);
 });
