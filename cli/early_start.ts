@@ -47,23 +47,25 @@ import {
 } from "../sandbox/worker_process.ts";
 
 /**
- * Whether `dvergr <args>` will ask a checker.js sandbox (see the module comment); reads the
- * bundle's checker.js and stats the cache, nothing else.
+ * The source of the checker.js `dvergr <args>` will ask a sandbox for (see the module
+ * comment), or null when it will ask none; reads the bundle's checker.js and stats the cache,
+ * nothing else.
  */
-export function wantsEarlySandbox(
+export function earlySandboxChecker(
   args: string[],
   env: (name: string) => string | undefined,
-): boolean {
+): string | null {
   const [name, ...rest] = args;
-  if (name !== "check" && name !== "calibrate") return false;
-  if (rest.includes("-h") || rest.includes("--help")) return false;
+  if (name !== "check" && name !== "calibrate") return null;
+  if (rest.includes("-h") || rest.includes("--help")) return null;
   const checker = checkerOf(rest);
-  if (checker === undefined) return false;
+  if (checker === undefined) return null;
+  const source = Deno.readTextFileSync(checker);
   if (name === "calibrate" || rest.some((a) => a === "--answer" || a.startsWith("--answer="))) {
-    return true;
+    return source;
   }
   const cache = loadCacheDir(env);
-  return cache === null || !loadsKept(cache, Deno.readTextFileSync(checker));
+  return cache === null || !loadsKept(cache, source) ? source : null;
 }
 
 /** The checker.js of the first bundle directory among a command's arguments, if any. */
@@ -138,12 +140,14 @@ if (Deno.mainModule === new URL("../main.ts", import.meta.url).href) {
     if (wantsEarlyWorkerProcess(Deno.args)) {
       // The first worker of a checker.js pool of processes runs on the baseline compiler.
       startEarlyProcess(CHECKER_PROCESS_ENTRY, true);
-    } else if (wantsEarlySandbox(Deno.args, env)) {
-      const checker = checkerOf(Deno.args.slice(1));
-      startEarlyCheckerThread(env, checker && Deno.readTextFileSync(checker));
-      // The sandbox's identity names what the command keeps (its checker's load, the
-      // layout): when nothing is kept yet, it is hashed off this thread meanwhile.
-      void prepareSandboxIdentity();
+    } else {
+      const checker = earlySandboxChecker(Deno.args, env);
+      if (checker !== null) {
+        startEarlyCheckerThread(env, checker);
+        // The sandbox's identity names what the command keeps (its checker's load, the
+        // layout): when nothing is kept yet, it is hashed off this thread meanwhile.
+        void prepareSandboxIdentity();
+      }
     }
   } catch {
     // Not started (a file not readable, no permission): the command starts its own.

@@ -24,6 +24,9 @@ import { join } from "../core/path.ts";
 import { dvergrCacheDir, sandboxIdentity } from "./load_cache.ts";
 import type { BootImageStore } from "./sci_image_cache.ts";
 import { claimedId, imageFileBytes } from "./quickjs_image.ts";
+import { checkerImageFile, pruneImages } from "./image_files.ts";
+
+export { checkerImageFile };
 
 /** Images of other identities kept beside the current one (other checkouts, versions). */
 const KEEP_FILES = 4;
@@ -104,11 +107,6 @@ export function quickjsImageStore(dir: string | null): BootImageStore | null {
   };
 }
 
-/** The file of the checker image of checker `key` made on boot image `baseId`. */
-export function checkerImageFile(dir: string, baseId: string, key: string): string {
-  return join(dir, `${baseId.slice(0, 32)}-${key.slice(0, 32)}.ckimg`);
-}
-
 /**
  * Writes the image file of `image` to `file` (the bytes written, or null when it could not
  * be) and keeps at most `keep` files ending in `suffix`.
@@ -128,7 +126,7 @@ async function writeImage(
     Deno.chmodSync(dir, 0o700);
     Deno.writeFileSync(tmp, bytes, { createNew: true, mode: 0o600 });
     Deno.renameSync(tmp, file);
-    prune(dir, file, suffix, keep);
+    pruneImages(dir, file, suffix, keep);
     return bytes;
   } catch {
     // Not kept: the next worker makes it again.
@@ -138,23 +136,5 @@ async function writeImage(
       // Never written.
     }
     return null;
-  }
-}
-
-/** Removes the oldest files ending in `suffix` but `kept`, beyond `keep` in all. */
-function prune(dir: string, kept: string, suffix: string, keep: number): void {
-  const others: { path: string; mtime: number }[] = [];
-  for (const e of Deno.readDirSync(dir)) {
-    const path = join(dir, e.name);
-    if (!e.isFile || path === kept || !e.name.endsWith(suffix)) continue;
-    others.push({ path, mtime: Deno.statSync(path).mtime?.getTime() ?? 0 });
-  }
-  others.sort((a, b) => b.mtime - a.mtime);
-  for (const o of others.slice(keep - 1)) {
-    try {
-      Deno.removeSync(o.path);
-    } catch {
-      // Gone already.
-    }
   }
 }

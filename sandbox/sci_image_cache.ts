@@ -24,6 +24,7 @@ import { createHash } from "node:crypto";
 import { join } from "../core/path.ts";
 import { VERSION } from "../core/version.ts";
 import { frameHeader, sameHash, unframeImage } from "./image_frame.ts";
+import { checkerImageFile, pruneImages } from "./image_files.ts";
 
 /** Where a pool finds and keeps the boot image of its Clojure workers. */
 export interface BootImageStore {
@@ -81,8 +82,7 @@ export function sciImageDir(): string | null {
 export function sciImageStore(dir: string | null = sciImageDir()): BootImageStore | null {
   if (dir === null) return null;
   const file = join(dir, `${sandboxIdentity()}.img`);
-  const checkerFile = (baseId: string, key: string) =>
-    join(dir, `${baseId.slice(0, 32)}-${key.slice(0, 32)}.ckimg`);
+  const checkerFile = (baseId: string, key: string) => checkerImageFile(dir, baseId, key);
   return {
     async load() {
       const image = await readImage(file);
@@ -144,7 +144,7 @@ async function writeImage(
       f.close();
     }
     await Deno.rename(tmp, file);
-    await prune(dir, file, suffix, keep);
+    pruneImages(dir, file, suffix, keep);
   } catch {
     // Not kept: the next worker boots SCI and offers its image again.
     await Deno.remove(tmp).catch(() => {});
@@ -154,17 +154,4 @@ async function writeImage(
 async function writeAll(f: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   let at = 0;
   while (at < bytes.byteLength) at += await f.write(bytes.subarray(at));
-}
-
-/** Removes the oldest files ending in `suffix` but `kept`, beyond `keep` in all. */
-async function prune(dir: string, kept: string, suffix: string, keep: number): Promise<void> {
-  const others: { path: string; mtime: number }[] = [];
-  for await (const e of Deno.readDir(dir)) {
-    const path = join(dir, e.name);
-    if (!e.isFile || path === kept || !e.name.endsWith(suffix)) continue;
-    const mtime = (await Deno.stat(path)).mtime?.getTime() ?? 0;
-    others.push({ path, mtime });
-  }
-  others.sort((a, b) => b.mtime - a.mtime);
-  for (const o of others.slice(keep - 1)) await Deno.remove(o.path).catch(() => {});
 }

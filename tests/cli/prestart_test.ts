@@ -15,21 +15,7 @@ import { sandboxIdentity } from "../../sandbox/load_cache.ts";
 import { layoutStore } from "../../sandbox/layout_cache.ts";
 import { quickjsImageStore } from "../../sandbox/quickjs_image_cache.ts";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";
-
-/**
- * Removes `dir` once the image writes a pool left under way (a checker image is kept after
- * the call that made it has answered) have ended.
- */
-async function removeSettled(dir: string): Promise<void> {
-  for (let tries = 0;; tries++) {
-    try {
-      return await Deno.remove(dir, { recursive: true });
-    } catch (e) {
-      if (tries >= 100) throw e;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
+import { removeSettled } from "../helpers/image_cache.ts";
 
 async function bundleDir(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "dvergr-prestart-" });

@@ -27,19 +27,18 @@ import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 import { startEarlyCheckerThread } from "../../cli/early_start.ts";
 import type { CheckerInput } from "../../core/checker.ts";
 import type { CallRequest } from "../../sandbox/protocol.ts";
+import { removeSettled } from "../helpers/image_cache.ts";
 
-/**
- * Removes `dir` once the image writes a pool left under way (a checker image is kept after
- * the call that made it has answered) have ended.
- */
-async function removeSettled(dir: string): Promise<void> {
-  for (let tries = 0;; tries++) {
-    try {
-      return await Deno.remove(dir, { recursive: true });
-    } catch (e) {
-      if (tries >= 100) throw e;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+/** Runs `fn` with an environment whose XDG_CACHE_HOME is a new directory, and its image dir. */
+async function withImageCache(
+  fn: (env: (name: string) => string | undefined, dir: string) => Promise<void>,
+): Promise<void> {
+  const cache = await Deno.makeTempDir();
+  try {
+    const env = (name: string) => (name === "XDG_CACHE_HOME" ? cache : undefined);
+    await fn(env, imageDir(env)!);
+  } finally {
+    await removeSettled(cache);
   }
 }
 
@@ -251,10 +250,7 @@ Deno.test("a pool keeps its first worker's image and the next pools' workers res
 });
 
 Deno.test("the worker a command starts early is given the kept image, and the pool given the same takes it", async () => {
-  const cache = await Deno.makeTempDir();
-  try {
-    const env = (name: string) => (name === "XDG_CACHE_HOME" ? cache : undefined);
-    const dir = imageDir(env)!;
+  await withImageCache(async (env, dir) => {
     await poolRound(dir, "thread");
     await imageWritten(join(dir, `${sandboxIdentity()}.img`));
     const Original = globalThis.Worker;
@@ -276,16 +272,11 @@ Deno.test("the worker a command starts early is given the kept image, and the po
     } finally {
       globalThis.Worker = Original;
     }
-  } finally {
-    await removeSettled(cache);
-  }
+  });
 });
 
 Deno.test("a checker loaded in a restored worker is kept as its image, and the worker a command starts early is sent it: its first call loads nothing", async () => {
-  const cache = await Deno.makeTempDir();
-  try {
-    const env = (name: string) => (name === "XDG_CACHE_HOME" ? cache : undefined);
-    const dir = imageDir(env)!;
+  await withImageCache(async (env, dir) => {
     const bootFile = join(dir, `${sandboxIdentity()}.img`);
     await poolRound(dir, "thread");
     await imageWritten(bootFile);
@@ -314,9 +305,7 @@ Deno.test("a checker loaded in a restored worker is kept as its image, and the w
     } finally {
       pool.close();
     }
-  } finally {
-    await removeSettled(cache);
-  }
+  });
 });
 
 Deno.test("a sandbox takes a checker image only when it is the checker's, made on its boot image, and calls from it start fresh", async () => {

@@ -19,7 +19,7 @@ import {
   takeEarlyThread,
 } from "../../sandbox/early_thread.ts";
 import { loadCachingRunner, loadsKept, sandboxIdentity } from "../../sandbox/load_cache.ts";
-import { startEarlyCheckerThread, wantsEarlySandbox } from "../../cli/early_start.ts";
+import { earlySandboxChecker, startEarlyCheckerThread } from "../../cli/early_start.ts";
 import type { CheckerInput } from "../../core/checker.ts";
 
 const INPUT: CheckerInput = {
@@ -140,19 +140,19 @@ Deno.test("a pool closed before its first call stops the worker started early", 
   // Nothing is left running: the test's sanitizers would report a live worker.
 });
 
-Deno.test("wantsEarlySandbox(): calibrate and check --answer of a checker.js bundle, check only when its load is not kept", async () => {
+Deno.test("earlySandboxChecker(): calibrate and check --answer of a checker.js bundle, check only when its load is not kept", async () => {
   const bundle = await Deno.makeTempDir();
   const cache = await Deno.makeTempDir();
   const env = (name: string) => (name === "XDG_CACHE_HOME" ? cache : undefined);
   try {
-    assert.equal(wantsEarlySandbox(["check", bundle], env), false, "no checker.js");
+    assert.equal(earlySandboxChecker(["check", bundle], env), null, "no checker.js");
     await Deno.writeTextFile(join(bundle, "checker.js"), GOOD);
-    assert.equal(wantsEarlySandbox(["check", bundle], env), true);
-    assert.equal(wantsEarlySandbox(["check", bundle, "--answer", "a"], env), true);
-    assert.equal(wantsEarlySandbox(["calibrate", bundle, "--json"], env), true);
-    assert.equal(wantsEarlySandbox(["calibrate", bundle, "--help"], env), false);
-    assert.equal(wantsEarlySandbox(["benchmark", bundle], env), false);
-    assert.equal(wantsEarlySandbox(["check", "--json"], env), false);
+    assert.equal(earlySandboxChecker(["check", bundle], env), GOOD);
+    assert.equal(earlySandboxChecker(["check", bundle, "--answer", "a"], env), GOOD);
+    assert.equal(earlySandboxChecker(["calibrate", bundle, "--json"], env), GOOD);
+    assert.equal(earlySandboxChecker(["calibrate", bundle, "--help"], env), null);
+    assert.equal(earlySandboxChecker(["benchmark", bundle], env), null);
+    assert.equal(earlySandboxChecker(["check", "--json"], env), null);
 
     // A load kept for this checker (any input): check asks no sandbox, so none starts.
     const dir = join(cache, "dvergr", "checker-loads");
@@ -163,12 +163,12 @@ Deno.test("wantsEarlySandbox(): calibrate and check --answer of a checker.js bun
       pool.close();
     }
     assert.equal(loadsKept(dir, GOOD), true);
-    assert.equal(wantsEarlySandbox(["check", bundle], env), false);
-    assert.equal(wantsEarlySandbox(["check", bundle, "--answer=a"], env), true);
+    assert.equal(earlySandboxChecker(["check", bundle], env), null);
+    assert.equal(earlySandboxChecker(["check", bundle, "--answer=a"], env), GOOD);
 
     // A changed checker is a miss; so is another sandbox (another dvergr version).
     await Deno.writeTextFile(join(bundle, "checker.js"), GOOD + "\n// changed\n");
-    assert.equal(wantsEarlySandbox(["check", bundle], env), true);
+    assert.equal(earlySandboxChecker(["check", bundle], env), GOOD + "\n// changed\n");
     assert.equal(loadsKept(dir, GOOD, sandboxIdentity("0.0.0-other")), false);
     assert.notEqual(sandboxIdentity("0.0.0-other"), sandboxIdentity());
   } finally {
