@@ -23,7 +23,7 @@
  * opens only to --allow-all).
  */
 import { join } from "node:path";
-import { hostProgram } from "./command_program.ts";
+import { DEFAULT_PATH, hostProgram } from "./command_program.ts";
 import { served } from "./shell_server.ts";
 
 /** A cgroup an attempt's processes join (one directory per hierarchy). */
@@ -510,7 +510,7 @@ export async function openAttemptCgroup(
   })();
   await sweeping;
   if (leftOver.size > 0) await sweep([]);
-  const mkdir = shellQuote(hostProgram("mkdir", env("PATH") ?? "/usr/local/bin:/usr/bin:/bin"));
+  const mkdir = shellQuote(hostProgram("mkdir", env("PATH") ?? DEFAULT_PATH));
   return nextCgroup(kind, memoryBytes, processes, mkdir);
 }
 

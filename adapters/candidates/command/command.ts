@@ -53,7 +53,14 @@ import { noteSerialOnce, unboundedAttempts } from "./gate.ts";
 import { signalSandboxInit } from "./sandbox_init.ts";
 import { type FdClosing, launchFdClosing } from "./inherited_fds.ts";
 import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
-import { commandProgram, hostProgram, lookUpProgram, plainArgv, under } from "./command_program.ts";
+import {
+  commandProgram,
+  DEFAULT_PATH,
+  hostProgram,
+  lookUpProgram,
+  plainArgv,
+  under,
+} from "./command_program.ts";
 import {
   giveTo,
   heldBwrap,
@@ -156,7 +163,6 @@ const RESERVED = new Set([
 ]);
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
 /** PATH when dvergr has none. */
-const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 /** Larger tasks are given on stdin only (an environment string is limited to 128 KiB). */
 const MAX_ENV_TASK = 100_000;
 

@@ -14,6 +14,18 @@
  */
 import { isAbsolute, join } from "node:path";
 
+/** The PATH the host's programs are found on when dvergr's environment has none. */
+export const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/**
+ * `dvergr-` and 128 random bits in hex: a name no other process can guess (the staging
+ * holder's token directory, the shell server's end-of-answer line).
+ */
+export function randomToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `dvergr-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
 /** Shell keywords and builtins: the first word is not a program the shell looks up. */
 const NOT_PROGRAMS = new Set([
   "!",

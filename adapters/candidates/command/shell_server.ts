@@ -17,6 +17,8 @@
  * Permissions: --allow-run (/bin/sh).
  */
 
+import { randomToken } from "./command_program.ts";
+
 /** The server: $1 its token (its own variables are named _dvg_…). */
 const SERVER = `_dvg_t=$1
 while IFS= read -r _dvg_n; do
@@ -52,10 +54,7 @@ export function served(script: string, args: string[]): Promise<string | null | 
 }
 
 function start(): Server | null {
-  const token = `dvergr-${
-    Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0"))
-      .join("")
-  }`;
+  const token = randomToken();
   try {
     const child = new Deno.Command("/bin/sh", {
       args: ["-c", SERVER, "dvergr-shell", token],

@@ -55,6 +55,7 @@
  * holder's fstab, removed once it is read).
  */
 import { dirname } from "node:path";
+import { randomToken } from "./command_program.ts";
 import { fstabField, type StagePoint, type StageRoot } from "./host_identity.ts";
 
 /** The holder's programs, by absolute path (its root shell never looks one up). */
@@ -259,12 +260,6 @@ function retire(h: Holder): void {
 function close(h: Holder): void {
   // EOF on its stdin ends its shell; attempts already in its namespace keep it.
   h.child.stdin.close().catch(() => {});
-}
-
-/** 128 random bits, hex. */
-function randomToken(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return `dvergr-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
 /** The holder's fstab: the stage's tmpfs, then each root at <stage>/N. */
