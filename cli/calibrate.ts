@@ -3,7 +3,7 @@ import { generatorOf } from "../core/bundle/generator.ts";
 import type { CliContext } from "./context.ts";
 import { printJson } from "./render.ts";
 import { checkLines, runLine } from "./verdict_text.ts";
-import { parseBundleLazily } from "../core/engine/check.ts";
+import { parseBundleLazily } from "../core/bundle/parse_lazily.ts";
 import { calibrate } from "../core/calibrate/calibrate.ts";
 import { commandCheckerPool } from "../sandbox/checker_pool.ts";
 import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";

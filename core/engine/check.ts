@@ -6,8 +6,8 @@
 import { usageError } from "../errors.ts";
 import type { FileBundle } from "../bundle/file_map.ts";
 import type { Bundle } from "../bundle/types.ts";
-import { analyseAccepted, analyseBundle, type Analysis, bundleOf } from "../bundle/parse_core.ts";
-import { importLater } from "../import_later.ts";
+import { bundleOf } from "../bundle/parse_core.ts";
+import { analyseLazily } from "../bundle/parse_lazily.ts";
 import type { BundleProblem } from "../bundle/types.ts";
 import { contentId } from "../bundle/content_id.ts";
 import { checkerInputFor } from "../bundle/checker_input.ts";
@@ -22,29 +22,9 @@ export type ShapeCheck =
   | { ok: false; name: string; id: string; problems: BundleProblem[] }
   | { ok: true; bundle: Bundle };
 
-/**
- * A bundle's files read and shape-checked. zod's modules and schemas (~30 ms of `dvergr
- * check`'s start) load only when the schemas' success path cannot decide
- * (core/bundle/schema_spec.ts): a bundle with a schema problem.
- */
-async function analyse(fb: FileBundle): Promise<Analysis> {
-  return analyseAccepted(fb.files) ?? analyseBundle(
-    fb.files,
-    (await importLater<typeof import("../bundle/schema_problems.ts")>(
-      "../bundle/schema_problems.ts",
-      import.meta.url,
-    )).schemaCheck,
-  );
-}
-
-/** parseBundle() (core/bundle/parse.ts) that loads zod only for a schema problem. */
-export async function parseBundleLazily(fb: FileBundle): Promise<Bundle> {
-  return bundleOf(fb, await analyse(fb));
-}
-
 /** The shape check of a bundle's files. */
 export async function shapeCheck(fb: FileBundle): Promise<ShapeCheck> {
-  const analysis = await analyse(fb);
+  const analysis = await analyseLazily(fb);
   const { problems } = analysis;
   if (problems.length > 0) return { ok: false, name: fb.name, id: contentId(fb.files), problems };
   return { ok: true, bundle: bundleOf(fb, analysis) };
