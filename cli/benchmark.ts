@@ -11,7 +11,7 @@ import type { AttemptRecord } from "../core/bench/records.ts";
 import { writeFileAtomic as writeAtomic } from "./write_atomic.ts";
 import { brokenLine, outcomeCountsText } from "../core/bench/outcome.ts";
 import { itemSummaryLine } from "../core/bench/item_analysis.ts";
-import { parseBundle } from "../core/bundle/parse.ts";
+import { parseBundleLazily } from "../core/bundle/parse_lazily.ts";
 import type { Bundle } from "../core/bundle/types.ts";
 import type { Services } from "../core/ports/services.ts";
 import {
@@ -210,7 +210,7 @@ async function runCheck(ctx: CliContext, fileBundle: BundleArg, json: boolean): 
     "../core/edn/write.ts",
     import.meta.url,
   );
-  const bundle = parseBundle(fileBundle);
+  const bundle = await parseBundleLazily(fileBundle);
   const pool = createCheckerPool({ workers: 1 });
   try {
     const result = await calibrate(bundle, pool);

@@ -11,7 +11,8 @@
  */
 import type { FileBundle } from "../bundle/file_map.ts";
 import type { Bundle } from "../bundle/types.ts";
-import { formatProblem, parseBundle } from "../bundle/parse.ts";
+import { formatProblem } from "../bundle/parse_core.ts";
+import { parseBundleLazily } from "../bundle/parse_lazily.ts";
 import { goldProblems } from "./check.ts";
 import { withGeneratedCases } from "../bundle/generated_cases.ts";
 import { DEFAULT_GENERATOR_SEED, DEFAULT_SPLIT, generatorOf } from "../bundle/generator.ts";
@@ -132,7 +133,7 @@ export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedB
 async function planBenchmark(
   req: BenchmarkRequest,
 ): Promise<{ prepared: PreparedBenchmark; install: () => Promise<string | null> }> {
-  const bundle = await worldsOf(parseBundle(req.bundle), req);
+  const bundle = await worldsOf(await parseBundleLazily(req.bundle), req);
   refuseCasesWithoutGold(bundle);
   const { home } = req;
   const webPolicy = userPolicyOf(

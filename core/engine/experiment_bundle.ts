@@ -6,7 +6,7 @@
  * blob id.
  */
 import type { Bundle } from "../bundle/types.ts";
-import { parseBundle } from "../bundle/parse.ts";
+import { parseBundleLazily } from "../bundle/parse_lazily.ts";
 import { type FileBundle, type FileMap, filesUnder } from "../bundle/file_map.ts";
 import type { RoomStore } from "../ports/room_store.ts";
 import type { ExperimentMeta } from "../ports/state_store.ts";
@@ -39,9 +39,9 @@ export async function bundleFilesOf(
   return { name, files };
 }
 
-function parsedIfSame(fb: FileBundle, meta: ExperimentMeta): Bundle | null {
+async function parsedIfSame(fb: FileBundle, meta: ExperimentMeta): Promise<Bundle | null> {
   try {
-    const bundle = parseBundle(fb);
+    const bundle = await parseBundleLazily(fb);
     return bundle.id === meta.bundleId ? bundle : null;
   } catch {
     return null;
@@ -58,9 +58,9 @@ export async function experimentBundle(
     ? filesUnder(await home.rooms.readFiles(meta.room, prefix), prefix)
     : new Map<string, string>();
   const fromRoom = inRoom.size > 0
-    ? parsedIfSame({ name: meta.bundleName, files: inRoom }, meta)
+    ? await parsedIfSame({ name: meta.bundleName, files: inRoom }, meta)
     : null;
   if (fromRoom !== null || meta.bundleFiles === undefined) return fromRoom;
   const stored = await bundleFilesOf(home.blobs, meta.bundleName, meta.bundleFiles);
-  return stored === null ? null : parsedIfSame(stored, meta);
+  return stored === null ? null : await parsedIfSame(stored, meta);
 }

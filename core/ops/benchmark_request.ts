@@ -6,9 +6,8 @@
  * engine's request. A new field is one entry of BENCHMARK_FIELDS (and its use in
  * benchmarkRequestOf() when the engine takes it).
  */
-import { z } from "zod";
 import { DvergrError, usageError } from "../errors.ts";
-import { type RangeName, RANGES, readRangeText } from "../ranges.ts";
+import { type RangeName, readRangeText } from "../ranges.ts";
 import { limitsFrom, type ResourceLimits } from "../bench/resource_limits.ts";
 import { PARAM_TEXTS_DOC, paramRuleHelp, readParamFlag, readParamTexts } from "../bundle/params.ts";
 import type { CandidateKindForms, CandidateKinds, CandidateSpec } from "../ports/candidate_kind.ts";
@@ -332,7 +331,7 @@ export function fieldName(key: BenchmarkFieldName, surface: Surface): string {
   return surface === "cli" ? `--${f.flag}` : String(f.arg);
 }
 
-function docOf(f: BenchmarkField, surface: Surface): string {
+export function docOf(f: BenchmarkField, surface: Surface): string {
   const doc = (surface === "mcp" && f.mcpDoc) || f.doc;
   return doc.replace(
     /\{(\w+)\}/g,
@@ -450,41 +449,6 @@ export function benchmarkFlagsHelp(
 }
 
 // ---- MCP ----
-
-function zodOf(f: BenchmarkField): z.ZodType {
-  const v = f.value;
-  let t: z.ZodType;
-  if (v.type === "number") {
-    const r = RANGES[v.range];
-    const n = r.integer ? z.number().int() : z.number();
-    t = n.min(r.min).max(v.mcpMax ?? r.max);
-  } else if (v.type === "text") t = z.string().min(1);
-  else if (v.type === "choice") t = z.enum(v.values as [string, ...string[]]);
-  else if (v.type === "list") t = z.array(z.string().min(1));
-  else if (v.type === "switch") t = z.boolean();
-  else t = z.record(z.string().min(1), z.string());
-  return t.optional().describe(capitalized(docOf(f, "mcp").replaceAll("\n", " ")));
-}
-
-function capitalized(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
-}
-
-/**
- * The arguments of catalog_benchmark (a zod shape), one per field with an argument;
- * `docs` replaces an argument's description (the candidate forms the kinds accept).
- */
-export function benchmarkArgsShape(
-  docs: Partial<Record<BenchmarkFieldName, string>> = {},
-): Record<string, z.ZodType> {
-  const shape: Record<string, z.ZodType> = {};
-  for (const [k, f] of FIELDS) {
-    if (f.arg === null) continue;
-    const t = zodOf(f);
-    shape[f.arg] = docs[k] ? t.describe(docs[k]) : t;
-  }
-  return shape;
-}
 
 /** The input of catalog_benchmark's arguments (already checked by the op's schema). */
 export function readBenchmarkArgs(args: Record<string, unknown>): BenchmarkInput {

@@ -20,12 +20,8 @@ import { completeSpec, specFromEdn } from "../casepack/spec.ts";
 import { casePackOf } from "../casepack/attachments.ts";
 import { parseTable, tableFormatOf } from "../casepack/table.ts";
 import { readRoomBundle, roomPathProblem } from "./room_bundles.ts";
-import {
-  benchmarkArgsShape,
-  benchmarkRequestOf,
-  candidateFormsDoc,
-  readBenchmarkArgs,
-} from "./benchmark_request.ts";
+import { benchmarkArgsShape } from "./benchmark_args.ts";
+import { benchmarkRequestOf, candidateFormsDoc, readBenchmarkArgs } from "./benchmark_request.ts";
 import { prepareBenchmark, runBenchmark } from "../engine/benchmark.ts";
 import type { ProgressEvent } from "../engine/run_experiment.ts";
 import type { Diagnosis } from "../bench/diagnosis.ts";

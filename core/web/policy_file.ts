@@ -9,7 +9,7 @@ import { DvergrError } from "../errors.ts";
 import { readEdn } from "../edn/read.ts";
 import { Keyword } from "../edn/values.ts";
 import type { EdnValue } from "../edn/values.ts";
-import { lineOf } from "../bundle/parse.ts";
+import { lineOf } from "../bundle/parse_core.ts";
 import { sourceProblem, sourcesPolicy, type UserSources, type WebPolicy } from "./policy.ts";
 
 /** The file's name in the home. */

@@ -2,39 +2,15 @@
  * The home's named candidates, `<home>/candidates.edn`: commands and agent CLIs configured
  * once and named on the command line as `cmd:NAME` or `NAME`.
  */
-import { isAbsolute, resolve } from "node:path";
-import { z } from "zod";
+import { isAbsolute } from "../../../core/path.ts";
+import { resolve } from "../../files/resolve.ts";
 import { DvergrError } from "../../../core/errors.ts";
+import { importLater } from "../../../core/import_later.ts";
 import { readEdn } from "../../../core/edn/read.ts";
 import { toPlain } from "../../../core/edn/plain.ts";
 import { readInputFile } from "../../files/input_file.ts";
 import type { CommandSpec } from "../command/command.ts";
 import type { AgentSpec } from "../agent_cli/agent_cli.ts";
-import { AGENT_CLIS } from "../agent_cli/agent_clis.ts";
-import { NAME } from "../spec_text.ts";
-
-const namedCommandSchema = z.strictObject({
-  command: z.string().min(1),
-  mounts: z.array(z.string().min(1)).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  "pass-env": z.array(z.string().min(1)).optional(),
-  network: z.boolean().optional(),
-  "max-requests": z.number().int().min(1).max(10_000).optional(),
-  models: z.array(z.string().min(1)).min(1).optional(),
-  doc: z.string().optional(),
-});
-const namedAgentSchema = z.strictObject({
-  agent: z.enum(AGENT_CLIS),
-  model: z.string().min(1),
-  "install-dir": z.string().min(1).optional(),
-  "max-turns": z.number().int().min(1).max(1000).optional(),
-  args: z.array(z.string()).optional(),
-  doc: z.string().optional(),
-});
-const namedFileSchema = z.record(
-  z.string().regex(NAME),
-  z.union([namedCommandSchema, namedAgentSchema]),
-);
 
 /** A candidate of candidates.edn: a command, or an agent CLI (it has `cli`). */
 export type NamedCandidate = CommandSpec | AgentSpec;
@@ -45,7 +21,9 @@ export type NamedCandidate = CommandSpec | AgentSpec;
  *   :pass-env ["ANTHROPIC_API_KEY"] :network false :models ["local"]}}` and agent CLIs
  * `{"claude" {:agent "claude-code" :model "claude-sonnet-4-5" :install-dir "/opt/agent-clis"
  *   :max-turns 30 :args ["--effort" "low"]}}`. Relative mounts and install directories are
- * resolved against the file's directory. An absent file has no candidates.
+ * resolved against the file's directory. An absent file has no candidates. The file's schema
+ * (candidates_schema.ts, on zod) loads only when there is a file: a run without one (every
+ * `dvergr benchmark` of built-ins) does not load zod for it.
  */
 export async function readNamedCommands(file: string): Promise<Map<string, NamedCandidate>> {
   let text: string;
@@ -60,6 +38,10 @@ export async function readNamedCommands(file: string): Promise<Map<string, Named
     throw e;
   }
   const plain = toPlain(readEdn(text, { file }));
+  const { namedFileSchema } = await importLater<typeof import("./candidates_schema.ts")>(
+    "./candidates_schema.ts",
+    import.meta.url,
+  );
   const parsed = namedFileSchema.safeParse(plain);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
