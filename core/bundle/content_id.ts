@@ -80,11 +80,13 @@ function feedSafe(h: Sha512, b: Uint8Array): void {
     return;
   }
   h.update(b);
-  for (let i = 0; i < b.length; i++) {
-    const signed = b[i] > 127 ? b[i] - 256 : b[i];
-    h.byte(signed > 0 && signed < 30 ? 1 : 0);
-  }
+  // A byte, signed, in 1..29 (a byte over 127 is negative).
+  for (let i = 0; i < b.length; i++) flags[i] = b[i] > 0 && b[i] < 30 ? 1 : 0;
+  h.update(flags.subarray(0, b.length));
 }
+
+/** safe()'s flag bytes, made here and fed at once: a call per byte cost more than hashing. */
+const flags = new Uint8Array(SPLIT_SIZE);
 
 /**
  * Hashers not in use. A value's coercion is fed to a hasher as it is made, never made as
