@@ -8,8 +8,6 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
-import variant from "@jitl/quickjs-singlefile-mjs-release-sync";
 import { QuickJSSandbox } from "../../sandbox/quickjs_call.ts";
 import { describeLayout, freshCopy, type KnownLayout } from "../../sandbox/known_layout.ts";
 import { decodeImage, encodeImage } from "../../sandbox/sci_image.ts";
@@ -28,6 +26,7 @@ import { startEarlyCheckerThread } from "../../cli/early_start.ts";
 import type { CheckerInput } from "../../core/checker.ts";
 import type { CallRequest } from "../../sandbox/protocol.ts";
 import { removeSettled } from "../helpers/image_cache.ts";
+import { instantiateQuickJS } from "../../sandbox/quickjs_load.ts";
 
 /** Runs `fn` with an environment whose XDG_CACHE_HOME is a new directory, and its image dir. */
 async function withImageCache(
@@ -44,7 +43,7 @@ async function withImageCache(
 
 async function freshModule() {
   const memory = new WebAssembly.Memory({ initial: 256, maximum: 1024 });
-  const module = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory: memory }));
+  const module = await instantiateQuickJS(memory);
   return { memory, module };
 }
 

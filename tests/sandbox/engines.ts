@@ -1,10 +1,7 @@
 /** Test helpers: sandbox engines in a fresh QuickJS module, and looking inside their memory. */
-import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
-import variant from "@jitl/quickjs-singlefile-mjs-release-sync";
 import { SciEngine } from "../../sandbox/sci_engine.ts";
 import { SCITTLE_SOURCE } from "../../sandbox/scittle_source.ts";
-
-const QUIET = { print: () => {}, printErr: () => {} } as never;
+import { instantiateQuickJS } from "../../sandbox/quickjs_load.ts";
 
 /** SCI booted in a new module of at most 256 MiB; `memory` is its wasm memory. */
 export async function bootSci(
@@ -12,9 +9,7 @@ export async function bootSci(
   image: { image?: Uint8Array; keepImage?: boolean } = {},
 ): Promise<{ engine: SciEngine; memory: WebAssembly.Memory }> {
   const memory = new WebAssembly.Memory({ initial: 256, maximum: 4096 });
-  const module = await newQuickJSWASMModuleFromVariant(
-    newVariant(variant, { wasmMemory: memory, emscriptenModule: QUIET }),
-  );
+  const module = await instantiateQuickJS(memory);
   const engine = SciEngine.boot(module, memory, SCITTLE_SOURCE, {
     memoryLimitBytes: 200 * 1024 * 1024,
     memoryCapBytes: 256 * 1024 * 1024,

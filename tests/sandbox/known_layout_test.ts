@@ -7,8 +7,6 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
-import variant from "@jitl/quickjs-singlefile-mjs-release-sync";
 import { QuickJSSandbox } from "../../sandbox/quickjs_call.ts";
 import {
   describeLayout,
@@ -20,11 +18,12 @@ import { layoutFile, layoutStore } from "../../sandbox/layout_cache.ts";
 import { sandboxIdentity } from "../../sandbox/load_cache.ts";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 import type { CheckerInput } from "../../core/checker.ts";
+import { instantiateQuickJS } from "../../sandbox/quickjs_load.ts";
 
 /** A fresh module in a new memory. */
 async function freshModule() {
   const memory = new WebAssembly.Memory({ initial: 256, maximum: 1024 });
-  const module = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory: memory }));
+  const module = await instantiateQuickJS(memory);
   return { memory, module };
 }
 

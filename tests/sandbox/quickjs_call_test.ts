@@ -1,15 +1,14 @@
 import assert from "node:assert/strict";
-import { newQuickJSWASMModuleFromVariant, newVariant } from "quickjs-emscripten-core";
-import variant from "@jitl/quickjs-singlefile-mjs-release-sync";
 import { MAX_PREPARED, QuickJSSandbox } from "../../sandbox/quickjs_call.ts";
 import { inMemory } from "./engines.ts";
+import { instantiateQuickJS } from "../../sandbox/quickjs_load.ts";
 
 let memory: WebAssembly.Memory;
 
 /** A sandbox in a new module; `memory` is its wasm memory, for looking inside. */
 async function sandbox(): Promise<QuickJSSandbox> {
   memory = new WebAssembly.Memory({ initial: 256, maximum: 1024 });
-  const module = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory: memory }));
+  const module = await instantiateQuickJS(memory);
   return new QuickJSSandbox(module, memory, {
     memoryLimitBytes: 56 * 1024 * 1024,
     memoryCapBytes: 64 * 1024 * 1024,
