@@ -34,8 +34,14 @@ export interface Engine<O> {
   install?(key: string, image: Uint8Array): boolean;
 }
 
-/** Boots a worker's engine in freshly loaded QuickJS; a throw is reported as "init-failed". */
-export type BootEngine<O> = (quickjs: LoadedQuickJS, init: InitMessage) => Engine<O>;
+/**
+ * Boots a worker's engine in freshly loaded QuickJS; a throw (or a rejection) is reported as
+ * "init-failed".
+ */
+export type BootEngine<O> = (
+  quickjs: LoadedQuickJS,
+  init: InitMessage,
+) => Engine<O> | Promise<Engine<O>>;
 
 /**
  * Returns the message handler of one worker; `send` carries its answers to the host.
@@ -62,7 +68,7 @@ export function createWorkerService<O extends { ok: boolean }>(
     const layout = msg.layout && await layoutFits(msg.layout, quickjs.memory);
     const fresh = layout ? undefined : freshCopy(quickjs.memory);
     const freshBytes = quickjs.memory.buffer.byteLength;
-    engine = boot(quickjs, { ...msg, layout });
+    engine = await boot(quickjs, { ...msg, layout });
     const { foundLayout } = engine;
     const found = fresh && foundLayout &&
       await describeLayout(fresh, freshBytes, foundLayout.layout, foundLayout.breakValue);

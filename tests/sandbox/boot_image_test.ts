@@ -24,9 +24,11 @@ import { sandboxIdentity } from "../../sandbox/load_cache.ts";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 import { startEarlyCheckerThread } from "../../cli/early_start.ts";
 import type { CheckerInput } from "../../core/checker.ts";
-import type { CallRequest } from "../../sandbox/protocol.ts";
+import type { CallRequest, HostMessage, WorkerMessage } from "../../sandbox/protocol.ts";
+import { CHECKER_THREAD_ENTRY, newThreadWorker } from "../../sandbox/early_thread.ts";
 import { removeSettled } from "../helpers/image_cache.ts";
 import { instantiateQuickJS } from "../../sandbox/quickjs_load.ts";
+import { DEFAULT_MEMORY_BYTES, STACK_BYTES } from "../../sandbox/pool_types.ts";
 
 /** Runs `fn` with an environment whose XDG_CACHE_HOME is a new directory, and its image dir. */
 async function withImageCache(
@@ -354,4 +356,89 @@ Deno.test("an image file larger than any image is not read", async () => {
   } finally {
     await removeSettled(dir);
   }
+});
+
+/**
+ * What a checker.js thread worker answers to `messages` (an init, a checker image, calls),
+ * all posted at once: its "ready" and its results, in order.
+ */
+async function workerAnswers(messages: HostMessage[]): Promise<WorkerMessage[]> {
+  const worker = newThreadWorker(CHECKER_THREAD_ENTRY);
+  const calls = messages.filter((m) => m.type === "call").length;
+  try {
+    return await new Promise<WorkerMessage[]>((resolve, reject) => {
+      const got: WorkerMessage[] = [];
+      worker.onmessage = (e: MessageEvent<WorkerMessage>) => {
+        got.push(e.data);
+        if (e.data.type === "init-failed") reject(new Error(e.data.message));
+        if (got.filter((m) => m.type === "result").length === calls) resolve(got);
+      };
+      worker.onerror = (e) => {
+        e.preventDefault();
+        reject(new Error(e.message));
+      };
+      for (const m of messages) worker.postMessage(m);
+    });
+  } finally {
+    worker.terminate();
+  }
+}
+
+Deno.test("a worker checks the boot and checker images it is sent while it starts: whole ones are taken, changed ones are none, and messages keep their order", async () => {
+  await withImageCache(async (_env, dir) => {
+    const bootFile = join(dir, `${sandboxIdentity()}.img`);
+    await poolRound(dir, "thread");
+    await imageWritten(bootFile);
+    // A restored worker loads the checker and sends its image back.
+    await poolRound(dir, "thread");
+    const boot = await Deno.readFile(bootFile);
+    const key = checkerKey(GOOD);
+    const ckimg = checkerImageFile(dir, claimedId(boot), key);
+    await imageWritten(ckimg);
+    const checker = await Deno.readFile(ckimg);
+    const changed = (bytes: Uint8Array) => {
+      const c = bytes.slice();
+      c[c.length - 64] ^= 0xff;
+      return c;
+    };
+    // The pool's limits: a checker image holds those of the worker that made it.
+    const init = {
+      type: "init",
+      memoryBytes: DEFAULT_MEMORY_BYTES,
+      stackBytes: STACK_BYTES,
+    } as const;
+    const callOf = (id: number): HostMessage => ({
+      type: "call",
+      id,
+      fn: "check",
+      key,
+      source: GOOD,
+      input: JSON.stringify(INPUT),
+      timeoutMs: 5_000,
+    });
+    const rounds = [
+      { image: boot, checker, restored: true, loaded: false },
+      { image: boot, checker: changed(checker), restored: true, loaded: true },
+      { image: changed(boot), checker, restored: false, loaded: true },
+    ];
+    for (const [i, r] of rounds.entries()) {
+      const got = await workerAnswers([
+        { ...init, image: r.image },
+        { type: "prepared", key, image: r.checker },
+        callOf(1),
+        callOf(2),
+      ]);
+      assert.deepEqual(got.map((m) => m.type), ["ready", "result", "result"], `round ${i}`);
+      const [ready, first, second] = got;
+      assert.equal(ready.type === "ready" && ready.restored === true, r.restored, `round ${i}`);
+      assert.ok(first.type === "result" && second.type === "result");
+      assert.deepEqual([first.id, second.id], [1, 2], `round ${i}`);
+      assert.equal(first.loaded, r.loaded, `round ${i}: the checker was loaded`);
+      assert.equal(second.loaded, false, `round ${i}`);
+      for (const m of [first, second]) {
+        assert.ok(m.outcome.ok, `round ${i}`);
+        assert.deepEqual(JSON.parse(m.outcome.json), { checks: { total: true }, reward: 1 });
+      }
+    }
+  });
 });
