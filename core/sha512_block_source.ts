@@ -9,9 +9,10 @@
  * segment).
  */
 import { BLOCKS, K, STATE, W } from "./sha512_block.ts";
+import { compressModule, get, I32, i32, I64, i64, OP, uleb } from "./wasm_module.ts";
 
 /** The first 64 bits of the fractional parts of the cube roots of the first 80 primes. */
-const ROUND_CONSTANTS = [
+export const ROUND_CONSTANTS = [
   "428a2f98d728ae22 7137449123ef65cd b5c0fbcfec4d3b2f e9b5dba58189dbbc 3956c25bf348b538",
   "59f111f1b605d019 923f82a4af194f9b ab1c5ed5da6d8118 d807aa98a3030242 12835b0145706fbe",
   "243185be4ee4b28c 550c7dc3d5ffb4e2 72be5d74f27b896f 80deb1fe3b1696b1 9bdc06a725c71235",
@@ -30,62 +31,9 @@ const ROUND_CONSTANTS = [
   "431d67c49c100d4c 4cc5d4becb3e42b6 597f299cfc657e2a 5fcb6fab3ad6faec 6c44198c4a475817",
 ].join(" ").split(" ");
 
-/** Opcodes used (WebAssembly core specification §5.4). */
-const OP = {
-  block: 0x02,
-  loop: 0x03,
-  end: 0x0b,
-  br: 0x0c,
-  brIf: 0x0d,
-  get: 0x20,
-  set: 0x21,
-  tee: 0x22,
-  i64Load: 0x29,
-  i64Store: 0x37,
-  i32Const: 0x41,
-  i64Const: 0x42,
-  i32Eqz: 0x45,
-  i32LtU: 0x49,
-  i32Add: 0x6a,
-  i32Sub: 0x6b,
-  i64Add: 0x7c,
-  i64And: 0x83,
-  i64Or: 0x84,
-  i64Xor: 0x85,
-  i64Shl: 0x86,
-  i64ShrU: 0x88,
-  i64Rotr: 0x8a,
-} as const;
-
 /** Locals: the parameter n, the block's address, the schedule index, a..h, two temporaries. */
 const [N, P, T, A, B, C, D, E, F, G, H, X, T1] = Array.from({ length: 13 }, (_, i) => i);
 
-/** Signed LEB128 of `v`. */
-function sleb(v: bigint): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const byte = Number(v & 0x7fn);
-    v >>= 7n;
-    const done = (v === 0n && (byte & 0x40) === 0) || (v === -1n && (byte & 0x40) !== 0);
-    out.push(done ? byte : byte | 0x80);
-    if (done) return out;
-  }
-}
-
-/** Unsigned LEB128 of `v`. */
-function uleb(v: number): number[] {
-  const out: number[] = [];
-  do {
-    const byte = v & 0x7f;
-    v >>>= 7;
-    out.push(v === 0 ? byte : byte | 0x80);
-  } while (v !== 0);
-  return out;
-}
-
-const get = (i: number) => [OP.get, i];
-const i64 = (v: bigint) => [OP.i64Const, ...sleb(BigInt.asIntN(64, v))];
-const i32 = (v: number) => [OP.i32Const, ...sleb(BigInt(v))];
 /** i64.load / i64.store at the address on the stack plus `offset` (8-byte aligned). */
 const load = (offset: number) => [OP.i64Load, 3, ...uleb(offset)];
 const store = (offset: number) => [OP.i64Store, 3, ...uleb(offset)];
@@ -211,7 +159,6 @@ function compressBody(): number[] {
     ...store(STATE + 8 * i),
   ]);
   return [
-    ...[2, 2, 0x7f, 10, 0x7e], // locals: 2 i32 (P, T), 10 i64 (a..h, X, T1)
     ...[...i32(BLOCKS), OP.set, P],
     ...[OP.block, 0x40, OP.loop, 0x40],
     ...[...get(N), OP.i32Eqz, OP.brIf, 1],
@@ -225,27 +172,12 @@ function compressBody(): number[] {
   ];
 }
 
-/** A section: its id, then its contents with their length. */
-function section(id: number, contents: number[]): number[] {
-  return [id, ...uleb(contents.length), ...contents];
-}
-
-const ascii = (s: string) => [...uleb(s.length), ...Array.from(s, (c) => c.charCodeAt(0))];
-
 /** The module's bytes. */
 export function sha512BlockModule(): Uint8Array<ArrayBuffer> {
-  const body = compressBody();
   const constants = ROUND_CONSTANTS.flatMap((hex) => {
     const v = BigInt(`0x${hex}`);
     return Array.from({ length: 8 }, (_, i) => Number((v >> BigInt(8 * i)) & 0xffn));
   });
-  return new Uint8Array([
-    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
-    ...section(1, [1, 0x60, 1, 0x7f, 0]), // type 0: (i32) -> ()
-    ...section(3, [1, 0]), // function 0 of type 0
-    ...section(5, [1, 0x00, 1]), // one memory of one page
-    ...section(7, [2, ...ascii("memory"), 0x02, 0, ...ascii("compress"), 0x00, 0]),
-    ...section(10, [1, ...uleb(body.length), ...body]),
-    ...section(11, [1, 0x00, ...i32(K), OP.end, ...uleb(constants.length), ...constants]),
-  ]);
+  // 2 i32 (P, T), 10 i64 (a..h, X, T1)
+  return compressModule([[2, I32], [10, I64]], compressBody(), constants);
 }
