@@ -12,7 +12,7 @@ import { createWorld } from "../../adapters/world/world.ts";
 export const WALL_PROBE = `
 r() { n=$1; shift; if "$@" >/dev/null 2>&1; then echo "$n=allowed"; else echo "$n=refused"; fi; }
 {
-  grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status | tr -d ' \\t'
+  grep -E '^(CapEff|CapPrm|CapInh|CapAmb|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status | tr -d ' \\t'
   echo "uid=$(id -u)"
   for d in /docs /etc /usr "$WALL_MOUNT"; do
     r "remount:$d" mount -o remount,bind,rw "$d"

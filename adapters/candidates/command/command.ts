@@ -1100,9 +1100,15 @@ async function heldLaunch(
       nsenter,
     },
     heldReach([programs.setpriv, programs.bwrap]),
+    staged.id,
   );
   if (typeof held === "string") return null;
-  return { launch: { argv: [...held.enter, ...plan.argv(held.at)], staging: null }, hold: held };
+  // nsenter drops to the sandbox's uid itself where its drop is as clean as setpriv's: one
+  // program fewer per attempt (stage_holder.ts).
+  const argv = held.enterAs
+    ? [...held.enterAs, ...plan.sandbox(held.at)]
+    : [...held.enter, ...plan.argv(held.at)];
+  return { launch: { argv, staging: null }, hold: held };
 }
 
 /**

@@ -21,7 +21,8 @@
  * - held (stage_holder.ts): one per dvergr process, made at the first sandboxed attempt and
  *   kept by a small root process of ours that ends with dvergr; each attempt's launch enters it
  *   (`nsenter --mount`, its last program before setpriv), which fails unless the holder's token
- *   directory is there. Its roots are bound once: the parent of each of the attempt's own
+ *   directory is there. Where the holder found nsenter's own drop (`--setuid --setgid`) as
+ *   clean as setpriv's, nsenter drops to the uid and execs bwrap itself (stage_holder.ts). Its roots are bound once: the parent of each of the attempt's own
  *   directories (the worlds directory, the temp dir of the gateway's socket directory; not
  *   their submounts), and every other source whole (a `--mount` directory, the supervisor's
  *   bin, read-only). The sandbox uid then passes from a
@@ -390,7 +391,10 @@ function dropTo(
  */
 export interface HeldBwrap {
   roots: StageRoot[];
+  /** setpriv … -- bwrap …: the drop to the uid, then the sandbox. */
   argv(at: (root: string) => string): string[];
+  /** bwrap …: the sandbox alone, for a launch whose nsenter drops to the uid itself. */
+  sandbox(at: (root: string) => string): string[];
 }
 
 /**
@@ -439,15 +443,15 @@ export function heldBwrap(
     return source;
   });
   if (cannot) return null;
+  const inner = (at: (root: string) => string) =>
+    mapBinds(options, systemDirs, (_, source) => {
+      const p = placed.get(source)!;
+      return p.rel === "" ? at(p.root) : `${at(p.root)}/${p.rel}`;
+    });
   return {
     roots: [...roots.values()],
-    argv: (at) => {
-      const inner = mapBinds(options, systemDirs, (_, source) => {
-        const p = placed.get(source)!;
-        return p.rel === "" ? at(p.root) : `${at(p.root)}/${p.rel}`;
-      });
-      return dropTo(id, programs, inner, command);
-    },
+    argv: (at) => dropTo(id, programs, inner(at), command),
+    sandbox: (at) => [programs.bwrap, ...inner(at), ...command],
   };
 }
 

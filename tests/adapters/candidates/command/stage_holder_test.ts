@@ -13,7 +13,7 @@ import {
   passableBy,
   stagePoint,
 } from "../../../../adapters/candidates/command/host_identity.ts";
-import { holdStage } from "../../../../adapters/candidates/command/stage_holder.ts";
+import { cleanDrop, holdStage } from "../../../../adapters/candidates/command/stage_holder.ts";
 import { hostProgram } from "../../../../adapters/candidates/command/command_program.ts";
 import { attemptInWorld } from "../../../helpers/attempt_world.ts";
 import { createWorld } from "../../../../adapters/world/world.ts";
@@ -166,6 +166,30 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("cleanDrop() takes only every uid and gid the target's, no group and no capability", () => {
+  const status = (over: Record<string, string> = {}) =>
+    Object.entries({
+      "Uid:": "4242\t4242\t4242\t4242",
+      "Gid:": "4343\t4343\t4343\t4343",
+      "Groups:": "",
+      "CapInh:": "0000000000000000",
+      "CapPrm:": "0000000000000000",
+      "CapEff:": "0000000000000000",
+      "CapAmb:": "0000000000000000",
+      ...over,
+    }).map(([k, v]) => `${k} ${v}\n`).join("");
+  assert.equal(cleanDrop(status(), ID), true);
+  // A supplementary group kept (a setgroups() that failed), an inheritable capability kept.
+  assert.equal(cleanDrop(status({ "Groups:": "0" }), ID), false);
+  assert.equal(cleanDrop(status({ "CapInh:": "0000000000000001" }), ID), false);
+  assert.equal(cleanDrop(status({ "CapAmb:": "0000000000000400" }), ID), false);
+  assert.equal(cleanDrop(status({ "Uid:": "4242\t0\t4242\t4242" }), ID), false);
+  assert.equal(cleanDrop(status({ "Gid:": "0\t0\t0\t0" }), ID), false);
+  // A line missing (a kernel without ambient capabilities): not known clean.
+  assert.equal(cleanDrop(status().replace(/CapAmb:.*\n/, ""), ID), false);
+  assert.equal(cleanDrop("", ID), false);
 });
 
 /** Runs `fn` with an environment whose TMPDIR is a fresh directory of its own, removed after. */
@@ -408,6 +432,79 @@ Deno.test({
       } finally {
         held.release();
       }
+    }),
+});
+
+Deno.test({
+  name:
+    `held staging as root: nsenter drops to the sandbox's uid and gid itself, as setpriv would (no group, no capability)${why}`,
+  ignore,
+  fn: () =>
+    inOwnTmp(async (tmpEnv, tmp) => {
+      const point = await stagePoint(tmpEnv);
+      const roots = [{ source: tmp, rw: false, recursive: false }];
+      const plain = await holdStage(point, roots, holderPrograms(), ["/usr", "/proc"]);
+      assert.ok(typeof plain !== "string", String(plain));
+      plain.release();
+      // No drop asked: none offered.
+      assert.equal(plain.enterAs, null);
+      const held = await holdStage(point, roots, holderPrograms(), ["/usr", "/proc"], ID);
+      assert.ok(typeof held !== "string", String(held));
+      try {
+        assert.ok(held.enterAs, "the drop is clean on this host");
+        const creds = await run([
+          ...held.enterAs,
+          "/bin/sh",
+          "-c",
+          "grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapAmb):' /proc/self/status; pwd",
+        ]);
+        assert.equal(creds.code, 0, creds.stderr);
+        assert.match(creds.stdout, /^Uid:\s+4242\s+4242\s+4242\s+4242$/m);
+        assert.match(creds.stdout, /^Gid:\s+4343\s+4343\s+4343\s+4343$/m);
+        assert.match(creds.stdout, /^Groups:\s*$/m);
+        for (const set of ["CapInh", "CapPrm", "CapEff", "CapAmb"]) {
+          assert.match(creds.stdout, new RegExp(`^${set}:\\s+0+$`, "m"), set);
+        }
+        // In the holder's namespace, at its token, as `enter` is.
+        assert.equal(creds.stdout.trim().split("\n").pop(), held.enter[2].split("/root").pop());
+      } finally {
+        held.release();
+      }
+    }),
+});
+
+Deno.test({
+  name:
+    `held staging as root: a dvergr with inheritable capabilities keeps setpriv's drop (nsenter would keep them)${why}`,
+  ignore,
+  fn: () =>
+    inOwnTmp(async (_tmpEnv, tmp) => {
+      const script = `${tmp}/hold.ts`;
+      const here = new URL("../../../../", import.meta.url).pathname;
+      await Deno.writeTextFile(
+        script,
+        `import { holdStage } from "${here}adapters/candidates/command/stage_holder.ts";
+import { stagePoint } from "${here}adapters/candidates/command/host_identity.ts";
+const programs = ${JSON.stringify(holderPrograms())};
+const point = await stagePoint((k) => k === "TMPDIR" ? ${JSON.stringify(tmp)} : Deno.env.get(k));
+const roots = [{ source: ${JSON.stringify(tmp)}, rw: false, recursive: false }];
+const held = await holdStage(point, roots, programs, ["/usr", "/proc"], ${JSON.stringify(ID)});
+if (typeof held === "string") throw new Error(held);
+console.log(held.enterAs === null ? "setpriv" : "nsenter");
+held.release();
+`,
+      );
+      const as = async (inh: string[]) => {
+        const out = await new Deno.Command(holderPrograms().setpriv, {
+          args: [...inh, "--", Deno.execPath(), "run", "--allow-all", script],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        assert.ok(out.success, new TextDecoder().decode(out.stderr));
+        return new TextDecoder().decode(out.stdout).trim();
+      };
+      assert.equal(await as(["--inh-caps=+chown"]), "setpriv");
+      assert.equal(await as(["--inh-caps=-all"]), "nsenter");
     }),
 });
 

@@ -163,6 +163,8 @@ function assertWalls(user: string, r: Awaited<ReturnType<typeof probe>>) {
   assert.equal(said("CapEff"), "0000000000000000", `${user}: effective capabilities`);
   assert.equal(said("CapPrm"), "0000000000000000", `${user}: permitted capabilities`);
   assert.equal(said("CapBnd"), "0000000000000000", `${user}: bounding set`);
+  assert.equal(said("CapInh"), "0000000000000000", `${user}: inheritable capabilities`);
+  assert.equal(said("CapAmb"), "0000000000000000", `${user}: ambient capabilities`);
   assert.equal(said("NoNewPrivs"), "1", `${user}: no_new_privs`);
   assert.notEqual(said("uid"), "0", `${user}: the candidate runs as root`);
   if (Deno.build.arch === "x86_64") assert.equal(said("Seccomp"), "2", `${user}: seccomp filter`);
