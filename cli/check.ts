@@ -16,7 +16,6 @@ import {
   type ShapeCheck,
 } from "../core/engine/check.ts";
 import { generatorOf } from "../core/bundle/generator.ts";
-import { checkerFacts } from "../core/bundle/clojure_lint.ts";
 import { readBundleDir } from "../adapters/files/bundle_dir.ts";
 import { isDir } from "../adapters/files/fs.ts";
 import { paramRuleHelp, readParamFlags } from "../core/bundle/params.ts";
@@ -148,7 +147,13 @@ async function checkWith(
     return 2;
   }
   const { bundle } = shape;
-  const facts = checkerFacts(bundle);
+  // Without checker.clj there is nothing to lint or leave unused: its lint loads only for one.
+  const facts = bundle.files.has("checker.clj")
+    ? (await importLater<typeof import("../core/bundle/clojure_lint.ts")>(
+      "../core/bundle/clojure_lint.ts",
+      import.meta.url,
+    )).checkerFacts(bundle)
+    : { unused: null, warnings: [] };
   const { warnings } = facts;
 
   let verdict: AnswerVerdict | undefined;

@@ -14,8 +14,15 @@ import { checkerInputFor } from "../bundle/checker_input.ts";
 import type { CheckerRun, CheckerRunner } from "../checker.ts";
 import { checkerFileLoadProblems, checkerLoadProblems } from "../bundle/checker_loads.ts";
 import { placeholderProblems } from "../bundle/task.ts";
-import { generatorProblems, withNamedWorld } from "../bundle/generated_cases.ts";
 import { generatorOf } from "../bundle/generator.ts";
+import { importLater } from "../import_later.ts";
+
+/** core/bundle/generated_cases.ts, loaded only for a bundle with generator.js. */
+const generatedCases = () =>
+  importLater<typeof import("../bundle/generated_cases.ts")>(
+    "../bundle/generated_cases.ts",
+    import.meta.url,
+  );
 
 /** A bundle that has problems (with its content id), or the parsed bundle. */
 export type ShapeCheck =
@@ -55,7 +62,9 @@ export async function loadCheck(
     ...goldProblems(shape.bundle),
     ...placeholderProblems(shape.bundle, params),
     ...await checkerLoadProblems(shape.bundle, runner),
-    ...await generatorProblems(shape.bundle, runner, params),
+    ...(generatorOf(shape.bundle) === null
+      ? []
+      : await (await generatedCases()).generatorProblems(shape.bundle, runner, params)),
   ];
   if (problems.length === 0) return shape;
   return { ok: false, name: fb.name, id: shape.bundle.id, problems };
@@ -107,6 +116,7 @@ export async function answerWorld(
   requested?: string,
 ): Promise<{ bundle: Bundle; caseId: string | null }> {
   if (generatorOf(bundle) === null) return { bundle, caseId: answerCase(bundle, requested) };
+  const { withNamedWorld } = await generatedCases();
   const w = await withNamedWorld(bundle, runner, requested ?? bundle.calibration?.case);
   if (w.problem !== undefined || w.case === undefined) {
     throw usageError(
