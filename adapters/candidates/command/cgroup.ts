@@ -493,6 +493,18 @@ export async function openAttemptCgroup(
   processes: number,
   env: (name: string) => string | undefined,
 ): Promise<AttemptCgroup | null> {
+  const kind = await readyKind(env);
+  if (kind === null) return null;
+  if (leftOver.size > 0) await sweep([]);
+  const mkdir = shellQuote(hostProgram("mkdir", env("PATH") ?? DEFAULT_PATH));
+  return nextCgroup(kind, memoryBytes, processes, mkdir);
+}
+
+/**
+ * The kind of cgroup this host gives dvergr (null: none, or `DVERGR_CGROUP=none`), found once
+ * per process, and the leftovers of dead dvergr processes swept once it is known.
+ */
+async function readyKind(env: (name: string) => string | undefined): Promise<CgroupKind | null> {
   if (env("DVERGR_CGROUP") === "none") return null;
   usable ??= findMaker();
   const kind = await usable;
@@ -509,9 +521,16 @@ export async function openAttemptCgroup(
     await sweep(parents);
   })();
   await sweeping;
-  if (leftOver.size > 0) await sweep([]);
-  const mkdir = shellQuote(hostProgram("mkdir", env("PATH") ?? DEFAULT_PATH));
-  return nextCgroup(kind, memoryBytes, processes, mkdir);
+  return kind;
+}
+
+/**
+ * Starts finding the cgroup kind and sweeping (readyKind) without waiting: a run's preflight
+ * starts it beside its own preparation, so that its first attempts do not wait for the probe's
+ * processes one after another. A failure is the first attempt's to meet, as it was.
+ */
+export function warmAttemptCgroups(env: (name: string) => string | undefined): void {
+  readyKind(env).catch(() => {});
 }
 
 /**

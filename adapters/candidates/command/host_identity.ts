@@ -518,7 +518,7 @@ export function giveTo(id: HostIdentity, path: string): void {
 let umask: Promise<number> | null = null;
 
 /** dvergr's umask, as a shell it starts reports it (once; Deno.umask needs --allow-sys=umask). */
-function processUmask(): Promise<number> {
+export function processUmask(): Promise<number> {
   umask ??= new Deno.Command("/bin/sh", { args: ["-c", "umask"], stdin: "null", stderr: "null" })
     .output()
     .then((o) => parseInt(new TextDecoder().decode(o.stdout).trim(), 8))

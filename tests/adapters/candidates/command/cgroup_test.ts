@@ -127,3 +127,23 @@ Deno.test("openAttemptCgroup() makes the next attempts' cgroups ahead with the s
     for (const c of opened) await c.close();
   }
 });
+
+Deno.test("warmAttemptCgroups() starts the probe a first attempt awaits: its cgroup joins as an unwarmed one does; DVERGR_CGROUP=none stays off", async () => {
+  const url = new URL("../../../../adapters/candidates/command/cgroup.ts", import.meta.url);
+  const warmed: typeof first = await import(`${url.href}?warmed-instance`);
+  const off = (k: string) => k === "DVERGR_CGROUP" ? "none" : env(k);
+  // Started, never awaited: neither a throw nor a rejection left unhandled (which fails a test).
+  warmed.warmAttemptCgroups(off);
+  assert.equal(await warmed.openAttemptCgroup(64 * MIB, 24, off), null);
+  warmed.warmAttemptCgroups(env);
+  warmed.warmAttemptCgroups(env);
+  const unwarmed = await first.openAttemptCgroup(64 * MIB, 24, env);
+  const cgroup = await warmed.openAttemptCgroup(64 * MIB, 24, env);
+  try {
+    assert.equal(cgroup === null, unwarmed === null, "the same kind of host as unwarmed");
+    if (cgroup !== null) assert.equal(await joinAndRun(cgroup), 0);
+  } finally {
+    await cgroup?.close();
+    await unwarmed?.close();
+  }
+});
