@@ -1,7 +1,9 @@
 /**
  * Writes a room's new objects as ONE packfile (version 2, no deltas of its own) with its
  * version-2 index, and puts both in place durably (temporary names, synced, renamed in; the
- * index last, since readers find packs by it).
+ * index last, since readers find packs by it). The two files are synced at once: each sync
+ * waits for the file system's journal, and two waits side by side share one commit of it
+ * instead of queueing behind each other.
  *
  * Why dvergr writes packs itself: isomorphic-git writes one loose object file per blob and
  * tree, 8-18 s per 1,000 files on this machine's disk, against ~0.1 s for the same commit as
@@ -177,15 +179,47 @@ export class PackBuilder {
 
 /** Writes a new file (never an existing one) and syncs its data before returning. */
 export async function writeDurable(path: string, data: Uint8Array): Promise<void> {
-  const file = await Deno.open(path, { write: true, createNew: true });
+  await writeAllDurable([{ path, data }]);
+}
+
+/**
+ * Writes new files (never existing ones) and syncs their data before returning: every file
+ * written first, then all synced side by side (one journal commit for all, where syncing
+ * each after its write waited for one commit per file).
+ */
+export async function writeAllDurable(files: { path: string; data: Uint8Array }[]): Promise<void> {
+  const open: { path: string; file: Deno.FsFile }[] = [];
   try {
-    for (let at = 0; at < data.length;) at += await file.write(data.subarray(at));
-    await file.syncData();
-  } catch (e) {
-    // A write to an open file does not say which file (ENOSPC, EFBIG): name it.
-    throw storageProblem(e, `"${path}"`);
+    for (const { path, data } of files) {
+      const file = await Deno.open(path, { write: true, createNew: true });
+      open.push({ path, file });
+      await named(path, async () => {
+        for (let at = 0; at < data.length;) at += await file.write(data.subarray(at));
+      });
+    }
+    await settled(open.map(({ path, file }) => named(path, () => file.syncData())));
   } finally {
-    file.close();
+    for (const { file } of open) file.close();
+  }
+}
+
+/**
+ * Waits for every promise (none is left running, say while its file is closed or its
+ * directory removed), then throws the first rejection.
+ */
+export async function settled(promises: Promise<unknown>[]): Promise<void> {
+  for (const r of await Promise.allSettled(promises)) {
+    if (r.status === "rejected") throw r.reason;
+  }
+}
+
+/** `f`, its error naming `path`: a write or sync of an open file does not say which file. */
+async function named(path: string, f: () => Promise<unknown>): Promise<void> {
+  try {
+    await f();
+  } catch (e) {
+    // ENOSPC, EFBIG, EIO…
+    throw storageProblem(e, `"${path}"`);
   }
 }
 
@@ -200,8 +234,7 @@ export async function installPack(gitdir: string, built: BuiltPack): Promise<voi
   const tmpPack = join(dir, `tmp_pack_${id}`);
   const tmpIdx = join(dir, `tmp_idx_${id}`);
   try {
-    await writeDurable(tmpPack, built.pack);
-    await writeDurable(tmpIdx, built.idx);
+    await writeAllDurable([{ path: tmpPack, data: built.pack }, { path: tmpIdx, data: built.idx }]);
     await Deno.rename(tmpPack, join(dir, `pack-${built.name}.pack`));
     await Deno.rename(tmpIdx, join(dir, `pack-${built.name}.idx`));
   } catch (e) {

@@ -24,7 +24,7 @@ import { isSlug } from "../../../core/room_slug.ts";
 import type { FileMap } from "../../../core/bundle/file_map.ts";
 import type { CommitInfo, RoomStore } from "../../../core/ports/room_store.ts";
 import { commitObject, encoder, gitObject } from "../../../core/codecs/git/objects.ts";
-import { installPack, PackBuilder, writeDurable } from "./pack_write.ts";
+import { installPack, PackBuilder, settled, writeDurable } from "./pack_write.ts";
 import { withObjects } from "./object_reader.ts";
 import { BRANCH, initBare, readHead } from "./repository.ts";
 import { treeEntries } from "./tree_rewrite.ts";
@@ -100,8 +100,12 @@ async function createRoom(g: GitRooms, slug: string): Promise<boolean> {
       const builder = new PackBuilder();
       builder.addObject(tree);
       builder.addObject(commit);
-      await installPack(tmp, builder.finish());
-      await writeDurable(join(tmp, BRANCH), encoder.encode(`${commit.oid}\n`));
+      // Both durable before the room appears (the rename), not one after the other: the
+      // branch may name its commit before the pack is synced while no reader can see either.
+      await settled([
+        installPack(tmp, builder.finish()),
+        writeDurable(join(tmp, BRANCH), encoder.encode(`${commit.oid}\n`)),
+      ]);
       await Deno.rename(tmp, gitdir);
     } catch (e) {
       await Deno.remove(tmp, { recursive: true }).catch(() => {});

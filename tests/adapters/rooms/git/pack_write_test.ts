@@ -6,7 +6,13 @@ import {
   type GitObject,
   gitObject,
 } from "../../../../core/codecs/git/objects.ts";
-import { installPack, ofsBytes, PackBuilder } from "../../../../adapters/rooms/git/pack_write.ts";
+import {
+  installPack,
+  ofsBytes,
+  PackBuilder,
+  settled,
+  writeAllDurable,
+} from "../../../../adapters/rooms/git/pack_write.ts";
 import { packIndexes, readPackIndex } from "../../../../adapters/rooms/git/pack_read.ts";
 import { withObjects } from "../../../../adapters/rooms/git/object_reader.ts";
 import { initBare } from "../../../../adapters/rooms/git/repository.ts";
@@ -102,4 +108,42 @@ Deno.test("ObjectReader reads back each object PackBuilder wrote, stored or defl
     assert.deepEqual(names, ["large.txt", "small.txt"]);
     assert.equal(await withObjects(gitdir, (db) => db.commit(commit.oid).tree), tree.oid);
   });
+});
+
+Deno.test("writeAllDurable() writes every file, and refuses one that exists, leaving it as it was", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const big = new Uint8Array(200_000).map((_, i) => i % 251);
+    await writeAllDurable([
+      { path: join(dir, "a"), data: utf8("first") },
+      { path: join(dir, "b"), data: big },
+    ]);
+    assert.equal(await Deno.readTextFile(join(dir, "a")), "first");
+    assert.deepEqual(await Deno.readFile(join(dir, "b")), big);
+    await assert.rejects(
+      writeAllDurable([
+        { path: join(dir, "c"), data: utf8("new") },
+        { path: join(dir, "a"), data: utf8("again") },
+      ]),
+      Deno.errors.AlreadyExists,
+    );
+    assert.equal(await Deno.readTextFile(join(dir, "a")), "first");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("settled() waits for every promise before it throws the first rejection", async () => {
+  let lateDone = false;
+  const late = new Promise<void>((resolve) =>
+    setTimeout(() => {
+      lateDone = true;
+      resolve();
+    }, 20)
+  );
+  await assert.rejects(
+    settled([Promise.reject(new Error("first")), late, Promise.reject(new Error("second"))]),
+    /first/,
+  );
+  assert.equal(lateDone, true);
 });
