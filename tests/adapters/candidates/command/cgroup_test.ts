@@ -24,6 +24,8 @@ Deno.test("openAttemptCgroup() in a second module instance of the process leaves
   const url = new URL("../../../../adapters/candidates/command/cgroup.ts", import.meta.url);
   const second: typeof first = await import(`${url.href}?second-instance`);
   const b = await second.openAttemptCgroup(64 * MIB, 24, env);
+  // Its sweep runs beside its attempts: what it would take, it has taken once it ended.
+  await second.cgroupsSwept();
   try {
     assert.equal(await joinAndRun(a), 0, "the first instance's cgroup was swept away");
     if (b !== null) assert.equal(await joinAndRun(b), 0);
@@ -145,5 +147,45 @@ Deno.test("warmAttemptCgroups() starts the probe a first attempt awaits: its cgr
   } finally {
     await cgroup?.close();
     await unwarmed?.close();
+  }
+});
+
+Deno.test("the first openAttemptCgroup() of a process sweeps every cgroup of dead dvergr processes, never a live one's", async () => {
+  const probe = await first.openAttemptCgroup(64 * MIB, 24, env);
+  if (probe === null) return; // No cgroup on this host: nothing to sweep.
+  // Where the attempts' cgroups are: the parents of its own directories (not its candidate's).
+  const parents = [
+    ...new Set(
+      dirsOf(probe).filter((d) => !d.endsWith("/candidate"))
+        .map((d) => d.slice(0, d.lastIndexOf("/"))),
+    ),
+  ];
+  await probe.close();
+  // A pid that ran and ended: its cgroups are leftovers; this process's are alive.
+  const ended = new Deno.Command("true").spawn();
+  await ended.status;
+  const dead = Array.from({ length: 30 }, (_, i) => `dvergr-${ended.pid}-sweeptest${i}`);
+  const live = `dvergr-${Deno.pid}-sweeptest`;
+  const made = [...dead, live].flatMap((n) => [
+    ...parents.map((p) => `${p}/${n}`),
+    `${parents.at(-1)}/${n}/candidate`,
+  ]);
+  const mk = await new Deno.Command("/bin/sh", {
+    args: ["-c", 'mkdir -p "$@"', "t", ...made],
+  }).output();
+  assert.ok(mk.success, new TextDecoder().decode(mk.stderr));
+  try {
+    const url = new URL("../../../../adapters/candidates/command/cgroup.ts", import.meta.url);
+    const fresh: typeof first = await import(`${url.href}?sweeping-instance`);
+    const cgroup = await fresh.openAttemptCgroup(64 * MIB, 24, env);
+    await fresh.cgroupsSwept();
+    await cgroup?.close();
+    const left = await existing(made);
+    assert.deepEqual(left.filter((d) => !d.includes(live)), [], "a dead process's cgroup left");
+    assert.deepEqual(left.filter((d) => d.includes(live)).length, parents.length + 1);
+  } finally {
+    await new Deno.Command("/bin/sh", {
+      args: ["-c", 'rmdir "$@" 2>/dev/null; exit 0', "t", ...made.slice().reverse()],
+    }).output();
   }
 });
