@@ -7,6 +7,11 @@
  */
 export function formatFixed(x: number, digits: number): string {
   if (!Number.isFinite(x)) return String(x);
+  // A whole number (a reward of 0 or 1, a count) has nothing to round: the report's tables
+  // format thousands of them.
+  if (Number.isInteger(x) && Math.abs(x) < 1e21) {
+    return (x < 0 ? "-" : "") + String(Math.abs(x)) + (digits > 0 ? "." + "0".repeat(digits) : "");
+  }
   const negative = x < 0;
   const [mantissa, expText] = Math.abs(x).toString().split("e");
   const [whole, frac = ""] = mantissa.split(".");

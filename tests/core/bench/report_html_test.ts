@@ -6,6 +6,7 @@ import {
   escapeHtml,
   frontierOf,
   frontierSvg,
+  heatColour,
   placeLabels,
   renderReportHtml,
 } from "../../../core/bench/report_html.ts";
@@ -91,6 +92,47 @@ Deno.test("renderReportHtml() escapes names and renders bold and code", () => {
   assert.ok(!html.includes("<cheap&>"));
   assert.ok(html.includes("Scored by an <strong>ad-hoc</strong> verifier"));
   assert.ok(html.includes("Bundle <code>bundle-1</code>"));
+});
+
+Deno.test("escapeHtml() leaves text with nothing to escape as it is, and escapes every kind of character it must", () => {
+  assert.equal(escapeHtml("c0001 0.500 (1/2) naïve ✓"), "c0001 0.500 (1/2) naïve ✓");
+  assert.equal(escapeHtml('a&b<c>d"e'), "a&amp;b&lt;c&gt;d&quot;e");
+  // What terminalSafe() writes as escapes, each found alone among plain text.
+  for (
+    const [c, shown] of [
+      ["\x1b", "\\u001b"],
+      ["\r", "\\r"],
+      ["\x7f", "\\u007f"],
+      ["\x85", "\\u0085"],
+      ["\u202e", "\\u202e"],
+      ["\u2066", "\\u2066"],
+    ]
+  ) {
+    assert.equal(escapeHtml(`x${c}y`), `x${shown}y`);
+  }
+  // Tab and newline stay.
+  assert.equal(escapeHtml("a\tb\nc"), "a\tb\nc");
+});
+
+Deno.test("heatColour() gives the same colour for a reward every time, and each reward its own", () => {
+  const first = [0, 0.25, 0.5, 1].map(heatColour);
+  assert.deepEqual([0, 0.25, 0.5, 1].map(heatColour), first);
+  assert.equal(new Set(first).size, 4);
+  assert.equal(heatColour(0), "hsl(0 70% 78%)");
+  assert.equal(heatColour(1), "hsl(120 70% 78%)");
+  assert.equal(heatColour(-3), heatColour(0));
+});
+
+Deno.test("renderReportHtml() ends each code span at a fence of its own length", () => {
+  const html = renderReportHtml(scorecard(), {
+    note: "one `a` two ``b ` c`` three `d`` e` and ``` f ``` and `unclosed",
+  });
+  assert.ok(
+    html.includes(
+      "<p>one <code>a</code> two <code>b ` c</code> three <code>d`` e</code> and <code>f</code> and `unclosed</p>",
+    ),
+    html.match(/<p>one.*<\/p>/)?.[0] ?? html,
+  );
 });
 
 Deno.test("frontierSvg() plots one point per candidate with a reward and a cost", () => {

@@ -260,6 +260,13 @@ Deno.test("formatFixed() rounds half up on the shortest decimal, as Java's %.nf"
   assert.equal(formatFixed(-0.625, 3), "-0.625");
   assert.equal(formatFixed(-0.0001, 3), "0.000");
   assert.equal(formatFixed(0, 2), "0.00");
+  // Whole numbers (formatted without rounding).
+  assert.equal(formatFixed(1, 3), "1.000");
+  assert.equal(formatFixed(120, 0), "120");
+  assert.equal(formatFixed(-7, 2), "-7.00");
+  assert.equal(formatFixed(-0, 3), "0.000");
+  assert.equal(formatFixed(123456789012, 1), "123456789012.0");
+  assert.equal(formatFixed(1e21, 0), "1000000000000000000000");
 });
 
 Deno.test("renderReport() says what tries that faulted and ran again cost on top", () => {
