@@ -352,7 +352,10 @@ export async function startAttemptGateway(
       }
       // Socket paths must stay under 108 bytes: a short directory in the temp dir.
       const tmp = opts.tmpDir ?? (Deno.env.get("TMPDIR") || "/tmp");
-      await sweepGatewayDirsOnce(tmp);
+      // Not awaited: the dead processes' directories it removes are never this one's
+      // (dvg-<pid>-…), and listing a temp dir of thousands of entries took 35-60 ms here,
+      // which each first attempt waited for.
+      void sweepGatewayDirsOnce(tmp);
       // Synchronous: two calls on a directory of dvergr's own (an asynchronous call costs a
       // thread's hand-off more, per attempt).
       dir = Deno.makeTempDirSync({ dir: tmp, prefix: gatewayDirPrefix() });
