@@ -7,8 +7,8 @@
  *
  * Why the wasmfile variant and not the singlefile one, which embeds the same wasm as a 706 KB
  * escaped string literal in its 828 KB glue: V8 parsed and compiled that function and decoded
- * the string byte by byte on every worker start (~25-45 ms of a checker worker's ~50 ms
- * load); the bytes import costs a file read, and the glue is 10 KB.
+ * the string byte by byte on every worker start (a checker worker's load took ~22 ms, now
+ * ~7.5); the bytes import costs a file read, and the glue is 10 KB.
  */
 import {
   type CustomizeVariantOptions,
@@ -57,19 +57,24 @@ export function dropNodeProcess(): void {
   delete (globalThis as { process?: unknown }).process;
 }
 
-/** QuickJS's wasm compiled, once per realm (every module of a realm shares its code). */
-let compiled: Promise<WebAssembly.Module> | undefined;
+/**
+ * QuickJS's wasm compiled, once per realm (every module of a realm shares its code). Started
+ * as this module is evaluated: V8 compiles on its own threads while the worker's start goes
+ * on and its init arrives (~4 ms of it otherwise after the init). A failure is the load's.
+ */
+const compiled: Promise<WebAssembly.Module> = WebAssembly.compile(wasmBytes);
+// Handled where the load awaits it; not an unhandled rejection before then.
+compiled.catch(() => {});
 
 /**
  * A new instance of QuickJS's module in `memory` (the memory is its only memory: what it
  * grows to is bounded by the memory's maximum). Permissions: none.
  */
 export function instantiateQuickJS(memory: WebAssembly.Memory): Promise<QuickJSWASMModule> {
-  compiled ??= WebAssembly.compile(wasmBytes);
   return newQuickJSWASMModuleFromVariant(
     newVariant(variant, {
       wasmMemory: memory,
-      wasmModule: () => compiled!,
+      wasmModule: () => compiled,
       // Emscripten prints aborts and warnings to the console; the host's stderr is not the
       // place for them (a crash is reported as the call's fault instead).
       emscriptenModule: QUIET,

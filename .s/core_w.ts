@@ -1,0 +1,3 @@
+/// <reference lib="deno.worker" />
+import "quickjs-emscripten-core";
+self.postMessage({ t: performance.timeOrigin + performance.now() });

@@ -1,0 +1,2 @@
+/// <reference lib="deno.worker" />
+self.postMessage({ t: performance.timeOrigin + performance.now() });
