@@ -1,2 +1,0 @@
-/// <reference lib="deno.worker" />
-self.postMessage({ t: performance.timeOrigin + performance.now() });

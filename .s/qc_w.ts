@@ -1,6 +1,0 @@
-/// <reference lib="deno.worker" />
-import { dropNodeProcess, loadQuickJS } from "./ql_c.ts";
-const first = performance.timeOrigin + performance.now();
-dropNodeProcess();
-const q = await loadQuickJS(64 << 20);
-self.postMessage({ first, t: performance.timeOrigin + performance.now(), ok: !!q.module });
