@@ -43,8 +43,6 @@ export interface Slot<O> {
   keys: Set<string>;
   /** Calls sent, in order; the worker runs the first, the others wait in its input. */
   inflight: Job<O>[];
-  /** The start-up timer (until the worker is ready). */
-  timer?: ReturnType<typeof setTimeout>;
   /**
    * The watchdog of the calls in flight (sandbox/worker_pool.ts watch()), armed for
    * `watchdogAt` (performance.now()), never later than the first call's deadline.

@@ -102,10 +102,14 @@ function spawn<O>(p: Pool<O>): void {
   p.slots.push(slot);
   p.counts.workersStarted++;
   p.counts.workersPeak = Math.max(p.counts.workersPeak, p.slots.length);
-  slot.timer = setTimeout(
-    () => failStart(p, slot, `${p.spec.engineName} did not load within ${p.spec.startTimeoutMs}ms`),
-    p.spec.startTimeoutMs,
-  );
+  // Not setTimeout: its first use loads Deno's Node timers (~5-20 ms of this thread), which a
+  // one-shot command would pay before it sends its call (dispatch arms its watchdog only once
+  // the call is sent). This timer cannot be cleared: once the worker is ready or gone, it
+  // does nothing.
+  AbortSignal.timeout(p.spec.startTimeoutMs).addEventListener("abort", () => {
+    if (slot.state !== "starting" || !p.slots.includes(slot)) return;
+    failStart(p, slot, `${p.spec.engineName} did not load within ${p.spec.startTimeoutMs}ms`);
+  });
   const layout = p.layouts?.known();
   const init = {
     type: "init",
@@ -141,7 +145,6 @@ function spawn<O>(p: Pool<O>): void {
 }
 
 function remove<O>(p: Pool<O>, slot: Slot<O>, replaced: boolean): void {
-  clearTimeout(slot.timer);
   clearTimeout(slot.watchdog);
   slot.worker.kill();
   const i = p.slots.indexOf(slot);
@@ -196,7 +199,6 @@ function onCrash<O>(p: Pool<O>, slot: Slot<O>, why: string): void {
 function onMessage<O>(p: Pool<O>, slot: Slot<O>, msg: WorkerMessage<O>): void {
   if (!p.slots.includes(slot)) return;
   if (msg.type === "ready") {
-    clearTimeout(slot.timer);
     slot.state = "ready";
     p.workerPermissions = msg.permissions;
     p.lastBootMs = msg.bootMs;
@@ -306,10 +308,12 @@ function armWatchdog<O>(p: Pool<O>, slot: Slot<O>, at: number): void {
 function dispatch<O>(p: Pool<O>, slot: Slot<O>, job: Job<O>): void {
   slot.inflight.push(job);
   p.counts.calls++;
-  if (slot.inflight.length === 1) watch(p, slot);
   slot.keys.add(job.key);
   const { fn, key, source, input, timeoutMs } = job;
   slot.worker.send({ type: "call", id: p.nextId++, fn, key, source, input, timeoutMs });
+  // Armed once the call is on its way: a process's first setTimeout loads Deno's Node timers
+  // (~5-20 ms), which then overlap the call instead of delaying it.
+  if (slot.inflight.length === 1) watch(p, slot);
 }
 
 /**

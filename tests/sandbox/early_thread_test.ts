@@ -131,6 +131,33 @@ Deno.test("a worker started early that failed to load is reported to the pool th
   }
 });
 
+Deno.test("a pool whose worker does not load within its start time fails the calls waiting for it", async () => {
+  const dir = await Deno.makeTempDir();
+  const entry = new URL(`file://${join(dir, "silent_worker.js")}`);
+  // Loads, then never answers its init.
+  await Deno.writeTextFile(entry, "self.onmessage = () => {};\n");
+  const pool = createWorkerPool<CallOutcome>(
+    {
+      ...CHECKER_WORKERS,
+      entries: { ...CHECKER_WORKERS.entries, thread: entry },
+      startTimeoutMs: 300,
+    },
+    { workers: 1, workerKind: "thread" },
+  );
+  try {
+    const { outcome } = await pool.submit("check", GOOD, INPUT);
+    assert.equal(!outcome.ok && outcome.fault, "crashed", JSON.stringify(outcome));
+    assert.match(
+      !outcome.ok ? outcome.message : "",
+      /could not start: .*did not load within 300ms/,
+    );
+    assert.equal(pool.stats().workersStarted, 1);
+  } finally {
+    pool.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a pool closed before its first call stops the worker started early", () => {
   startEarlyCheckerThread();
   const pool = createCheckerPool({ workers: 1, workerKind: "thread" });
