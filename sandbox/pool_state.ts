@@ -5,6 +5,7 @@
  */
 import type { CheckerFault } from "../core/checker.ts";
 import type { LayoutStore } from "./layout_cache.ts";
+import type { PoolTimer } from "./pool_timer.ts";
 import type { CheckerFunction, Faulted, HostMessage } from "./protocol.ts";
 import { processWorkersAvailable, type WorkerHandle, type WorkerKind } from "./worker_handle.ts";
 import {
@@ -47,7 +48,7 @@ export interface Slot<O> {
    * The watchdog of the calls in flight (sandbox/worker_pool.ts watch()), armed for
    * `watchdogAt` (performance.now()), never later than the first call's deadline.
    */
-  watchdog?: ReturnType<typeof setTimeout>;
+  watchdog?: PoolTimer;
   watchdogAt?: number;
   /** The id of the boot image the worker's memory started from (Clojure workers), if known. */
   baseId?: string;
@@ -70,7 +71,7 @@ export interface Pool<O> {
   readonly queue: Job<O>[];
   closed: boolean;
   nextId: number;
-  growthTimer: ReturnType<typeof setTimeout> | undefined;
+  growthTimer: PoolTimer | undefined;
   /** Growth checks in a row that found the waiting calls behind. */
   looksBehind: number;
   /** Running mean of how long a call runs in a worker. */

@@ -30,6 +30,7 @@ import type { CheckerCallOptions } from "../core/checker.ts";
 import type { CheckerFunction, Faulted, HostMessage, WorkerMessage } from "./protocol.ts";
 import { sha256Hex } from "../core/sha256.ts";
 import { startWorker } from "./worker_handle.ts";
+import { after } from "./pool_timer.ts";
 import {
   BASELINE_BUDGET_MS,
   BASELINE_CALL_MS,
@@ -102,11 +103,8 @@ function spawn<O>(p: Pool<O>): void {
   p.slots.push(slot);
   p.counts.workersStarted++;
   p.counts.workersPeak = Math.max(p.counts.workersPeak, p.slots.length);
-  // Not setTimeout: its first use loads Deno's Node timers (~5-20 ms of this thread), which a
-  // one-shot command would pay before it sends its call (dispatch arms its watchdog only once
-  // the call is sent). This timer cannot be cleared: once the worker is ready or gone, it
-  // does nothing.
-  AbortSignal.timeout(p.spec.startTimeoutMs).addEventListener("abort", () => {
+  // Not cancelled: once the worker is ready or gone, it does nothing.
+  after(p.spec.startTimeoutMs, () => {
     if (slot.state !== "starting" || !p.slots.includes(slot)) return;
     failStart(p, slot, `${p.spec.engineName} did not load within ${p.spec.startTimeoutMs}ms`);
   });
@@ -145,7 +143,7 @@ function spawn<O>(p: Pool<O>): void {
 }
 
 function remove<O>(p: Pool<O>, slot: Slot<O>, replaced: boolean): void {
-  clearTimeout(slot.watchdog);
+  slot.watchdog?.cancel();
   slot.worker.kill();
   const i = p.slots.indexOf(slot);
   if (i >= 0) p.slots.splice(i, 1);
@@ -289,20 +287,20 @@ function watch<O>(p: Pool<O>, slot: Slot<O>): void {
   head.startedAt = performance.now();
   const due = head.startedAt + head.timeoutMs + p.hangMarginMs;
   if (slot.watchdog !== undefined && slot.watchdogAt! <= due) return;
-  clearTimeout(slot.watchdog);
+  slot.watchdog?.cancel();
   armWatchdog(p, slot, due);
 }
 
 function armWatchdog<O>(p: Pool<O>, slot: Slot<O>, at: number): void {
   slot.watchdogAt = at;
-  slot.watchdog = setTimeout(() => {
+  slot.watchdog = after(at - performance.now(), () => {
     slot.watchdog = undefined;
     const head = slot.inflight[0];
     if (head?.startedAt === undefined) return; // nothing runs: the next call arms it again
     const due = head.startedAt + head.timeoutMs + p.hangMarginMs;
     if (performance.now() >= due) onHang(p, slot);
     else armWatchdog(p, slot, due);
-  }, Math.max(0, at - performance.now()));
+  });
 }
 
 function dispatch<O>(p: Pool<O>, slot: Slot<O>, job: Job<O>): void {
@@ -311,8 +309,6 @@ function dispatch<O>(p: Pool<O>, slot: Slot<O>, job: Job<O>): void {
   slot.keys.add(job.key);
   const { fn, key, source, input, timeoutMs } = job;
   slot.worker.send({ type: "call", id: p.nextId++, fn, key, source, input, timeoutMs });
-  // Armed once the call is on its way: a process's first setTimeout loads Deno's Node timers
-  // (~5-20 ms), which then overlap the call instead of delaying it.
   if (slot.inflight.length === 1) watch(p, slot);
 }
 
@@ -329,7 +325,7 @@ function grow<O>(p: Pool<O>): void {
   if (p.queue.length === 0 || p.slots.length >= p.size) return;
   if (p.slots.length === 0) return spawn(p);
   if (p.growthTimer !== undefined || p.slots.some((s) => s.state === "starting")) return;
-  p.growthTimer = setTimeout(() => {
+  p.growthTimer = after(GROWTH_CHECK_MS, () => {
     p.growthTimer = undefined;
     if (p.closed) return;
     const starting = p.slots.some((s) => s.state === "starting");
@@ -341,8 +337,7 @@ function grow<O>(p: Pool<O>): void {
       spawn(p);
     }
     pump(p);
-  }, GROWTH_CHECK_MS);
-  Deno.unrefTimer(p.growthTimer);
+  });
 }
 
 /** Sends waiting calls to the ready workers that can take them, then sees to growth. */
@@ -406,7 +401,7 @@ function submit<O>(
 function close<O>(p: Pool<O>): void {
   if (p.closed) return;
   p.closed = true;
-  clearTimeout(p.growthTimer);
+  p.growthTimer?.cancel();
   for (const slot of [...p.slots]) {
     const jobs = slot.inflight;
     remove(p, slot, false);
