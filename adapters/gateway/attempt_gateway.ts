@@ -90,7 +90,7 @@ export interface AttemptGateway {
    * before the candidate's command (they wait until both ports listen; exit 125 when they do
    * not). Null for tcp.
    */
-  forwarders: { start: string; ready: string } | null;
+  forwarders: { start: string; ready: string; hostNetReady: string } | null;
   /** Stops the server, removes the directory, gives the evidence. */
   finish(): Promise<GatewayEvidence>;
 }
@@ -194,7 +194,7 @@ export type GatewayForwarder =
  */
 export function forwarderScripts(
   forwarder: GatewayForwarder,
-): { start: string; ready: string } {
+): { start: string; ready: string; hostNetReady: string } {
   const socket = `${SANDBOX_GATEWAY_DIR}/${SOCKET}`;
   const port = SANDBOX_GATEWAY_PORT;
   const detached = "</dev/null >/dev/null 2>&1 4<&- 8>&- &";
@@ -246,7 +246,19 @@ if [ "$told" != ${port} ]; then
 ${looks}
 fi`
     : looks;
-  return { start, ready };
+  // In a sandbox on the host's network (`:network true`) a socket in use tells nothing (the
+  // host has its own), and the port may be another's (another dvergr's attempt, a service):
+  // only tcpserver's own word that it listens there lets the candidate start; without it (it
+  // could not listen: the port was taken), exit 125, never a candidate reaching another's
+  // gateway. The other forwarders cannot say so: there the looks stay (gate.ts keeps this
+  // process's own attempts from sharing the port).
+  const hostNetReady = "tcpserver" in forwarder
+    ? `told=
+read -r told <&5
+exec 5<&-
+[ "$told" = ${port} ] || exit 125`
+    : looks;
+  return { start, ready, hostNetReady };
 }
 
 let denoPath: string | null | undefined;

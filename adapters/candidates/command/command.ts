@@ -49,7 +49,13 @@ import {
   writableTopLevel,
 } from "./limits.ts";
 import { type AttemptCgroup, openAttemptCgroup, shellQuote, warmAttemptCgroups } from "./cgroup.ts";
-import { noteSerialOnce, unboundedAttempts } from "./gate.ts";
+import {
+  type Gate,
+  noteSerialOnce,
+  noteSharedNetOnce,
+  sharedNetAttempts,
+  unboundedAttempts,
+} from "./gate.ts";
 import { signalSandboxInit } from "./sandbox_init.ts";
 import { type FdClosing, launchFdClosing } from "./inherited_fds.ts";
 import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
@@ -1020,7 +1026,12 @@ async function sandboxArgv(
     command: superviseArgv(shellArgv(spec), {
       writable,
       capture: ctx.writable,
-      helpers: gateway?.forwarders ?? undefined,
+      helpers: gateway?.forwarders
+        ? {
+          start: gateway.forwarders.start,
+          ready: spec.network ? gateway.forwarders.hostNetReady : gateway.forwarders.ready,
+        }
+        : undefined,
       candidateCgroup: held,
     }),
   };
@@ -1439,6 +1450,27 @@ function packRoom(
   );
 }
 
+/**
+ * The gate a sandboxed attempt passes, one attempt after another's sandbox (gate.ts), its note
+ * said once: without a cgroup (RLIMIT_NPROC is per user), and on the host's network with a
+ * gateway (its forwarder's loopback port is the host's, one for all attempts); else null.
+ */
+function attemptGate(
+  s: CommandSetup,
+  isolated: boolean,
+  hasCgroup: boolean,
+  hasGateway: boolean,
+): Gate | null {
+  if (!isolated) return null;
+  if (!hasCgroup) {
+    noteSerialOnce(s.opts.env);
+    return unboundedAttempts;
+  }
+  if (!s.spec.network || !hasGateway) return null;
+  noteSharedNetOnce();
+  return sharedNetAttempts;
+}
+
 /** Runs the process of one attempt (behind `gateway` when there is one). */
 async function runProcess(
   s: CommandSetup,
@@ -1473,10 +1505,9 @@ async function runProcess(
       s.limits.processes + SUPERVISOR_PROCESSES,
       s.opts.env,
     );
-    if (cgroup === null && isolated) {
-      // RLIMIT_NPROC is per user: one attempt at a time, each after the last one's sandbox.
-      noteSerialOnce(s.opts.env);
-      release = await unboundedAttempts.enter(ctx.signal);
+    const gate = attemptGate(s, isolated, cgroup !== null, gateway !== null);
+    if (gate !== null) {
+      release = await gate.enter(ctx.signal);
       if (release === null) return cannot("the run was stopped while it waited for its turn");
       // Its time starts at its go mark; the engine's backstop, from now.
       ctx.admitted?.();

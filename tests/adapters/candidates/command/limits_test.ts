@@ -657,7 +657,7 @@ if (hasBwrap) {
     const slow: GatewayFactory = async (ctx, transport) => {
       const g = await real(ctx, transport);
       const f = g.forwarders!;
-      return { ...g, forwarders: { start: f.start, ready: `sleep 3\n${f.ready}` } };
+      return { ...g, forwarders: { ...f, ready: `sleep 3\n${f.ready}` } };
     };
     const { outcome, captured, world } = await attempt(
       "echo done > /out/done.txt",

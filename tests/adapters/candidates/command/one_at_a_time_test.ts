@@ -159,3 +159,39 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "commandCandidate() [bwrap] on the host's network: attempts run one at a time (their gateway's loopback port is the host's)",
+  ignore: !hasBwrap,
+  async fn() {
+    const { commandCandidate } = await import(
+      "../../../../adapters/candidates/command/command.ts"
+    );
+    const { commandGateway } = await import("../../../../adapters/gateway/command_gateway.ts");
+    const { attemptInWorld } = await import("../../../helpers/attempt_world.ts");
+    const candidate = commandCandidate(
+      {
+        name: "net",
+        // Its own forwarder listens (a second one on the host's port could not), for a while.
+        command: "date +%s%N > /out/start; sleep 0.4; date +%s%N > /out/end",
+        network: true,
+      },
+      { isolation: "bwrap", env, gateway: commandGateway({ env }) },
+    );
+    const attempt = async () => {
+      const { world, ctx } = await attemptInWorld("t", 20_000);
+      try {
+        const outcome = await candidate.run(ctx);
+        assert.equal(outcome.status, "completed", outcome.message ?? "");
+        const got = await world.capture(["/out"]);
+        return [BigInt(got.files["/out/start"].trim()), BigInt(got.files["/out/end"].trim())];
+      } finally {
+        await world.remove();
+      }
+    };
+    const [a, b] = await Promise.all([attempt(), attempt()]);
+    // One ran after the other's sandbox had ended.
+    assert.ok(a[1] <= b[0] || b[1] <= a[0], `overlapping: ${a} and ${b}`);
+  },
+});
