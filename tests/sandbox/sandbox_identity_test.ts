@@ -12,7 +12,14 @@ const ROOT = new URL("../../", import.meta.url);
 async function copyTree(dir: string): Promise<void> {
   await Deno.mkdir(join(dir, "sandbox"));
   await Deno.mkdir(join(dir, "core"));
-  for (const f of ["sandbox/load_cache.ts", "core/path.ts", "core/sha256.ts", "core/version.ts"]) {
+  const modules = [
+    "sandbox/load_cache.ts",
+    "core/path.ts",
+    "core/sha256.ts",
+    "core/sha256_block.ts",
+    "core/version.ts",
+  ];
+  for (const f of modules) {
     await Deno.copyFile(new URL(f, ROOT), join(dir, f));
   }
   await Deno.writeTextFile(join(dir, "sandbox", "other.ts"), "export const x = 1;\n");
