@@ -36,8 +36,12 @@ export interface AttemptCgroup {
    * is started for it.
    */
   joinScript: string;
-  /** The limits the cgroup hit; then kills every process still in it and removes it. */
-  end(): Promise<("memory" | "processes")[]>;
+  /**
+   * The limits the cgroup hit; then kills every process still in it and removes it. With
+   * `removeLater`, that removal is started and not waited for (removingLater): for an attempt
+   * whose processes have all ended already, as a sandbox's do with its PID namespace.
+   */
+  end(removeLater?: boolean): Promise<("memory" | "processes")[]>;
   /** Kills every process still in the cgroup, then removes it (after end(): nothing to do). */
   close(): Promise<void>;
   /**
@@ -189,13 +193,58 @@ const PRINT = 'while IFS= read -r l; do echo "$l"; done <';
  * container's init, which may be slow): what cannot be removed within a second is kept and
  * tried again later. Returns what `events` printed ("" when it printed nothing).
  */
-async function endAll(dirs: string[], events: string, v2Kill = false): Promise<string> {
+async function endAll(
+  dirs: string[],
+  events: string,
+  v2Kill = false,
+  removeLater = false,
+): Promise<string> {
   const text = events === "" ? "" : (await readEvents(events, dirs)) ?? "";
-  if (await removeEmpty(dirs)) return text;
+  const removal = removeAll(dirs, v2Kill);
+  if (removeLater) removingLater(dirs, removal);
+  else await removal;
+  return text;
+}
+
+/** Removes the cgroup directories `dirs`, killing what is left in them (see endAll). */
+async function removeAll(dirs: string[], v2Kill: boolean): Promise<void> {
+  if (await removeEmpty(dirs)) return;
   if ((await sh(removeScript(v2Kill), ...dirs)) === null) {
     for (const d of dirs) leftOver.add(d);
   }
-  return text;
+}
+
+/** The directories of removals not waited for, until each has ended. */
+const pendingRemovals = new Set<string[]>();
+
+/**
+ * Lets the removal of `dirs` run on without its attempt: the two or three rmdirs of a
+ * cgroup (each on a thread of Deno's, the memory cgroup's the kernel's slowest) took ~6 ms of
+ * every attempt's wall after its end here, before its files were read back. Those still under
+ * way when the process exits are removed then, as the spare ones are; what cannot be stays for
+ * the next process's sweep.
+ */
+function removingLater(dirs: string[], removal: Promise<void>): void {
+  if (pendingRemovals.size === 0 && !removalsAtExit) {
+    removalsAtExit = true;
+    globalThis.addEventListener("unload", () => {
+      for (const d of [...pendingRemovals].flat()) {
+        try {
+          Deno.removeSync(d);
+        } catch {
+          // Gone meanwhile, or busy: the sweep of a later start removes it.
+        }
+      }
+    });
+  }
+  pendingRemovals.add(dirs);
+  removal.catch(() => {}).finally(() => pendingRemovals.delete(dirs));
+}
+let removalsAtExit = false;
+
+/** Resolves once every removal not waited for has ended (tests). */
+export async function cgroupRemovalsSettled(): Promise<void> {
+  while (pendingRemovals.size > 0) await new Promise((r) => setTimeout(r, 5));
 }
 
 /**
@@ -302,12 +351,13 @@ function v2Cgroup(parent: string, name: string, memory: number, processes: numbe
       mayPut(join(dir, "memory.swap.max"), 0),
       put(join(dir, "cgroup.procs"), "$$"),
     ].join("\n"),
-    async end() {
+    async end(removeLater = false) {
       const text = await endAll(
         [child, dir],
         `${PRINT} "$2/memory.events"; echo ---; ${PRINT} "$2/pids.events"; echo ---; ` +
           `[ -f "$1/pids.events" ] && ${PRINT} "$1/pids.events"`,
         true,
+        removeLater,
       );
       const [mem, pids, childPids] = (text || "------").split("---");
       const out: ("memory" | "processes")[] = [];
@@ -362,12 +412,14 @@ function v1Cgroup(
       put(join(mem, "cgroup.procs"), "$$"),
       put(join(pids, "cgroup.procs"), "$$"),
     ].join("\n"),
-    async end() {
+    async end(removeLater = false) {
       const text = await endAll(
         [child, pids, mem],
         `${PRINT} "$3/memory.oom_control"; read -r f < "$3/memory.failcnt"; ` +
           `echo "failcnt $f"; echo ---; ${PRINT} "$2/pids.events"; echo ---; ` +
           `[ -f "$1/pids.events" ] && ${PRINT} "$1/pids.events"`,
+        false,
+        removeLater,
       );
       const [memText, pidsText, childPids] = (text || "------").split("---");
       const out: ("memory" | "processes")[] = [];

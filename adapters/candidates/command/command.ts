@@ -1559,9 +1559,12 @@ async function runProcess(
     if (marks && !marks.started) held?.spoil();
     // The sandbox's PID namespace ended with it, and every process it held.
     release?.();
-    // Every process of the attempt, however it detached, ends with it.
+    // Every process of the attempt, however it detached, ends with it. A sandbox's have all
+    // ended with its PID namespace (its init, the supervisor, took them along), so its cgroup's
+    // removal is not waited for (cgroup.ts); without one, it kills what detached before the
+    // world is read.
     const cgroupName = cgroup ? `cgroup v${cgroup.version}` : null;
-    const exceeded: LimitName[] = cgroup ? await cgroup.end() : [];
+    const exceeded: LimitName[] = cgroup ? await cgroup.end(files !== null) : [];
     cgroup = null;
     const back = files
       ? await readBackWorld(ctx.worldDir, writableTopLevel(ctx.writable), files.capture)

@@ -90,6 +90,33 @@ Deno.test("AttemptCgroup.end() removes an emptied cgroup, and kills what a detac
   }
 });
 
+Deno.test("AttemptCgroup.end(true) says the limits hit and removes the cgroup after, killing what was left in it", async () => {
+  const held = await first.openAttemptCgroup(64 * MIB, 24, env);
+  if (held === null) return; // No cgroup on this host.
+  const [cmd, ...args] = [
+    ...first.joinCgroupArgv(held),
+    "/bin/sh",
+    "-c",
+    "sleep 60 </dev/null >/dev/null 2>&1 & echo $!",
+  ];
+  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "null" }).output();
+  const pid = Number(new TextDecoder().decode(out.stdout).trim());
+  assert.ok(pid > 0);
+  try {
+    assert.deepEqual(await held.end(true), []);
+    await first.cgroupRemovalsSettled();
+    assert.deepEqual(await existing(dirsOf(held)), []);
+    const alive = await new Deno.Command("/bin/sh", {
+      args: ["-c", `read -r s < /proc/${pid}/stat && case "$s" in *") Z "*) exit 1;; esac`],
+      stderr: "null",
+    }).output();
+    assert.equal(alive.success, false, "the detached sleeper outlived its cgroup");
+  } finally {
+    await new Deno.Command("/bin/sh", { args: ["-c", `kill -9 ${pid} 2>/dev/null; exit 0`] })
+      .output();
+  }
+});
+
 Deno.test("openAttemptCgroup() makes the next attempts' cgroups ahead with the same mkdir, and a spare taken early still starts", async () => {
   const open = () => first.openAttemptCgroup(64 * MIB, 24, env);
   const probe = await open();
