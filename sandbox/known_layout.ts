@@ -24,6 +24,22 @@ export interface KnownLayout extends MemoryLayout {
   breakValue: number;
 }
 
+/**
+ * The layout of the QuickJS module this build pins (@jitl/quickjs-wasmfile-release-sync
+ * 0.32.0), for a worker whose init brings none (nothing kept yet, as in a first check, or no
+ * cache directory): it need not find it. Checked like any given layout (layoutFits()): for
+ * another module it is none, and the worker finds its own. tests/sandbox/known_layout_test.ts
+ * checks that it is the pinned module's.
+ */
+export const PINNED_LAYOUT: KnownLayout = {
+  gapStart: 94208,
+  gapEnd: 5332992,
+  breakWord: 86864,
+  bytes: 16777216,
+  lowSha256: "d517337cbb2a62038b86cc0b61721a16029821a15140dd2030b411407a8e87c7",
+  breakValue: 5402624,
+};
+
 /** The fresh memory kept to fingerprint it once its layout is found (its static data). */
 const FRESH_COPY_BYTES = 256 * 1024;
 

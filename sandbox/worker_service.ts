@@ -15,7 +15,7 @@ import type {
 } from "./protocol.ts";
 import { dropNodeProcess, type LoadedQuickJS, loadQuickJS } from "./quickjs_load.ts";
 import { permissionStates } from "./permission_states.ts";
-import { describeLayout, freshCopy, layoutFits } from "./known_layout.ts";
+import { describeLayout, freshCopy, layoutFits, PINNED_LAYOUT } from "./known_layout.ts";
 import type { MemoryLayout } from "./wasm_snapshot.ts";
 
 /** An engine of one worker: runs any number of calls, each from a fresh interpreter state. */
@@ -63,9 +63,9 @@ export function createWorkerService<O extends { ok: boolean }>(
     // This service runs only as a sandbox worker: QuickJS loads faster without `process`.
     dropNodeProcess();
     quickjs = await loadQuickJS(msg.memoryBytes);
-    // A layout from the host is used only when it is this module's; else the engine finds it
-    // and it goes back to the host for the next worker.
-    const layout = msg.layout && await layoutFits(msg.layout, quickjs.memory);
+    // A layout from the host (none: the pinned module's) is used only when it is this
+    // module's; else the engine finds it and it goes back to the host for the next worker.
+    const layout = await layoutFits(msg.layout ?? PINNED_LAYOUT, quickjs.memory);
     const fresh = layout ? undefined : freshCopy(quickjs.memory);
     const freshBytes = quickjs.memory.buffer.byteLength;
     engine = await boot(quickjs, { ...msg, layout });

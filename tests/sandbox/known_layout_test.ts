@@ -13,8 +13,12 @@ import {
   freshCopy,
   type KnownLayout,
   layoutFits,
+  PINNED_LAYOUT,
 } from "../../sandbox/known_layout.ts";
 import { layoutFile, layoutStore } from "../../sandbox/layout_cache.ts";
+import { CHECKER_THREAD_ENTRY, newThreadWorker } from "../../sandbox/early_thread.ts";
+import { DEFAULT_MEMORY_BYTES, STACK_BYTES } from "../../sandbox/pool_types.ts";
+import type { WorkerMessage } from "../../sandbox/protocol.ts";
 import { sandboxIdentity } from "../../sandbox/load_cache.ts";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";
 import type { CheckerInput } from "../../core/checker.ts";
@@ -133,7 +137,32 @@ Deno.test("a known layout whose break word no longer holds its value has the bre
 const INPUT: CheckerInput = { files: {}, params: {}, gold: null, fetched: {}, judgements: {} };
 const GOOD = "export function check() { return { checks: { ok: true }, reward: 1 }; }";
 
-Deno.test("a pool gives its workers the kept layout and keeps the first found, in a file named by the sandbox's identity", async () => {
+Deno.test("PINNED_LAYOUT is the layout of the QuickJS module a checker worker loads", async () => {
+  // A worker given a layout that does not fit finds its own and sends it in its "ready".
+  const worker = newThreadWorker(CHECKER_THREAD_ENTRY);
+  try {
+    const ready = await new Promise<WorkerMessage>((resolve, reject) => {
+      worker.onmessage = (e: MessageEvent<WorkerMessage>) => resolve(e.data);
+      worker.onerror = (e) => {
+        e.preventDefault();
+        reject(new Error(e.message));
+      };
+      worker.postMessage({
+        type: "init",
+        memoryBytes: DEFAULT_MEMORY_BYTES,
+        stackBytes: STACK_BYTES,
+        layout: { ...PINNED_LAYOUT, lowSha256: "0".repeat(64) },
+      });
+    });
+    assert.equal(ready.type, "ready");
+    // When QuickJS's version changes, PINNED_LAYOUT in sandbox/known_layout.ts is this one.
+    assert.deepEqual(ready.type === "ready" && ready.layout, PINNED_LAYOUT);
+  } finally {
+    worker.terminate();
+  }
+});
+
+Deno.test("a pool gives its workers the kept layout (none: the pinned one fits) and keeps one a worker found, in a file named by the sandbox's identity", async () => {
   const cache = await Deno.makeTempDir();
   try {
     const file = layoutFile((name) => (name === "XDG_CACHE_HOME" ? cache : undefined))!;
@@ -146,7 +175,8 @@ Deno.test("a pool gives its workers the kept layout and keeps the first found, i
         store.keep(l);
       },
     });
-    for (const [round, keeps] of [[1, 1], [2, 0]] as const) {
+    // Nothing kept: the workers take the pinned layout and find none.
+    for (const [round, keeps] of [[1, 0], [2, 0]] as const) {
       const pool = createCheckerPool({
         workers: 1,
         workerKind: "thread",
@@ -160,7 +190,8 @@ Deno.test("a pool gives its workers the kept layout and keeps the first found, i
       assert.equal(kept.length, keeps, `round ${round}`);
       kept.length = 0;
     }
-    // A garbage file: the worker finds the layout and it is kept again.
+    // A garbage file: the worker finds the layout and it is kept.
+    await Deno.mkdir(join(file, ".."), { recursive: true });
     await Deno.writeTextFile(file, '{"gapStart": 1}');
     const pool = createCheckerPool({
       workers: 1,
