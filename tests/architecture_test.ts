@@ -71,10 +71,22 @@ interface Graph {
   local: Map<string, { project: Set<string>; external: Set<string> }>;
 }
 
+/**
+ * The npm package a module of node_modules belongs to, as `npm:<name>` (deno.json's
+ * "nodeModulesDir": "manual": `deno info` names them by path, not by npm: specifier), or null.
+ */
+function npmPackageOf(specifier: string): string | null {
+  const m = /\/node_modules\/(?:\.deno\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/.][^/]*)\//.exec(
+    specifier,
+  );
+  return m ? `npm:${m[1]}` : null;
+}
+
 function readGraph(): Graph {
   const local: Graph["local"] = new Map();
   const rootUrl = new URL("../", import.meta.url).href;
-  const rel = (s: string) => s.startsWith(rootUrl) ? s.slice(rootUrl.length) : null;
+  const rel = (s: string) =>
+    s.startsWith(rootUrl) && npmPackageOf(s) === null ? s.slice(rootUrl.length) : null;
   for (const entry of ENTRIES) {
     const out = new Deno.Command(Deno.execPath(), {
       args: ["info", "--json", entry],
@@ -98,7 +110,11 @@ function readGraph(): Graph {
           if (!t) continue;
           const to = rel(t);
           if (to !== null) node.project.add(to);
-          else node.external.add(t.replace(/^(npm:\/?(@[^/@]+\/)?[^/@]+).*$/, "$1"));
+          else {
+            node.external.add(
+              npmPackageOf(t) ?? t.replace(/^(npm:\/?(@[^/@]+\/)?[^/@]+).*$/, "$1"),
+            );
+          }
         }
       }
       local.set(from, node);

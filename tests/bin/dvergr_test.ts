@@ -55,7 +55,13 @@ function programGraph(): Promise<Graph> {
       const info = await run(Deno.execPath(), ["info", "--json", entry], { cwd: ROOT });
       assert.equal(info.code, 0, info.err);
       for (const m of JSON.parse(info.out).modules as { specifier: string }[]) {
-        if (m.specifier.startsWith("file:")) {
+        // deno.json's "nodeModulesDir": "manual": npm modules are named by their path in
+        // node_modules/.deno/<name>@<version>[_<peers>]/node_modules/<name>/.
+        const inNodeModules = m.specifier.match(
+          /\/node_modules\/\.deno\/[^/]+?@([^_/]+)(?:_[^/]*)?\/node_modules\/((?:@[^/]+\/)?[^/]+)\//,
+        );
+        if (inNodeModules) npm.set(inNodeModules[2], inNodeModules[1]);
+        else if (m.specifier.startsWith("file:")) {
           local.push(fileURLToPath(m.specifier).slice(ROOT.length));
         }
         const p = m.specifier.match(/^npm:\/(@?[^@/]+(?:\/[^@/]+)?)@([^/_]+)/);

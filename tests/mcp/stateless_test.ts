@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 // @ts-types="@modelcontextprotocol/sdk/inMemory"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+// Type-only, so named without ".js": the package's "./*" export maps types to "*.d.ts".
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import { openHome } from "../../adapters/store/kv/home.ts";
 import { type Home } from "../../core/ports/home.ts";
 import { allOps } from "../../core/ops/registry.ts";
