@@ -1471,6 +1471,37 @@ function attemptGate(
   return sharedNetAttempts;
 }
 
+/**
+ * What an attempt's ended process left: the pack read back and the limits it went over. Every
+ * process of the attempt, however it detached, ends with it: a sandbox's have all ended with
+ * its PID namespace (its init, the supervisor, took them along), so its cgroup's removal is not
+ * waited for (cgroup.ts), its limits are read (a request to the shell server, a few ms) while
+ * its pack is, and its gateway, which nothing of it can reach any more, closes beside them;
+ * without a sandbox, the cgroup's end kills what detached before the world is read.
+ */
+async function processLeft(
+  s: CommandSetup,
+  ctx: AttemptContext,
+  files: SandboxFiles | null,
+  cgroup: AttemptCgroup | null,
+  gateway: AttemptGateway | null,
+  status: Deno.CommandStatus,
+): Promise<{ back: ReadBack | null; exceeded: LimitName[] }> {
+  const ending = cgroup?.end(files !== null) ?? null;
+  ending?.catch(() => {});
+  if (files && gateway) gateway.finish().catch(() => {});
+  const back = files
+    ? await readBackWorld(ctx.worldDir, writableTopLevel(ctx.writable), files.capture)
+      .catch((e) => {
+        throw storageProblem(e, `the world of "${s.spec.name}" "${ctx.worldDir}"`);
+      })
+    : null;
+  const exceeded: LimitName[] = ending ? await ending : [];
+  if (back && files) packRoom(s.spec.name, files.capture, status, back);
+  if (back?.status && back.status.full.length > 0) exceeded.push("world-bytes");
+  return { back, exceeded };
+}
+
 /** Runs the process of one attempt (behind `gateway` when there is one). */
 async function runProcess(
   s: CommandSetup,
@@ -1559,21 +1590,10 @@ async function runProcess(
     if (marks && !marks.started) held?.spoil();
     // The sandbox's PID namespace ended with it, and every process it held.
     release?.();
-    // Every process of the attempt, however it detached, ends with it. A sandbox's have all
-    // ended with its PID namespace (its init, the supervisor, took them along), so its cgroup's
-    // removal is not waited for (cgroup.ts); without one, it kills what detached before the
-    // world is read.
     const cgroupName = cgroup ? `cgroup v${cgroup.version}` : null;
-    const exceeded: LimitName[] = cgroup ? await cgroup.end(files !== null) : [];
+    const ending = cgroup;
     cgroup = null;
-    const back = files
-      ? await readBackWorld(ctx.worldDir, writableTopLevel(ctx.writable), files.capture)
-        .catch((e) => {
-          throw storageProblem(e, `the world of "${s.spec.name}" "${ctx.worldDir}"`);
-        })
-      : null;
-    if (back && files) packRoom(s.spec.name, files.capture, status, back);
-    if (back?.status && back.status.full.length > 0) exceeded.push("world-bytes");
+    const { back, exceeded } = await processLeft(s, ctx, files, ending, gateway, status);
     return await processOutcome(s, ctx, watched, {
       status,
       endedAt,
