@@ -208,7 +208,7 @@ async function endAll(
 
 /** Removes the cgroup directories `dirs`, killing what is left in them (see endAll). */
 async function removeAll(dirs: string[], v2Kill: boolean): Promise<void> {
-  if (await removeEmpty(dirs)) return;
+  if (removeEmpty(dirs)) return;
   if ((await sh(removeScript(v2Kill), ...dirs)) === null) {
     for (const d of dirs) leftOver.add(d);
   }
@@ -256,11 +256,16 @@ async function readEvents(events: string, dirs: string[]): Promise<string | null
   return answer === undefined ? await sh(events, ...dirs) : answer;
 }
 
-/** Removes the cgroup directories `dirs` (innermost first); false when one is not empty. */
-async function removeEmpty(dirs: string[]): Promise<boolean> {
+/**
+ * Removes the cgroup directories `dirs` (innermost first); false when one is not empty. With
+ * synchronous calls: an rmdir of an empty cgroup waits on nothing a candidate controls, and an
+ * asynchronous one costs a thread's hand-off more (three cost ~250 us of CPU against ~100 us,
+ * measured here on cgroup v1).
+ */
+function removeEmpty(dirs: string[]): boolean {
   for (const d of dirs) {
     try {
-      await Deno.remove(d);
+      Deno.removeSync(d);
     } catch (e) {
       // Busy (a process still in it), or refused: the shell's loop kills and removes.
       if (!(e instanceof Deno.errors.NotFound)) return false;

@@ -207,6 +207,14 @@ export async function stageDir(
   return (await stagePoint(env)).dir;
 }
 
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * stageDir(), with who the mount point is: one made anew (a temp cleaner removed the last,
  * detaching a held namespace's staging from it) is another (stage_holder.ts).
@@ -215,7 +223,9 @@ export async function stagePoint(
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
 ): Promise<StagePoint> {
   const dir = `${(env("TMPDIR") || "/tmp").replace(/\/+$/, "")}/${STAGE_DIR}`;
-  let info = await Deno.lstat(dir).catch(() => null);
+  // Looked at synchronously (every attempt as root does): a local directory's lstat waits on
+  // nothing, where an asynchronous one costs a thread's hand-off more (~45 us of CPU here).
+  let info = lstatOrNull(dir);
   if (info === null) {
     await Deno.mkdir(dir, { mode: 0o755 }).catch((e) => {
       if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
