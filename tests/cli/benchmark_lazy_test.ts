@@ -8,22 +8,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { writeSideBySideBundle } from "../../bench/side_by_side_bundle.ts";
+import { DVERGR_PERMISSIONS } from "../../core/permissions.ts";
 
 async function probe(bundle: string, home: string) {
   const file = new URL("../helpers/benchmark_zod_probe.ts", import.meta.url).pathname;
   const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-run",
-      "--allow-net",
-      "--allow-sys=hostname,osRelease,uid,gid",
-      file,
-      bundle,
-      home,
-    ],
+    args: ["run", ...DVERGR_PERMISSIONS, file, bundle, home],
     stdout: "piped",
     stderr: "piped",
   }).output();

@@ -16,6 +16,29 @@ async function joinAndRun(cgroup: first.AttemptCgroup): Promise<number> {
   return out.code;
 }
 
+/** Starts, in `held`, a process that leaves a sleeper behind; the sleeper's pid. */
+async function sleeperIn(held: first.AttemptCgroup): Promise<number> {
+  const [cmd, ...args] = [
+    ...first.joinCgroupArgv(held),
+    "/bin/sh",
+    "-c",
+    "sleep 60 </dev/null >/dev/null 2>&1 & echo $!",
+  ];
+  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "null" }).output();
+  const pid = Number(new TextDecoder().decode(out.stdout).trim());
+  assert.ok(pid > 0);
+  return pid;
+}
+
+/** Whether process `pid` runs (killed, it may stay a zombie until the host's init reaps it). */
+async function alive(pid: number): Promise<boolean> {
+  const out = await new Deno.Command("/bin/sh", {
+    args: ["-c", `read -r s < /proc/${pid}/stat && case "$s" in *") Z "*) exit 1;; esac`],
+    stderr: "null",
+  }).output();
+  return out.success;
+}
+
 Deno.test("openAttemptCgroup() in a second module instance of the process leaves the first's fresh cgroup alone", async () => {
   const a = await first.openAttemptCgroup(64 * MIB, 24, env);
   if (a === null) return; // No cgroup on this host: nothing to sweep.
@@ -65,25 +88,13 @@ Deno.test("AttemptCgroup.end() removes an emptied cgroup, and kills what a detac
   const held = await first.openAttemptCgroup(64 * MIB, 24, env);
   assert.ok(held !== null);
   // A process that leaves a sleeper behind in the cgroup, and says its pid.
-  const [cmd, ...args] = [
-    ...first.joinCgroupArgv(held),
-    "/bin/sh",
-    "-c",
-    "sleep 60 </dev/null >/dev/null 2>&1 & echo $!",
-  ];
-  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "null" }).output();
-  const pid = Number(new TextDecoder().decode(out.stdout).trim());
-  assert.ok(pid > 0);
+  const pid = await sleeperIn(held);
   try {
     assert.deepEqual(await held.end(), []);
     assert.deepEqual(await existing(dirsOf(held)), []);
     // The sleeper went with its cgroup.
     // (Killed, it may stay a zombie until the host's init reaps it.)
-    const alive = await new Deno.Command("/bin/sh", {
-      args: ["-c", `read -r s < /proc/${pid}/stat && case "$s" in *") Z "*) exit 1;; esac`],
-      stderr: "null",
-    }).output();
-    assert.equal(alive.success, false, "the detached sleeper outlived its cgroup");
+    assert.equal(await alive(pid), false, "the detached sleeper outlived its cgroup");
   } finally {
     await new Deno.Command("/bin/sh", { args: ["-c", `kill -9 ${pid} 2>/dev/null; exit 0`] })
       .output();
@@ -93,24 +104,12 @@ Deno.test("AttemptCgroup.end() removes an emptied cgroup, and kills what a detac
 Deno.test("AttemptCgroup.end(true) says the limits hit and removes the cgroup after, killing what was left in it", async () => {
   const held = await first.openAttemptCgroup(64 * MIB, 24, env);
   if (held === null) return; // No cgroup on this host.
-  const [cmd, ...args] = [
-    ...first.joinCgroupArgv(held),
-    "/bin/sh",
-    "-c",
-    "sleep 60 </dev/null >/dev/null 2>&1 & echo $!",
-  ];
-  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "null" }).output();
-  const pid = Number(new TextDecoder().decode(out.stdout).trim());
-  assert.ok(pid > 0);
+  const pid = await sleeperIn(held);
   try {
     assert.deepEqual(await held.end(true), []);
     await first.cgroupRemovalsSettled();
     assert.deepEqual(await existing(dirsOf(held)), []);
-    const alive = await new Deno.Command("/bin/sh", {
-      args: ["-c", `read -r s < /proc/${pid}/stat && case "$s" in *") Z "*) exit 1;; esac`],
-      stderr: "null",
-    }).output();
-    assert.equal(alive.success, false, "the detached sleeper outlived its cgroup");
+    assert.equal(await alive(pid), false, "the detached sleeper outlived its cgroup");
   } finally {
     await new Deno.Command("/bin/sh", { args: ["-c", `kill -9 ${pid} 2>/dev/null; exit 0`] })
       .output();
