@@ -13,6 +13,7 @@ import {
   answerWorld,
   gradeAnswer,
   loadCheck,
+  loadCheckGrading,
   type ShapeCheck,
 } from "../core/engine/check.ts";
 import { generatorOf } from "../core/bundle/generator.ts";
@@ -135,7 +136,25 @@ async function checkWith(
   // The answer's files are read while the checker loads; what is wrong with them is said
   // after the bundle's own problems, as before.
   const answerRead = values.answer === undefined ? undefined : settled(readAnswer(values.answer));
-  const shape = await loadCheck(pool, fb, params);
+  const answer = values.answer;
+  // With an answer, graded in the call that also tells whether the checker loads.
+  const { shape, graded: verdict } = answer === undefined
+    ? { shape: await loadCheck(pool, fb, params) }
+    : await loadCheckGrading(pool, fb, params, async (bundle) => {
+      const world = await answerWorld(bundle, pool, values.case);
+      const files = capturedFiles(await answerRead!(), answer, bundle.definition.capture);
+      return await gradeAnswer(world.bundle, pool, {
+        files,
+        caseId: world.caseId,
+        params,
+        fetched: values.fetched === undefined
+          ? undefined
+          : await readStringMapFile(values.fetched, "fetched"),
+        judgements: values.judgements === undefined
+          ? undefined
+          : await readStringMapFile(values.judgements, "judgements"),
+      });
+    });
   if (!shape.ok) {
     const { problems } = shape;
     if (values.json) await printCheckJson(ctx, shape);
@@ -156,7 +175,6 @@ async function checkWith(
     : { unused: null, warnings: [] };
   const { warnings } = facts;
 
-  let verdict: AnswerVerdict | undefined;
   for (const flag of ["fetched", "judgements"] as const) {
     if (values[flag] !== undefined && values.answer === undefined) {
       throw usageError(
@@ -164,21 +182,6 @@ async function checkWith(
         `Give the answer it goes with: --answer DIR --${flag} ${values[flag]}`,
       );
     }
-  }
-  if (values.answer !== undefined) {
-    const world = await answerWorld(bundle, pool, values.case);
-    const files = capturedFiles(await answerRead!(), values.answer, bundle.definition.capture);
-    verdict = await gradeAnswer(world.bundle, pool, {
-      files,
-      caseId: world.caseId,
-      params,
-      fetched: values.fetched === undefined
-        ? undefined
-        : await readStringMapFile(values.fetched, "fetched"),
-      judgements: values.judgements === undefined
-        ? undefined
-        : await readStringMapFile(values.judgements, "judgements"),
-    });
   }
 
   if (values.json) {

@@ -45,7 +45,10 @@ export async function checkerFileLoadProblems(
   return loadProblemsOf(checkerFile, await runner.check(source, input));
 }
 
-function loadProblemsOf(file: "checker.js" | "checker.clj", run: CheckerRun): BundleProblem[] {
+export function loadProblemsOf(
+  file: "checker.js" | "checker.clj",
+  run: CheckerRun,
+): BundleProblem[] {
   if (run.ok) return [];
   const name = file.replace(".", "\\.");
   // A syntax error, a refused import, a throw, or a top level that never ends.

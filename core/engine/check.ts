@@ -12,7 +12,11 @@ import type { BundleProblem } from "../bundle/types.ts";
 import { contentId } from "../bundle/content_id.ts";
 import { checkerInputFor } from "../bundle/checker_input.ts";
 import type { CheckerRun, CheckerRunner } from "../checker.ts";
-import { checkerFileLoadProblems, checkerLoadProblems } from "../bundle/checker_loads.ts";
+import {
+  checkerFileLoadProblems,
+  checkerLoadProblems,
+  loadProblemsOf,
+} from "../bundle/checker_loads.ts";
 import { placeholderProblems } from "../bundle/task.ts";
 import { generatorOf } from "../bundle/generator.ts";
 import { importLater } from "../import_later.ts";
@@ -49,7 +53,16 @@ export async function loadCheck(
   fb: FileBundle,
   params: Record<string, unknown> = {},
 ): Promise<ShapeCheck> {
-  const shape = await shapeCheck(fb);
+  return await loadCheckOf(runner, fb, await shapeCheck(fb), params);
+}
+
+/** loadCheck() of a bundle whose shape check is `shape`. */
+async function loadCheckOf(
+  runner: CheckerRunner,
+  fb: FileBundle,
+  shape: ShapeCheck,
+  params: Record<string, unknown>,
+): Promise<ShapeCheck> {
   if (!shape.ok) {
     // Every problem at once: the checker's own load problems beside the EDN's.
     const told = new Set(shape.problems.map((p) => p.file));
@@ -68,6 +81,47 @@ export async function loadCheck(
   ];
   if (problems.length === 0) return shape;
   return { ok: false, name: fb.name, id: shape.bundle.id, problems };
+}
+
+/**
+ * loadCheck(), then `grade` of the bundle when it has no problems, with one checker call
+ * fewer where the grading call tells what loadCheck()'s own would: a checker.js bundle
+ * without generator.js and without problems of its own (gold, placeholders) is graded at
+ * once. A checker.js module is evaluated before its input is read, so a run that succeeded
+ * loaded it, and a run that failed while loading (a syntax error, a refused import, a throw
+ * or a time-out) is the bundle's load problem as loadCheck()'s call finds it. Any other
+ * failure, and a `grade` that throws (an answer not readable, an unknown case), ask
+ * loadCheck()'s call after all, so that the bundle's problems come first as they would.
+ */
+export async function loadCheckGrading<T extends { run: CheckerRun }>(
+  runner: CheckerRunner,
+  fb: FileBundle,
+  params: Record<string, unknown>,
+  grade: (bundle: Bundle) => Promise<T>,
+): Promise<{ shape: ShapeCheck; graded?: T }> {
+  const shape = await shapeCheck(fb);
+  const atOnce = shape.ok && shape.bundle.checkerFile === "checker.js" &&
+    generatorOf(shape.bundle) === null && goldProblems(shape.bundle).length === 0 &&
+    placeholderProblems(shape.bundle, params).length === 0;
+  if (atOnce) {
+    let graded: T | undefined;
+    let failure: { error: unknown } | undefined;
+    try {
+      graded = await grade(shape.bundle);
+    } catch (error) {
+      failure = { error };
+    }
+    if (graded?.run.ok) return { shape, graded };
+    const load = graded ? loadProblemsOf("checker.js", graded.run) : [];
+    if (load.length > 0) {
+      return { shape: { ok: false, name: fb.name, id: shape.bundle.id, problems: load } };
+    }
+    const loaded = await loadCheckOf(runner, fb, shape, params);
+    if (!loaded.ok || graded) return { shape: loaded, ...(loaded.ok ? { graded } : {}) };
+    throw failure!.error;
+  }
+  const loaded = await loadCheckOf(runner, fb, shape, params);
+  return loaded.ok ? { shape: loaded, graded: await grade(loaded.bundle) } : { shape: loaded };
 }
 
 /**
