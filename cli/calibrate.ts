@@ -12,7 +12,6 @@ import { rangeFlag } from "./args.ts";
 import { autoLines } from "./auto_text.ts";
 import { usageError } from "../core/errors.ts";
 import type { ReviewCalibration } from "../core/engine/review_calibration.ts";
-import { DEFAULT_MIN_MARGIN } from "../core/calibrate/auto.ts";
 import type { BundleArg } from "./bundle_arg.ts";
 import type { Bundle } from "../core/bundle/types.ts";
 import type { CheckerRunner } from "../core/checker.ts";
@@ -206,7 +205,8 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
   let reviews: ReviewCalibration | null = null;
   try {
     result = await calibrate(bundle, pool, {
-      auto: values.auto ? { minMargin: opts.minMargin ?? DEFAULT_MIN_MARGIN } : undefined,
+      // No --min-margin: judgeMutations()'s default (core/calibrate/auto.ts, loaded with --auto).
+      auto: values.auto ? { minMargin: opts.minMargin } : undefined,
     });
     reviews = await reviewsOf(ctx, bundle, arg, values.home, pool);
     if (ask) {

@@ -8,8 +8,12 @@
 import { checkerInputFor } from "../bundle/checker_input.ts";
 import type { Bundle, DamagedVariant } from "../bundle/types.ts";
 import type { CheckerRun, CheckerRunner } from "../checker.ts";
-import { type AutoCalibration, gradeMutations, judgeMutations } from "./auto.ts";
-import { withCalibrationWorld } from "../bundle/generated_cases.ts";
+import type { AutoCalibration } from "./auto.ts";
+import { generatorOf } from "../bundle/generator.ts";
+import { importLater } from "../import_later.ts";
+
+/** The automatic mutations (./auto.ts), loaded only with `auto`: ~2 ms of a start. */
+const autoMutations = () => importLater<typeof import("./auto.ts")>("./auto.ts", import.meta.url);
 
 export interface VariantResult {
   run: CheckerRun;
@@ -50,7 +54,13 @@ export async function calibrate(
   runner: CheckerRunner,
   opts: CalibrateOptions = {},
 ): Promise<CalibrationResult> {
-  const world = await withCalibrationWorld(given, runner);
+  // Generated worlds' module loads only for a bundle with generator.js.
+  const world = generatorOf(given) === null
+    ? { bundle: given, problem: undefined, case: undefined }
+    : await (await importLater<typeof import("../bundle/generated_cases.ts")>(
+      "../bundle/generated_cases.ts",
+      import.meta.url,
+    )).withCalibrationWorld(given, runner);
   if (world.problem !== undefined) {
     return {
       ok: false,
@@ -97,7 +107,9 @@ async function calibrateBundle(
 
   const names = Object.keys(cal.damaged).sort();
   const [mutated, reference, ...runs] = await Promise.all([
-    opts.auto ? gradeMutations(bundle, runner, { timeoutMs: opts.timeoutMs }) : null,
+    opts.auto
+      ? autoMutations().then((m) => m.gradeMutations(bundle, runner, { timeoutMs: opts.timeoutMs }))
+      : null,
     run(cal.reference),
     ...names.map((n) => run(cal.damaged[n].files, cal.damaged[n])),
   ]);
@@ -148,7 +160,7 @@ async function calibrateBundle(
   if (mutated === null) {
     return { ok: problems.length === 0, bundleId: bundle.id, reference, damaged, problems };
   }
-  const auto = judgeMutations(reference, mutated, opts.auto?.minMargin);
+  const auto = (await autoMutations()).judgeMutations(reference, mutated, opts.auto?.minMargin);
   problems.push(...auto.problems);
   return { ok: problems.length === 0, bundleId: bundle.id, reference, damaged, problems, auto };
 }
