@@ -31,6 +31,8 @@ const rounds = quick ? ["--runs", "1"] : [];
 type Bench = [mode: "run" | "bench", file: string, args: string[], inQuick: boolean];
 const BENCHES: Bench[] = [
   ["run", "startup_bench.ts", quick ? ["3"] : [], true],
+  // The floor under a start-up that grades: Deno's start and one Worker's.
+  ["run", "worker_floor_bench.ts", quick ? ["3"] : [], true],
   ["run", "checker_bench.ts", [], false],
   ["run", "clojure_bench.ts", quick ? ["50"] : [], true],
   ["bench", "edn_bench.ts", [], false],
