@@ -20,31 +20,23 @@
  * Nothing else starts anything here; what is started and not taken goes with the process. A
  * checker.clj's sandbox starts from cli/prestart.ts, once the command is known to run.
  *
+ * This module decides and starts a thread worker; what makes its init (the layout and image
+ * caches) and what starts a worker process is cli/early_sandbox.ts, imported only when
+ * something starts: its modules (~8) cost every other start (`--help`, a `check` whose load
+ * is kept) ~1 ms to load and evaluate for nothing, and the thread's start need not wait for
+ * them.
+ *
  * Permissions: read of the bundle directory, the cache directory and sandbox/, env; run of
  * the deno executable (a benchmark's worker process).
  */
 import { join } from "../core/path.ts";
-import {
-  CHECKER_THREAD_ENTRY,
-  type EarlyThread,
-  startEarlyThread,
-} from "../sandbox/early_thread.ts";
-import { DEFAULT_MEMORY_BYTES, STACK_BYTES } from "../sandbox/pool_types.ts";
 import { loadCacheDir, loadsKept, prepareSandboxIdentity } from "../sandbox/load_cache.ts";
-import { keptLayout } from "../sandbox/layout_cache.ts";
-import {
-  checkerImageFile,
-  imageDir,
-  keptImageFile,
-  readImageFile,
-} from "../sandbox/quickjs_image_cache.ts";
-import { claimedId } from "../sandbox/quickjs_image.ts";
-import { sha256Hex } from "../core/sha256.ts";
-import {
-  CHECKER_PROCESS_ENTRY,
-  processWorkersAvailable,
-  startEarlyProcess,
-} from "../sandbox/worker_process.ts";
+import { CHECKER_THREAD_ENTRY, startEarlyThread } from "../sandbox/early_thread.ts";
+import { importLater } from "./import_later.ts";
+
+/** cli/early_sandbox.ts, imported (awaited at the top level: main.ts goes on after it). */
+const early = () =>
+  importLater<typeof import("./early_sandbox.ts")>("./early_sandbox.ts", import.meta.url);
 
 /**
  * The source of the checker.js `dvergr <args>` will ask a sandbox for (see the module
@@ -74,53 +66,18 @@ function checkerOf(args: string[]): string | undefined {
 }
 
 /**
- * Starts a checker.js thread worker with the init a command's pool sends (QuickJS loads at
- * once), kept for the first pool that starts a thread worker with the same entry and init:
- * the layout and the boot image kept in the cache directory (read once the worker is made),
- * and a request for the worker's own image when it makes one. Given the checker's source,
- * the worker is also sent the checker's image made on that boot image, when one is kept
- * (sandbox/quickjs_image_cache.ts): its first call then loads nothing.
- */
-export function startEarlyCheckerThread(
-  env: (name: string) => string | undefined = () => undefined,
-  checkerSource?: string,
-): EarlyThread {
-  const dir = imageDir(env);
-  const thread = startEarlyThread(CHECKER_THREAD_ENTRY, () => {
-    const layout = keptLayout(env);
-    const image = dir === null ? null : keptImageFile(dir);
-    return {
-      type: "init",
-      memoryBytes: DEFAULT_MEMORY_BYTES,
-      stackBytes: STACK_BYTES,
-      ...(layout ? { layout } : {}),
-      ...(image ? { image } : {}),
-      ...(dir === null ? {} : { keepImage: true }),
-    };
-  });
-  const { image } = thread.init;
-  if (dir !== null && image !== undefined && checkerSource !== undefined) {
-    // The key the pool routes the checker by (sandbox/worker_pool.ts checkerKey).
-    const key = sha256Hex(checkerSource);
-    // None kept: the checker loads on its first call.
-    const bytes = readImageFile(checkerImageFile(dir, claimedId(image), key));
-    if (bytes !== null) thread.worker.postMessage({ type: "prepared", key, image: bytes });
-  }
-  return thread;
-}
-
-/**
- * Whether `dvergr <args>` is a benchmark whose run starts a checker.js worker process at
+ * Whether `dvergr <args>` is a benchmark whose run would start a checker.js worker process at
  * once: a bundle directory holding checker.js (found as cli/prestart.ts finds it), cells run
- * here (not --check, not --enqueue), and process workers can start.
+ * here (not --check, not --enqueue). Whether process workers can start is asked only then
+ * (cli/early_sandbox.ts startEarlyBenchmarkProcess).
  */
-export function wantsEarlyWorkerProcess(args: string[]): boolean {
+export function earlyBenchmarkChecker(args: string[]): boolean {
   const [name, ...rest] = args;
   if (name !== "benchmark") return false;
   if (["-h", "--help", "--check", "--enqueue"].some((flag) => rest.includes(flag))) return false;
   for (const arg of rest) {
     if (arg.startsWith("-")) continue;
-    if (isFile(join(arg, "checker.js"))) return processWorkersAvailable();
+    if (isFile(join(arg, "checker.js"))) return true;
     if (isFile(join(arg, "checker.clj"))) return false;
   }
   return false;
@@ -137,18 +94,19 @@ function isFile(path: string): boolean {
 if (Deno.mainModule === new URL("../main.ts", import.meta.url).href) {
   try {
     const env = (name: string) => Deno.env.get(name);
-    if (wantsEarlyWorkerProcess(Deno.args)) {
-      // The first worker of a checker.js pool of processes runs on the baseline compiler.
-      startEarlyProcess(CHECKER_PROCESS_ENTRY, true);
-    } else {
-      const checker = earlySandboxChecker(Deno.args, env);
-      if (checker !== null) {
-        startEarlyCheckerThread(env, checker);
-        // The sandbox's identity names what the command keeps (its checker's load, the
-        // layout): when nothing is kept yet, it is hashed off this thread meanwhile.
-        void prepareSandboxIdentity();
-      }
-    }
+    const benchmark = earlyBenchmarkChecker(Deno.args);
+    const checker = benchmark ? null : earlySandboxChecker(Deno.args, env);
+    // Nothing to start (--help, a check whose load is kept, most commands): what makes an
+    // init, a worker process, loads only when something starts (cli/early_sandbox.ts).
+    if (checker !== null) {
+      // The worker starts now, its init follows once the modules that make it have loaded:
+      // it needs the init only once its own modules have loaded.
+      const thread = startEarlyThread(CHECKER_THREAD_ENTRY);
+      (await early()).initEarlyCheckerThread(thread, env, checker);
+      // The sandbox's identity names what the command keeps (its checker's load, the
+      // layout): when nothing is kept yet, it is hashed off this thread meanwhile.
+      void prepareSandboxIdentity();
+    } else if (benchmark) (await early()).startEarlyBenchmarkProcess();
   } catch {
     // Not started (a file not readable, no permission): the command starts its own.
   }

@@ -22,7 +22,8 @@ export const CHECKER_THREAD_ENTRY = new URL("./checker_worker.ts", import.meta.u
 /** A started worker and what it said before a pool took it. */
 export interface EarlyThread {
   worker: Worker;
-  init: InitMessage;
+  /** The init it was sent; none yet (sendEarlyInit() sends it), and a pool does not take it. */
+  init?: InitMessage;
   /** Its messages so far, in order. */
   messages: unknown[];
   /** Why it failed, when it did (a module that did not load, a message not readable). */
@@ -37,13 +38,17 @@ let early: { entry: string; thread: EarlyThread } | undefined;
 /**
  * Starts a thread worker of `entry` and sends it the init `init` makes; replaces one started
  * before. `init` is called once the worker is made: what it reads (a layout, a boot image)
- * is read while the worker starts, which it needs only once its modules have loaded.
+ * is read while the worker starts, which it needs only once its modules have loaded. Without
+ * `init`, sendEarlyInit() sends it later (cli/early_start.ts: once the modules that make it
+ * have loaded, which the worker's start need not wait for).
  */
-export function startEarlyThread(entry: URL, init: InitMessage | (() => InitMessage)): EarlyThread {
+export function startEarlyThread(
+  entry: URL,
+  init?: InitMessage | (() => InitMessage),
+): EarlyThread {
   const worker = newThreadWorker(entry);
   const thread: EarlyThread = {
     worker,
-    init: typeof init === "function" ? init() : init,
     messages: [],
     onMessage: (message) => thread.messages.push(message),
     onFailure: (why) => thread.failure ??= why,
@@ -55,10 +60,17 @@ export function startEarlyThread(entry: URL, init: InitMessage | (() => InitMess
     thread.onFailure(e.message || "the worker failed");
   };
   worker.onmessageerror = () => thread.onFailure("a message from the worker could not be read");
-  worker.postMessage(thread.init);
+  if (init !== undefined) sendEarlyInit(thread, typeof init === "function" ? init() : init);
   early?.thread.worker.terminate();
   early = { entry: entry.href, thread };
   return thread;
+}
+
+/** Sends the worker `thread` its init (once). */
+export function sendEarlyInit(thread: EarlyThread, init: InitMessage): void {
+  if (thread.init !== undefined) return;
+  thread.init = init;
+  thread.worker.postMessage(init);
 }
 
 /** A thread worker of `entry` as every sandbox thread worker is: no permission at all. */
@@ -71,6 +83,11 @@ export function takeEarlyThread(entry: URL): EarlyThread | undefined {
   if (early?.entry !== entry.href) return undefined;
   const { thread } = early;
   early = undefined;
+  // Never sent its init (what makes it failed): of no use to a pool.
+  if (thread.init === undefined) {
+    thread.worker.terminate();
+    return undefined;
+  }
   return thread;
 }
 
@@ -80,7 +97,8 @@ export function takeEarlyThread(entry: URL): EarlyThread | undefined {
  * sandbox/quickjs_image_cache.ts).
  */
 export function sameInit(thread: EarlyThread, init: InitMessage): boolean {
-  return init.type === "init" && init.memoryBytes === thread.init.memoryBytes &&
-    init.stackBytes === thread.init.stackBytes && init.image === thread.init.image &&
-    init.keepImage === thread.init.keepImage;
+  const sent = thread.init;
+  return sent !== undefined && init.type === "init" && init.memoryBytes === sent.memoryBytes &&
+    init.stackBytes === sent.stackBytes && init.image === sent.image &&
+    init.keepImage === sent.keepImage;
 }

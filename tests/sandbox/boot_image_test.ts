@@ -22,7 +22,7 @@ import {
 import { checkerKey } from "../../sandbox/worker_pool.ts";
 import { sandboxIdentity } from "../../sandbox/load_cache.ts";
 import { createCheckerPool } from "../../sandbox/checker_pool.ts";
-import { startEarlyCheckerThread } from "../../cli/early_start.ts";
+import { startEarlyCheckerThread } from "../../cli/early_sandbox.ts";
 import type { CheckerInput } from "../../core/checker.ts";
 import type { CallRequest, HostMessage, WorkerMessage } from "../../sandbox/protocol.ts";
 import { CHECKER_THREAD_ENTRY, newThreadWorker } from "../../sandbox/early_thread.ts";
@@ -264,8 +264,8 @@ Deno.test("the worker a command starts early is given the kept image, and the po
     };
     try {
       const early = startEarlyCheckerThread(env);
-      assert.equal(early.init.image, keptImageFile(dir));
-      assert.equal(early.init.keepImage, true);
+      assert.equal(early.init?.image, keptImageFile(dir));
+      assert.equal(early.init?.keepImage, true);
       const r = await poolRound(dir, "thread");
       assert.ok(r.run.ok);
       assert.equal(r.restored, true);
@@ -287,7 +287,7 @@ Deno.test("a checker loaded in a restored worker is kept as its image, and the w
     const ckimg = checkerImageFile(dir, claimedId(await Deno.readFile(bootFile)), checkerKey(GOOD));
     await imageWritten(ckimg);
     const early = startEarlyCheckerThread(env, GOOD);
-    assert.equal(early.init.image, keptImageFile(dir));
+    assert.equal(early.init?.image, keptImageFile(dir));
     const pool = createCheckerPool({
       workers: 1,
       workerKind: "thread",

@@ -19,7 +19,8 @@ import {
   takeEarlyThread,
 } from "../../sandbox/early_thread.ts";
 import { loadCachingRunner, loadsKept, sandboxIdentity } from "../../sandbox/load_cache.ts";
-import { earlySandboxChecker, startEarlyCheckerThread } from "../../cli/early_start.ts";
+import { earlySandboxChecker } from "../../cli/early_start.ts";
+import { initEarlyCheckerThread, startEarlyCheckerThread } from "../../cli/early_sandbox.ts";
 import type { CheckerInput } from "../../core/checker.ts";
 
 const INPUT: CheckerInput = {
@@ -84,6 +85,33 @@ Deno.test("a pool takes the checker.js worker started early: one worker, no perm
       assert.ok((await pool.check(GOOD, INPUT)).ok);
     } finally {
       pool.close();
+    }
+  });
+});
+
+Deno.test("a worker started early and sent its init later is taken; one never sent an init is stopped", async () => {
+  await countingWorkers(async (made) => {
+    // As cli/early_start.ts does: the worker first, its init once early_sandbox.ts has loaded.
+    const thread = startEarlyThread(CHECKER_THREAD_ENTRY);
+    assert.equal(thread.init, undefined);
+    await delay(5);
+    initEarlyCheckerThread(thread);
+    const pool = createCheckerPool({ workers: 1, workerKind: "thread" });
+    try {
+      assert.ok((await pool.check(GOOD, INPUT)).ok);
+      assert.equal(made(), 1, "the pool started a worker of its own");
+    } finally {
+      pool.close();
+    }
+    // Never sent one (what makes it failed to load): the pool starts its own, this one stops.
+    startEarlyThread(CHECKER_THREAD_ENTRY);
+    const again = createCheckerPool({ workers: 1, workerKind: "thread" });
+    try {
+      assert.ok((await again.check(GOOD, INPUT)).ok);
+      assert.equal(made(), 3, "the pool took the worker that has no init");
+      assert.equal(takeEarlyThread(CHECKER_THREAD_ENTRY), undefined, "it is still kept");
+    } finally {
+      again.close();
     }
   });
 });
