@@ -1,18 +1,30 @@
 /**
  * The world gateway of one attempt: the world's MCP server (at /mcp) and the model gateway
- * (every other path), served by dvergr outside the sandbox on one Unix socket in a fresh 0700
- * directory. The directory is bound read-only into bubblewrap at /run/dvergr, where a
- * forwarder of ours exposes the socket on a 127.0.0.1 port inside the sandbox's own network
- * namespace, listening before the candidate starts: tcpserver (Debian's ucspi-tcp, ~1.4 MiB
- * resident) starting one socat per connection where the system has both, socat listening
- * itself (~4.6 MiB, most of it OpenSSL's and Kerberos' pages) where it has only socat, else
- * forwarder.js run by deno with only the permissions it needs (~35 MiB, 50–150 ms to start). The MCP server itself, and the
- * module that makes it, are loaded on its first request: most scripts never ask it. Nothing else of the network is reachable from
- * inside. Without bubblewrap (attempts marked not isolated) the server listens on an
- * ephemeral 127.0.0.1 port of the host instead.
+ * (every other path), served by dvergr outside the sandbox, behind the attempt's secret
+ * (gateway_secret.ts: every request's path starts with it, else a bare 404).
+ *
+ * Where it listens depends on the sandbox's network:
+ * - "unix" (a bubblewrap sandbox with a network namespace of its own): one Unix socket in a
+ *   fresh 0700 directory, bound read-only into bubblewrap at /run/dvergr, where a forwarder of
+ *   ours exposes the socket on 127.0.0.1:17801 inside the sandbox's own network namespace,
+ *   listening before the candidate starts: tcpserver (Debian's ucspi-tcp, ~1.4 MiB resident)
+ *   starting one socat per connection where the system has both, socat listening itself
+ *   (~4.6 MiB, most of it OpenSSL's and Kerberos' pages) where it has only socat, else
+ *   forwarder.js run by deno with only the permissions it needs (~35 MiB, 50–150 ms to
+ *   start). Nothing else of the network is reachable from inside.
+ * - "tcp" (a sandbox on the host's network, `:network true`, and attempts without
+ *   bubblewrap, marked not isolated): an ephemeral 127.0.0.1 port of the host that the kernel
+ *   chooses, reached directly, no forwarder. Every process of the host can connect to it,
+ *   other attempts' candidates among them: the secret, not the port, makes it the attempt's.
+ *
+ * The MCP server itself, and the module that makes it, are loaded on its first request: most
+ * scripts never ask it.
  *
  * The candidate gets DVERGR_MCP_URL, DVERGR_MODEL_URL, ANTHROPIC_BASE_URL, OPENAI_BASE_URL
- * and dummy keys; the real keys stay in this process.
+ * (each holding the secret) and dummy keys; the real keys stay in this process. In a sandbox
+ * of its own network the secret is not needed (only the candidate reaches the forwarder's
+ * port), but the socket is reachable by the host's processes of its owner (root reaches
+ * any), and one form of URL for every attempt keeps a candidate's code the same in both.
  *
  * Permissions: --allow-read/--allow-write of the temp directory, --allow-net (unix sockets,
  * loopback, the model endpoints), --allow-run is not needed here.
@@ -31,6 +43,7 @@ import type { McpCallLogEntry, WorldMcp, WorldToolset } from "./world_mcp.ts";
 import type { GatewayLogEntry } from "./model_gateway.ts";
 import { gatewayDirPrefix, sweepGatewayDirsOnce } from "./gateway_dirs.ts";
 import { removeTreeQuietly } from "../files/fs.ts";
+import { guardedBySecret, newGatewaySecret } from "./gateway_secret.ts";
 import { importLater } from "../../core/import_later.ts";
 
 /** Inside the sandbox: where the socket directory is bound and the port it is exposed on. */
@@ -41,14 +54,19 @@ const SOCKET = "gateway.sock";
 /**
  * Part of every gated candidate's identity: bump `version` when the gateway changes what a
  * candidate can reach or how it is metered; the tools' version follows the registry.
+ * 4: every request carries the attempt's secret in its path (the base URLs hold it); a
+ * `:network true` sandbox reaches its gateway on an ephemeral host port, not 17801.
  */
-export const WORLD_GATEWAY_IDENTITY = { version: 3, tools: WORLD_TOOLS_VERSION };
+export const WORLD_GATEWAY_IDENTITY = { version: 4, tools: WORLD_TOOLS_VERSION };
 
 /** The key a candidate holds instead of a real one. */
 export const DUMMY_KEY = "dvergr-gateway-holds-the-key";
 
 export interface AttemptGatewayOptions {
-  /** "unix": sockets for a bubblewrap sandbox; "tcp": host loopback ports (no isolation). */
+  /**
+   * "unix": a socket for a bubblewrap sandbox with a network of its own; "tcp": an ephemeral
+   * host loopback port (a sandbox on the host's network, or no isolation).
+   */
   transport: "unix" | "tcp";
   toolset: WorldToolset;
   model: Omit<ModelGatewayOptions, "now">;
@@ -90,7 +108,7 @@ export interface AttemptGateway {
    * before the candidate's command (they wait until both ports listen; exit 125 when they do
    * not). Null for tcp.
    */
-  forwarders: { start: string; ready: string; hostNetReady: string } | null;
+  forwarders: { start: string; ready: string } | null;
   /** Stops the server, removes the directory, gives the evidence. */
   finish(): Promise<GatewayEvidence>;
 }
@@ -108,9 +126,9 @@ export function gatewayBwrapArgs(dir: string, deno: string | null): string[] {
   ];
 }
 
-/** The environment a candidate reaches the gateway with. */
-export function gatewayEnv(port: number): Record<string, string> {
-  const model = `http://127.0.0.1:${port}`;
+/** The environment a candidate reaches the gateway at `port` with, behind `secret`. */
+export function gatewayEnv(port: number, secret: string): Record<string, string> {
+  const model = `http://127.0.0.1:${port}/${secret}`;
   return {
     DVERGR_MCP_URL: `${model}/mcp`,
     DVERGR_MODEL_URL: model,
@@ -194,7 +212,7 @@ export type GatewayForwarder =
  */
 export function forwarderScripts(
   forwarder: GatewayForwarder,
-): { start: string; ready: string; hostNetReady: string } {
+): { start: string; ready: string } {
   const socket = `${SANDBOX_GATEWAY_DIR}/${SOCKET}`;
   const port = SANDBOX_GATEWAY_PORT;
   const detached = "</dev/null >/dev/null 2>&1 4<&- 8>&- &";
@@ -246,19 +264,7 @@ if [ "$told" != ${port} ]; then
 ${looks}
 fi`
     : looks;
-  // In a sandbox on the host's network (`:network true`) a socket in use tells nothing (the
-  // host has its own), and the port may be another's (another dvergr's attempt, a service):
-  // only tcpserver's own word that it listens there lets the candidate start; without it (it
-  // could not listen: the port was taken), exit 125, never a candidate reaching another's
-  // gateway. The other forwarders cannot say so: there the looks stay (gate.ts keeps this
-  // process's own attempts from sharing the port).
-  const hostNetReady = "tcpserver" in forwarder
-    ? `told=
-read -r told <&5
-exec 5<&-
-[ "$told" = ${port} ] || exit 125`
-    : looks;
-  return { start, ready, hostNetReady };
+  return { start, ready };
 }
 
 let denoPath: string | null | undefined;
@@ -338,10 +344,11 @@ export async function startAttemptGateway(
   };
   const mcpOrNot = opts.wrapMcp ? opts.wrapMcp(mcpHandle) : mcpHandle;
   const model = createModelGateway(opts.model);
-  const handler = (req: Request) => {
+  const secret = newGatewaySecret();
+  const handler = guardedBySecret(secret, (req: Request) => {
     const path = new URL(req.url).pathname;
     return path === "/mcp" || path.startsWith("/mcp/") ? mcpOrNot(req) : model.handle(req);
-  };
+  });
   const aborter = new AbortController();
   const onAbort = () => aborter.abort();
   ctx.signal.addEventListener("abort", onAbort, { once: true });
@@ -379,14 +386,14 @@ export async function startAttemptGateway(
         transport: "unix",
         signal: aborter.signal,
       }, handler));
-      env = gatewayEnv(SANDBOX_GATEWAY_PORT);
+      env = gatewayEnv(SANDBOX_GATEWAY_PORT, secret);
     } else {
       const s = Deno.serve(
         { ...quiet, hostname: "127.0.0.1", port: 0, signal: aborter.signal },
         handler,
       );
       servers.push(s);
-      env = gatewayEnv((s.addr as Deno.NetAddr).port);
+      env = gatewayEnv((s.addr as Deno.NetAddr).port, secret);
     }
   } catch (e) {
     aborter.abort();

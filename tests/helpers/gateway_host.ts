@@ -1,7 +1,8 @@
 /**
  * A process of its own that serves one attempt's world gateway on Unix sockets, so a test
  * can watch this process's memory alone (test modules share one process). Prints one JSON
- * line `{"dir": …}` (the sockets' directory), then serves until stdin ends.
+ * line `{"dir": …, "base": …}` (the sockets' directory, and the path every request starts
+ * with: the attempt's secret), then serves until stdin ends.
  *
  * Run with: deno run --allow-read --allow-write --allow-env --allow-net tests/helpers/gateway_host.ts
  */
@@ -16,7 +17,10 @@ const gateway = await startAttemptGateway({ signal: new AbortController().signal
     maxRequests: 10,
   },
 });
-Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify({ dir: gateway.dir }) + "\n"));
+const base = new URL(gateway.env.DVERGR_MODEL_URL).pathname;
+Deno.stdout.writeSync(
+  new TextEncoder().encode(JSON.stringify({ dir: gateway.dir, base }) + "\n"),
+);
 for await (const _ of Deno.stdin.readable) {
   // Serving until stdin ends.
 }

@@ -16,8 +16,10 @@
  * - With a world gateway (adapters/gateway/), it reaches the world's MCP server at
  *   `DVERGR_MCP_URL` and model APIs at `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL` (dummy keys:
  *   the gateway swaps in the real ones, meters tokens and cost, and enforces the budget).
- *   Under bubblewrap these are two Unix sockets bound at /run/dvergr and exposed on
- *   loopback ports by a forwarder of ours that starts before the command.
+ *   Under bubblewrap this is a Unix socket bound at /run/dvergr and exposed on a loopback
+ *   port by a forwarder of ours that starts before the command; on the host's network
+ *   (`:network true`) and without bubblewrap, an ephemeral host loopback port. Either way
+ *   the URLs hold the attempt's secret, without which the gateway answers nothing.
  * - Its time limit is enforced by killing its whole process group (it starts in a session
  *   of its own via `setsid`); in a sandbox, by the sandbox's supervisor and, where the
  *   attempt has a cgroup, by the host, which kills the candidate's own cgroup at the limit
@@ -49,13 +51,7 @@ import {
   writableTopLevel,
 } from "./limits.ts";
 import { type AttemptCgroup, openAttemptCgroup, shellQuote, warmAttemptCgroups } from "./cgroup.ts";
-import {
-  type Gate,
-  noteSerialOnce,
-  noteSharedNetOnce,
-  sharedNetAttempts,
-  unboundedAttempts,
-} from "./gate.ts";
+import { noteSerialOnce, unboundedAttempts } from "./gate.ts";
 import { signalSandboxInit } from "./sandbox_init.ts";
 import { type FdClosing, launchFdClosing } from "./inherited_fds.ts";
 import { deniedSyscalls, seccompFilter } from "./seccomp.ts";
@@ -1026,12 +1022,7 @@ async function sandboxArgv(
     command: superviseArgv(shellArgv(spec), {
       writable,
       capture: ctx.writable,
-      helpers: gateway?.forwarders
-        ? {
-          start: gateway.forwarders.start,
-          ready: spec.network ? gateway.forwarders.hostNetReady : gateway.forwarders.ready,
-        }
-        : undefined,
+      helpers: gateway?.forwarders ?? undefined,
       candidateCgroup: held,
     }),
   };
@@ -1451,27 +1442,6 @@ function packRoom(
 }
 
 /**
- * The gate a sandboxed attempt passes, one attempt after another's sandbox (gate.ts), its note
- * said once: without a cgroup (RLIMIT_NPROC is per user), and on the host's network with a
- * gateway (its forwarder's loopback port is the host's, one for all attempts); else null.
- */
-function attemptGate(
-  s: CommandSetup,
-  isolated: boolean,
-  hasCgroup: boolean,
-  hasGateway: boolean,
-): Gate | null {
-  if (!isolated) return null;
-  if (!hasCgroup) {
-    noteSerialOnce(s.opts.env);
-    return unboundedAttempts;
-  }
-  if (!s.spec.network || !hasGateway) return null;
-  noteSharedNetOnce();
-  return sharedNetAttempts;
-}
-
-/**
  * What an attempt's ended process left: the pack read back and the limits it went over. Every
  * process of the attempt, however it detached, ends with it: a sandbox's have all ended with
  * its PID namespace (its init, the supervisor, took them along), so its cgroup's removal is not
@@ -1536,9 +1506,10 @@ async function runProcess(
       s.limits.processes + SUPERVISOR_PROCESSES,
       s.opts.env,
     );
-    const gate = attemptGate(s, isolated, cgroup !== null, gateway !== null);
-    if (gate !== null) {
-      release = await gate.enter(ctx.signal);
+    if (cgroup === null && isolated) {
+      // RLIMIT_NPROC is per user: one attempt at a time, each after the last one's sandbox.
+      noteSerialOnce(s.opts.env);
+      release = await unboundedAttempts.enter(ctx.signal);
       if (release === null) return cannot("the run was stopped while it waited for its turn");
       // Its time starts at its go mark; the engine's backstop, from now.
       ctx.admitted?.();
@@ -1610,6 +1581,15 @@ async function runProcess(
   }
 }
 
+/**
+ * Where an attempt's gateway listens: a socket its sandbox's forwarder exposes in the
+ * sandbox's own network namespace; else (the host's network, `:network true`, or no sandbox)
+ * an ephemeral host loopback port, which its secret makes the attempt's (attempt_gateway.ts).
+ */
+function gatewayTransport(spec: CommandSpec, isolated: boolean): "unix" | "tcp" {
+  return isolated && !spec.network ? "unix" : "tcp";
+}
+
 /** One attempt: the world gateway (when there is one) around the process. */
 async function runAttempt(s: CommandSetup, ctx: AttemptContext): Promise<CandidateOutcome> {
   const { spec, opts } = s;
@@ -1617,7 +1597,7 @@ async function runAttempt(s: CommandSetup, ctx: AttemptContext): Promise<Candida
   let gateway: AttemptGateway | null = null;
   if (opts.gateway) {
     try {
-      gateway = await opts.gateway(ctx, isolated ? "unix" : "tcp");
+      gateway = await opts.gateway(ctx, gatewayTransport(spec, isolated));
     } catch (e) {
       return faultOutcome(
         `Cannot start the world gateway of "${spec.name}": ${

@@ -1,6 +1,5 @@
 /**
- * One sandboxed attempt at a time where no attempt gets a cgroup of its own (and, on the host's
- * network, where its gateway's forwarder listens on a port all attempts share: sharedNetAttempts).
+ * One sandboxed attempt at a time where no attempt gets a cgroup of its own.
  *
  * Without a cgroup the only process limit of a `cmd:` candidate is RLIMIT_NPROC, which counts
  * every process of the user: a candidate that forks in a loop would make the next fork of
@@ -57,29 +56,6 @@ export class Gate {
 
 /** The gate of this process's sandboxed attempts that have no cgroup. */
 export const unboundedAttempts = new Gate();
-
-/**
- * The gate of this process's sandboxed attempts on the host's network (`:network true`): the
- * world gateway's forwarder listens on one fixed loopback port (attempt_gateway.ts), which
- * only a sandbox's own network namespace makes the attempt's alone. On the host's, a second
- * attempt's forwarder could not listen there, and its candidate would reach the first
- * attempt's gateway (its world's tools, its budget).
- */
-export const sharedNetAttempts = new Gate();
-
-/** The note said once per process when attempts on the host's network pass their gate. */
-export const SHARED_NET_NOTE = "note: sandboxed command candidates with :network true run one " +
-  "attempt at a time, whatever --parallel says: their sandbox shares the host's network, where " +
-  "each attempt's world gateway is reached at the same loopback port";
-
-let sharedNetNoted = false;
-
-/** Says SHARED_NET_NOTE on stderr, the first time only. */
-export function noteSharedNetOnce(): void {
-  if (sharedNetNoted) return;
-  sharedNetNoted = true;
-  stderrLog(SHARED_NET_NOTE);
-}
 
 let noted = false;
 

@@ -38,4 +38,7 @@ Deno.test("startAttemptGateway() loads the world MCP server only when a request 
   assert.equal(seen.initStatus, 200);
   assert.equal(seen.initialized, true);
   assert.equal(seen.secondCalls, 0);
+  // Nothing on stderr: a request passed on behind the secret (gateway_secret.ts) follows no
+  // signal of Deno.serve's, which would warn once a response succeeded.
+  assert.equal(stderr, "");
 });
