@@ -4,9 +4,11 @@
  * Start-up: wall time of whole CLI invocations, as a user runs them. `deno run` of an empty
  * module with dvergr's deno.json and flags (Deno's own start, the floor under every command),
  * `dvergr --help` (the peer: start-up with lazy imports), `dvergr check` on the dataset example (read, shape
- * check, content id, the checker's load: kept from an earlier check, and not kept — a fresh
- * cache directory), `dvergr check --answer` (one verdict) and `dvergr calibrate` (the reference
- * and four damaged answers graded). The commands alternate, N rounds (default 10); prints
+ * check, content id, the checker's load: kept from an earlier check; not kept in a home that
+ * has run dvergr before, as for the first check of a bundle: its checker's kept load and
+ * checker images removed, the QuickJS boot image and layout kept; and the first run of dvergr
+ * in a home, which also makes that boot image), `dvergr check --answer` (one verdict) and
+ * `dvergr calibrate` (the reference and four damaged answers graded). The commands alternate, N rounds (default 10); prints
  * each median with its ratio to --help's and the load average before and after:
  * `deno run <dvergr permissions> bench/startup_bench.ts [runs]`.
  */
@@ -59,9 +61,32 @@ async function load(): Promise<string> {
   return new TextDecoder().decode(out.stdout).split(" ")[0];
 }
 
-/** A HOME of its own (no kept checker loads), Deno's cache where it was. */
+/** A HOME of its own (nothing kept: no boot image, no checker loads), Deno's cache where it was. */
 async function freshHome(): Promise<Record<string, string>> {
   return { HOME: await Deno.makeTempDir(), DENO_DIR: denoDir, XDG_CACHE_HOME: "" };
+}
+
+/**
+ * A HOME that has run dvergr (its boot image, layout and sandbox digest kept), made once and
+ * warmed by the first round's warm-up; before each run its checkers' kept loads and images
+ * are removed, so the example's checker is new to it, as a bundle's is on its first check.
+ */
+const usedHome = await freshHome();
+
+/** The environment of a run: a fresh HOME, the used one made new to the checker, or ours. */
+async function homeFor(kind: Home): Promise<Record<string, string>> {
+  if (kind === "fresh") return await freshHome();
+  if (kind === "kept") return {};
+  const cache = join(usedHome.HOME, ".cache", "dvergr");
+  await Deno.remove(join(cache, "checker-loads"), { recursive: true }).catch(() => {});
+  try {
+    for (const e of Deno.readDirSync(join(cache, "sandbox-images"))) {
+      if (e.name.endsWith(".ckimg")) await Deno.remove(join(cache, "sandbox-images", e.name));
+    }
+  } catch {
+    // None made yet (the warm-up makes them).
+  }
+  return usedHome;
 }
 
 /** An answer directory holding the example's reference answer (`check --answer`). */
@@ -73,13 +98,25 @@ await Deno.writeTextFile(
     '"currency" "EUR" "total" "272,27"}',
 );
 
-const COMMANDS: [string, string[], boolean][] = [
-  ["dvergr --help", ["--help"], false],
-  ["deno run of an empty module (Deno's own start)", [], false],
-  ["dvergr check examples/workflows/invoice-fields (load kept)", ["check", EXAMPLE], false],
-  ["dvergr check examples/workflows/invoice-fields (load not kept)", ["check", EXAMPLE], true],
-  ["dvergr check … --answer DIR (one verdict)", ["check", EXAMPLE, "--answer", answer], false],
-  ["dvergr calibrate examples/workflows/invoice-fields", ["calibrate", EXAMPLE], false],
+/** Where a run's HOME is: ours ("kept"), one that has run dvergr ("used"), a new one ("fresh"). */
+type Home = "kept" | "used" | "fresh";
+
+const COMMANDS: [string, string[], Home][] = [
+  ["dvergr --help", ["--help"], "kept"],
+  ["deno run of an empty module (Deno's own start)", [], "kept"],
+  ["dvergr check examples/workflows/invoice-fields (load kept)", ["check", EXAMPLE], "kept"],
+  [
+    "dvergr check examples/workflows/invoice-fields (load not kept: first check of a bundle)",
+    ["check", EXAMPLE],
+    "used",
+  ],
+  [
+    "dvergr check examples/workflows/invoice-fields (first run of dvergr in a home)",
+    ["check", EXAMPLE],
+    "fresh",
+  ],
+  ["dvergr check … --answer DIR (one verdict)", ["check", EXAMPLE, "--answer", answer], "kept"],
+  ["dvergr calibrate examples/workflows/invoice-fields", ["calibrate", EXAMPLE], "kept"],
 ];
 const times: number[][] = COMMANDS.map(() => []);
 const loads: string[] = [await load()];
@@ -87,18 +124,21 @@ const loads: string[] = [await load()];
 const mainOf = (k: number) => k === 1 ? EMPTY : MAIN;
 await Deno.writeTextFile(EMPTY, "export {};\n");
 try {
-  // Warm the module cache (and keep the load).
-  for (const [k, [, args]] of COMMANDS.entries()) await wallMs(args, {}, mainOf(k));
+  // Warm the module cache (and keep the load; the used home makes its boot image).
+  for (const [k, [, args, home]] of COMMANDS.entries()) {
+    await wallMs(args, home === "used" ? usedHome : {}, mainOf(k));
+  }
   for (let i = 0; i < RUNS; i++) {
-    for (const [k, [, args, fresh]] of COMMANDS.entries()) {
-      const env = fresh ? await freshHome() : {};
+    for (const [k, [, args, home]] of COMMANDS.entries()) {
+      const env = await homeFor(home);
       times[k].push(await wallMs(args, env, mainOf(k)));
-      if (env.HOME) await Deno.remove(env.HOME, { recursive: true });
+      if (home === "fresh") await Deno.remove(env.HOME, { recursive: true });
     }
   }
 } finally {
   await Deno.remove(answer, { recursive: true });
   await Deno.remove(EMPTY);
+  await Deno.remove(usedHome.HOME, { recursive: true });
 }
 loads.push(await load());
 const help = median(times[0]);
@@ -111,9 +151,9 @@ for (const [k, [label]] of COMMANDS.entries()) {
   );
 }
 console.log(`${RUNS} alternating rounds, load average ${loads.join(" → ")}`);
-// check with its checker's load kept and not (the first check of a bundle), check with one
-// answer graded, and calibrate.
-for (const [target, k] of [["3a", 2], ["3a", 3], ["3a", 4], ["3b", 5]] as const) {
+// check with its checker's load kept, not kept (the first check of a bundle; the first run of
+// dvergr in a home), check with one answer graded, and calibrate.
+for (const [target, k] of [["3a", 2], ["3a", 3], ["3a", 4], ["3a", 5], ["3b", 6]] as const) {
   const m = median(times[k]);
   reportFigure({
     target,
