@@ -3,8 +3,9 @@
  * whether the checker loads (no syntax error, no throw, its top level ends), which costs a
  * sandbox start (~0.3 s: a worker, QuickJS, the checker). A checker that loaded once with the
  * same call in the same sandbox loads again, so such a call's verdict is kept on disk: in a
- * directory named by the SHA-256 of the sandbox's identity (dvergr's version and its sandbox
- * modules) and the checker's source, a file named by the SHA-256 of the call's input. Only
+ * directory named by a hash (keyHex: SHA-512's first half) of the sandbox's identity
+ * (dvergr's version and its sandbox modules) and the checker's source, a file named by the
+ * hash of the call's input. Only
  * verdicts are kept: a checker that does not load, faults or times out is asked again every
  * time, so its problem is always found afresh. Whether a checker has a directory at all
  * (loadsKept) is known from its source alone, before the bundle is parsed.
@@ -16,6 +17,7 @@
  */
 import { join } from "../core/path.ts";
 import { sha256Hex } from "../core/sha256.ts";
+import { sha512 } from "../core/sha512.ts";
 import type { CheckerInput, CheckerRun, CheckerRunner } from "../core/checker.ts";
 import { VERSION } from "../core/version.ts";
 
@@ -191,18 +193,33 @@ export function loadCacheDir(env: (name: string) => string | undefined): string 
   return dir === null ? null : join(dir, "checker-loads");
 }
 
+const encoder = new TextEncoder();
+
+/**
+ * The key of `text` in the records' names: the first 32 bytes of the SHA-512 of its UTF-8, in
+ * hex. SHA-512, not SHA-256: a check hashes the bundle's content id with SHA-512 anyway
+ * (core/bundle/content_id.ts), and each hash's WebAssembly block function is compiled on its
+ * first call; one compiled instead of two is ~1-2 ms of a check whose load is kept.
+ */
+function keyHex(text: string): string {
+  const digest = sha512(encoder.encode(text));
+  let hex = "";
+  for (let i = 0; i < 32; i++) hex += digest[i].toString(16).padStart(2, "0");
+  return hex;
+}
+
 /** The last checker key computed: a check asks for it twice (loadsKept, then its load). */
 let lastKey: { text: string; hex: string } | undefined;
 
 /** The directory of the kept loads of checker `source` in the sandbox `identity`. */
 function checkerDir(dir: string, source: string, identity = sandboxIdentity()): string {
   const text = `${identity}\0${source}`;
-  if (lastKey?.text !== text) lastKey = { text, hex: sha256Hex(text) };
+  if (lastKey?.text !== text) lastKey = { text, hex: keyHex(text) };
   return join(dir, lastKey.hex);
 }
 
 function fileOf(dir: string, source: string, input: CheckerInput): string {
-  const key = sha256Hex(JSON.stringify(input));
+  const key = keyHex(JSON.stringify(input));
   return join(checkerDir(dir, source), `${key}.json`);
 }
 
