@@ -16,11 +16,15 @@ import type { CheckerPool, CheckerPoolOptions } from "../sandbox/checker_pool.ts
 import { importLater } from "./import_later.ts";
 import { prepareSandboxIdentity } from "../sandbox/load_cache.ts";
 
-/** Which checker file the directory `dir` holds, or null when it is not a bundle's. */
-async function checkerFileOf(dir: string): Promise<"checker.js" | "checker.clj" | null> {
+/**
+ * Which checker file the directory `dir` holds, or null when it is not a bundle's. Stat'ed
+ * synchronously: an async stat costs a thread hop and an event loop turn (~0.2 ms) on the
+ * way to the pool, before the command's modules load.
+ */
+function checkerFileOf(dir: string): "checker.js" | "checker.clj" | null {
   for (const file of ["checker.js", "checker.clj"] as const) {
     try {
-      if ((await Deno.stat(join(dir, file))).isFile) return file;
+      if (Deno.statSync(join(dir, file)).isFile) return file;
     } catch {
       // Not there (or not readable): the command says so in its own words.
     }
@@ -35,7 +39,7 @@ async function checkerFileOf(dir: string): Promise<"checker.js" | "checker.clj" 
 export async function prestartSandbox(args: string[]): Promise<() => void> {
   for (const arg of args) {
     if (arg.startsWith("-")) continue;
-    const file = await checkerFileOf(arg);
+    const file = checkerFileOf(arg);
     if (file === null) continue;
     const { prestartCommandPool } = await importLater<typeof import("../sandbox/checker_pool.ts")>(
       "../sandbox/checker_pool.ts",
@@ -82,7 +86,7 @@ export async function prestartBenchmarkPool(args: string[]): Promise<() => void>
   if (args.includes("--check") || args.includes("--enqueue")) return () => {};
   for (const arg of args) {
     if (arg.startsWith("-")) continue;
-    const file = await checkerFileOf(arg);
+    const file = checkerFileOf(arg);
     if (file === null) continue;
     const pools = await importLater<typeof import("../sandbox/checker_pool.ts")>(
       "../sandbox/checker_pool.ts",
