@@ -14,6 +14,8 @@ import { commandGateway } from "../../../../adapters/gateway/command_gateway.ts"
 import {
   DEFAULT_LIMITS,
   NPROC_HEADROOM,
+  ONE_END,
+  ONE_MAGIC,
   PACK_NO_ROOM,
   packRoots,
   readBackWorld,
@@ -362,11 +364,16 @@ async function supervised(script: string, run: string) {
   }).output();
   const listing = await new Deno.Command("tar", { args: ["-tvf", capture], stderr: "null" })
     .output();
+  const pack = await Deno.readFile(capture);
   const back = await readBackWorld(`${dir}/world`, ["out"], capture);
   const names = new TextDecoder().decode(listing.stdout).split("\n")
     .map((l) => l.replace(/^.* \d\d:\d\d /, "")).filter((l) => l !== "");
+  const files: Record<string, string> = {};
+  for (const e of Deno.readDirSync(`${dir}/world/out`)) {
+    if (e.isFile) files[e.name] = await Deno.readTextFile(`${dir}/world/out/${e.name}`);
+  }
   await Deno.remove(dir, { recursive: true });
-  return { code: out.code, stderr: new TextDecoder().decode(out.stderr), names, back };
+  return { code: out.code, stderr: new TextDecoder().decode(out.stderr), names, back, files, pack };
 }
 
 if (hasBwrap) {
@@ -408,6 +415,67 @@ if (hasBwrap) {
     assert.equal(dir.code, 0, dir.stderr);
     assert.deepEqual(dir.names, [".dvergr/run/status", "out/", "out/d/"]);
     assert.equal(dir.back.status?.exit, 0);
+  });
+
+  Deno.test("SUPERVISOR packs one regular file without tar, its bytes exact, and anything more with tar", async () => {
+    const one = await supervised(SUPERVISOR, "printf 'w1\\000\\n\\\\x' > /out/answer.edn; exit 5");
+    assert.equal(one.code, 5, one.stderr);
+    // A tar reader sees the status alone: the file follows the end of archive.
+    assert.deepEqual(one.names, [".dvergr/run/status"]);
+    assert.equal(one.back.status?.exit, 5);
+    assert.equal(one.back.truncated, false);
+    assert.equal(one.back.files, 1);
+    assert.equal(one.back.bytes, 6);
+    assert.deepEqual(one.files, { "answer.edn": "w1\0\n\\x" });
+    const tail = new TextDecoder().decode(one.pack.subarray(one.pack.length - ONE_END.length - 40));
+    assert.ok(tail.endsWith(`${ONE_MAGIC}out/answer.edn\0w1\0\n\\x${ONE_END}`), tail);
+    // Two files, a deeper one, a lone link, fifo or directory: tar packs them, as before.
+    for (
+      const [run, names] of [
+        ["echo a > /out/a; echo b > /out/b", ["out/", "out/a", "out/b"]],
+        ["mkdir /out/d; echo a > /out/d/a", ["out/", "out/d/", "out/d/a"]],
+        ["ln -s /etc/passwd /out/l", ["out/", "out/l -> /etc/passwd"]],
+        ["mkfifo /out/f", ["out/", "out/f"]],
+      ] as const
+    ) {
+      const r = await supervised(SUPERVISOR, run);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(r.names, [".dvergr/run/status", ...names], run);
+      assert.equal(r.back.truncated, false, run);
+    }
+  });
+
+  Deno.test("readBackWorld() of a one-file pack: cut before its end mark, truncated and nothing written; its name checked as tar's", async () => {
+    const { pack } = await supervised(SUPERVISOR, "echo w1 > /out/answer.edn");
+    const enc = new TextEncoder();
+    const at = pack.length - enc.encode(`${ONE_MAGIC}out/answer.edn\0w1\n${ONE_END}`).length;
+    const head = pack.subarray(0, at);
+    const packOf = (name: string, data: string, end = ONE_END) =>
+      new Uint8Array([...head, ...enc.encode(`${ONE_MAGIC}${name}\0${data}${end}`)]);
+    const dir = await Deno.makeTempDir();
+    for (
+      const [what, bytes, files, truncated, skipped] of [
+        ["whole", packOf("out/answer.edn", "w1\n"), ["answer.edn"], false, []],
+        ["cut", pack.subarray(0, pack.length - 1), [], true, []],
+        ["no end", packOf("out/answer.edn", "w1\n", ""), [], true, []],
+        ["outside", packOf("docs/x", "x"), [], false, ["/docs/x outside"]],
+        ["escaping", packOf("out/../../x", "x"), [], false, ["/out/../../x outside"]],
+        ["top level", packOf("out", "x"), [], false, ["/out special"]],
+      ] as const
+    ) {
+      await Deno.writeFile(`${dir}/pack`, bytes);
+      await Deno.mkdir(`${dir}/world`);
+      const back = await readBackWorld(`${dir}/world`, ["out"], `${dir}/pack`);
+      assert.equal(back.status?.exit, 0, what);
+      assert.equal(back.truncated, truncated, what);
+      assert.deepEqual(back.skipped.map((s) => `${s.path} ${s.reason}`), skipped, what);
+      assert.deepEqual([...Deno.readDirSync(`${dir}/world/out`)].map((e) => e.name), files, what);
+      if (files.length) {
+        assert.equal(await Deno.readTextFile(`${dir}/world/out/answer.edn`), "w1\n");
+      }
+      await Deno.remove(`${dir}/world`, { recursive: true });
+    }
+    await Deno.remove(dir, { recursive: true });
   });
 
   Deno.test("commandCandidate() [bwrap] captures non-ASCII names and a hard-linked answer", async () => {
