@@ -186,7 +186,8 @@ function candidateLines(child: string): string {
 const PRINT = 'while IFS= read -r l; do echo "$l"; done <';
 
 /**
- * Prints what `events` prints, then removes the cgroup directories: from here when they are
+ * Prints what `events` prints (given `eventArgs`, by default the directories), then removes
+ * the cgroup directories: from here when they are
  * empty, as the attempt's end nearly always leaves them (rmdir needs no shell: one process
  * fewer per attempt), else by a shell that kills what is left in them (killing first when v2
  * can) and removes them. A killed process leaves its cgroup only once reaped (by the
@@ -198,8 +199,9 @@ async function endAll(
   events: string,
   v2Kill = false,
   removeLater = false,
+  eventArgs = dirs,
 ): Promise<string> {
-  const text = events === "" ? "" : (await readEvents(events, dirs)) ?? "";
+  const text = events === "" ? "" : (await readEvents(events, eventArgs)) ?? "";
   const removal = removeAll(dirs, v2Kill);
   if (removeLater) removingLater(dirs, removal);
   else await removal;
@@ -358,12 +360,15 @@ function v2Cgroup(parent: string, name: string, memory: number, processes: numbe
       put(join(dir, "cgroup.procs"), "$$"),
     ].join("\n"),
     async end(removeLater = false) {
+      // One script for every attempt, given the cgroup's name: the shell server is sent it once.
       const text = await endAll(
         [child, dir],
-        `${PRINT} "$2/memory.events"; echo ---; ${PRINT} "$2/pids.events"; echo ---; ` +
-          `[ -f "$1/pids.events" ] && ${PRINT} "$1/pids.events"`,
+        `d=${shellQuote(parent)}/"$1"; c=$d/${CANDIDATE}\n` +
+          `${PRINT} "$d/memory.events"; echo ---; ${PRINT} "$d/pids.events"; echo ---; ` +
+          `[ -f "$c/pids.events" ] && ${PRINT} "$c/pids.events"`,
         true,
         removeLater,
+        [name],
       );
       const [mem, pids, childPids] = (text || "------").split("---");
       const out: ("memory" | "processes")[] = [];
@@ -419,13 +424,17 @@ function v1Cgroup(
       put(join(pids, "cgroup.procs"), "$$"),
     ].join("\n"),
     async end(removeLater = false) {
+      // One script for every attempt, given the cgroup's name: the shell server is sent it once.
       const text = await endAll(
         [child, pids, mem],
-        `${PRINT} "$3/memory.oom_control"; read -r f < "$3/memory.failcnt"; ` +
-          `echo "failcnt $f"; echo ---; ${PRINT} "$2/pids.events"; echo ---; ` +
-          `[ -f "$1/pids.events" ] && ${PRINT} "$1/pids.events"`,
+        `m=${shellQuote(parents.mem)}/"$1"; p=${shellQuote(parents.pids)}/"$1"; ` +
+          `c=$p/${CANDIDATE}\n` +
+          `${PRINT} "$m/memory.oom_control"; read -r f < "$m/memory.failcnt"; ` +
+          `echo "failcnt $f"; echo ---; ${PRINT} "$p/pids.events"; echo ---; ` +
+          `[ -f "$c/pids.events" ] && ${PRINT} "$c/pids.events"`,
         false,
         removeLater,
+        [name],
       );
       const [memText, pidsText, childPids] = (text || "------").split("---");
       const out: ("memory" | "processes")[] = [];

@@ -8,27 +8,40 @@
  * For scripts that only read and print: they share one queue (a slow one would hold the others
  * up), and `$$` in them is the server's pid, not theirs. The server is started at the first
  * request and again after it ended; it ends when dvergr closes its stdin (at dvergr's end too:
- * the kernel closes it). A request is lines on its stdin: the script's line count, its lines,
- * the arguments' count, one argument a line; its answer is what the script printed, then a
- * line with a token of 128 random bits and `ok` or `fail` (its exit status). An argument with
- * a newline in it, or a server that cannot start or ended mid-answer, is answered `undefined`:
- * the caller then spawns a shell as before.
+ * the kernel closes it). A request is lines on its stdin: the script's number, its line count
+ * and its lines (the first time: the server defines it as a function of that number; 0 and none
+ * after), the arguments' count, one argument a line; its answer is what the script printed,
+ * then a line with a token of 128 random bits and `ok` or `fail` (its exit status). The shell's
+ * `read` takes a byte a system call, so a script is sent once: an attempt's end sent ~475 bytes,
+ * its cgroup events script and their paths, where its name alone is ~30 now (cgroup.ts). An
+ * argument with a newline in it, or a server that cannot start or ended mid-answer, is answered
+ * `undefined`: the caller then spawns a shell as before.
  *
  * Permissions: --allow-run (/bin/sh).
  */
 
 import { randomToken } from "./command_program.ts";
 
-/** The server: $1 its token (its own variables are named _dvg_…). */
+/**
+ * The server: $1 its token (its own variables and functions are named _dvg_…). A script is
+ * defined as the function _dvg_f<number> in the server's shell and run in a subshell, so its
+ * variables and its exit stay its own.
+ */
 const SERVER = `_dvg_t=$1
-while IFS= read -r _dvg_n; do
-  _dvg_s=
-  while [ "$_dvg_n" -gt 0 ] && IFS= read -r _dvg_l; do _dvg_s="$_dvg_s$_dvg_l
+while IFS= read -r _dvg_k; do
+  IFS= read -r _dvg_n || exit 0
+  if [ "$_dvg_n" -gt 0 ]; then
+    _dvg_s=
+    while [ "$_dvg_n" -gt 0 ] && IFS= read -r _dvg_l; do _dvg_s="$_dvg_s$_dvg_l
 "; _dvg_n=$((_dvg_n - 1)); done
+    eval "_dvg_f$_dvg_k() {
+$_dvg_s
+}"
+  fi
   IFS= read -r _dvg_n || exit 0
   set --
   while [ "$_dvg_n" -gt 0 ] && IFS= read -r _dvg_l; do set -- "$@" "$_dvg_l"; _dvg_n=$((_dvg_n - 1)); done
-  if ( eval "$_dvg_s" ) </dev/null 2>/dev/null; then _dvg_r=ok; else _dvg_r=fail; fi
+  if ( "_dvg_f$_dvg_k" "$@" ) </dev/null 2>/dev/null; then _dvg_r=ok; else _dvg_r=fail; fi
   printf '\\n%s %s\\n' "$_dvg_t" "$_dvg_r"
 done`;
 
@@ -37,6 +50,14 @@ interface Server {
   writer: WritableStreamDefaultWriter<Uint8Array>;
   reader: ReadableStreamDefaultReader<Uint8Array>;
   token: string;
+  /** The scripts it has defined, by their number. */
+  defined: Map<string, number>;
+}
+
+/** Bytes of requests written to servers (tests: a script is sent once). */
+let sent = 0;
+export function sentBytes(): number {
+  return sent;
 }
 
 let server: Server | null = null;
@@ -64,7 +85,13 @@ function start(): Server | null {
     }).spawn();
     // dvergr does not wait for it: it ends with its stdin.
     child.unref();
-    return { child, writer: child.stdin.getWriter(), reader: child.stdout.getReader(), token };
+    return {
+      child,
+      writer: child.stdin.getWriter(),
+      reader: child.stdout.getReader(),
+      token,
+      defined: new Map(),
+    };
   } catch {
     return null;
   }
@@ -80,8 +107,12 @@ async function ask(script: string, args: string[]): Promise<string | null | unde
   if (args.some((a) => a.includes("\n"))) return undefined;
   const s = server ??= start();
   if (s === null) return undefined;
-  const lines = script.split("\n");
-  const request = [String(lines.length), ...lines, String(args.length), ...args].join("\n");
+  let id = s.defined.get(script);
+  const define = id === undefined ? script.split("\n") : [];
+  if (id === undefined) s.defined.set(script, id = s.defined.size);
+  const request = [String(id), String(define.length), ...define, String(args.length), ...args]
+    .join("\n");
+  sent += request.length + 1;
   // Waited for while it answers (unref'd, its pipes would not keep dvergr's loop alive).
   s.child.ref();
   try {

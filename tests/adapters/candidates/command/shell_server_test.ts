@@ -4,7 +4,7 @@
  * (the caller spawns a shell) when it cannot answer.
  */
 import assert from "node:assert/strict";
-import { served } from "../../../../adapters/candidates/command/shell_server.ts";
+import { sentBytes, served } from "../../../../adapters/candidates/command/shell_server.ts";
 
 /**
  * The pid of this module's shell server: `$$` in a script is the server's (the subshell keeps
@@ -48,4 +48,23 @@ Deno.test("served() cannot answer an argument with a newline; a server that ende
   assert.ok(answers[0] === undefined || answers[0] === "again\n");
   const next = await serverPid();
   assert.notEqual(next, pid);
+});
+
+Deno.test("served() sends a script once: later requests of it send its arguments alone", async () => {
+  // The shell reads its requests a byte a system call: a long script is defined once.
+  const script = `# ${"x".repeat(400)}\nprintf '%s:' "$@"; v=set; echo "[$v]"`;
+  assert.equal(await served(script, ["a"]), "a:[set]\n");
+  const before = sentBytes();
+  assert.equal(await served(script, ["b", "c d"]), "b:c d:[set]\n");
+  const second = sentBytes() - before;
+  assert.ok(second < 20, `the second request sent ${second} bytes`);
+  // Defined beside others, each keeps its own body; a new server is sent it again.
+  assert.equal(await served('echo "other $1"', ["x"]), "other x\n");
+  assert.equal(await served(script, []), ":[set]\n");
+  const pid = await serverPid();
+  Deno.kill(pid, "SIGKILL");
+  let again = await served(script, ["e"]);
+  if (again === undefined) again = await served(script, ["e"]);
+  assert.equal(again, "e:[set]\n");
+  assert.notEqual(await serverPid(), pid);
 });
