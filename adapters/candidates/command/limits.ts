@@ -161,6 +161,9 @@ const STATUS = ".dvergr/run/status";
  */
 const ROOM_PROBE = ".dvergr\\room";
 
+/** The arguments of the room probe's `printf '%1024s'`: 64 empty strings, 64 KiB of spaces. */
+const ROOM_PROBE_ARGS = Array(64).fill("''").join(" ");
+
 /** Bytes of the status in a pack without tar (STATUS_ONLY): its text, padded with spaces. */
 const STATUS_BYTES = 1024;
 
@@ -295,8 +298,10 @@ export function sealArgs(worldBytes: number): string[] {
  * would not be read back (a bounded number of looks, for a process that cannot die).
  * Fullness is learnt without a program where it can be: alone in the sandbox, the supervisor
  * writes 64 KiB into a new ROOM_PROBE file in each writable directory (refusing to follow
- * links, set -C; spaces of one padded printf: a 64 KiB string built in the shell and printed
- * cost ~0.1 ms more a directory); when every write succeeds none is full (what `df` would say: 64 KiB or more
+ * links, set -C; spaces of a printf of 64 padded empty strings of 1 KiB: one of 64 KiB was
+ * formatted twice by dash, once to learn its length, ~0.15 ms of CPU more a directory here, and
+ * a 64 KiB string built in the shell and printed cost ~0.1 ms more than that); when every
+ * write succeeds none is full (what `df` would say: 64 KiB or more
  * free), and only when one fails (no room, or a name, mode or inode the candidate took away)
  * does `df` decide, as it did for every attempt before. The candidate can disturb all of
  * this only to its own cost (it can still spoil the pack file,
@@ -370,7 +375,7 @@ if [ -n "$dirs" ]; then
   if [ "$roomy" = 1 ]; then
     probed=1
     set -C
-    for d in $dirs; do { printf '%65536s' '' > "/$d/${ROOM_PROBE}"; } 2>/dev/null || roomy=0; done
+    for d in $dirs; do { printf '%1024s' ${ROOM_PROBE_ARGS} > "/$d/${ROOM_PROBE}"; } 2>/dev/null || roomy=0; done
     set +C
   fi
   if [ "$roomy" = 0 ]; then
