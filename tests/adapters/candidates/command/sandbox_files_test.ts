@@ -57,20 +57,27 @@ Deno.test({
         assert.equal(r.status, "completed");
         assert.equal(r.out["/out/a"], "hello");
       }
-      // Nothing of an attempt is left; one shared directory for both.
+      // One shared directory for both; an attempt's own directory is kept for a later one,
+      // its pack empty: nothing the candidate wrote is left.
       const left = names(parent);
-      assert.equal(left.length, 1, left.join(" "));
-      assert.match(left[0], new RegExp(`^sandbox-${Deno.pid}-`));
-      const shared = `${parent}/${left[0]}`;
+      const shared = `${parent}/${left.find((n) => n.startsWith(`sandbox-${Deno.pid}-`))}`;
+      const kept = left.filter((n) => n.startsWith("attempt-"));
+      assert.equal(left.length, 1 + kept.length, left.join(" "));
+      assert.ok(kept.length >= 1 && kept.length <= 2, left.join(" "));
+      for (const k of kept) {
+        assert.deepEqual(names(`${parent}/${k}`), ["capture.tar"]);
+        assert.equal((await Deno.stat(`${parent}/${k}/capture.tar`)).size, 0);
+      }
       assert.deepEqual(names(shared), Deno.build.arch === "x86_64" ? ["bin", "seccomp"] : ["bin"]);
       assert.deepEqual(names(`${shared}/bin`), ["sh"]);
       assert.equal((await Deno.stat(`${shared}/bin`)).mode! & 0o7777, 0o711);
       assert.equal((await Deno.stat(`${shared}/bin/sh`)).mode! & 0o7777, 0o111);
       assert.equal((await Deno.stat(`${shared}/bin/sh`)).size, (await Deno.stat("/bin/sh")).size);
-      // Gone (a temp cleaner, a closed home): the next attempt makes it again.
-      await Deno.remove(shared, { recursive: true });
+      // Gone (a temp cleaner, a closed home): the next attempt makes them again.
+      for (const n of names(parent)) await Deno.remove(`${parent}/${n}`, { recursive: true });
       assert.equal((await attempt(parent, write)).status, "completed");
-      assert.equal(names(parent).length, 1);
+      assert.equal(names(parent).filter((n) => n.startsWith("sandbox-")).length, 1);
+      assert.equal(names(parent).filter((n) => n.startsWith("attempt-")).length, 1);
     } finally {
       await Deno.remove(parent, { recursive: true });
     }
@@ -141,6 +148,43 @@ Deno.test({
       assert.equal(empty.out["/out/ls"], "ls\n");
       // Nothing to seed: no seed mount.
       assert.ok(!/seed/.test(empty.out["/out/dvergr"] ?? "x"), empty.out["/out/dvergr"]);
+    } finally {
+      await Deno.remove(parent, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    `commandCandidate() [bwrap] reuses an ended attempt's directory with its pack empty and 0600, whatever the candidate did to it${why}`,
+  ignore: !hasBwrap,
+  async fn() {
+    const parent = await Deno.makeTempDir({ prefix: "dvergr-shared-" });
+    try {
+      // The candidate owns its pack: it fills it and opens its mode to all.
+      const spoil =
+        "head -c 5000 /dev/zero > /.dvergr/capture.tar; chmod 777 /.dvergr/capture.tar; " +
+        "echo a > /out/a";
+      const first = await attempt(parent, spoil);
+      assert.equal(first.out["/out/a"], "a\n");
+      const kept = names(parent).filter((n) => n.startsWith("attempt-"));
+      assert.equal(kept.length, 1);
+      const pack = `${parent}/${kept[0]}/capture.tar`;
+      assert.equal((await Deno.stat(pack)).size, 0, "the kept pack was not emptied");
+      // The next attempt takes that directory: its pack 0600 and empty when the sandbox starts.
+      const probe =
+        "stat -c %a /.dvergr/capture.tar > /out/mode; wc -c < /.dvergr/capture.tar > /out/size";
+      const second = await attempt(parent, probe);
+      assert.equal(second.status, "completed");
+      assert.deepEqual(names(parent).filter((n) => n.startsWith("attempt-")), kept);
+      assert.equal(second.out["/out/mode"], "600\n");
+      assert.equal(second.out["/out/size"], "0\n");
+      // A kept directory whose pack is gone is replaced, not used.
+      await Deno.remove(pack);
+      assert.equal((await attempt(parent, "echo b > /out/b")).out["/out/b"], "b\n");
+      const now = names(parent).filter((n) => n.startsWith("attempt-"));
+      assert.equal(now.length, 1);
+      assert.notEqual(now[0], kept[0]);
     } finally {
       await Deno.remove(parent, { recursive: true });
     }
