@@ -1537,6 +1537,8 @@ async function runProcess(
   let stage: StagedAttempt | null = null;
   let release: (() => void) | null = null;
   let held: HeldStage | undefined;
+  // Its directory is kept for a later attempt only once no process of it can write there.
+  let running = false;
   const cannot = (why: string) => ({
     ...faultOutcome(`Cannot start "${s.spec.name}": ${why}`, isolated),
     stdout: "",
@@ -1595,6 +1597,7 @@ async function runProcess(
         stdout: "piped",
         stderr: "piped",
       }).spawn();
+      running = true;
     } catch (e) {
       return cannot(errorText(e));
     }
@@ -1608,6 +1611,7 @@ async function runProcess(
       cgroup && files ? cgroup.stopCandidate : null,
     );
     const { status, endedAt } = await watched.ended();
+    running = false;
     if (marks && !marks.started) held?.spoil();
     // The sandbox's PID namespace ended with it, and every process it held.
     release?.();
@@ -1628,7 +1632,8 @@ async function runProcess(
     held?.release();
     await cgroup?.close();
     // Its pack emptied, and the fstab of a launch staged on its own removed.
-    if (files) keepAttemptDir(files, stage !== null && held === undefined);
+    if (files && running) removeTreeQuietly(files.dir);
+    else if (files) keepAttemptDir(files, stage !== null && held === undefined);
   }
 }
 
