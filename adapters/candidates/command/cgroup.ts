@@ -115,7 +115,7 @@ done`;
 
 /** The answer of OWN_SCRIPT: by the shell server, else by a shell of its own. */
 async function askOwn(args: string[]): Promise<string | null> {
-  const answer = await served(OWN_SCRIPT, args);
+  const answer = await served(OWN_SCRIPT, args, true);
   return answer === undefined ? await sh(OWN_SCRIPT, ...args) : answer;
 }
 
@@ -275,7 +275,8 @@ export async function cgroupRemovalsSettled(): Promise<void> {
  * process per attempt), else by a shell of its own.
  */
 async function readEvents(events: string, dirs: string[]): Promise<string | null> {
-  const answer = await served(events, dirs);
+  // Builtins that read and print, no exit: run by the server's shell itself.
+  const answer = await served(events, dirs, true);
   return answer === undefined ? await sh(events, ...dirs) : answer;
 }
 

@@ -68,3 +68,23 @@ Deno.test("served() sends a script once: later requests of it send its arguments
   assert.equal(again, "e:[set]\n");
   assert.notEqual(await serverPid(), pid);
 });
+
+Deno.test("served(…, inShell) runs a script in the server's own shell: no subshell, a failed redirection or read ends nothing", async () => {
+  const pid = await serverPid();
+  // Its variables stay the server's (the subshell's would not).
+  assert.equal(await served('echo "[$cmm_x]"; cmm_x=1', [], true), "[]\n");
+  assert.equal(await served('echo "[$cmm_x]"; cmm_x=1', [], true), "[1]\n");
+  assert.equal(await served('echo "[$cmm_x]"', []), "[1]\n", "a subshell sees the server's");
+  assert.equal(await served('echo "$1"', ["a b"], true), "a b\n");
+  // What the cgroup scripts meet when a file is gone: the server goes on.
+  assert.equal(
+    await served('while IFS= read -r l; do echo "$l"; done < /nonexistent', [], true),
+    null,
+  );
+  assert.equal(await served('read -r f < /nonexistent; echo "f=$f"', [], true), "f=\n");
+  assert.equal(await serverPid(), pid);
+  // The same text asked both ways is two functions: each runs as asked.
+  assert.equal(await served("y=2; echo ok", [], true), "ok\n");
+  assert.equal(await served("y=3; echo ok", []), "ok\n");
+  assert.equal(await served('echo "$y"', [], true), "2\n");
+});
