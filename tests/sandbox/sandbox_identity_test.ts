@@ -4,22 +4,22 @@
  * the same size, gets a new identity. Runs a copy of the module in a directory of its own.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { staticGraph } from "../helpers/static_graph.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
-/** A tree holding load_cache.ts, the core modules it imports, another module and deno.json. */
+/**
+ * A tree holding load_cache.ts, the modules it imports (found in its module graph, so a new
+ * import needs no edit here), another module and deno.json.
+ */
 async function copyTree(dir: string): Promise<void> {
-  await Deno.mkdir(join(dir, "sandbox"));
-  await Deno.mkdir(join(dir, "core"));
-  const modules = [
-    "sandbox/load_cache.ts",
-    "core/path.ts",
-    "core/sha256.ts",
-    "core/sha256_block.ts",
-    "core/version.ts",
-  ];
+  const modules = [...await staticGraph(new URL("sandbox/load_cache.ts", ROOT))]
+    .filter((s) => s.startsWith(ROOT.href))
+    .map((s) => s.slice(ROOT.href.length));
+  assert.ok(modules.includes("sandbox/load_cache.ts"));
   for (const f of modules) {
+    await Deno.mkdir(join(dir, dirname(f)), { recursive: true });
     await Deno.copyFile(new URL(f, ROOT), join(dir, f));
   }
   await Deno.writeTextFile(join(dir, "sandbox", "other.ts"), "export const x = 1;\n");
