@@ -97,8 +97,9 @@ async function runAgent(
     opts.watchTree ? (n) => (n === 1 ? lookedAt : Promise.resolve()) : undefined,
   );
   const marker = `dvergr-attempt-${crypto.randomUUID()}`;
+  const caseText = `quiet harbour ${marker.slice(-6)}`;
   const world = await createWorld(
-    opts.fixtures ?? { "/docs/case.txt": `quiet harbour ${marker.slice(-6)}` },
+    opts.fixtures ?? { "/docs/case.txt": caseText },
     { mkdirs: ["/out"] },
   );
   try {
@@ -138,7 +139,7 @@ async function runAgent(
       while (!done && provider.requests.length === 0) {
         await new Promise((r) => setTimeout(r, 100));
       }
-      tree = await sandboxTree(world.dir);
+      tree = await sandboxTree(world.dir, caseText);
       looked();
     }
     const outcome = await running;
@@ -162,8 +163,15 @@ const RUNS_AGENT_CLI = new RegExp(
   `\\b(${AGENT_CLIS.map((c) => TESTED_VERSIONS[c].bin).join("|")})\\b`,
 );
 
-/** The attempt's processes: bwrap (its command line binds the world) and its descendants. */
-async function sandboxTree(worldDir: string): Promise<SandboxTree> {
+/**
+ * The attempt's processes: its bwrap and that one's descendants. Unstaged, bwrap's command
+ * line (by its path, as the launch runs it) names the world. Staged as root, it is this
+ * process's child (the launch execs it) and names only its staged copy; other test modules of
+ * this process (deno test --parallel runs them in one) may run agent CLIs in bwrap of their
+ * own at the same time, so such a bwrap is the attempt's when one of its processes works in
+ * a world holding this attempt's case (`caseText`, read through /proc/PID/cwd).
+ */
+async function sandboxTree(worldDir: string, caseText: string): Promise<SandboxTree> {
   const out = await new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,args="] }).output();
   const rows = new TextDecoder().decode(out.stdout).split("\n").map((l) => l.trim()).filter(
     (l) => l !== "",
@@ -171,22 +179,30 @@ async function sandboxTree(worldDir: string): Promise<SandboxTree> {
     const [pid, ppid, ...args] = l.split(/\s+/);
     return { pid: Number(pid), ppid: Number(ppid), args: args.join(" ") };
   });
-  const pids = new Set(
-    // bwrap (by its path, as the launch runs it) names the world unstaged; staged as root, it
-    // is this process's child (the launch execs it) and names only its staged copy, so it is told by the agent CLI it runs: other
-    // test modules of this process run sandboxes of their own (a hanging `cmd:` candidate…).
-    // One agent attempt runs at a time here.
-    rows.filter((r) =>
-      /^(\S*\/)?bwrap /.test(r.args) &&
-      (r.args.includes(worldDir) || (r.ppid === Deno.pid && RUNS_AGENT_CLI.test(r.args)))
-    ).map((r) => r.pid),
-  );
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const r of rows) {
-      if (pids.has(r.ppid) && !pids.has(r.pid)) {
-        pids.add(r.pid);
-        grew = true;
+  const bwraps = rows.filter((r) => /^(\S*\/)?bwrap /.test(r.args));
+  const treeOf = (root: number) => {
+    const pids = new Set([root]);
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const r of rows) {
+        if (pids.has(r.ppid) && !pids.has(r.pid)) {
+          pids.add(r.pid);
+          grew = true;
+        }
+      }
+    }
+    return pids;
+  };
+  const pids = new Set<number>();
+  for (const b of bwraps) {
+    if (b.args.includes(worldDir)) {
+      treeOf(b.pid).forEach((p) => pids.add(p));
+    } else if (b.ppid === Deno.pid && RUNS_AGENT_CLI.test(b.args)) {
+      const tree = treeOf(b.pid);
+      const cases = [...tree].map((p) => `/proc/${p}/cwd/docs/case.txt`);
+      const read = await new Deno.Command("cat", { args: cases, stderr: "null" }).output();
+      if (new TextDecoder().decode(read.stdout).includes(caseText)) {
+        tree.forEach((p) => pids.add(p));
       }
     }
   }

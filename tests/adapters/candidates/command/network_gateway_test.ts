@@ -25,7 +25,8 @@ const hasCurl = await new Deno.Command("curl", { args: ["--version"] }).output()
 /**
  * Where the attempts meet (a server of the test on the host's loopback): each says its own
  * gateway URL (so the test knows the secrets), asks for another attempt's port until one has
- * said its own (so the two ran at the same time), and reports what it reached.
+ * said its own (so the two ran at the same time), reports what it reached, and waits until
+ * both have reported (so neither gateway closes while the other attempt still probes it).
  */
 function startBoard() {
   const secrets = new Map<string, string>(); // port → secret
@@ -48,6 +49,9 @@ function startBoard() {
       results.set(me, body);
       return new Response("ok");
     }
+    if (url.pathname === "/both") {
+      return results.size >= 2 ? new Response("ok") : new Response("not yet", { status: 404 });
+    }
     return new Response("no", { status: 404 });
   });
   return { url: `http://127.0.0.1:${server.addr.port}`, secrets, results, server };
@@ -58,7 +62,8 @@ const INIT = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolV
 
 /**
  * The candidate: says its URL, waits for the other attempt's port, probes its own gateway and
- * the other's, reports each probe as "name status bytes", then answers the case.
+ * the other's, reports each probe as "name status bytes", waits for the other's report, then
+ * answers the case.
  */
 const PROBE = `
 me="$DVERGR_MODEL_URL"
@@ -87,6 +92,7 @@ mcp() { probe "$1" -X POST -H 'content-type: application/json' \\
   mcp other-mine "$other/$secret/mcp"
 } > /tmp/probes
 curl -s -o /dev/null --data-binary @/tmp/probes "$BOARD/result?port=$port"
+until curl -sf -o /dev/null "$BOARD/both"; do sleep 0.05; done
 cat docs/q.txt > out/answer.txt
 `;
 
