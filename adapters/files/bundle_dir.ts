@@ -10,12 +10,8 @@
  * segment of its absolute path (~14,000): without --allow-all, Deno resolves every path it
  * opens to its real path first (denoland/deno#28702), for relative paths, readTextFile, open
  * and fetch of a file: URL alike. Those readlinks are ~15 ms of the read (with -A: 80 -> 62 ms
- * cold), and dvergr's permissions are fixed. Measured dead ends (this thread's CPU for a read
- * in a cold process, alternating, load 6-30): readTextFileSync instead of readFileSync and a
- * TextDecoder, with the walk a loop over a stack instead of recursive async calls, 76.2 ->
- * 75.6 ms (median of 40, new faster in 25); async reads started during the walk, this thread
- * no less and the process +50% CPU; open + readSync + close, or each file read as its
- * directory is listed, within noise.
+ * cold), and dvergr's permissions are fixed. Other ways of reading that were measured and not
+ * kept: docs/dead-ends.md.
  */
 import { basename, dirname, join, sep } from "../../core/path.ts";
 import { relative, resolve } from "./resolve.ts";

@@ -17,6 +17,16 @@ function record(over: Partial<AttemptRecord> = {}): AttemptRecord {
   });
 }
 
+/** Runs `fn` with a new temporary directory, removed after it however `fn` ends. */
+async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 Deno.test("putAttempt() keeps the latest try per cell and every try in the history", async () => {
   const state = await openKvStateStore(":memory:", memoryBlobStore());
   const fault = record({
@@ -87,64 +97,61 @@ Deno.test("trustOf() is room for a promoted bundle id and ad-hoc otherwise", asy
   state.close();
 });
 
-Deno.test("putPromotion() keeps the first record when two handles promote at once", async () => {
-  const dir = await Deno.makeTempDir();
-  const a = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
-  const b = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
-  const [x, y] = await Promise.all([
-    a.putPromotion("b1", { room: "r1", name: "one", at: "2025-01-01T00:00:00Z" }),
-    b.putPromotion("b1", { room: "r2", name: "two", at: "2025-01-01T00:00:01Z" }),
-  ]);
-  // Both are told the same record: the one that landed first.
-  assert.deepEqual(x, y);
-  assert.deepEqual(await a.promotion("b1"), x);
-  const again = await a.putPromotion("b1", {
-    room: "r3",
-    name: "three",
-    at: "2026-01-01T00:00:00Z",
-  });
-  assert.deepEqual(again, x);
-  a.close();
-  b.close();
-  await Deno.remove(dir, { recursive: true });
-});
+Deno.test("putPromotion() keeps the first record when two handles promote at once", () =>
+  inTempDir(async (dir) => {
+    const a = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+    const b = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+    const [x, y] = await Promise.all([
+      a.putPromotion("b1", { room: "r1", name: "one", at: "2025-01-01T00:00:00Z" }),
+      b.putPromotion("b1", { room: "r2", name: "two", at: "2025-01-01T00:00:01Z" }),
+    ]);
+    // Both are told the same record: the one that landed first.
+    assert.deepEqual(x, y);
+    assert.deepEqual(await a.promotion("b1"), x);
+    const again = await a.putPromotion("b1", {
+      room: "r3",
+      name: "three",
+      at: "2026-01-01T00:00:00Z",
+    });
+    assert.deepEqual(again, x);
+    a.close();
+    b.close();
+  }));
 
-Deno.test("openKvStateStore() on a file sees what another handle committed", async () => {
-  const dir = await Deno.makeTempDir();
-  const a = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
-  const b = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
-  await Promise.all([
-    ...Array.from({ length: 20 }, (_, i) => a.putAttempt(record({ repetition: i }))),
-    ...Array.from({ length: 20 }, (_, i) => b.putAttempt(record({ repetition: i }))),
-  ]);
-  assert.equal((await a.cellRecords("e1")).length, 20);
-  assert.equal((await b.attemptHistory("e1")).length, 20);
-  a.close();
-  b.close();
-  await Deno.remove(dir, { recursive: true });
-});
+Deno.test("openKvStateStore() on a file sees what another handle committed", () =>
+  inTempDir(async (dir) => {
+    const a = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+    const b = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+    await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => a.putAttempt(record({ repetition: i }))),
+      ...Array.from({ length: 20 }, (_, i) => b.putAttempt(record({ repetition: i }))),
+    ]);
+    assert.equal((await a.cellRecords("e1")).length, 20);
+    assert.equal((await b.attemptHistory("e1")).length, 20);
+    a.close();
+    b.close();
+  }));
 
-Deno.test("openKvStateStore() stores a record as its JSON text and reads the older inline form", async () => {
-  const dir = await Deno.makeTempDir();
-  const path = `${dir}/state.kv`;
-  const state = await openKvStateStore(path, memoryBlobStore());
-  const r = record({ verdict: { checks: { right: true }, reward: 1 }, listMicros: null });
-  assert.equal(await state.putAttempt(r), true);
-  state.close();
-  const kv = await Deno.openKv(path);
-  const key = ["cell", "e1", cellKey(r.candidate, r.caseId, r.repetition)];
-  const stored = (await kv.get<{ j: string }>(key)).value;
-  assert.deepEqual(stored, { j: JSON.stringify(r) });
-  // A home written before: the record itself inline, what JSON keeps of it.
-  const older = { ...r, caseId: "c2", elapsedMs: 7 };
-  const olderKey = ["cell", "e1", cellKey(older.candidate, older.caseId, older.repetition)];
-  await kv.set(olderKey, { v: JSON.parse(JSON.stringify(older)) });
-  kv.close();
-  const again = await openKvStateStore(path, memoryBlobStore());
-  assert.deepEqual(await again.cellRecords("e1"), [r, older]);
-  again.close();
-  await Deno.remove(dir, { recursive: true });
-});
+Deno.test("openKvStateStore() stores a record as its JSON text and reads the older inline form", () =>
+  inTempDir(async (dir) => {
+    const path = `${dir}/state.kv`;
+    const state = await openKvStateStore(path, memoryBlobStore());
+    const r = record({ verdict: { checks: { right: true }, reward: 1 }, listMicros: null });
+    assert.equal(await state.putAttempt(r), true);
+    state.close();
+    const kv = await Deno.openKv(path);
+    const key = ["cell", "e1", cellKey(r.candidate, r.caseId, r.repetition)];
+    const stored = (await kv.get<{ j: string }>(key)).value;
+    assert.deepEqual(stored, { j: JSON.stringify(r) });
+    // A home written before: the record itself inline, what JSON keeps of it.
+    const older = { ...r, caseId: "c2", elapsedMs: 7 };
+    const olderKey = ["cell", "e1", cellKey(older.candidate, older.caseId, older.repetition)];
+    await kv.set(olderKey, { v: JSON.parse(JSON.stringify(older)) });
+    kv.close();
+    const again = await openKvStateStore(path, memoryBlobStore());
+    assert.deepEqual(await again.cellRecords("e1"), [r, older]);
+    again.close();
+  }));
 
 const A = { pid: 101, host: "h", owner: "run-a" };
 const B = { pid: 202, host: "h", owner: "run-b" };
@@ -185,27 +192,26 @@ Deno.test("releaseLease() frees only the owner's lease", async () => {
   state.close();
 });
 
-Deno.test("takeLease() from two handles on one file lets exactly one owner win each cell", async () => {
-  const dir = await Deno.makeTempDir();
-  const a = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
-  const b = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
-  const cells = Array.from({ length: 15 }, (_, i) => `cell-${i}`);
-  const takes = await Promise.all(
-    cells.flatMap((c) => [
-      a.takeLease("e1", c, A, 10_000).then((t) => [c, t.ok && "a"] as const),
-      b.takeLease("e1", c, B, 10_000).then((t) => [c, t.ok && "b"] as const),
-    ]),
-  );
-  for (const c of cells) {
-    const winners = takes.filter(([cell, who]) => cell === c && who).map(([, who]) => who);
-    assert.equal(winners.length, 1, `${c}: ${winners}`);
-    const owner = (await a.leaseOf("e1", c))?.owner;
-    assert.equal(owner, winners[0] === "a" ? "run-a" : "run-b");
-  }
-  a.close();
-  b.close();
-  await Deno.remove(dir, { recursive: true });
-});
+Deno.test("takeLease() from two handles on one file lets exactly one owner win each cell", () =>
+  inTempDir(async (dir) => {
+    const a = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+    const b = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+    const cells = Array.from({ length: 15 }, (_, i) => `cell-${i}`);
+    const takes = await Promise.all(
+      cells.flatMap((c) => [
+        a.takeLease("e1", c, A, 10_000).then((t) => [c, t.ok && "a"] as const),
+        b.takeLease("e1", c, B, 10_000).then((t) => [c, t.ok && "b"] as const),
+      ]),
+    );
+    for (const c of cells) {
+      const winners = takes.filter(([cell, who]) => cell === c && who).map(([, who]) => who);
+      assert.equal(winners.length, 1, `${c}: ${winners}`);
+      const owner = (await a.leaseOf("e1", c))?.owner;
+      assert.equal(owner, winners[0] === "a" ? "run-a" : "run-b");
+    }
+    a.close();
+    b.close();
+  }));
 
 Deno.test("cellRecord() reads one cell's latest record", async () => {
   const state = await openKvStateStore(":memory:", memoryBlobStore());
@@ -336,30 +342,29 @@ Deno.test("renewLeases() fails for a lease another holder took over after it ran
   state.close();
 });
 
-Deno.test("takeLeases() from two handles on one file lets exactly one owner win each cell", async () => {
-  const dir = await Deno.makeTempDir();
-  const a = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
-  const b = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
-  const cells = Array.from({ length: 60 }, (_, i) => `cell-${i}`);
-  const groups = [cells.slice(0, 30), cells.slice(20, 50), cells.slice(10, 60)];
-  const takes = await Promise.all(
-    groups.flatMap((g) => [
-      a.takeLeases("e1", g, A, 10_000).then((t) => t.map((x, i) => [g[i], x.ok && "a"] as const)),
-      b.takeLeases("e1", g, B, 10_000).then((t) => t.map((x, i) => [g[i], x.ok && "b"] as const)),
-    ]),
-  );
-  for (const c of cells) {
-    const winners = new Set(
-      takes.flat().filter(([cell, who]) => cell === c && who).map(([, w]) => w),
+Deno.test("takeLeases() from two handles on one file lets exactly one owner win each cell", () =>
+  inTempDir(async (dir) => {
+    const a = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+    const b = await openKvStateStore(`${dir}/state.kv`, memoryBlobStore());
+    const cells = Array.from({ length: 60 }, (_, i) => `cell-${i}`);
+    const groups = [cells.slice(0, 30), cells.slice(20, 50), cells.slice(10, 60)];
+    const takes = await Promise.all(
+      groups.flatMap((g) => [
+        a.takeLeases("e1", g, A, 10_000).then((t) => t.map((x, i) => [g[i], x.ok && "a"] as const)),
+        b.takeLeases("e1", g, B, 10_000).then((t) => t.map((x, i) => [g[i], x.ok && "b"] as const)),
+      ]),
     );
-    assert.equal(winners.size, 1, `${c}: ${[...winners]}`);
-    const owner = (await a.leaseOf("e1", c))?.owner;
-    assert.equal(owner, winners.has("a") ? "run-a" : "run-b");
-  }
-  a.close();
-  b.close();
-  await Deno.remove(dir, { recursive: true });
-});
+    for (const c of cells) {
+      const winners = new Set(
+        takes.flat().filter(([cell, who]) => cell === c && who).map(([, w]) => w),
+      );
+      assert.equal(winners.size, 1, `${c}: ${[...winners]}`);
+      const owner = (await a.leaseOf("e1", c))?.owner;
+      assert.equal(owner, winners.has("a") ? "run-a" : "run-b");
+    }
+    a.close();
+    b.close();
+  }));
 
 Deno.test("cellRecordsOf() reads several cells' latest records in their order", async () => {
   const state = await openKvStateStore(":memory:", memoryBlobStore());
