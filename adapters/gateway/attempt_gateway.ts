@@ -4,8 +4,10 @@
  * (gateway_secret.ts: every request's path starts with it, else a bare 404).
  *
  * Where it listens depends on the sandbox's network:
- * - "unix" (a bubblewrap sandbox with a network namespace of its own): one Unix socket in a
- *   fresh 0700 directory, bound read-only into bubblewrap at /run/dvergr, where a forwarder of
+ * - "unix" (a bubblewrap sandbox with a network namespace of its own): a Unix socket in a 0700
+ *   directory that every sandboxed attempt of the process shares, one server routing each
+ *   request by the secret its path starts with (shared_socket.ts), bound read-only into
+ *   bubblewrap at /run/dvergr, where a forwarder of
  *   ours exposes the socket on 127.0.0.1:17801 inside the sandbox's own network namespace,
  *   listening before the candidate starts: tcpserver (Debian's ucspi-tcp, ~1.4 MiB resident)
  *   starting one socat per connection where the system has both, socat listening itself
@@ -22,9 +24,9 @@
  *
  * The candidate gets DVERGR_MCP_URL, DVERGR_MODEL_URL, ANTHROPIC_BASE_URL, OPENAI_BASE_URL
  * (each holding the secret) and dummy keys; the real keys stay in this process. In a sandbox
- * of its own network the secret is not needed (only the candidate reaches the forwarder's
- * port), but the socket is reachable by the host's processes of its owner (root reaches
- * any), and one form of URL for every attempt keeps a candidate's code the same in both.
+ * of its own network only the candidate reaches the forwarder's port, but the socket behind it
+ * is every sandboxed attempt's (and the host's processes of its owner reach it; root reaches
+ * any): the secret tells whose world a request may reach.
  *
  * Permissions: --allow-read/--allow-write of the temp directory, --allow-net (unix sockets,
  * loopback, the model endpoints), --allow-run is not needed here.
@@ -41,16 +43,13 @@ import {
 } from "./model_gateway.ts";
 import type { McpCallLogEntry, WorldMcp, WorldToolset } from "./world_mcp.ts";
 import type { GatewayLogEntry } from "./model_gateway.ts";
-import { gatewayDirPrefix, sweepGatewayDirsOnce } from "./gateway_dirs.ts";
-import { removeTreeQuietly } from "../files/fs.ts";
 import { guardedBySecret, newGatewaySecret } from "./gateway_secret.ts";
+import { routeOnSharedSocket, SOCKET, type SocketRoute } from "./shared_socket.ts";
 import { importLater } from "../../core/import_later.ts";
 
 /** Inside the sandbox: where the socket directory is bound and the port it is exposed on. */
 export const SANDBOX_GATEWAY_DIR = "/run/dvergr";
 export const SANDBOX_GATEWAY_PORT = 17801;
-/** The gateway's socket in its directory. */
-const SOCKET = "gateway.sock";
 /**
  * Part of every gated candidate's identity: bump `version` when the gateway changes what a
  * candidate can reach or how it is metered; the tools' version follows the registry.
@@ -95,7 +94,7 @@ export interface GatewayEvidence {
 }
 
 export interface AttemptGateway {
-  /** The socket directory (unix transport), else null. */
+  /** The socket directory (unix transport: shared by the process's attempts), else null. */
   dir: string | null;
   /** The sockets in it the sandbox connects to (none for tcp). */
   sockets: string[];
@@ -109,7 +108,7 @@ export interface AttemptGateway {
    * not). Null for tcp.
    */
   forwarders: { start: string; ready: string } | null;
-  /** Stops the server, removes the directory, gives the evidence. */
+  /** Stops serving the attempt (its own server, or its route on the shared one), gives the evidence. */
   finish(): Promise<GatewayEvidence>;
 }
 
@@ -312,18 +311,96 @@ export function worldMcpLoaded(): boolean {
   return mcpModule !== null;
 }
 
+/** What serves one attempt's requests (after its secret): its MCP server and model gateway. */
+interface AttemptHandler {
+  handle: (req: Request) => Response | Promise<Response>;
+  model: ReturnType<typeof createModelGateway>;
+  /** Closes the MCP server (made on its first request); its evidence, none when never made. */
+  closeMcp(): Promise<WorldMcp | null>;
+}
+
+function attemptHandler(opts: AttemptGatewayOptions): AttemptHandler {
+  let mcp: Promise<WorldMcp> | null = null;
+  let closing = false;
+  const mcpHandle = async (req: Request) => {
+    if (closing) return new Response("gateway closed", { status: 503 });
+    mcp ??= loadWorldMcp().then((m) => m.createWorldMcp(opts.toolset));
+    return (await mcp).handle(req);
+  };
+  const mcpOrNot = opts.wrapMcp ? opts.wrapMcp(mcpHandle) : mcpHandle;
+  const model = createModelGateway(opts.model);
+  return {
+    handle: (req: Request) => {
+      const path = new URL(req.url).pathname;
+      return path === "/mcp" || path.startsWith("/mcp/") ? mcpOrNot(req) : model.handle(req);
+    },
+    model,
+    async closeMcp() {
+      closing = true;
+      const served = mcp === null ? null : await (mcp as Promise<WorldMcp>).catch(() => null);
+      await served?.close();
+      return served;
+    },
+  };
+}
+
+/** Where an attempt's gateway listens, and how it stops listening for the attempt. */
+interface Listening {
+  route: SocketRoute | null;
+  env: Record<string, string>;
+  /** Stops serving the attempt; resolves once its own server closed (3 s at most). */
+  stop(): Promise<void>;
+}
+
 /**
- * Removes an attempt's gateway directory: once its server has closed it is empty (Deno removes
- * the socket it listened on), and one rmdir costs less than a tree's removal (~12 us of CPU);
- * what is left in it (a forwarder's script, a socket whose server did not close) goes with the
- * tree.
+ * The attempt's route on the process's shared socket (unix), or a server of its own on an
+ * ephemeral host loopback port (tcp), behind `secret`.
  */
-function removeGatewayDir(dir: string): void {
-  try {
-    Deno.removeSync(dir);
-  } catch {
-    removeTreeQuietly(dir);
+function listen(
+  opts: AttemptGatewayOptions,
+  forwarder: GatewayForwarder | null,
+  secret: string,
+  handle: (req: Request) => Response | Promise<Response>,
+): Listening {
+  if (opts.transport === "unix") {
+    if (forwarder === null) {
+      throw new Error(
+        "its forwarder is socat or deno, and neither was found (socat is not installed, " +
+          "this binary is not deno, and there is none on PATH): install socat " +
+          "(apt-get install socat) or Deno (npm install -g deno) and retry",
+      );
+    }
+    const tmp = opts.tmpDir ?? (Deno.env.get("TMPDIR") || "/tmp");
+    const js = "deno" in forwarder ? FORWARDER_JS : null;
+    const route = routeOnSharedSocket(tmp, secret, handle, js);
+    return {
+      route,
+      env: gatewayEnv(SANDBOX_GATEWAY_PORT, secret),
+      stop: () => Promise.resolve(route.close()),
+    };
   }
+  const aborter = new AbortController();
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    signal: aborter.signal,
+    onListen: () => {},
+    onError: () => new Response("gateway error", { status: 500 }),
+  }, guardedBySecret(secret, handle));
+  return {
+    route: null,
+    env: gatewayEnv((server.addr as Deno.NetAddr).port, secret),
+    async stop() {
+      aborter.abort(GATEWAY_CLOSED);
+      // Graceful shutdown waits for open connections; a stuck one does not hold the attempt.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        server.finished.catch(() => {}),
+        new Promise((r) => timer = setTimeout(r, 3000)),
+      ]);
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** Starts the gateway of one attempt. */
@@ -335,78 +412,18 @@ export async function startAttemptGateway(
   // /mcp: most scripts never ask, and loading it cost each run ~0.1–0.6 s of CPU before its
   // first attempt could start. A candidate that always asks gets the module loaded now.
   if (opts.mcpExpected) await loadWorldMcp();
-  let mcp: Promise<WorldMcp> | null = null;
-  let closing = false;
-  const mcpHandle = async (req: Request) => {
-    if (closing) return new Response("gateway closed", { status: 503 });
-    mcp ??= loadWorldMcp().then((m) => m.createWorldMcp(opts.toolset));
-    return (await mcp).handle(req);
-  };
-  const mcpOrNot = opts.wrapMcp ? opts.wrapMcp(mcpHandle) : mcpHandle;
-  const model = createModelGateway(opts.model);
-  const secret = newGatewaySecret();
-  const handler = guardedBySecret(secret, (req: Request) => {
-    const path = new URL(req.url).pathname;
-    return path === "/mcp" || path.startsWith("/mcp/") ? mcpOrNot(req) : model.handle(req);
-  });
-  const aborter = new AbortController();
-  const onAbort = () => aborter.abort();
-  ctx.signal.addEventListener("abort", onAbort, { once: true });
-  const quiet = {
-    onListen: () => {},
-    onError: () => new Response("gateway error", { status: 500 }),
-  };
-  const servers: Deno.HttpServer[] = [];
+  const handler = attemptHandler(opts);
   const forwarder = gatewayForwarder(opts.forwarder);
-  let dir: string | null = null;
-  let env: Record<string, string>;
-  try {
-    if (opts.transport === "unix") {
-      if (forwarder === null) {
-        throw new Error(
-          "its forwarder is socat or deno, and neither was found (socat is not installed, " +
-            "this binary is not deno, and there is none on PATH): install socat " +
-            "(apt-get install socat) or Deno (npm install -g deno) and retry",
-        );
-      }
-      // Socket paths must stay under 108 bytes: a short directory in the temp dir.
-      const tmp = opts.tmpDir ?? (Deno.env.get("TMPDIR") || "/tmp");
-      // Not awaited: the dead processes' directories it removes are never this one's
-      // (dvg-<pid>-…), and listing a temp dir of thousands of entries took 35-60 ms here,
-      // which each first attempt waited for.
-      void sweepGatewayDirsOnce(tmp);
-      // Synchronous: two calls on a directory of dvergr's own (an asynchronous call costs a
-      // thread's hand-off more, per attempt).
-      dir = Deno.makeTempDirSync({ dir: tmp, prefix: gatewayDirPrefix() });
-      Deno.chmodSync(dir, 0o700);
-      if ("deno" in forwarder) await Deno.writeTextFile(`${dir}/forward.js`, FORWARDER_JS);
-      servers.push(Deno.serve({
-        ...quiet,
-        path: `${dir}/${SOCKET}`,
-        transport: "unix",
-        signal: aborter.signal,
-      }, handler));
-      env = gatewayEnv(SANDBOX_GATEWAY_PORT, secret);
-    } else {
-      const s = Deno.serve(
-        { ...quiet, hostname: "127.0.0.1", port: 0, signal: aborter.signal },
-        handler,
-      );
-      servers.push(s);
-      env = gatewayEnv((s.addr as Deno.NetAddr).port, secret);
-    }
-  } catch (e) {
-    aborter.abort();
-    ctx.signal.removeEventListener("abort", onAbort);
-    if (dir) removeTreeQuietly(dir); // else the next process's sweep (gateway_dirs.ts)
-    throw e;
-  }
-
+  const on = listen(opts, forwarder, newGatewaySecret(), handler.handle);
+  // An aborted attempt's gateway stops taking requests at once.
+  const onAbort = () => void on.stop();
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  const dir = on.route?.dir ?? null;
   let finished: Promise<GatewayEvidence> | null = null;
   return {
     dir,
-    sockets: dir === null ? [] : [`${dir}/${SOCKET}`],
-    env,
+    sockets: on.route === null ? [] : [on.route.socket],
+    env: on.env,
     bwrapArgs: () =>
       dir === null || forwarder === null
         ? []
@@ -414,26 +431,16 @@ export async function startAttemptGateway(
     forwarders: dir === null || forwarder === null ? null : forwarderScripts(forwarder),
     finish() {
       finished ??= (async () => {
-        const figures = await model.settle(3000);
-        model.abort();
+        const figures = await handler.model.settle(3000);
+        handler.model.abort();
         // MCP sessions first: an open SSE stream of a session would hold the shutdown.
-        closing = true;
-        const served = mcp === null ? null : await (mcp as Promise<WorldMcp>).catch(() => null);
-        await served?.close();
-        aborter.abort(GATEWAY_CLOSED);
+        const served = await handler.closeMcp();
         ctx.signal.removeEventListener("abort", onAbort);
-        // Graceful shutdown waits for open connections; a stuck one does not hold the attempt.
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([
-          Promise.all(servers.map((s) => s.finished.catch(() => {}))),
-          new Promise((r) => timer = setTimeout(r, 3000)),
-        ]);
-        clearTimeout(timer);
-        if (dir) removeGatewayDir(dir);
+        await on.stop();
         return {
           mcpCalls: served?.calls ?? [],
           mcpToolLists: served?.listed() ?? 0,
-          modelRequests: model.log,
+          modelRequests: handler.model.log,
           figures,
         };
       })();

@@ -43,20 +43,32 @@ function refused(): Response {
   return new Response(null, { status: 404 });
 }
 
+/** A handler of one attempt's requests, behind its secret. */
+export type SecretHandler = (req: Request) => Response | Promise<Response>;
+
 /**
  * A handler that passes on only requests whose path starts with `/<secret>` (then `/…` or the
  * end), as the same request at the path after it (`/` when none is left).
  */
-export function guardedBySecret(
-  secret: string,
-  handle: (req: Request) => Response | Promise<Response>,
-): (req: Request) => Response | Promise<Response> {
+export function guardedBySecret(secret: string, handle: SecretHandler): SecretHandler {
+  return routedBySecret(new Map([[secret, handle]]));
+}
+
+/**
+ * A handler for the attempts of `routes` (secret → handler; it may change as attempts come and
+ * go) that passes a request whose path starts with `/<secret>` to that secret's handler, at the
+ * path after it; any other gets a bare 404. Every secret is compared, in full, whichever
+ * matches: the time depends on how many attempts there are, never on what the segment holds.
+ */
+export function routedBySecret(routes: ReadonlyMap<string, SecretHandler>): SecretHandler {
   return (req) => {
     const url = new URL(req.url);
     const path = url.pathname;
     const end = path.indexOf("/", 1);
     const segment = end < 0 ? path.slice(1) : path.slice(1, end);
-    if (!sameSecret(segment, secret)) return refused();
+    let handle: SecretHandler | null = null;
+    for (const [secret, h] of routes) if (sameSecret(segment, secret)) handle = h;
+    if (handle === null) return refused();
     url.pathname = end < 0 ? "/" : path.slice(end);
     // Not `new Request(url, req)`: that follows req.signal, and Deno.serve then warns on
     // stderr that the signal aborts once a response succeeds. Nothing behind reads it.

@@ -434,22 +434,30 @@ Deno.test({
 for (const forwarder of ["socat", "deno"] as const) {
   Deno.test({
     name:
-      `an attempt's gateway (${forwarder} forwarder) leaves no directory once finished: an empty one after its server closed, or one its forwarder's script is still in`,
+      `attempts' gateways (${forwarder} forwarder) share one directory and socket, which a finished one leaves to the others`,
     ignore: forwarder === "socat" && socatBinary() === null,
     fn: async () => {
       const registry = buildRegistry([parseModelsEdn(SHIPPED_MODELS_EDN, SHIPPED_MODELS_FILE)]);
       const env = (k: string) => k === "DVERGR_FORWARDER" ? forwarder : hostEnv(k);
       const world = await createWorld({ "/docs/case.txt": "quiet harbour" }, { mkdirs: ["/out"] });
       try {
-        const gateway = await commandGateway({ env, registry })(attemptIn(world), "unix");
-        const dir = gateway.dir!;
-        const held = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
-        assert.deepEqual(
-          held,
-          forwarder === "deno" ? ["forward.js", "gateway.sock"] : ["gateway.sock"],
-        );
-        await gateway.finish();
-        assert.throws(() => Deno.lstatSync(dir), Deno.errors.NotFound);
+        const factory = commandGateway({ env, registry });
+        const a = await factory(attemptIn(world), "unix");
+        const b = await factory(attemptIn(world), "unix");
+        assert.equal(a.dir, b.dir);
+        assert.deepEqual(a.sockets, b.sockets);
+        assert.deepEqual(a.sockets, [`${a.dir}/gateway.sock`]);
+        assert.notEqual(a.env.DVERGR_MODEL_URL, b.env.DVERGR_MODEL_URL);
+        assert.equal(Deno.statSync(a.dir!).mode! & 0o777, 0o700);
+        const held = [...Deno.readDirSync(a.dir!)].map((e) => e.name);
+        assert.ok(held.includes("gateway.sock"), held.join());
+        if (forwarder === "deno") assert.ok(held.includes("forward.js"), held.join());
+        await a.finish();
+        assert.ok(Deno.lstatSync(a.sockets[0]).isSocket, "a finished attempt took the socket");
+        await b.finish();
+        const c = await factory(attemptIn(world), "unix");
+        assert.equal(c.dir, a.dir);
+        await c.finish();
       } finally {
         await world.remove();
       }

@@ -12,8 +12,10 @@ import {
 import {
   guardedBySecret,
   newGatewaySecret,
+  routedBySecret,
   sameSecret,
   SECRET_CHARS,
+  type SecretHandler,
 } from "../../../adapters/gateway/gateway_secret.ts";
 
 Deno.test("newGatewaySecret() gives 256 random bits in base64url, a new one each time", () => {
@@ -70,6 +72,30 @@ Deno.test("guardedBySecret() passes on only /<secret>[/…], at the path after i
     assert.deepEqual(await ask(path), { status: 404, body: "" }, path);
   }
   assert.equal(seen.length, 3, "a refused request reached the handler");
+});
+
+Deno.test("routedBySecret() passes a request to the handler of the secret it starts with, a bare 404 to any other, as routes come and go", async () => {
+  const [a, b] = [newGatewaySecret(), newGatewaySecret()];
+  const routes = new Map<string, SecretHandler>();
+  const answer = (who: string): SecretHandler => (req) =>
+    new Response(`${who} ${new URL(req.url).pathname}`);
+  const handle = routedBySecret(routes);
+  const ask = async (path: string) => {
+    const res = await handle(new Request(`http://127.0.0.1:9${path}`));
+    return `${res.status} ${await res.text()}`;
+  };
+  assert.equal(await ask(`/${a}/mcp`), "404 ");
+  routes.set(a, answer("a"));
+  routes.set(b, answer("b"));
+  assert.equal(await ask(`/${a}/mcp`), "200 a /mcp");
+  assert.equal(await ask(`/${b}/v1/messages`), "200 b /v1/messages");
+  assert.equal(await ask(`/${b}`), "200 b /");
+  for (const path of ["/mcp", `/${a.slice(1)}x/mcp`, `/${b}x`, `/${newGatewaySecret()}/`]) {
+    assert.equal(await ask(path), "404 ", path);
+  }
+  routes.delete(a);
+  assert.equal(await ask(`/${a}/mcp`), "404 ");
+  assert.equal(await ask(`/${b}/mcp`), "200 b /mcp");
 });
 
 const TOOLSET = { tools: [], run: () => Promise.resolve({ content: "", isError: true }) };
@@ -194,4 +220,69 @@ Deno.test("startAttemptGateway() on its Unix socket also wants the secret", asyn
     const ev = await gw.finish();
     assert.deepEqual(ev.modelRequests, []);
   }
+});
+
+Deno.test("attempts on the shared Unix socket: each secret reaches its own attempt's gateway only, a finished one's reaches nothing", async () => {
+  const [a, b] = [await gatewayOn("unix"), await gatewayOn("unix")];
+  assert.deepEqual(a.sockets, b.sockets);
+  const socket = a.sockets[0];
+  const [baseA, baseB] = [a, b].map((g) => new URL(g.env.DVERGR_MODEL_URL).pathname);
+  let evB;
+  try {
+    assert.equal((await overSocket(socket, "GET", `${baseA}/`)).status, 200);
+    assert.equal((await overSocket(socket, "GET", `${baseB}/`)).status, 200);
+    assert.equal((await overSocket(socket, "GET", `${baseB}/`)).status, 200);
+    const evA = await a.finish();
+    assert.deepEqual(evA.modelRequests.map((r) => `${r.method} ${r.path} ${r.status}`), [
+      "GET / 200",
+    ]);
+    // A's secret now reaches nothing; B's still reaches B, whose log holds only its own.
+    assert.deepEqual(await overSocket(socket, "GET", `${baseA}/`), { status: 404, body: "" });
+    assert.equal((await overSocket(socket, "POST", `${baseB}/mcp`, INIT)).status, 200);
+  } finally {
+    await a.finish();
+    evB = await b.finish();
+  }
+  assert.deepEqual(evB.modelRequests.map((r) => `${r.method} ${r.path} ${r.status}`), [
+    "GET / 200",
+    "GET / 200",
+  ]);
+  assert.deepEqual(await overSocket(socket, "GET", `${baseB}/`), { status: 404, body: "" });
+});
+
+Deno.test("the shared Unix socket is made again, in a new directory, when it is gone", async () => {
+  const first = await gatewayOn("unix");
+  await first.finish();
+  Deno.removeSync(first.dir!, { recursive: true });
+  const next = await gatewayOn("unix");
+  try {
+    assert.notEqual(next.dir, first.dir);
+    const base = new URL(next.env.DVERGR_MODEL_URL).pathname;
+    assert.equal((await overSocket(next.sockets[0], "GET", `${base}/`)).status, 200);
+  } finally {
+    await next.finish();
+  }
+});
+
+Deno.test("the shared Unix socket's directory goes when its process ends", async () => {
+  const url = new URL("../../../adapters/gateway/attempt_gateway.ts", import.meta.url).href;
+  const script = `
+    const { startAttemptGateway } = await import(${JSON.stringify(url)});
+    const gw = await startAttemptGateway({ signal: new AbortController().signal }, {
+      transport: "unix",
+      toolset: { tools: [], run: () => Promise.resolve({ content: "", isError: true }) },
+      model: { route: () => ({ problem: "none" }), budgetMicros: 1, maxRequests: 1 },
+    });
+    console.log(gw.dir);
+    await gw.finish();
+  `;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-config", "--no-lock", script],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const dir = new TextDecoder().decode(out.stdout).trim();
+  assert.match(dir, /\/dvg-[0-9]+-/);
+  assert.throws(() => Deno.lstatSync(dir), Deno.errors.NotFound);
 });
