@@ -6,6 +6,8 @@
 import type { CheckerInput, CheckerRun, CheckerRunner } from "../checker.ts";
 import { checkerInputFor } from "./checker_input.ts";
 import type { Bundle, BundleProblem } from "./types.ts";
+import { DvergrError } from "../errors.ts";
+import { formatProblem } from "./parse_core.ts";
 
 /** The checker's load problems (none when it loads), each with its line when the sandbox gave one. */
 export async function checkerLoadProblems(
@@ -67,4 +69,25 @@ export function loadProblemsOf(
       "",
     ),
   }];
+}
+
+/**
+ * A checker that did not load, as `dvergr check` reports it (BUNDLE_INVALID, exit 2): for a
+ * command that graded with it (`run`, one of its failed runs) and so found the bundle broken
+ * rather than an answer wrong. Null when `run` loaded it.
+ */
+export function checkerLoadError(
+  bundle: Pick<Bundle, "name" | "checkerFile">,
+  run: CheckerRun,
+): DvergrError | null {
+  const problems = loadProblemsOf(bundle.checkerFile, run);
+  if (problems.length === 0) return null;
+  return new DvergrError(
+    "BUNDLE_INVALID",
+    `Bundle "${bundle.name}" is not well formed: ${problems.map(formatProblem).join("; ")}`,
+    {
+      hint: `Fix ${bundle.checkerFile} (\`dvergr check\` lists every problem of the bundle)`,
+      details: { bundle: bundle.name, problems },
+    },
+  );
 }

@@ -2,10 +2,12 @@
  * Calibration: proof that a bundle's checker grades right. The reference answer must
  * pass every check; each damaged variant must fail every check it names and score
  * strictly below the reference (docs/compatibility.md §4.1). Stricter than the earlier system:
- * a checker fault is a problem (not a crash), a variant naming no checks or a check
- * the checker never reports is a problem of its own.
+ * a checker fault while grading is a problem (not a crash), a checker that does not load is
+ * the bundle's BUNDLE_INVALID error (as `dvergr check` reports it), a variant naming no checks
+ * or a check the checker never reports is a problem of its own.
  */
 import { checkerInputFor } from "../bundle/checker_input.ts";
+import { checkerLoadError } from "../bundle/checker_loads.ts";
 import type { Bundle, DamagedVariant } from "../bundle/types.ts";
 import type { CheckerRun, CheckerRunner } from "../checker.ts";
 import type { AutoCalibration } from "./auto.ts";
@@ -114,6 +116,12 @@ async function calibrateBundle(
     ...names.map((n) => run(cal.damaged[n].files, cal.damaged[n])),
   ]);
 
+  // A checker that does not load grades nothing: the bundle is broken (exit 2), as `dvergr
+  // check` says, not a calibration that failed once for every answer.
+  if (!reference.ok) {
+    const broken = checkerLoadError(bundle, reference);
+    if (broken) throw broken;
+  }
   const problems: string[] = [];
   if (!reference.ok) {
     problems.push(`the reference: the checker faulted (${reference.fault}): ${reference.message}`);

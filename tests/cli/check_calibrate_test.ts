@@ -156,6 +156,41 @@ Deno.test("dvergr check makes a checker.js that throws while loading a problem",
   assert.match(r.out, /checker\.js line 1, column \d+: threw while loading Error: no/);
 });
 
+Deno.test("dvergr calibrate of a checker.js that does not load says so once, as check does: the bundle is broken, exit 2", async () => {
+  for (
+    const [checker, said] of [
+      [
+        "export function check({ files }) {\n  const x = ;\n}\n",
+        /checker\.js line 2, column \d+: syntax error: /,
+      ],
+      [
+        'throw new Error("no");\nexport function check() {}\n',
+        /checker\.js line 1, column \d+: threw while loading Error: no/,
+      ],
+    ] as const
+  ) {
+    const dir = await tempBundle({ "checker.js": checker });
+    const r = await dvergr("calibrate", dir);
+    assert.equal(r.code, 2, r.out + r.err);
+    assert.match(r.err, /^error\[BUNDLE_INVALID\]: Bundle "recall" is not well formed: /);
+    assert.match(r.err, said);
+    assert.match(r.err, /hint: Fix checker\.js/);
+    // No answer was graded as if it were wrong.
+    assert.doesNotMatch(r.out, /NOT CALIBRATED|FAULT/);
+    const j = JSON.parse((await dvergr("calibrate", dir, "--json")).out);
+    assert.equal(j.error.code, "BUNDLE_INVALID");
+    assert.equal(j.error.details.problems[0].file, "checker.js");
+  }
+  // One that loads and throws on an answer grades it as faulted: not calibrated, exit 1.
+  const dir = await tempBundle({
+    "checker.js": 'export function check() { throw new Error("no"); }\n',
+  });
+  const r = await dvergr("calibrate", dir);
+  assert.equal(r.code, 1, r.out + r.err);
+  assert.match(r.out, /NOT CALIBRATED/);
+  assert.match(r.out, /the reference: the checker faulted \(threw\)/);
+});
+
 Deno.test("dvergr calibrate says '1 damaged variant loses what it damages'", async () => {
   const dir = await tempBundle({
     "calibration.edn": `{:reference {"/out/list.md" "Wato, Dust"}
