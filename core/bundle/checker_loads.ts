@@ -14,11 +14,23 @@ export async function checkerLoadProblems(
   bundle: Bundle,
   runner: CheckerRunner,
 ): Promise<BundleProblem[]> {
-  const run = await runner.check(
+  return loadProblemsOf(bundle.checkerFile, await loadRun(bundle, runner));
+}
+
+/** checkerLoadError() of the bundle's checker loaded once by `runner` (on an empty answer). */
+export async function checkerLoadRefusal(
+  bundle: Bundle,
+  runner: CheckerRunner,
+): Promise<DvergrError | null> {
+  return checkerLoadError(bundle, await loadRun(bundle, runner));
+}
+
+/** The checker run on an empty answer, its first case's gold: what loading it shows. */
+function loadRun(bundle: Bundle, runner: CheckerRunner): Promise<CheckerRun> {
+  return runner.check(
     bundle.checker,
     checkerInputFor(bundle, { files: {}, caseId: bundle.cases[0]?.id ?? null }),
   );
-  return loadProblemsOf(bundle.checkerFile, run);
 }
 
 /**

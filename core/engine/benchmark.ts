@@ -14,6 +14,7 @@ import type { Bundle } from "../bundle/types.ts";
 import { formatProblem } from "../bundle/parse_core.ts";
 import { parseBundleLazily } from "../bundle/parse_lazily.ts";
 import { goldProblems } from "./check.ts";
+import { checkerLoadRefusal } from "../bundle/checker_loads.ts";
 import { withGeneratedCases } from "../bundle/generated_cases.ts";
 import { DEFAULT_GENERATOR_SEED, DEFAULT_SPLIT, generatorOf } from "../bundle/generator.ts";
 import type { CheckerRunner } from "../checker.ts";
@@ -315,6 +316,7 @@ export async function runBenchmark(
   opts: RunBenchmarkOptions,
 ): Promise<BenchmarkOutcome> {
   const { bundle, plan, candidates, room, trust } = prepared;
+  const refusal = refuseUnloadableChecker(prepared, opts);
   const result = await runExperiment({
     services: opts.services,
     state: home.state,
@@ -328,14 +330,16 @@ export async function runBenchmark(
     trust,
     effects: prepared.effects,
     parallel: opts.parallel,
-    onEvent: opts.onEvent,
-    signal: opts.signal,
+    onEvent: refusal.onEvent,
+    signal: refusal.signal,
     clock: opts.clock,
     cellStates: opts.fresh ? prepared.cellStates : undefined,
     stopping: prepared.stopping,
     bundleFiles: prepared.bundleFiles,
     recordAfter: opts.recordAfter,
   });
+  const refused = await refusal.refused;
+  if (refused) throw refused;
   const { scorecard, diagnosis } = await scoreExperiment(home.state, plan, {
     trust,
     baseline: prepared.baseline,
@@ -345,6 +349,44 @@ export async function runBenchmark(
   // Workers need not look at it any more.
   if (scorecard.complete && prepared.bundleFiles) await home.queue?.close(plan.id);
   return { ...prepared, result, scorecard, diagnosis };
+}
+
+/**
+ * A checker that does not load (a syntax error, a refused import, a throw or no end while
+ * loading) faults every cell after its candidate ran: an agent's time and API spend for
+ * nothing. It is loaded once beside the run's first cells (the pool's first call: the first
+ * verdicts need it loaded anyway), and when it is broken the run is stopped at once (its
+ * attempts in flight end as an interrupted run's do, recording nothing) and refused as
+ * `dvergr check` reports it (BUNDLE_INVALID). The run's own end event is not passed on then:
+ * it was not interrupted by the user. A run with no cell left to run loads nothing.
+ */
+function refuseUnloadableChecker(
+  prepared: PreparedBenchmark,
+  opts: RunBenchmarkOptions,
+): {
+  signal: AbortSignal | undefined;
+  onEvent: RunBenchmarkOptions["onEvent"];
+  refused: Promise<DvergrError | null>;
+} {
+  if (candidatesToRun(prepared.plan, prepared.cellStates).size === 0) {
+    return { signal: opts.signal, onEvent: opts.onEvent, refused: Promise.resolve(null) };
+  }
+  const stop = new AbortController();
+  // A sandbox that fails otherwise fails the cells' own grading, which says so.
+  const refused = checkerLoadRefusal(prepared.bundle, opts.runner).catch(() => null).then((e) => {
+    if (e) stop.abort();
+    return e;
+  });
+  const onEvent = opts.onEvent;
+  return {
+    signal: opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal,
+    onEvent: onEvent &&
+      ((e) => {
+        if (e.type === "end" && stop.signal.aborted && !opts.signal?.aborted) return;
+        onEvent(e);
+      }),
+    refused,
+  };
 }
 
 /** Prepares and runs a benchmark: the CLI's `benchmark` and `demo` path. */

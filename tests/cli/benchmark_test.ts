@@ -134,6 +134,38 @@ Deno.test("dvergr benchmark exits 1 when cells did not finish and says how to re
   await Deno.remove(home, { recursive: true });
 });
 
+Deno.test("dvergr benchmark of a bundle whose checker does not load stops its candidates and refuses it as check does, exit 2", async () => {
+  const dir = await writeBundleTo(
+    wordDataset(2, { "checker.js": "export function check({ files }) {\n  return {;\n}\n" }),
+  );
+  const home = await Deno.makeTempDir();
+  try {
+    // Without the refusal each attempt would run to the bundle's time limit (20 s) and be
+    // recorded (timed out), then grading would fault.
+    const r = await dvergr(["benchmark", dir, "--candidate", "x=cmd:sleep 60", "--home", home]);
+    assert.equal(r.code, 2, r.out + r.err);
+    assert.match(
+      r.err,
+      /error\[BUNDLE_INVALID\]: Bundle "words" is not well formed: checker\.js line 2, column \d+: syntax error: /,
+    );
+    assert.match(r.err, /hint: Fix checker\.js/);
+    // Not told as an interruption of the user's, and no scorecard of faults.
+    assert.doesNotMatch(r.err, /interrupted/);
+    assert.doesNotMatch(r.out, /reward|Report:/);
+    // The attempts were stopped in flight: nothing of them is recorded.
+    const state = await openKvStateStore(`${home}/state.kv`, dirBlobStore(`${home}/blobs`));
+    try {
+      for (const exp of await state.listExperiments()) {
+        assert.deepEqual(await state.cellRecords(exp.id), []);
+      }
+    } finally {
+      state.close();
+    }
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
 Deno.test("dvergr benchmark refuses a command whose program is not there with exit 2, before any cell", async () => {
   const dir = await writeBundleTo(wordDataset(2));
   const home = await Deno.makeTempDir();
