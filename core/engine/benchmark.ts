@@ -339,7 +339,11 @@ export async function runBenchmark(
     recordAfter: opts.recordAfter,
   });
   const refused = await refusal.refused;
-  if (refused) throw refused;
+  if (refused) {
+    // Workers of a shared store would only fault its cells too.
+    if (prepared.bundleFiles) await home.queue?.close(plan.id);
+    throw refused;
+  }
   const { scorecard, diagnosis } = await scoreExperiment(home.state, plan, {
     trust,
     baseline: prepared.baseline,

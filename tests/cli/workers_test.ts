@@ -370,3 +370,39 @@ Deno.test({
     assert.match(none.err, /No experiment "abcd" in the store/);
   },
 });
+
+Deno.test({
+  name:
+    "benchmark --store of a bundle whose checker does not load is refused (exit 2) and its experiment closed to workers",
+  ignore,
+  async fn() {
+    const url = await cluster!.database();
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    const root = await Deno.makeTempDir();
+    try {
+      const dir = join(root, "invoice-fields");
+      const cp = await new Deno.Command("cp", { args: ["-r", BUNDLE, dir] }).output();
+      assert.ok(cp.success);
+      await Deno.writeTextFile(join(dir, "checker.js"), "export function check( {\n");
+      const r = await dvergrWithPath([
+        "benchmark",
+        dir,
+        "--candidate",
+        "x=cmd:sleep 60",
+        "--home",
+        join(root, "h"),
+        "--store",
+        url,
+      ], unisolated);
+      assert.equal(r.code, 2, r.out + r.err);
+      assert.match(r.err, /error\[BUNDLE_INVALID\]: .*checker\.js line 2/);
+      // Enqueued for workers as it started; closed when refused, so none runs its cells.
+      const rows = await sql`select state from dvergr_queue`;
+      assert.deepEqual(rows.map((row) => row.state), ["closed"]);
+      assert.equal(await records(sql), 0);
+    } finally {
+      await sql.end();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
