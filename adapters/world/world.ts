@@ -22,6 +22,7 @@ import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } fr
 import { join } from "node:path";
 import { DvergrError } from "../../core/errors.ts";
 import { removeTreeQuietly } from "../files/fs.ts";
+import { keepWorld, takeKeptWorld } from "./kept_worlds.ts";
 import type { WorldFiles } from "../../core/bench/candidate.ts";
 import type {
   Capture,
@@ -229,11 +230,12 @@ function makeWorldDir(parent: string | undefined): string {
 
 /**
  * Writes `fixtures` into the fresh world `dir` (sorted, as `files.write` would, under the same
- * rule): no look at the disk, since only this call has written there; what it made is kept in
- * `kinds` (a relative path → "dir" or "file").
+ * rule): no look at the disk, since only this call has written there (and `empty`, the empty
+ * top-level directories of a kept directory: kept_worlds.ts); what it made is kept in `kinds`
+ * (a relative path → "dir" or "file").
  */
-function seedWorld(dir: string, fixtures: Record<string, string>): void {
-  const kinds = new Map<string, "dir" | "file">();
+function seedWorld(dir: string, fixtures: Record<string, string>, empty: string[] = []): void {
+  const kinds = new Map<string, "dir" | "file">(empty.map((d) => [d, "dir"]));
   const seeded = (rel: string) => kinds.get(rel) ?? null;
   const mkdir = (rel: string) => {
     Deno.mkdirSync(join(dir, rel));
@@ -251,17 +253,52 @@ function seedWorld(dir: string, fixtures: Record<string, string>): void {
   }
 }
 
+/** The top-level directories a world of `fixtures` and `mkdirs` has (bad paths: none). */
+function topLevelDirs(fixtures: Record<string, string>, mkdirs: string[]): Set<string> {
+  const out = new Set<string>();
+  for (
+    const [path, isDir] of [
+      ...Object.keys(fixtures).map((p) => [p, false] as const),
+      ...mkdirs.map((d) => [d, true] as const),
+    ]
+  ) {
+    try {
+      const segs = worldPathSegments(path);
+      if (segs.length > (isDir ? 0 : 1)) out.add(segs[0]);
+    } catch {
+      // Refused where it is seeded, with the world's error.
+    }
+  }
+  return out;
+}
+
+/**
+ * Seeds the world `dir` with `fixtures` and the directories `mkdirs`; `empty`: the empty
+ * top-level directories of a kept directory (kept_worlds.ts), those this world has no
+ * directory of removed first.
+ */
+function fillWorld(
+  dir: string,
+  fixtures: Record<string, string>,
+  mkdirs: string[],
+  empty: string[],
+): void {
+  const dirs = empty.length === 0 ? null : topLevelDirs(fixtures, mkdirs);
+  for (const d of empty) if (!dirs!.has(d)) Deno.removeSync(join(dir, d));
+  seedWorld(dir, fixtures, empty.filter((d) => dirs!.has(d)));
+  for (const d of mkdirs) Deno.mkdirSync(join(dir, ...worldPathSegments(d)), { recursive: true });
+}
+
 function createWorldSync(
   fixtures: Record<string, string>,
   opts: { parent?: string; mkdirs?: string[] },
 ): World {
-  const dir = makeWorldDir(opts.parent);
+  const { parent } = opts;
+  const kept = parent ? takeKeptWorld(parent) : null;
+  const dir = kept?.dir ?? makeWorldDir(parent);
   const files = worldFiles(dir);
   try {
-    seedWorld(dir, fixtures);
-    for (const d of opts.mkdirs ?? []) {
-      Deno.mkdirSync(join(dir, ...worldPathSegments(d)), { recursive: true });
-    }
+    fillWorld(dir, fixtures, opts.mkdirs ?? [], kept?.dirs ?? []);
   } catch (e) {
     removeTreeQuietly(dir);
     // The world's files name world paths; the host's own trouble (a full disk) names its place.
@@ -283,7 +320,8 @@ function createWorldSync(
         return Promise.reject(e);
       }
     },
-    async remove() {
+    async remove(how) {
+      if (how?.reusable && parent && keepWorld(dir, parent)) return;
       await Deno.remove(dir, { recursive: true }).catch(async (e) => {
         if (e instanceof Deno.errors.NotFound) return;
         // A candidate may have taken write permission away from its own directories.

@@ -183,6 +183,11 @@ interface Attempt {
   effects: AttemptEffects;
   base: RecordBase;
   t0: number;
+  /**
+   * Its candidate's run returned, isolated and without a fault: nothing of the attempt reaches
+   * its world any more, whose directory may then be kept for a later world (kept_worlds.ts).
+   */
+  worldFree?: boolean;
 }
 
 /** What the candidate's work cost, the judge's calls included. */
@@ -308,6 +313,9 @@ async function runCandidate(
           if (hardStop !== undefined) clearTimeout(hardStop);
           hardStop = stopBackstop(candidate, def.timeoutMs, grace, ctl, backstopped);
         },
+      }).then((o) => {
+        a.worldFree = o.isolated && o.status !== "fault";
+        return o;
       }),
       new Promise<CandidateOutcome>((resolve) => {
         backstopped = resolve;
@@ -513,7 +521,7 @@ export async function runAttempt(
   candidate: Candidate,
   item: PendingCell,
   clock: () => Date,
-  remove: (world: World) => void,
+  remove: (world: World, reusable: boolean) => void,
 ): Promise<AttemptRecord | null> {
   const { cell } = item;
   const a: Attempt = {
@@ -571,6 +579,6 @@ export async function runAttempt(
       { format: "dvergr-evidence/1", cell: a.base, error: bound(message(e)) },
     );
   } finally {
-    remove(world);
+    remove(world, a.worldFree === true);
   }
 }

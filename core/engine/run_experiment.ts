@@ -171,7 +171,7 @@ export type CellAttempt = (
   effects: AttemptEffects,
   item: PendingCell,
   clock: () => Date,
-  remove: (world: World) => void,
+  remove: (world: World, reusable: boolean) => void,
 ) => Promise<AttemptRecord | null>;
 
 export interface RunResult {
@@ -352,8 +352,8 @@ class ExperimentRun {
     });
   }
 
-  remove = (world: World) => {
-    const p = world.remove().catch(() => {}).finally(() => this.removals.delete(p));
+  remove = (world: World, reusable = false) => {
+    const p = world.remove({ reusable }).catch(() => {}).finally(() => this.removals.delete(p));
     this.removals.add(p);
   };
 

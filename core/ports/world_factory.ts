@@ -54,8 +54,13 @@ export interface World {
   files: WorldFiles;
   /** Reads the files under the given world directories back (bounded; links not followed). */
   capture(dirs: string[], limits?: Partial<CaptureLimits>): Promise<Capture>;
-  /** Removes the world's directory and everything in it. */
-  remove(): Promise<void>;
+  /**
+   * Removes the world's directory and everything in it. `reusable`: nothing of the attempt can
+   * reach the directory any more (its candidate returned, isolated, without a fault): it may be
+   * emptied and kept for a later world of the same parent instead (one made from it holds only
+   * its own seeding, under a new name).
+   */
+  remove(how?: { reusable?: boolean }): Promise<void>;
 }
 
 /** Makes attempt worlds. */

@@ -720,3 +720,71 @@ Deno.test("runExperiment() holds its worker back while 16 records are on their w
   assert.equal(seen.started, 40);
   await home.close();
 });
+
+Deno.test("runExperiment() lets a world's directory be kept only when its candidate returned, isolated and without a fault", async () => {
+  const bundle = wordBundle(1);
+  const base = composeServices();
+  const removed: Record<string, boolean | undefined> = {};
+  const worlds = {
+    ...base.worlds,
+    async create(...args: Parameters<typeof base.worlds.create>) {
+      const w = await base.worlds.create(...args);
+      return {
+        ...w,
+        remove(how?: { reusable?: boolean }) {
+          removed[Deno.readTextFileSync(`${w.dir}/docs/who`)] = how?.reusable;
+          return w.remove(how);
+        },
+      };
+    },
+  };
+  const ending = (isolated: boolean, status: "completed" | "fault") => ({
+    status,
+    ...(status === "fault" ? { message: "the host failed" } : {}),
+    usage: { ...NO_USAGE },
+    billedMicros: 0,
+    listMicros: null,
+    isolated,
+    evidence: {},
+  });
+  let late: ReturnType<typeof setTimeout> | undefined;
+  const named = (name: string, run: Candidate["run"]): Candidate => ({
+    name,
+    identity: { kind: "test", name },
+    async run(ctx) {
+      Deno.writeTextFileSync(`${ctx.worldDir}/docs/who`, name);
+      return await run(ctx);
+    },
+  });
+  const candidates = [
+    named("isolated", () => Promise.resolve(ending(true, "completed"))),
+    named("not-isolated", () => Promise.resolve(ending(false, "completed"))),
+    named("fault", () => Promise.resolve(ending(true, "fault"))),
+    // Never returns within its limit and grace: the engine's backstop ends the attempt.
+    named("deaf", () =>
+      new Promise((resolve) => {
+        late = setTimeout(() => resolve(ending(true, "completed")), 20_000);
+      })),
+  ];
+  const home = await memoryHome();
+  const plan = planExperiment(bundle, candidates, { timeoutMs: 1000 });
+  try {
+    await runInHome(home, {
+      bundle,
+      plan,
+      candidates,
+      runner: pool,
+      stopGraceMs: 50,
+      services: { ...base, worlds },
+    });
+    assert.deepEqual(removed, {
+      isolated: true,
+      "not-isolated": false,
+      fault: false,
+      deaf: false,
+    });
+  } finally {
+    clearTimeout(late);
+    await home.close();
+  }
+});
