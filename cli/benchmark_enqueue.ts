@@ -17,7 +17,7 @@ export async function enqueueOnly(
 ): Promise<number> {
   const { home } = req;
   try {
-    const prepared = await prepareBenchmark(req);
+    const prepared = await prepareBenchmark(req, { refuseUnloadable: true });
     await enqueueBenchmark(home, prepared, req);
     const { bundle, plan, room } = prepared;
     if (json) {

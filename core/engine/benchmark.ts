@@ -119,10 +119,19 @@ export interface BenchmarkOutcome extends PreparedBenchmark {
  * Everything before the first cell: candidates resolved, the baseline checked, the
  * experiment planned, the verifier's trust read, the candidates that still have cells
  * preflighted (missing API keys, mounts…), so a request fails now rather than inside a job,
- * and then the bundle installed in its room.
+ * and then the bundle installed in its room. With `refuseUnloadable` (a run that only enqueues
+ * its cells for workers), a checker that does not load is refused before that, as `dvergr
+ * check` reports it: every worker would fault every cell.
  */
-export async function prepareBenchmark(req: BenchmarkRequest): Promise<PreparedBenchmark> {
+export async function prepareBenchmark(
+  req: BenchmarkRequest,
+  opts: { refuseUnloadable?: boolean } = {},
+): Promise<PreparedBenchmark> {
   const { prepared, install } = await planBenchmark(req);
+  if (opts.refuseUnloadable && req.runner) {
+    const refused = await checkerLoadRefusal(prepared.bundle, req.runner);
+    if (refused) throw refused;
+  }
   return { ...prepared, commit: await install() };
 }
 

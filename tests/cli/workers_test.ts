@@ -406,3 +406,47 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "benchmark --store --enqueue of a bundle whose checker does not load is refused (exit 2): nothing enqueued, no room written",
+  ignore,
+  async fn() {
+    const url = await cluster!.database();
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    const root = await Deno.makeTempDir();
+    try {
+      const dir = join(root, "invoice-fields");
+      const cp = await new Deno.Command("cp", { args: ["-r", BUNDLE, dir] }).output();
+      assert.ok(cp.success);
+      await Deno.writeTextFile(join(dir, "checker.js"), 'throw new Error("no");\n');
+      const home = join(root, "h");
+      const r = await dvergrWithPath([
+        "benchmark",
+        dir,
+        "--candidate",
+        "builtin:reference",
+        "--home",
+        home,
+        "--store",
+        url,
+        "--enqueue",
+        "--json",
+      ], unisolated);
+      assert.equal(r.code, 2, r.out + r.err);
+      assert.equal(JSON.parse(r.out || r.err).error.code, "BUNDLE_INVALID");
+      assert.match(r.out + r.err, /checker\.js line 1, column \d+: threw while loading Error: no/);
+      assert.equal((await sql`select state from dvergr_queue`).length, 0);
+      let rooms: string[] = [];
+      try {
+        rooms = [...Deno.readDirSync(join(home, "rooms"))].map((e) => e.name);
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      }
+      assert.deepEqual(rooms, [], "no room written");
+    } finally {
+      await sql.end();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
