@@ -7,7 +7,7 @@ import { onStopSignal } from "./signals.ts";
 import { usageError } from "../core/errors.ts";
 import { resolveHomeDir } from "../adapters/store/kv/home.ts";
 import { storeUrl } from "../adapters/store/postgres/url.ts";
-import { blobsUrl, s3Target } from "../adapters/store/s3/target.ts";
+import { blobsUrl, s3TargetWithProfile } from "../adapters/store/s3/target.ts";
 import { allOps, callOp, findOp } from "../core/ops/registry.ts";
 import { createJobRunner } from "../adapters/jobs/job_runner.ts";
 import { composeServices, openHomeAt } from "../adapters/compose.ts";
@@ -146,7 +146,7 @@ async function runJobWorker(
   store: { url: string | null; blobs: string | null },
   ctx: CliContext,
 ): Promise<number> {
-  const blobs = store.blobs === null ? null : s3Target(store.blobs, ctx.env);
+  const blobs = store.blobs === null ? null : s3TargetWithProfile(store.blobs, ctx.env);
   const home = await openHomeAt(homeDir, store.url, blobs);
   const logFile = join(home.dir, "mcp", "jobs.log");
   await Deno.mkdir(dirname(logFile), { recursive: true });
@@ -216,7 +216,11 @@ async function serveSchedulesOnly(
   blobs: string | null,
 ): Promise<number> {
   // The schedules are the store's: on a PostgreSQL store, each slot starts on one machine.
-  const home = await openHomeAt(homeDir, store, blobs === null ? null : s3Target(blobs, ctx.env));
+  const home = await openHomeAt(
+    homeDir,
+    store,
+    blobs === null ? null : s3TargetWithProfile(blobs, ctx.env),
+  );
   const pool = createCheckerPool({ workers: 2 });
   const stop = onStopSignal();
   const log = (line: string) => ctx.stderr(`dvergr serve: ${line}\n`);
@@ -298,7 +302,11 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
     : 0;
   const log = (line: string) => ctx.stderr(`dvergr-mcp: ${line}\n`);
 
-  const home = await openHomeAt(homeDir, store, blobs === null ? null : s3Target(blobs, ctx.env));
+  const home = await openHomeAt(
+    homeDir,
+    store,
+    blobs === null ? null : s3TargetWithProfile(blobs, ctx.env),
+  );
   const pool = createCheckerPool({ workers: 2 });
   const jobs = createJobRunner(home.state, {
     spawnWorker: spawnWorker(home.dir, ctx.cwd, store, blobs),

@@ -255,3 +255,72 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "--blobs s3://…: keys, region and endpoint from the AWS profile of the shared files when the environment has none; show reads them back",
+  ignore: cluster === null,
+  async fn() {
+    const s3 = startFakeS3({ buckets: ["dvergr-evidence"], ...KEYS, region: "eu-central-1" });
+    const url = await cluster!.database();
+    const home = await Deno.makeTempDir({ prefix: "dvergr-s3-profile-" });
+    try {
+      const given = s3.env();
+      const aws = join(home, "aws");
+      await Deno.mkdir(aws);
+      await Deno.writeTextFile(
+        join(aws, "credentials"),
+        `[default]\naws_access_key_id = AKIDNOTTHIS\naws_secret_access_key = nope\n\n` +
+          `[fleet]\naws_access_key_id = ${KEYS.accessKeyId}\naws_secret_access_key = ${SECRET}\n`,
+      );
+      await Deno.writeTextFile(
+        join(aws, "config"),
+        `[profile fleet]\nregion = ${given.AWS_REGION}\nendpoint_url = ${given.AWS_ENDPOINT_URL_S3}\n`,
+      );
+      // No AWS_* key, region or endpoint in the environment: only the profile's name.
+      const env = {
+        AWS_PROFILE: "fleet",
+        AWS_SHARED_CREDENTIALS_FILE: join(aws, "credentials"),
+        AWS_CONFIG_FILE: join(aws, "config"),
+        DVERGR_BLOBS: "s3://dvergr-evidence/fleet",
+      };
+      const run = await dvergrProcess([
+        "benchmark",
+        BUNDLE,
+        "--candidate",
+        PROBE,
+        "--case-ids",
+        "inv-001",
+        "--home",
+        join(home, "h"),
+        "--store",
+        url,
+        "--json",
+      ], env);
+      assert.equal(run.code, 0, run.err + run.out);
+      const experiment = JSON.parse(run.out).experiment as string;
+      assert.ok(s3.objects.get("dvergr-evidence")!.size >= 3);
+      const shown = await dvergrProcess(
+        ["show", `${experiment}/probe/inv-001/0`, "--store", url, "--json"],
+        env,
+      );
+      assert.equal(shown.code, 0, shown.err);
+      const attempt = JSON.stringify(JSON.parse(shown.out));
+      assert.match(attempt, /DVERGR_WORLD/);
+      assert.ok(!attempt.includes("AWS_") && !attempt.includes(SECRET));
+      // The default profile's keys, with the endpoint and region from the environment (that
+      // profile names none), are refused by the bucket: they were not the ones used above.
+      const other = await dvergrProcess(["show", experiment, "--store", url], {
+        ...env,
+        AWS_PROFILE: "default",
+        AWS_ENDPOINT_URL_S3: given.AWS_ENDPOINT_URL_S3,
+        AWS_REGION: given.AWS_REGION,
+      });
+      assert.equal(other.code, 2, other.err);
+      assert.match(other.err, /HTTP 403 Forbidden/);
+    } finally {
+      await s3.stop();
+      await Deno.remove(home, { recursive: true }).catch(() => {});
+    }
+  },
+});

@@ -5,11 +5,15 @@
  * credentials), AWS_REGION else AWS_DEFAULT_REGION (else us-east-1), and
  * AWS_ENDPOINT_URL_S3 else AWS_ENDPOINT_URL for another S3 (MinIO, Ceph, R2…), which is
  * addressed path-style (`ENDPOINT/BUCKET/KEY`); AWS itself virtual-hosted
- * (`https://BUCKET.s3.REGION.amazonaws.com/KEY`). Pure: the caller gives the environment.
+ * (`https://BUCKET.s3.REGION.amazonaws.com/KEY`). What the environment does not hold comes
+ * from the AWS profile it names in the shared files (aws_profile.ts: static keys, `region`,
+ * `endpoint_url`), as the AWS CLI takes it. s3Target() is pure: the caller gives the
+ * environment and the profile; blobsTarget() reads the profile's files, only when asked.
  * Nothing here prints a secret: describeTarget() names bucket, prefix and endpoint only.
  */
 import { DvergrError, usageError } from "../../../core/errors.ts";
 import { type Credentials, encodePath } from "./sigv4.ts";
+import { type AwsProfile, profileCredentials, sharedProfile } from "./aws_profile.ts";
 
 export interface S3Target {
   bucket: string;
@@ -63,8 +67,16 @@ function checkBucket(bucket: string, url: string): void {
   }
 }
 
-function endpointOf(env: Env, region: string): { endpoint: URL; custom: boolean } {
-  const given = env("AWS_ENDPOINT_URL_S3") || env("AWS_ENDPOINT_URL");
+/** The profile of the shared files, read when first needed (null: none). */
+type Profile = () => AwsProfile | null;
+
+function endpointOf(
+  env: Env,
+  region: string,
+  profile: Profile,
+): { endpoint: URL; custom: boolean } {
+  const given = env("AWS_ENDPOINT_URL_S3") || env("AWS_ENDPOINT_URL") ||
+    profile()?.settings.get("endpoint_url");
   if (!given) return { endpoint: new URL(`https://s3.${region}.amazonaws.com`), custom: false };
   let endpoint: URL;
   try {
@@ -86,8 +98,11 @@ function endpointOf(env: Env, region: string): { endpoint: URL; custom: boolean 
   return { endpoint, custom: true };
 }
 
-/** The target `url` names, with what `env` says (credentials, region, endpoint). */
-export function s3Target(url: string, env: Env): S3Target {
+/**
+ * The target `url` names, with what `env` says (credentials, region, endpoint), else what
+ * the shared files' `profile` says.
+ */
+export function s3Target(url: string, env: Env, profile: Profile = () => null): S3Target {
   const m = url.match(/^s3:\/\/([^/?#]*)\/?([^?#]*)$/i);
   if (!m) throw usageError(`Cannot keep blobs at "${url}": write s3://BUCKET/PREFIX`, HINT);
   const bucket = m[1];
@@ -96,29 +111,16 @@ export function s3Target(url: string, env: Env): S3Target {
   if (prefix.split("/").some((p) => p === "." || p === "..")) {
     throw usageError(`Cannot keep blobs at ${url}: its prefix has a . or .. segment`, HINT);
   }
-  const accessKeyId = env("AWS_ACCESS_KEY_ID");
-  const secretAccessKey = env("AWS_SECRET_ACCESS_KEY");
-  if (!accessKeyId || !secretAccessKey) {
-    throw new DvergrError(
-      "API_KEY_MISSING",
-      `Cannot keep blobs at ${url}: ${
-        accessKeyId ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID"
-      } is not set`,
-      {
-        hint:
-          "Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials) in this command's environment",
-      },
-    );
-  }
-  const sessionToken = env("AWS_SESSION_TOKEN") || undefined;
-  const region = env("AWS_REGION") || env("AWS_DEFAULT_REGION") || "us-east-1";
+  const credentials = credentialsOf(url, env, profile);
+  const region = env("AWS_REGION") || env("AWS_DEFAULT_REGION") ||
+    profile()?.settings.get("region") || "us-east-1";
   if (!/^[a-z0-9-]+$/.test(region)) {
     throw usageError(
       `Cannot use the S3 region "${region}"`,
       "Set AWS_REGION to a region name such as eu-west-1 (auto for R2)",
     );
   }
-  const { endpoint, custom } = endpointOf(env, region);
+  const { endpoint, custom } = endpointOf(env, region, profile);
   return {
     bucket,
     prefix,
@@ -127,8 +129,34 @@ export function s3Target(url: string, env: Env): S3Target {
     // AWS's certificate, so such a bucket goes path-style as on custom endpoints.
     pathStyle: custom || bucket.includes("."),
     region,
-    credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) },
+    credentials,
   };
+}
+
+/**
+ * The keys from the environment (both, with AWS_SESSION_TOKEN when set), else from the
+ * profile (profileCredentials(): its static keys or an error saying why it has none), else
+ * an error naming the variable missing.
+ */
+function credentialsOf(url: string, env: Env, profile: Profile): Credentials {
+  const accessKeyId = env("AWS_ACCESS_KEY_ID");
+  const secretAccessKey = env("AWS_SECRET_ACCESS_KEY");
+  if (accessKeyId && secretAccessKey) {
+    const sessionToken = env("AWS_SESSION_TOKEN") || undefined;
+    return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+  }
+  const shared = accessKeyId || secretAccessKey ? null : profile();
+  if (shared) return profileCredentials(shared);
+  throw new DvergrError(
+    "API_KEY_MISSING",
+    `Cannot keep blobs at ${url}: ${
+      accessKeyId ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID"
+    } is not set${accessKeyId || secretAccessKey ? "" : ", and no AWS profile has keys"}`,
+    {
+      hint:
+        "Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials) in this command's environment, or AWS_PROFILE to a profile of ~/.aws/credentials",
+    },
+  );
 }
 
 /** The object key of a blob: `PREFIX/ID[0:2]/ID`. */
@@ -161,7 +189,8 @@ export function describeTarget(target: S3Target): string {
 /**
  * The target of `--blobs` (else DVERGR_BLOBS) for a command on `store`, or null when
  * neither is set: blobsUrl() and s3Target() at once, so a bad URL or a missing credential
- * is found before anything is opened.
+ * is found before anything is opened; the shared files' profile is read when the
+ * environment lacks something.
  */
 export function blobsTarget(
   flag: string | undefined,
@@ -169,5 +198,10 @@ export function blobsTarget(
   store: string | null,
 ): S3Target | null {
   const url = blobsUrl(flag, env, store);
-  return url === null ? null : s3Target(url, env);
+  return url === null ? null : s3Target(url, env, sharedProfile(env));
+}
+
+/** s3Target() of `url` with the environment's profile from the shared files. */
+export function s3TargetWithProfile(url: string, env: Env): S3Target {
+  return s3Target(url, env, sharedProfile(env));
 }
