@@ -371,6 +371,15 @@ Deno.test({
   },
 });
 
+/** A copy of the invoice bundle in `root` whose checker.js is `checker`; its directory. */
+async function brokenBundle(root: string, checker: string): Promise<string> {
+  const dir = join(root, "invoice-fields");
+  const cp = await new Deno.Command("cp", { args: ["-r", BUNDLE, dir] }).output();
+  assert.ok(cp.success);
+  await Deno.writeTextFile(join(dir, "checker.js"), checker);
+  return dir;
+}
+
 Deno.test({
   name:
     "benchmark --store of a bundle whose checker does not load is refused (exit 2) and its experiment closed to workers",
@@ -380,10 +389,7 @@ Deno.test({
     const sql = postgres(url, { max: 1, onnotice: () => {} });
     const root = await Deno.makeTempDir();
     try {
-      const dir = join(root, "invoice-fields");
-      const cp = await new Deno.Command("cp", { args: ["-r", BUNDLE, dir] }).output();
-      assert.ok(cp.success);
-      await Deno.writeTextFile(join(dir, "checker.js"), "export function check( {\n");
+      const dir = await brokenBundle(root, "export function check( {\n");
       const r = await dvergrWithPath([
         "benchmark",
         dir,
@@ -416,10 +422,7 @@ Deno.test({
     const sql = postgres(url, { max: 1, onnotice: () => {} });
     const root = await Deno.makeTempDir();
     try {
-      const dir = join(root, "invoice-fields");
-      const cp = await new Deno.Command("cp", { args: ["-r", BUNDLE, dir] }).output();
-      assert.ok(cp.success);
-      await Deno.writeTextFile(join(dir, "checker.js"), 'throw new Error("no");\n');
+      const dir = await brokenBundle(root, 'throw new Error("no");\n');
       const home = join(root, "h");
       const r = await dvergrWithPath([
         "benchmark",
