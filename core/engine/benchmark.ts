@@ -326,32 +326,36 @@ export async function runBenchmark(
 ): Promise<BenchmarkOutcome> {
   const { bundle, plan, candidates, room, trust } = prepared;
   const refusal = refuseUnloadableChecker(prepared, opts);
-  const result = await runExperiment({
-    services: opts.services,
-    state: home.state,
-    blobs: home.blobs,
-    worldsDir: home.worldsDir,
-    bundle,
-    plan,
-    candidates,
-    runner: opts.runner,
-    room,
-    trust,
-    effects: prepared.effects,
-    parallel: opts.parallel,
-    onEvent: refusal.onEvent,
-    signal: refusal.signal,
-    clock: opts.clock,
-    cellStates: opts.fresh ? prepared.cellStates : undefined,
-    stopping: prepared.stopping,
-    bundleFiles: prepared.bundleFiles,
-    recordAfter: opts.recordAfter,
-  });
-  const refused = await refusal.refused;
-  if (refused) {
+  let result: RunResult;
+  try {
+    result = await runExperiment({
+      services: opts.services,
+      state: home.state,
+      blobs: home.blobs,
+      worldsDir: home.worldsDir,
+      bundle,
+      plan,
+      candidates,
+      runner: opts.runner,
+      room,
+      trust,
+      effects: prepared.effects,
+      parallel: opts.parallel,
+      onEvent: opts.onEvent,
+      signal: refusal.signal,
+      clock: opts.clock,
+      cellStates: opts.fresh ? prepared.cellStates : undefined,
+      stopping: prepared.stopping,
+      bundleFiles: prepared.bundleFiles,
+      // Nothing is recorded, the experiment included, before the checker is known to load
+      // (the first verdicts come after its load anyway); a refusal rejects this, so the run
+      // records nothing and throws it.
+      recordAfter: Promise.all([opts.recordAfter, refusal.loaded]),
+    });
+  } catch (e) {
     // Workers of a shared store would only fault its cells too.
-    if (prepared.bundleFiles) await home.queue?.close(plan.id);
-    throw refused;
+    if (e === refusal.error() && prepared.bundleFiles) await home.queue?.close(plan.id);
+    throw e;
   }
   const { scorecard, diagnosis } = await scoreExperiment(home.state, plan, {
     trust,
@@ -368,37 +372,33 @@ export async function runBenchmark(
  * A checker that does not load (a syntax error, a refused import, a throw or no end while
  * loading) faults every cell after its candidate ran: an agent's time and API spend for
  * nothing. It is loaded once beside the run's first cells (the pool's first call: the first
- * verdicts need it loaded anyway), and when it is broken the run is stopped at once (its
- * attempts in flight end as an interrupted run's do, recording nothing) and refused as
- * `dvergr check` reports it (BUNDLE_INVALID). The run's own end event is not passed on then:
- * it was not interrupted by the user. A run with no cell left to run loads nothing.
+ * verdicts need it loaded anyway). `loaded` settles then: nothing of the run is recorded
+ * before (RunOptions.recordAfter). When it is broken, the run's signal stops its attempts
+ * at once and `loaded` rejects with the refusal, as `dvergr check` reports it
+ * (BUNDLE_INVALID): the run records nothing and throws it. A run with no cell left to run
+ * loads nothing.
  */
 function refuseUnloadableChecker(
   prepared: PreparedBenchmark,
   opts: RunBenchmarkOptions,
-): {
-  signal: AbortSignal | undefined;
-  onEvent: RunBenchmarkOptions["onEvent"];
-  refused: Promise<DvergrError | null>;
-} {
+): { signal: AbortSignal | undefined; loaded: Promise<void>; error: () => DvergrError | null } {
   if (candidatesToRun(prepared.plan, prepared.cellStates).size === 0) {
-    return { signal: opts.signal, onEvent: opts.onEvent, refused: Promise.resolve(null) };
+    return { signal: opts.signal, loaded: Promise.resolve(), error: () => null };
   }
   const stop = new AbortController();
+  let refused: DvergrError | null = null;
   // A sandbox that fails otherwise fails the cells' own grading, which says so.
-  const refused = checkerLoadRefusal(prepared.bundle, opts.runner).catch(() => null).then((e) => {
-    if (e) stop.abort();
-    return e;
+  const loaded = checkerLoadRefusal(prepared.bundle, opts.runner).catch(() => null).then((e) => {
+    if (!e) return;
+    refused = e;
+    stop.abort();
+    throw e;
   });
-  const onEvent = opts.onEvent;
+  loaded.catch(() => {}); // the run throws it
   return {
     signal: opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal,
-    onEvent: onEvent &&
-      ((e) => {
-        if (e.type === "end" && stop.signal.aborted && !opts.signal?.aborted) return;
-        onEvent(e);
-      }),
-    refused,
+    loaded,
+    error: () => refused,
   };
 }
 

@@ -347,6 +347,37 @@ Deno.test("catalog_benchmark without a job runner runs to the end in the call", 
   }
 });
 
+Deno.test("catalog_calibrate and catalog_benchmark of a room bundle whose checker does not load: BUNDLE_INVALID with its line, nothing recorded", async () => {
+  const { ctx, close } = await setup();
+  try {
+    await ctx.home.rooms.writeFiles(
+      "books",
+      new Map([["workflows/recall/checker.js", "export function check( {\n"]]),
+      "Broken checker",
+    );
+    const broken = (e: DvergrError) =>
+      e.code === "BUNDLE_INVALID" && /checker\.js line 2, column \d+: syntax error/.test(e.message);
+    await assert.rejects(
+      () => callOp(catalogCalibrate, ctx, { room: "books", name: "recall" }),
+      broken,
+    );
+    await assert.rejects(
+      () =>
+        callOp(catalogBenchmark, ctx, {
+          room: "books",
+          name: "recall",
+          candidates: ["builtin:reference"],
+        }),
+      broken,
+    );
+    for (const exp of await ctx.home.state.listExperiments()) {
+      assert.deepEqual(await ctx.home.state.cellRecords(exp.id), []);
+    }
+  } finally {
+    await close();
+  }
+});
+
 Deno.test("catalog_benchmark refuses inline commands, no candidates, an unknown baseline and a model without its key", async () => {
   const { ctx, close } = await setup({ jobs: true });
   try {
