@@ -14,6 +14,7 @@ import {
   startEarlyThread,
 } from "../sandbox/early_thread.ts";
 import { DEFAULT_MEMORY_BYTES, STACK_BYTES } from "../sandbox/pool_types.ts";
+import type { InitMessage, PreparedMessage } from "../sandbox/protocol.ts";
 import { keptLayout } from "../sandbox/layout_cache.ts";
 import {
   checkerImageFile,
@@ -42,24 +43,48 @@ export function initEarlyCheckerThread(
   env: (name: string) => string | undefined = () => undefined,
   checkerSource?: string,
 ): void {
+  const init = earlyInit(env);
+  sendEarlyInit(thread, init);
+  const prepared = preparedChecker(env, init, checkerSource);
+  if (prepared !== null) thread.worker.postMessage(prepared);
+}
+
+/**
+ * The image of the checker `checkerSource` made on the boot image of `init`, as the message
+ * that gives it to a worker, when one is kept (sandbox/quickjs_image_cache.ts); null when
+ * none is (the checker loads on its first call).
+ */
+function preparedChecker(
+  env: (name: string) => string | undefined,
+  init: InitMessage,
+  checkerSource: string | undefined,
+): PreparedMessage | null {
+  const dir = imageDir(env);
+  const { image } = init;
+  if (dir === null || image === undefined || checkerSource === undefined) return null;
+  // The key the pool routes the checker by (sandbox/worker_pool.ts checkerKey).
+  const key = sha256Hex(checkerSource);
+  const bytes = readImageFile(checkerImageFile(dir, claimedId(image), key));
+  return bytes === null ? null : { type: "prepared", key, image: bytes };
+}
+
+/**
+ * The init a command's checker.js pool sends its workers: the default limits, the layout and
+ * the boot image kept in the cache directory, and a request for the worker's own image when
+ * it makes one.
+ */
+function earlyInit(env: (name: string) => string | undefined): InitMessage {
   const dir = imageDir(env);
   const layout = keptLayout(env);
   const image = dir === null ? null : keptImageFile(dir);
-  sendEarlyInit(thread, {
+  return {
     type: "init",
     memoryBytes: DEFAULT_MEMORY_BYTES,
     stackBytes: STACK_BYTES,
     ...(layout ? { layout } : {}),
     ...(image ? { image } : {}),
     ...(dir === null ? {} : { keepImage: true }),
-  });
-  if (dir !== null && image !== null && checkerSource !== undefined) {
-    // The key the pool routes the checker by (sandbox/worker_pool.ts checkerKey).
-    const key = sha256Hex(checkerSource);
-    // None kept: the checker loads on its first call.
-    const bytes = readImageFile(checkerImageFile(dir, claimedId(image), key));
-    if (bytes !== null) thread.worker.postMessage({ type: "prepared", key, image: bytes });
-  }
+  };
 }
 
 /** A checker.js thread worker started and sent its init at once (initEarlyCheckerThread). */
@@ -74,8 +99,17 @@ export function startEarlyCheckerThread(
 
 /**
  * Starts the first checker.js worker process of a benchmark run, when process workers can
- * start; it runs on the baseline compiler (sandbox/worker_process.ts).
+ * start; it runs on the baseline compiler (sandbox/worker_process.ts) and is given, as its
+ * arguments, the init the run's pool sends (cli/prestart.ts benchmarkPoolOptions: the kept
+ * layout and boot image) and the image of `checkerSource` when one is kept, so that it boots
+ * and has the checker loaded while this process loads the command.
  */
-export function startEarlyBenchmarkProcess(): void {
-  if (processWorkersAvailable()) startEarlyProcess(CHECKER_PROCESS_ENTRY, true);
+export function startEarlyBenchmarkProcess(
+  env: (name: string) => string | undefined = () => undefined,
+  checkerSource?: string,
+): void {
+  if (!processWorkersAvailable()) return;
+  const init = earlyInit(env);
+  const prepared = preparedChecker(env, init, checkerSource);
+  startEarlyProcess(CHECKER_PROCESS_ENTRY, true, prepared ? [init, prepared] : [init]);
 }

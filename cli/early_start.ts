@@ -14,8 +14,10 @@
  * `dvergr benchmark DIR` (not --check, not --enqueue) starts its first checker worker
  * process here the same way when DIR holds a checker.js (sandbox/worker_process.ts): Deno
  * boots and loads the worker's modules while this process loads the command's and reads the
- * bundle; the run's pool takes it over and sends its init (~50-100 ms sooner than from
- * cli/prestart.ts, where the pool is made).
+ * bundle; the run's pool takes it over (~50-100 ms sooner than from cli/prestart.ts, where the
+ * pool is made). It is given the init the pool would send, and the image of the bundle's
+ * checker when one is kept, as its arguments (sandbox/init_args.ts): the worker has both
+ * restored before this process has loaded the command, instead of after.
  *
  * Nothing else starts anything here; what is started and not taken goes with the process. A
  * checker.clj's sandbox starts from cli/prestart.ts, once the command is known to run.
@@ -66,21 +68,22 @@ function checkerOf(args: string[]): string | undefined {
 }
 
 /**
- * Whether `dvergr <args>` is a benchmark whose run would start a checker.js worker process at
- * once: a bundle directory holding checker.js (found as cli/prestart.ts finds it), cells run
- * here (not --check, not --enqueue). Whether process workers can start is asked only then
- * (cli/early_sandbox.ts startEarlyBenchmarkProcess).
+ * The checker.js of `dvergr <args>` when it is a benchmark whose run would start a checker.js
+ * worker process at once: a bundle directory holding checker.js (found as cli/prestart.ts
+ * finds it), cells run here (not --check, not --enqueue); null otherwise. Whether process
+ * workers can start is asked only then (cli/early_sandbox.ts startEarlyBenchmarkProcess).
  */
-export function earlyBenchmarkChecker(args: string[]): boolean {
+export function earlyBenchmarkChecker(args: string[]): string | null {
   const [name, ...rest] = args;
-  if (name !== "benchmark") return false;
-  if (["-h", "--help", "--check", "--enqueue"].some((flag) => rest.includes(flag))) return false;
+  if (name !== "benchmark") return null;
+  if (["-h", "--help", "--check", "--enqueue"].some((flag) => rest.includes(flag))) return null;
   for (const arg of rest) {
     if (arg.startsWith("-")) continue;
-    if (isFile(join(arg, "checker.js"))) return true;
-    if (isFile(join(arg, "checker.clj"))) return false;
+    const js = join(arg, "checker.js");
+    if (isFile(js)) return js;
+    if (isFile(join(arg, "checker.clj"))) return null;
   }
-  return false;
+  return null;
 }
 
 function isFile(path: string): boolean {
@@ -95,7 +98,7 @@ if (Deno.mainModule === new URL("../main.ts", import.meta.url).href) {
   try {
     const env = (name: string) => Deno.env.get(name);
     const benchmark = earlyBenchmarkChecker(Deno.args);
-    const checker = benchmark ? null : earlySandboxChecker(Deno.args, env);
+    const checker = benchmark !== null ? null : earlySandboxChecker(Deno.args, env);
     // Nothing to start (--help, a check whose load is kept, most commands): what makes an
     // init, a worker process, loads only when something starts (cli/early_sandbox.ts).
     if (checker !== null) {
@@ -106,7 +109,10 @@ if (Deno.mainModule === new URL("../main.ts", import.meta.url).href) {
       // The sandbox's identity names what the command keeps (its checker's load, the
       // layout): when nothing is kept yet, it is hashed off this thread meanwhile.
       void prepareSandboxIdentity();
-    } else if (benchmark) (await early()).startEarlyBenchmarkProcess();
+    } else if (benchmark !== null) {
+      // Its source names the checker's image the worker is given with its init.
+      (await early()).startEarlyBenchmarkProcess(env, Deno.readTextFileSync(benchmark));
+    }
   } catch {
     // Not started (a file not readable, no permission): the command starts its own.
   }

@@ -92,13 +92,19 @@ export function takeEarlyThread(entry: URL): EarlyThread | undefined {
 }
 
 /**
- * Whether a pool's init `init` is the one the early worker `thread` was sent: the same
- * limits and the same boot image (the bytes one process read once:
- * sandbox/quickjs_image_cache.ts).
+ * Whether a pool's init `init` is the one the early worker `thread` was sent (sameInitMessage).
  */
 export function sameInit(thread: EarlyThread, init: InitMessage): boolean {
-  const sent = thread.init;
-  return sent !== undefined && init.type === "init" && init.memoryBytes === sent.memoryBytes &&
+  return thread.init !== undefined && sameInitMessage(thread.init, init);
+}
+
+/**
+ * Whether a pool's init `init` is the init `sent` to a worker started early (a thread, or a
+ * process given it as arguments): the same limits and the same boot image (the bytes one
+ * process read once: sandbox/quickjs_image_cache.ts).
+ */
+export function sameInitMessage(sent: InitMessage, init: InitMessage): boolean {
+  return init.type === "init" && init.memoryBytes === sent.memoryBytes &&
     init.stackBytes === sent.stackBytes && init.image === sent.image &&
     init.keepImage === sent.keepImage;
 }

@@ -7,6 +7,7 @@
  */
 import type { HostMessage } from "./protocol.ts";
 import { encodeJsonLine, readJsonLines } from "./json_lines.ts";
+import { messagesFromArgs } from "./init_args.ts";
 
 function writeAll(bytes: Uint8Array): void {
   let at = 0;
@@ -30,13 +31,16 @@ async function* stdinChunks(): AsyncGenerator<Uint8Array> {
 }
 
 /**
- * Builds the handler with a `send` that writes to stdout, then feeds it stdin's messages one
- * at a time, in order (a call runs to its end before the next is read), until stdin ends.
+ * Builds the handler with a `send` that writes to stdout, then feeds it the messages its
+ * arguments carry, if any (sandbox/init_args.ts: a worker process started early), then
+ * stdin's, one at a time, in order (a call runs to its end before the next is read), until
+ * stdin ends.
  */
 export async function serveStdio<W>(
   create: (send: (message: W) => void) => (message: HostMessage) => Promise<void>,
 ): Promise<void> {
   const handle = create((message) => writeAll(encodeJsonLine(message)));
+  for (const message of messagesFromArgs(Deno.args)) await handle(message);
   for await (const message of readJsonLines<HostMessage>(stdinChunks())) {
     await handle(message);
   }

@@ -14,9 +14,15 @@
  * on where Deno keeps its cache); "thread" needs nothing.
  */
 import type { HostMessage, InitMessage } from "./protocol.ts";
-import { type EarlyThread, newThreadWorker, sameInit, takeEarlyThread } from "./early_thread.ts";
+import {
+  type EarlyThread,
+  newThreadWorker,
+  sameInit,
+  sameInitMessage,
+  takeEarlyThread,
+} from "./early_thread.ts";
 import { concatBytes, encodeJsonLine, readJsonLines } from "./json_lines.ts";
-import { workerProcess } from "./worker_process.ts";
+import { spawnWorkerProcess, workerProcess } from "./worker_process.ts";
 
 export { processWorkersAvailable } from "./worker_process.ts";
 
@@ -68,8 +74,67 @@ function startProcess<H, W>(
   entry: URL,
   opts: StartOptions,
 ): WorkerHandle<H> {
+  const baseline = opts.baseline === true;
   // Started before the pool (sandbox/worker_process.ts) when it was the same; else now.
-  const child = workerProcess(entry, opts.baseline === true);
+  const { child, init } = workerProcess(entry, baseline);
+  return init === undefined
+    ? processHandle(events, child)
+    : takeGivenInit(events, child, init, () => spawnWorkerProcess(entry, baseline));
+}
+
+/**
+ * The handle of the worker process `child`, started early and given its init `given` as its
+ * arguments (sandbox/init_args.ts): the pool's first message, its init, is not sent when it
+ * is the same (what the process said meanwhile is delivered next, in order); otherwise the
+ * process is stopped and `spawn` starts the pool's own, which is sent everything.
+ */
+function takeGivenInit<H, W>(
+  events: WorkerEvents<W>,
+  child: Deno.ChildProcess,
+  given: InitMessage,
+  spawn: () => Deno.ChildProcess,
+): WorkerHandle<H> {
+  let decided = false;
+  const held: W[] = [];
+  let failure: string | undefined;
+  const first = processHandle<H, W>({
+    message: (message) => decided ? events.message(message) : void held.push(message),
+    crash: (why) => decided ? events.crash(why) : void (failure ??= why),
+  }, child);
+  let handle: WorkerHandle<H> | undefined;
+  let killed = false;
+  return {
+    kind: "process",
+    get pid() {
+      return (handle ?? first).pid;
+    },
+    send(message) {
+      if (killed) return;
+      if (!handle) {
+        if (sameInitMessage(given, message as InitMessage)) {
+          handle = first;
+          // Once the pool has registered this worker: it is still inside its start.
+          queueMicrotask(() => {
+            decided = true;
+            for (const m of held.splice(0)) events.message(m);
+            if (failure !== undefined) events.crash(failure);
+          });
+          return;
+        }
+        first.kill();
+        handle = processHandle(events, spawn());
+      }
+      handle.send(message);
+    },
+    kill() {
+      killed = true;
+      (handle ?? first).kill();
+    },
+  };
+}
+
+/** The handle of the worker process `child`, whose events go to `events`. */
+function processHandle<H, W>(events: WorkerEvents<W>, child: Deno.ChildProcess): WorkerHandle<H> {
   let ended = false;
   let stderr = "";
   const writer = child.stdin.getWriter();

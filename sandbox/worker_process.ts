@@ -8,9 +8,18 @@
  * a pool then starts with the same entry and flags takes it over (sandbox/worker_handle.ts).
  * One is kept at most; one not taken sees its stdin close when this process exits, and ends.
  *
+ * The early process can be given its init (the boot image with it) and the image of the
+ * bundle's checker as its arguments (sandbox/init_args.ts): over stdin, they waited in the
+ * pipe for this process's event loop, which does not turn while the command's modules load.
+ * The pool that takes it then sends no init of its own when its init is the same
+ * (sandbox/worker_handle.ts), and replaces it when not.
+ *
  * Permissions: --allow-run for the deno executable (and --allow-env to pass on where Deno
  * keeps its cache).
  */
+
+import type { InitMessage } from "./protocol.ts";
+import { type ArgMessage, messageArgs } from "./init_args.ts";
 
 const CONFIG = new URL("../deno.json", import.meta.url);
 /** Every permission denied explicitly, so the process also reports them as denied. */
@@ -109,8 +118,15 @@ function v8Flags(baseline: boolean): string {
   return [WORKER_V8_FLAGS, ...(baseline ? [BASELINE_ONLY] : [])].join(",");
 }
 
-/** Starts a worker process of `entry` (stdin, stdout and stderr piped). */
-function spawnWorkerProcess(entry: URL, baseline: boolean): Deno.ChildProcess {
+/**
+ * Starts a worker process of `entry` (stdin, stdout and stderr piped), given `args` (its init:
+ * sandbox/init_args.ts) when there are any.
+ */
+export function spawnWorkerProcess(
+  entry: URL,
+  baseline: boolean,
+  args: string[] = [],
+): Deno.ChildProcess {
   const guard = setpriv();
   return new Deno.Command(guard ?? Deno.execPath(), {
     args: [
@@ -124,6 +140,7 @@ function spawnWorkerProcess(entry: URL, baseline: boolean): Deno.ChildProcess {
       "--config",
       filePath(CONFIG),
       filePath(entry),
+      ...args,
     ],
     stdin: "piped",
     stdout: "piped",
@@ -133,19 +150,33 @@ function spawnWorkerProcess(entry: URL, baseline: boolean): Deno.ChildProcess {
   }).spawn();
 }
 
-let early: { key: string; child: Deno.ChildProcess } | undefined;
+/** A worker process and the init it was given as arguments, if any. */
+export interface StartedProcess {
+  child: Deno.ChildProcess;
+  init?: InitMessage;
+}
+
+let early: { key: string; started: StartedProcess } | undefined;
 
 /**
- * Starts a worker process of `entry` for the first pool to take; replaces one started
- * before. Returns its pid and its end (for tests: the pool owns its pipes once it takes it).
+ * Starts a worker process of `entry` for the first pool to take, given `messages` (an init
+ * first, then checker images: sandbox/init_args.ts) as its arguments when they fit in them;
+ * replaces one started before. Returns its pid and its end (for tests: the pool owns its
+ * pipes once it takes it).
  */
 export function startEarlyProcess(
   entry: URL,
   baseline: boolean,
+  messages: readonly ArgMessage[] = [],
 ): { pid: number; status: Promise<Deno.CommandStatus> } {
-  const child = spawnWorkerProcess(entry, baseline);
+  const init = messages[0]?.type === "init" ? messages[0] : undefined;
+  const args = init === undefined ? null : messageArgs(messages);
+  const child = spawnWorkerProcess(entry, baseline, args ?? []);
   dropEarly();
-  early = { key: `${entry.href} ${v8Flags(baseline)}`, child };
+  early = {
+    key: `${entry.href} ${v8Flags(baseline)}`,
+    started: args === null ? { child } : { child, init },
+  };
   return { pid: child.pid, status: child.status };
 }
 
@@ -153,7 +184,7 @@ export function startEarlyProcess(
 function dropEarly(): void {
   if (!early) return;
   try {
-    early.child.kill("SIGKILL");
+    early.started.child.kill("SIGKILL");
   } catch {
     // It has ended already.
   }
@@ -162,15 +193,16 @@ function dropEarly(): void {
 
 /**
  * A worker process of `entry`: the one started early when it has the same entry and flags
- * (the caller owns it now), else a new one.
+ * (the caller owns it now; with the init it was given, which it must not be sent again),
+ * else a new one.
  */
-export function workerProcess(entry: URL, baseline: boolean): Deno.ChildProcess {
+export function workerProcess(entry: URL, baseline: boolean): StartedProcess {
   if (early?.key === `${entry.href} ${v8Flags(baseline)}`) {
-    const { child } = early;
+    const { started } = early;
     early = undefined;
-    return child;
+    return started;
   }
   // The first pool did not want it: nothing else will.
   dropEarly();
-  return spawnWorkerProcess(entry, baseline);
+  return { child: spawnWorkerProcess(entry, baseline) };
 }

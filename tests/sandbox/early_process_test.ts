@@ -16,6 +16,7 @@ import {
 } from "../../sandbox/worker_process.ts";
 import { earlyBenchmarkChecker } from "../../cli/early_start.ts";
 import type { CheckerInput } from "../../core/checker.ts";
+import { DEFAULT_MEMORY_BYTES, STACK_BYTES } from "../../sandbox/pool_types.ts";
 
 const INPUT: CheckerInput = {
   files: { "/out/answer.txt": "w1" },
@@ -77,6 +78,50 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "a worker process given its init as arguments serves a pool whose init is the same, which sends it none",
+  ignore: !processWorkersAvailable(),
+  fn: async () => {
+    // The init a pool of these options sends (no layouts, no images): the worker has only its
+    // arguments' init, so a call answered means it booted from them.
+    const init = {
+      type: "init",
+      memoryBytes: DEFAULT_MEMORY_BYTES,
+      stackBytes: STACK_BYTES,
+    } as const;
+    const early = startEarlyProcess(CHECKER_PROCESS_ENTRY, true, [init]);
+    const pool = createCheckerPool({ workers: 1, workerKind: "process" });
+    try {
+      const run = await pool.check(GOOD, INPUT);
+      assert.ok(run.ok, JSON.stringify(run));
+      assert.equal(pool.stats().workersStarted, 1);
+      assert.deepEqual(pool.stats().workerPids, [early.pid]);
+    } finally {
+      pool.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a worker process given another init as arguments is stopped, and the pool's own worker gets the pool's init",
+  ignore: !processWorkersAvailable(),
+  fn: async () => {
+    const init = { type: "init", memoryBytes: 64 * 1024 * 1024, stackBytes: STACK_BYTES } as const;
+    const early = startEarlyProcess(CHECKER_PROCESS_ENTRY, true, [init]);
+    const pool = createCheckerPool({ workers: 1, workerKind: "process" });
+    try {
+      assert.ok((await pool.check(GOOD, INPUT)).ok);
+      assert.equal(pool.stats().workersStarted, 1);
+      assert.notDeepEqual(pool.stats().workerPids, [early.pid]);
+      assert.equal((await early.status).signal, "SIGKILL");
+    } finally {
+      pool.close();
+    }
+  },
+});
+
 Deno.test("a benchmark of a bundle directory with a checker.js whose cells run here starts its worker process early", async () => {
   const dir = await Deno.makeTempDir({ prefix: "dvergr-early-process-" });
   try {
@@ -87,8 +132,9 @@ Deno.test("a benchmark of a bundle directory with a checker.js whose cells run h
     await Deno.writeTextFile(join(js, "checker.js"), GOOD);
     await Deno.writeTextFile(join(clj, "checker.clj"), "(defn check [input] {})");
     // Whether process workers can start is asked only then (cli/early_sandbox.ts).
-    assert.equal(earlyBenchmarkChecker(["benchmark", js, "--candidate", "builtin:noop"]), true);
-    assert.equal(earlyBenchmarkChecker(["benchmark", "--parallel", "4", js]), true);
+    const checker = join(js, "checker.js");
+    assert.equal(earlyBenchmarkChecker(["benchmark", js, "--candidate", "builtin:noop"]), checker);
+    assert.equal(earlyBenchmarkChecker(["benchmark", "--parallel", "4", js]), checker);
     for (
       const args of [
         ["benchmark", js, "--check"],
@@ -100,7 +146,7 @@ Deno.test("a benchmark of a bundle directory with a checker.js whose cells run h
         ["check", js, "--answer", "a.txt"],
       ]
     ) {
-      assert.equal(earlyBenchmarkChecker(args), false, args.join(" "));
+      assert.equal(earlyBenchmarkChecker(args), null, args.join(" "));
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
