@@ -296,7 +296,17 @@ function createWorldSync(
   const { parent } = opts;
   const kept = parent ? takeKeptWorld(parent) : null;
   const dir = kept?.dir ?? makeWorldDir(parent);
-  const files = worldFiles(dir);
+  const own = worldFiles(dir);
+  // Whether anything wrote through `files` (the model loop, the world gateway's MCP tools): such
+  // a world is never kept, since a write of theirs may still be under way when the attempt ends.
+  let written = false;
+  const files: WorldFiles = {
+    ...own,
+    write(path, text) {
+      written = true;
+      return own.write(path, text);
+    },
+  };
   try {
     fillWorld(dir, fixtures, opts.mkdirs ?? [], kept?.dirs ?? []);
   } catch (e) {
@@ -321,7 +331,7 @@ function createWorldSync(
       }
     },
     async remove(how) {
-      if (how?.reusable && parent && keepWorld(dir, parent)) return;
+      if (how?.reusable && !written && parent && keepWorld(dir, parent)) return;
       await Deno.remove(dir, { recursive: true }).catch(async (e) => {
         if (e instanceof Deno.errors.NotFound) return;
         // A candidate may have taken write permission away from its own directories.

@@ -58,7 +58,7 @@ export interface World {
    * Removes the world's directory and everything in it. `reusable`: nothing of the attempt can
    * reach the directory any more (its candidate returned, isolated, without a fault): it may be
    * emptied and kept for a later world of the same parent instead (one made from it holds only
-   * its own seeding, under a new name).
+   * its own seeding, under a new name), unless something wrote to it through `files`.
    */
   remove(how?: { reusable?: boolean }): Promise<void>;
 }

@@ -93,3 +93,16 @@ Deno.test("a world removed without reusable, or made without a parent, is not ke
     await Deno.remove(parent, { recursive: true });
   }
 });
+
+Deno.test("a world something wrote to through its files (the model loop, the MCP tools) is never kept", async () => {
+  const parent = await Deno.makeTempDir({ prefix: "dvergr-kept-" });
+  try {
+    const w = await createWorld({ "/docs/case.txt": "one" }, { parent, mkdirs: ["/out"] });
+    await w.files.write("/out/answer.edn", '{:word "one"}');
+    await w.remove({ reusable: true });
+    assert.equal(keptWorlds(parent), 0);
+    assert.deepEqual([...Deno.readDirSync(parent)], []);
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
+});
