@@ -29,7 +29,7 @@ import type { Scorecard } from "../bench/scorecard.ts";
 import type { Diagnosis } from "../bench/diagnosis.ts";
 import type { Home } from "../ports/home.ts";
 import { roomSlug } from "../room_slug.ts";
-import { syncBundle } from "../ports/room_store.ts";
+import { bundleDir, syncBundle } from "../ports/room_store.ts";
 import { type AttemptEffects, type EffectsOptions, prepareEffects } from "./attempt_effects.ts";
 import { trustOf } from "../ports/state_store.ts";
 import { DvergrError } from "../errors.ts";
@@ -153,8 +153,13 @@ async function planBenchmark(
   const room = req.room ?? roomSlug(bundle.name);
   const install = async () => {
     if (req.roomless) return null;
-    await home.rooms.createRoom(room);
-    return await syncBundle(home.rooms, room, req.room ? bundle.name : room, bundle.files);
+    const name = req.room ? bundle.name : room;
+    // A new room is made holding the bundle: one pack and one round of syncs, where making
+    // it and then installing the bundle wrote and synced twice and read the room back.
+    if (await home.rooms.createRoom(room, bundleDir(name, bundle.files))) {
+      return await home.rooms.head(room);
+    }
+    return await syncBundle(home.rooms, room, name, bundle.files);
   };
 
   const { candidates, isolation } = await req.services.candidates.resolve(req.specs, {

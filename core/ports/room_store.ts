@@ -16,8 +16,13 @@ export interface CommitInfo {
 }
 
 export interface RoomStore {
-  /** Creates an empty room (one initial commit); false when it already exists. */
-  createRoom(slug: string): Promise<boolean>;
+  /**
+   * Creates an empty room (one initial commit); false when it already exists. With
+   * `initial`, the new room's initial commit is followed by one that makes `initial.prefix/`
+   * hold `initial.files` (as replaceDir() would), both written at once: the room appears
+   * holding them (a bundle installed in a new room: one write instead of two).
+   */
+  createRoom(slug: string, initial?: InitialDir): Promise<boolean>;
   hasRoom(slug: string): Promise<boolean>;
   /** Every room's slug, sorted. */
   listRooms(): Promise<string[]>;
@@ -107,6 +112,13 @@ export interface ForkInfo {
   base: string;
 }
 
+/** What a new room's directory `prefix/` holds from its start (createRoom()). */
+export interface InitialDir {
+  prefix: string;
+  files: FileMap;
+  message: string;
+}
+
 export interface ReplaceDirOptions {
   /**
    * Remove a file standing where `prefix` or one of its parents goes (an explicit --force);
@@ -126,10 +138,15 @@ export function syncBundle(
   name: string,
   files: FileMap,
 ): Promise<string | null> {
-  return rooms.replaceDir(
-    slug,
-    `workflows/${name}`,
+  const { prefix, message } = bundleDir(name, files);
+  return rooms.replaceDir(slug, prefix, files, message);
+}
+
+/** The directory of bundle `name` in a room, as syncBundle() writes it. */
+export function bundleDir(name: string, files: FileMap): InitialDir {
+  return {
+    prefix: `workflows/${name}`,
     files,
-    `Write bundle ${name} (${files.size} files)`,
-  );
+    message: `Write bundle ${name} (${files.size} files)`,
+  };
 }

@@ -15,13 +15,14 @@
  * paths (null removes), none for a change that changes nothing; the log head first with
  * parents; reading at a commit of the history and under a prefix; paths refused (outside
  * the room, a path both file and directory, names git would alias); text kept byte for
- * byte (a leading BOM); directories replaced whole (syncBundle), a file in the way refused
+ * byte (a leading BOM); a new room holding a directory from its start (createRoom() with
+ * one, as syncBundle() after it); directories replaced whole (syncBundle), a file in the way refused
  * unless asked; forks (history and head shared, the base moved, a taken name refused);
  * unknown rooms and commits as NOT_FOUND; writes to one room at once all kept.
  */
 import assert from "node:assert/strict";
 import { isDvergrError } from "../../core/errors.ts";
-import { type RoomStore, syncBundle } from "../../core/ports/room_store.ts";
+import { bundleDir, type RoomStore, syncBundle } from "../../core/ports/room_store.ts";
 
 export interface RoomStoreSubject {
   rooms: RoomStore;
@@ -68,6 +69,30 @@ export function roomStoreContract(
       () => rooms.createRoom("Not A Slug"),
       /lowercase letters, digits and dashes/,
     );
+  });
+
+  test("createRoom() with a directory: the new room holds it, as createRoom() then syncBundle() would", async (rooms) => {
+    const files = new Map([["workflow.edn", '{:task "t"}'], ["cases/c1/gold.edn", "{:w 1}"]]);
+    assert.equal(await rooms.createRoom("a", bundleDir("b", files)), true);
+    await rooms.createRoom("two");
+    await syncBundle(rooms, "two", "b", files);
+    assert.deepEqual(await rooms.readFiles("a"), await rooms.readFiles("two"));
+    assert.deepEqual(
+      (await rooms.readFiles("a", "workflows/b")).get("workflows/b/cases/c1/gold.edn"),
+      "{:w 1}",
+    );
+    const log = await rooms.log("a");
+    assert.deepEqual(log.map((c) => c.message), ["Write bundle b (2 files)", "Create room a"]);
+    assert.deepEqual(log[0].parents, [log[1].id]);
+    assert.equal(await rooms.head("a"), log[0].id);
+    // Installed already: syncing the same files again makes no commit.
+    assert.equal(await syncBundle(rooms, "a", "b", files), null);
+    // An existing room is left as it was.
+    assert.equal(await rooms.createRoom("a", bundleDir("b", new Map([["x.txt", "x"]]))), false);
+    assert.equal(await rooms.head("a"), log[0].id);
+    // A directory whose paths are refused makes no room at all.
+    await assert.rejects(() => rooms.createRoom("bad", bundleDir("b", new Map([["../x", "x"]]))));
+    assert.equal(await rooms.hasRoom("bad"), false);
   });
 
   test("writeFiles() makes one commit of exactly the given paths; null removes", async (rooms) => {

@@ -22,17 +22,22 @@
 import { join } from "node:path";
 import { isSlug } from "../../../core/room_slug.ts";
 import type { FileMap } from "../../../core/bundle/file_map.ts";
-import type { CommitInfo, RoomStore } from "../../../core/ports/room_store.ts";
-import { commitObject, encoder, gitObject } from "../../../core/codecs/git/objects.ts";
+import type { CommitInfo, InitialDir, RoomStore } from "../../../core/ports/room_store.ts";
+import {
+  commitObject,
+  encoder,
+  type GitObject,
+  gitObject,
+} from "../../../core/codecs/git/objects.ts";
 import { installPack, PackBuilder, settled, writeDurable } from "./pack_write.ts";
 import { withObjects } from "./object_reader.ts";
 import { BRANCH, initBare, readHead } from "./repository.ts";
-import { treeEntries } from "./tree_rewrite.ts";
+import { newTree, treeEntries } from "./tree_rewrite.ts";
 import { existingGitdir, gitdirOf, type GitRooms, hasGitRoom, OID_RE } from "./git_rooms.ts";
 import { replaceDir, writeFiles } from "./room_write.ts";
 import { branchHead, commitOn, moveHead } from "./room_branches.ts";
 import { forkOf, forkRoom, setForkBase } from "./room_fork.ts";
-import { keyedMutex, noCommit } from "../room_rules.ts";
+import { checkChanges, dirChanges, dirPrefix, keyedMutex, noCommit } from "../room_rules.ts";
 
 /** File texts keep a leading byte order mark: it is part of the file and of the content id. */
 const textDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -67,7 +72,7 @@ export function gitRoomStore(
     beforeBranchMove: options.beforeBranchMove,
   };
   return {
-    createRoom: (slug) => createRoom(g, slug),
+    createRoom: (slug, initial) => createRoom(g, slug, initial),
     hasRoom: (slug) => hasGitRoom(g, slug),
     listRooms: () => listRooms(g),
     writeFiles: (slug, changes, message) => writeFiles(g, slug, changes, message),
@@ -85,26 +90,28 @@ export function gitRoomStore(
   };
 }
 
-/** createRoom() of the port: false when the room exists; a half-created room never appears. */
-async function createRoom(g: GitRooms, slug: string): Promise<boolean> {
+/**
+ * createRoom() of the port: false when the room exists; a half-created room never appears.
+ * With `initial`, the room's second commit (the directory's files) goes in the same pack as
+ * its first, and the branch names it: the room appears holding them.
+ */
+async function createRoom(g: GitRooms, slug: string, initial?: InitialDir): Promise<boolean> {
   const gitdir = gitdirOf(g, slug);
   return await g.lock(slug, async () => {
     if (await hasGitRoom(g, slug)) return false;
+    const builder = new PackBuilder();
+    // Built (and its paths checked) before anything is written.
+    const head = firstCommits(g, slug, builder, initial);
     // Build in a temporary sibling, then rename: a half-created room never appears.
     await Deno.mkdir(g.dir, { recursive: true });
     const tmp = `${gitdir}.tmp-${crypto.randomUUID()}`;
     try {
       await initBare(tmp);
-      const tree = gitObject("tree", new Uint8Array());
-      const commit = commitObject(tree.oid, [], `Create room ${slug}`, g.clock());
-      const builder = new PackBuilder();
-      builder.addObject(tree);
-      builder.addObject(commit);
       // Both durable before the room appears (the rename), not one after the other: the
       // branch may name its commit before the pack is synced while no reader can see either.
       await settled([
         installPack(tmp, builder.finish()),
-        writeDurable(join(tmp, BRANCH), encoder.encode(`${commit.oid}\n`)),
+        writeDurable(join(tmp, BRANCH), encoder.encode(`${head}\n`)),
       ]);
       await Deno.rename(tmp, gitdir);
     } catch (e) {
@@ -114,6 +121,32 @@ async function createRoom(g: GitRooms, slug: string): Promise<boolean> {
     }
     return true;
   });
+}
+
+/**
+ * A new room's commits, added to `builder`: the empty first one, and with `initial` the one
+ * that writes its directory (as replaceDir() on the empty room would); returns the last.
+ */
+function firstCommits(
+  g: GitRooms,
+  slug: string,
+  builder: PackBuilder,
+  initial: InitialDir | undefined,
+): string {
+  const empty = gitObject("tree", new Uint8Array());
+  const first = commitObject(empty.oid, [], `Create room ${slug}`, g.clock());
+  builder.addObject(empty);
+  builder.addObject(first);
+  if (initial === undefined) return first.oid;
+  const changes = dirChanges(dirPrefix(initial.prefix), initial.files, () => undefined, []);
+  checkChanges(changes, slug);
+  if (changes.size === 0) return first.oid;
+  const made = new Map<string, GitObject>();
+  const tree = newTree(changes, made, slug);
+  const commit = commitObject(tree, [first.oid], initial.message, g.clock());
+  for (const object of made.values()) if (object.oid !== empty.oid) builder.addObject(object);
+  builder.addObject(commit);
+  return commit.oid;
 }
 
 async function listRooms(g: GitRooms): Promise<string[]> {

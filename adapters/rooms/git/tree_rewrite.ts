@@ -53,6 +53,30 @@ export function changedTree(
 }
 
 /**
+ * The oid of a new tree holding the files `changes` writes (none removed: there is nothing to
+ * remove), as changedTree() on an empty tree; an empty tree when there are none. New blobs and
+ * trees go to `made`.
+ */
+export function newTree(
+  changes: Map<string, string | null>,
+  made: Map<string, GitObject>,
+  slug: string,
+): string {
+  const c: Changes = {
+    paths: [...changes.keys()],
+    texts: [...changes.values()],
+    all: changes,
+    made,
+    slug,
+  };
+  const tree = freshTree(c, c.paths.map((_, i) => i), 0);
+  if (tree !== null) return tree.oid;
+  const empty = gitObject("tree", new Uint8Array());
+  made.set(empty.oid, empty);
+  return empty.oid;
+}
+
+/**
  * The tree `treeOid` with `changes` (paths relative to it) applied, or null if empty.
  * Deletions go first, so a file may be replaced by a directory (or back) in one change set;
  * otherwise a write that would turn a file into a directory or a directory into a file is

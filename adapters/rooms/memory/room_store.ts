@@ -6,7 +6,12 @@
  */
 import { checkSlug } from "../../../core/room_slug.ts";
 import { fileDirConflict, type FileMap, sortedFiles } from "../../../core/bundle/file_map.ts";
-import type { ForkInfo, ReplaceDirOptions, RoomStore } from "../../../core/ports/room_store.ts";
+import type {
+  ForkInfo,
+  InitialDir,
+  ReplaceDirOptions,
+  RoomStore,
+} from "../../../core/ports/room_store.ts";
 import {
   blockerRemovals,
   checkChanges,
@@ -34,7 +39,7 @@ export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore
   // The operations are async, so an unknown room is a rejected promise (as the git
   // store's), not a throw.
   return {
-    createRoom: (slug) => createRoom(m, slug),
+    createRoom: (slug, initial) => createRoom(m, slug, initial),
     hasRoom: (slug) => Promise.resolve(m.rooms.has(slug)),
     listRooms: () => Promise.resolve([...m.rooms.keys()].sort()),
     writeFiles: (slug, changes, message) => writeFiles(m, slug, changes, message),
@@ -67,7 +72,24 @@ export function memoryRoomStore(clock: () => Date = () => new Date()): RoomStore
   };
 }
 
-async function createRoom(m: MemoryRooms, slug: string): Promise<boolean> {
+async function createRoom(
+  m: MemoryRooms,
+  slug: string,
+  initial?: InitialDir,
+): Promise<boolean> {
+  if (!(await createEmptyRoom(m, slug))) return false;
+  if (initial === undefined) return true;
+  try {
+    await replaceDir(m, slug, initial.prefix, initial.files, initial.message);
+  } catch (e) {
+    // Both or neither: no room is left without its directory.
+    m.rooms.delete(slug);
+    throw e;
+  }
+  return true;
+}
+
+async function createEmptyRoom(m: MemoryRooms, slug: string): Promise<boolean> {
   await Promise.resolve();
   checkSlug(slug);
   if (m.rooms.has(slug)) return false;

@@ -12,10 +12,17 @@ import { benchmarkBundle } from "../../../core/engine/benchmark.ts";
 import type { RoomStore } from "../../../core/ports/room_store.ts";
 import { wordDataset } from "../../helpers/dataset_bundle.ts";
 
-/** `rooms`, whose replaceDir() waits for `gate` first (and fails with what it rejects with). */
+/**
+ * `rooms`, whose createRoom() and replaceDir() (how a bundle is installed in a new room and in
+ * one that exists) wait for `gate` first (and fail with what it rejects with).
+ */
 function gatedRooms(rooms: RoomStore, gate: Promise<void>): RoomStore {
   return {
     ...rooms,
+    async createRoom(...args) {
+      await gate;
+      return await rooms.createRoom(...args);
+    },
     async replaceDir(...args) {
       await gate;
       return await rooms.replaceDir(...args);

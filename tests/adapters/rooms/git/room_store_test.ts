@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { gitRoomStore } from "../../../../adapters/rooms/git/room_store.ts";
-import type { RoomStore } from "../../../../core/ports/room_store.ts";
+import { bundleDir, type RoomStore, syncBundle } from "../../../../core/ports/room_store.ts";
 
 async function gitStore(): Promise<{ rooms: RoomStore; dir: string }> {
   const dir = await Deno.makeTempDir();
@@ -53,6 +53,30 @@ async function objectFiles(gitdir: string): Promise<{ packs: string[]; loose: nu
   }
   return { packs: packs.sort(), loose };
 }
+
+Deno.test("a room created holding a directory is one pack, its commits those createRoom() then syncBundle() make, git fsck --strict clean", async () => {
+  const files = new Map([["workflow.edn", '{:task "t"}'], ["cases/c1/gold.edn", "{:w 1}"]]);
+  const at = () => {
+    let now = Date.parse("2026-01-02T03:04:05Z");
+    return () => new Date(now += 1000);
+  };
+  const one = await Deno.makeTempDir();
+  const two = await Deno.makeTempDir();
+  try {
+    const once = gitRoomStore(one, at());
+    const twice = gitRoomStore(two, at());
+    assert.equal(await once.createRoom("r", bundleDir("b", files)), true);
+    await twice.createRoom("r");
+    await syncBundle(twice, "r", "b", files);
+    // The same commits (same trees, messages, parents and times): the same ids.
+    assert.equal(await once.head("r"), await twice.head("r"));
+    assert.deepEqual((await objectFiles(`${one}/r`)).packs.length, 1);
+    assertFsck(`${one}/r`);
+  } finally {
+    await Deno.remove(one, { recursive: true });
+    await Deno.remove(two, { recursive: true });
+  }
+});
 
 Deno.test("gitRoomStore() writes each commit as one pack that git fsck --strict, log and show accept", async () => {
   const dir = await Deno.makeTempDir();
