@@ -236,7 +236,11 @@ function homeDirOf(ctx: CliContext, fileBundle: BundleArg, home: string | undefi
   });
 }
 
-/** The benchmark run with progress on stderr and Ctrl-C stopping it. */
+/**
+ * The benchmark run with progress on stderr and Ctrl-C stopping it. The home closes as it
+ * returns: `closed` settles once it has (the reports are written meanwhile; they are files
+ * of their own), and a run that throws has closed it before.
+ */
 async function runWithProgress(
   ctx: CliContext,
   opts: {
@@ -259,6 +263,7 @@ async function runWithProgress(
   else if (fileBundle.files.has("checker.clj")) pool.warm("checker.clj");
   const stop = onStopSignal();
   const progress = createProgress({ write: ctx.raw.stderr, isTerminal: ctx.stderrIsTerminal });
+  let closed: Promise<void> | undefined;
   try {
     const { source } = fileBundle;
     const outcome = await benchmarkBundle({
@@ -281,12 +286,14 @@ async function runWithProgress(
     const junitRecords: AttemptRecord[] = input.junit === undefined ? [] : await Array.fromAsync(
       currentRecords(home.state.streamCellRecords(outcome.plan.id), outcome.plan),
     );
-    return { outcome, junitRecords, homeDir: home.dir, stopped: stop.exitStatus() };
+    const stopped = stop.exitStatus();
+    closed = home.close();
+    return { outcome, junitRecords, homeDir: home.dir, stopped, closed };
   } finally {
     progress.stop();
     stop.dispose();
     pool.close();
-    await home.close();
+    if (closed === undefined) await home.close();
   }
 }
 
@@ -391,9 +398,15 @@ export async function run(ctx: CliContext, opts: ReturnType<typeof parse>): Prom
       runner.close();
     }
   }
-  return await finish(
+  const ran = await runWithProgress(
     ctx,
-    input,
-    await runWithProgress(ctx, { input, fileBundle, homeDir, store, blobs }, services, request),
+    { input, fileBundle, homeDir, store, blobs },
+    services,
+    request,
   );
+  try {
+    return await finish(ctx, input, ran);
+  } finally {
+    await ran.closed;
+  }
 }

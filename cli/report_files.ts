@@ -35,7 +35,12 @@ export async function writeReports(
 ): Promise<{ markdown: string; html: string }> {
   const html = markdownPath.replace(/\.md$/i, "") + ".html";
   await Deno.mkdir(dirname(markdownPath), { recursive: true });
-  await writeAtomic(markdownPath, renderReport(report.scorecard, report.options));
-  await writeAtomic(html, renderReportHtml(report.scorecard, report.options));
+  // Side by side (each waits on the file system more than it works); both end before a
+  // failure of either is thrown.
+  const written = await Promise.allSettled([
+    writeAtomic(markdownPath, renderReport(report.scorecard, report.options)),
+    writeAtomic(html, renderReportHtml(report.scorecard, report.options)),
+  ]);
+  for (const w of written) if (w.status === "rejected") throw w.reason;
   return { markdown: markdownPath, html };
 }
