@@ -101,8 +101,8 @@ export function startEarlyCheckerThread(
  * Starts the first checker.js worker process of a benchmark run, when process workers can
  * start; it runs on the baseline compiler (sandbox/worker_process.ts) and is given, as its
  * arguments, the init the run's pool sends (cli/prestart.ts benchmarkPoolOptions: the kept
- * layout and boot image) and the image of `checkerSource` when one is kept, so that it boots
- * and has the checker loaded while this process loads the command.
+ * layout and boot image), so that it boots while this process loads the command; the image
+ * of `checkerSource`, when one is kept, follows over its stdin as the pool takes it.
  */
 export function startEarlyBenchmarkProcess(
   env: (name: string) => string | undefined = () => undefined,
@@ -111,5 +111,5 @@ export function startEarlyBenchmarkProcess(
   if (!processWorkersAvailable()) return;
   const init = earlyInit(env);
   const prepared = preparedChecker(env, init, checkerSource);
-  startEarlyProcess(CHECKER_PROCESS_ENTRY, true, prepared ? [init, prepared] : [init]);
+  startEarlyProcess(CHECKER_PROCESS_ENTRY, true, init, prepared ?? undefined);
 }

@@ -15,9 +15,10 @@
  * process here the same way when DIR holds a checker.js (sandbox/worker_process.ts): Deno
  * boots and loads the worker's modules while this process loads the command's and reads the
  * bundle; the run's pool takes it over (~50-100 ms sooner than from cli/prestart.ts, where the
- * pool is made). It is given the init the pool would send, and the image of the bundle's
- * checker when one is kept, as its arguments (sandbox/init_args.ts): the worker has both
- * restored before this process has loaded the command, instead of after.
+ * pool is made). It is given the init the pool would send as its arguments
+ * (sandbox/init_args.ts): the worker has its boot image restored before this process has
+ * loaded the command, instead of after; the image of the bundle's checker, when one is kept,
+ * follows over its stdin (sandbox/worker_process.ts says why).
  *
  * Nothing else starts anything here; what is started and not taken goes with the process. A
  * checker.clj's sandbox starts from cli/prestart.ts, once the command is known to run.

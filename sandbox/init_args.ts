@@ -1,8 +1,8 @@
 /**
  * A worker process's first messages as its command-line arguments: how the checker.js worker
  * process a benchmark starts early (cli/early_start.ts, sandbox/worker_process.ts) gets its
- * init, boot image included, and the image of the bundle's checker from its first
- * instruction on.
+ * init, boot image included, from its first instruction on. Any local user can read a
+ * process's arguments: they carry nothing of a bundle (its checker's image goes over stdin).
  *
  * Sent over stdin instead, a boot image (~220 KB) crossed the 64 KiB pipe only as this
  * process's event loop turned, and it does not turn while `dvergr benchmark` loads its

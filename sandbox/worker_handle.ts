@@ -13,7 +13,7 @@
  * Permissions: "process" needs --allow-run for the deno executable (and --allow-env to pass
  * on where Deno keeps its cache); "thread" needs nothing.
  */
-import type { HostMessage, InitMessage } from "./protocol.ts";
+import type { HostMessage, InitMessage, PreparedMessage } from "./protocol.ts";
 import {
   type EarlyThread,
   newThreadWorker,
@@ -76,24 +76,25 @@ function startProcess<H, W>(
 ): WorkerHandle<H> {
   const baseline = opts.baseline === true;
   // Started before the pool (sandbox/worker_process.ts) when it was the same; else now.
-  const { child, init } = workerProcess(entry, baseline);
+  const { child, init, prepared } = workerProcess(entry, baseline);
   return init === undefined
     ? processHandle(events, child)
-    : takeGivenInit(events, child, init, () => spawnWorkerProcess(entry, baseline));
+    : takeGivenInit(events, { child, init, prepared }, () => spawnWorkerProcess(entry, baseline));
 }
 
 /**
  * The handle of the worker process `child`, started early and given its init `given` as its
  * arguments (sandbox/init_args.ts): the pool's first message, its init, is not sent when it
- * is the same (what the process said meanwhile is delivered next, in order); otherwise the
- * process is stopped and `spawn` starts the pool's own, which is sent everything.
+ * is the same (what the process said meanwhile is delivered next, in order), and the checker
+ * image `prepared`, if any, is sent first; otherwise the process is stopped and `spawn`
+ * starts the pool's own, which is sent everything.
  */
 function takeGivenInit<H, W>(
   events: WorkerEvents<W>,
-  child: Deno.ChildProcess,
-  given: InitMessage,
+  started: { child: Deno.ChildProcess; init: InitMessage; prepared?: PreparedMessage },
   spawn: () => Deno.ChildProcess,
 ): WorkerHandle<H> {
+  const { child, init: given, prepared } = started;
   let decided = false;
   const held: W[] = [];
   let failure: string | undefined;
@@ -113,6 +114,7 @@ function takeGivenInit<H, W>(
       if (!handle) {
         if (sameInitMessage(given, message as InitMessage)) {
           handle = first;
+          if (prepared) first.send(prepared as H);
           // Once the pool has registered this worker: it is still inside its start.
           queueMicrotask(() => {
             decided = true;

@@ -8,18 +8,21 @@
  * a pool then starts with the same entry and flags takes it over (sandbox/worker_handle.ts).
  * One is kept at most; one not taken sees its stdin close when this process exits, and ends.
  *
- * The early process can be given its init (the boot image with it) and the image of the
- * bundle's checker as its arguments (sandbox/init_args.ts): over stdin, they waited in the
- * pipe for this process's event loop, which does not turn while the command's modules load.
- * The pool that takes it then sends no init of its own when its init is the same
- * (sandbox/worker_handle.ts), and replaces it when not.
+ * The early process can be given its init (the boot image with it) as its arguments
+ * (sandbox/init_args.ts): over stdin, it waited in the pipe for this process's event loop,
+ * which does not turn while the command's modules load. The pool that takes it then sends no
+ * init of its own when its init is the same (sandbox/worker_handle.ts), and replaces it when
+ * not. The image of the bundle's checker, when one is kept, goes over its stdin as the pool
+ * takes it: any local user can read a process's arguments, and that image holds the
+ * bundle's checker, which is kept private (files in a 0700 directory); the boot image holds
+ * only dvergr's own prelude.
  *
  * Permissions: --allow-run for the deno executable (and --allow-env to pass on where Deno
  * keeps its cache).
  */
 
-import type { InitMessage } from "./protocol.ts";
-import { type ArgMessage, messageArgs } from "./init_args.ts";
+import type { InitMessage, PreparedMessage } from "./protocol.ts";
+import { messageArgs } from "./init_args.ts";
 
 const CONFIG = new URL("../deno.json", import.meta.url);
 /** Every permission denied explicitly, so the process also reports them as denied. */
@@ -150,32 +153,36 @@ export function spawnWorkerProcess(
   }).spawn();
 }
 
-/** A worker process and the init it was given as arguments, if any. */
+/**
+ * A worker process, the init it was given as arguments, if any, and with it the checker image
+ * to send it once taken.
+ */
 export interface StartedProcess {
   child: Deno.ChildProcess;
   init?: InitMessage;
+  prepared?: PreparedMessage;
 }
 
 let early: { key: string; started: StartedProcess } | undefined;
 
 /**
- * Starts a worker process of `entry` for the first pool to take, given `messages` (an init
- * first, then checker images: sandbox/init_args.ts) as its arguments when they fit in them;
- * replaces one started before. Returns its pid and its end (for tests: the pool owns its
- * pipes once it takes it).
+ * Starts a worker process of `entry` for the first pool to take, given `init` as its
+ * arguments when it fits in them (sandbox/init_args.ts), and then `prepared` (a checker
+ * image) over its stdin as a pool takes it; replaces one started before. Returns its pid and
+ * its end (for tests: the pool owns its pipes once it takes it).
  */
 export function startEarlyProcess(
   entry: URL,
   baseline: boolean,
-  messages: readonly ArgMessage[] = [],
+  init?: InitMessage,
+  prepared?: PreparedMessage,
 ): { pid: number; status: Promise<Deno.CommandStatus> } {
-  const init = messages[0]?.type === "init" ? messages[0] : undefined;
-  const args = init === undefined ? null : messageArgs(messages);
+  const args = init === undefined ? null : messageArgs([init]);
   const child = spawnWorkerProcess(entry, baseline, args ?? []);
   dropEarly();
   early = {
     key: `${entry.href} ${v8Flags(baseline)}`,
-    started: args === null ? { child } : { child, init },
+    started: args === null ? { child } : { child, init, ...(prepared ? { prepared } : {}) },
   };
   return { pid: child.pid, status: child.status };
 }

@@ -90,7 +90,7 @@ Deno.test({
       memoryBytes: DEFAULT_MEMORY_BYTES,
       stackBytes: STACK_BYTES,
     } as const;
-    const early = startEarlyProcess(CHECKER_PROCESS_ENTRY, true, [init]);
+    const early = startEarlyProcess(CHECKER_PROCESS_ENTRY, true, init);
     const pool = createCheckerPool({ workers: 1, workerKind: "process" });
     try {
       const run = await pool.check(GOOD, INPUT);
@@ -105,11 +105,42 @@ Deno.test({
 
 Deno.test({
   name:
+    "a worker process started early has its init in its arguments and a checker image only over stdin, once taken",
+  ignore: !processWorkersAvailable(),
+  fn: async () => {
+    const init = {
+      type: "init",
+      memoryBytes: DEFAULT_MEMORY_BYTES,
+      stackBytes: STACK_BYTES,
+    } as const;
+    // Bytes that do not hold as an image: the worker drops them and loads the checker itself.
+    const key = "f00d".repeat(16);
+    const prepared = { type: "prepared", key, image: new Uint8Array([1, 2, 3]) } as const;
+    const early = startEarlyProcess(CHECKER_PROCESS_ENTRY, true, init, prepared);
+    const pool = createCheckerPool({ workers: 1, workerKind: "process" });
+    try {
+      // What any local user can read of it: the init, nothing of the checker.
+      const ps = await new Deno.Command("ps", { args: ["-o", "args=", "-p", String(early.pid)] })
+        .output();
+      const args = new TextDecoder().decode(ps.stdout);
+      assert.match(args, /--dvergr-messages/);
+      assert.doesNotMatch(args, new RegExp(key));
+      assert.doesNotMatch(args, /prepared/);
+      assert.ok((await pool.check(GOOD, INPUT)).ok);
+      assert.deepEqual(pool.stats().workerPids, [early.pid]);
+    } finally {
+      pool.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
     "a worker process given another init as arguments is stopped, and the pool's own worker gets the pool's init",
   ignore: !processWorkersAvailable(),
   fn: async () => {
     const init = { type: "init", memoryBytes: 64 * 1024 * 1024, stackBytes: STACK_BYTES } as const;
-    const early = startEarlyProcess(CHECKER_PROCESS_ENTRY, true, [init]);
+    const early = startEarlyProcess(CHECKER_PROCESS_ENTRY, true, init);
     const pool = createCheckerPool({ workers: 1, workerKind: "process" });
     try {
       assert.ok((await pool.check(GOOD, INPUT)).ok);
