@@ -30,6 +30,13 @@ const GOOD = `export function check({ files, gold }) {
   return { checks: { right: files["/out/answer.txt"] === gold.word }, reward: 1 };
 }`;
 
+/** The init a pool sends when it has no layout and no image kept. */
+const BARE_INIT = {
+  type: "init",
+  memoryBytes: DEFAULT_MEMORY_BYTES,
+  stackBytes: STACK_BYTES,
+} as const;
+
 Deno.test({
   name:
     "a pool takes the worker process started early: its pid, no permission inside, killed at a deadline and replaced",
@@ -85,11 +92,7 @@ Deno.test({
   fn: async () => {
     // The init a pool of these options sends (no layouts, no images): the worker has only its
     // arguments' init, so a call answered means it booted from them.
-    const init = {
-      type: "init",
-      memoryBytes: DEFAULT_MEMORY_BYTES,
-      stackBytes: STACK_BYTES,
-    } as const;
+    const init = BARE_INIT;
     const early = startEarlyProcess(CHECKER_PROCESS_ENTRY, true, init);
     const pool = createCheckerPool({ workers: 1, workerKind: "process" });
     try {
@@ -108,11 +111,7 @@ Deno.test({
     "a worker process started early has its init in its arguments and a checker image only over stdin, once taken",
   ignore: !processWorkersAvailable(),
   fn: async () => {
-    const init = {
-      type: "init",
-      memoryBytes: DEFAULT_MEMORY_BYTES,
-      stackBytes: STACK_BYTES,
-    } as const;
+    const init = BARE_INIT;
     // Bytes that do not hold as an image: the worker drops them and loads the checker itself.
     const key = "f00d".repeat(16);
     const prepared = { type: "prepared", key, image: new Uint8Array([1, 2, 3]) } as const;

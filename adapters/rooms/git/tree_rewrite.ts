@@ -52,6 +52,15 @@ export function changedTree(
   return empty.oid;
 }
 
+/** `changes` as the rewrite walks them: paths and texts by index, new objects to `made`. */
+function changesOf(
+  changes: Map<string, string | null>,
+  made: Map<string, GitObject>,
+  slug: string,
+): Changes {
+  return { paths: [...changes.keys()], texts: [...changes.values()], all: changes, made, slug };
+}
+
 /**
  * The oid of a new tree holding the files `changes` writes (none removed: there is nothing to
  * remove), as changedTree() on an empty tree; an empty tree when there are none. New blobs and
@@ -62,13 +71,7 @@ export function newTree(
   made: Map<string, GitObject>,
   slug: string,
 ): string {
-  const c: Changes = {
-    paths: [...changes.keys()],
-    texts: [...changes.values()],
-    all: changes,
-    made,
-    slug,
-  };
+  const c = changesOf(changes, made, slug);
   const tree = freshTree(c, c.paths.map((_, i) => i), 0);
   if (tree !== null) return tree.oid;
   const empty = gitObject("tree", new Uint8Array());
@@ -89,13 +92,7 @@ function rewriteTree(
   made: Map<string, GitObject>,
   slug: string,
 ): string | null {
-  const c: Changes = {
-    paths: [...changes.keys()],
-    texts: [...changes.values()],
-    all: changes,
-    made,
-    slug,
-  };
+  const c = changesOf(changes, made, slug);
   return rewriteLevel(db, c, treeOid, c.paths.map((_, i) => i), 0)?.oid ?? null;
 }
 
