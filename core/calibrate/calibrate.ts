@@ -116,14 +116,12 @@ async function calibrateBundle(
     ...names.map((n) => run(cal.damaged[n].files, cal.damaged[n])),
   ]);
 
-  // A checker that does not load grades nothing: the bundle is broken (exit 2), as `dvergr
-  // check` says, not a calibration that failed once for every answer.
-  if (!reference.ok) {
-    const broken = checkerLoadError(bundle, reference);
-    if (broken) throw broken;
-  }
   const problems: string[] = [];
   if (!reference.ok) {
+    // A checker that does not load grades nothing: the bundle is broken (exit 2), as `dvergr
+    // check` says, not a calibration that failed once for every answer.
+    const broken = checkerLoadError(bundle, reference);
+    if (broken) throw broken;
     problems.push(`the reference: the checker faulted (${reference.fault}): ${reference.message}`);
   } else {
     const failed = Object.entries(reference.verdict.checks).filter(([, v]) => !v).map(([k]) => k);

@@ -371,85 +371,81 @@ Deno.test({
   },
 });
 
-/** A copy of the invoice bundle in `root` whose checker.js is `checker`; its directory. */
-async function brokenBundle(root: string, checker: string): Promise<string> {
-  const dir = join(root, "invoice-fields");
-  const cp = await new Deno.Command("cp", { args: ["-r", BUNDLE, dir] }).output();
-  assert.ok(cp.success);
-  await Deno.writeTextFile(join(dir, "checker.js"), checker);
-  return dir;
+/**
+ * `dvergr benchmark` of a copy of the invoice bundle whose checker.js is `checker`, with
+ * `args` (a home of its own, on a fresh database); then `check` is given what it ran.
+ */
+async function benchmarkBroken(
+  checker: string,
+  args: string[],
+  check: (
+    r: { code: number; out: string; err: string },
+    sql: postgres.Sql,
+    home: string,
+  ) => Promise<void>,
+): Promise<void> {
+  const url = await cluster!.database();
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const root = await Deno.makeTempDir();
+  try {
+    const dir = join(root, "invoice-fields");
+    const cp = await new Deno.Command("cp", { args: ["-r", BUNDLE, dir] }).output();
+    assert.ok(cp.success);
+    await Deno.writeTextFile(join(dir, "checker.js"), checker);
+    const home = join(root, "h");
+    const r = await dvergrWithPath(
+      ["benchmark", dir, ...args, "--home", home, "--store", url],
+      unisolated,
+    );
+    await check(r, sql, home);
+  } finally {
+    await sql.end();
+    await Deno.remove(root, { recursive: true });
+  }
 }
 
 Deno.test({
   name:
     "benchmark --store of a bundle whose checker does not load is refused (exit 2) and its experiment closed to workers",
   ignore,
-  async fn() {
-    const url = await cluster!.database();
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    const root = await Deno.makeTempDir();
-    try {
-      const dir = await brokenBundle(root, "export function check( {\n");
-      const r = await dvergrWithPath([
-        "benchmark",
-        dir,
-        "--candidate",
-        "x=cmd:sleep 60",
-        "--home",
-        join(root, "h"),
-        "--store",
-        url,
-      ], unisolated);
-      assert.equal(r.code, 2, r.out + r.err);
-      assert.match(r.err, /error\[BUNDLE_INVALID\]: .*checker\.js line 2/);
-      // Enqueued for workers as it started; closed when refused, so none runs its cells.
-      const rows = await sql`select state from dvergr_queue`;
-      assert.deepEqual(rows.map((row) => row.state), ["closed"]);
-      assert.equal(await records(sql), 0);
-    } finally {
-      await sql.end();
-      await Deno.remove(root, { recursive: true });
-    }
-  },
+  fn: () =>
+    benchmarkBroken(
+      "export function check( {\n",
+      ["--candidate", "x=cmd:sleep 60"],
+      async (r, sql) => {
+        assert.equal(r.code, 2, r.out + r.err);
+        assert.match(r.err, /error\[BUNDLE_INVALID\]: .*checker\.js line 2/);
+        // Enqueued for workers as it started; closed when refused, so none runs its cells.
+        const rows = await sql`select state from dvergr_queue`;
+        assert.deepEqual(rows.map((row) => row.state), ["closed"]);
+        assert.equal(await records(sql), 0);
+      },
+    ),
 });
 
 Deno.test({
   name:
     "benchmark --store --enqueue of a bundle whose checker does not load is refused (exit 2): nothing enqueued, no room written",
   ignore,
-  async fn() {
-    const url = await cluster!.database();
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    const root = await Deno.makeTempDir();
-    try {
-      const dir = await brokenBundle(root, 'throw new Error("no");\n');
-      const home = join(root, "h");
-      const r = await dvergrWithPath([
-        "benchmark",
-        dir,
-        "--candidate",
-        "builtin:reference",
-        "--home",
-        home,
-        "--store",
-        url,
-        "--enqueue",
-        "--json",
-      ], unisolated);
-      assert.equal(r.code, 2, r.out + r.err);
-      assert.equal(JSON.parse(r.out || r.err).error.code, "BUNDLE_INVALID");
-      assert.match(r.out + r.err, /checker\.js line 1, column \d+: threw while loading Error: no/);
-      assert.equal((await sql`select state from dvergr_queue`).length, 0);
-      let rooms: string[] = [];
-      try {
-        rooms = [...Deno.readDirSync(join(home, "rooms"))].map((e) => e.name);
-      } catch (e) {
-        if (!(e instanceof Deno.errors.NotFound)) throw e;
-      }
-      assert.deepEqual(rooms, [], "no room written");
-    } finally {
-      await sql.end();
-      await Deno.remove(root, { recursive: true });
-    }
-  },
+  fn: () =>
+    benchmarkBroken(
+      'throw new Error("no");\n',
+      ["--candidate", "builtin:reference", "--enqueue", "--json"],
+      async (r, sql, home) => {
+        assert.equal(r.code, 2, r.out + r.err);
+        assert.equal(JSON.parse(r.out || r.err).error.code, "BUNDLE_INVALID");
+        assert.match(
+          r.out + r.err,
+          /checker\.js line 1, column \d+: threw while loading Error: no/,
+        );
+        assert.equal((await sql`select state from dvergr_queue`).length, 0);
+        let rooms: string[] = [];
+        try {
+          rooms = [...Deno.readDirSync(join(home, "rooms"))].map((e) => e.name);
+        } catch (e) {
+          if (!(e instanceof Deno.errors.NotFound)) throw e;
+        }
+        assert.deepEqual(rooms, [], "no room written");
+      },
+    ),
 });

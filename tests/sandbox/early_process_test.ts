@@ -92,8 +92,7 @@ Deno.test({
   fn: async () => {
     // The init a pool of these options sends (no layouts, no images): the worker has only its
     // arguments' init, so a call answered means it booted from them.
-    const init = BARE_INIT;
-    const early = startEarlyProcess(CHECKER_PROCESS_ENTRY, true, init);
+    const early = startEarlyProcess(CHECKER_PROCESS_ENTRY, true, BARE_INIT);
     const pool = createCheckerPool({ workers: 1, workerKind: "process" });
     try {
       const run = await pool.check(GOOD, INPUT);
@@ -111,11 +110,10 @@ Deno.test({
     "a worker process started early has its init in its arguments and a checker image only over stdin, once taken",
   ignore: !processWorkersAvailable(),
   fn: async () => {
-    const init = BARE_INIT;
     // Bytes that do not hold as an image: the worker drops them and loads the checker itself.
     const key = "f00d".repeat(16);
     const prepared = { type: "prepared", key, image: new Uint8Array([1, 2, 3]) } as const;
-    const early = startEarlyProcess(CHECKER_PROCESS_ENTRY, true, init, prepared);
+    const early = startEarlyProcess(CHECKER_PROCESS_ENTRY, true, BARE_INIT, prepared);
     const pool = createCheckerPool({ workers: 1, workerKind: "process" });
     try {
       // What any local user can read of it: the init, nothing of the checker.
